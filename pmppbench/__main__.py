@@ -1,0 +1,3 @@
+from pmppbench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,285 @@
+"""The command line: parse, validate, hand over to the runner, print.
+
+Exit codes: 0 success, 1 a check failed (or a kernel did not compile), 2 bad input,
+3 something missing on this machine (no GPU, old driver, no NVRTC/CuPy). No traceback
+unless --debug.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from pmppbench import __version__, workloads
+from pmppbench.errors import CheckFailed, PmppError, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Checked, carefully timed GPU kernels from PMPP chapters 5-6. Every variant is checked "
+         "against a CPU reference (PASS/FAIL), then timed: warmup, batches of calls between CUDA "
+         "events, median of the batch means.",
+)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+STATE = {"debug": False, "quiet": False}
+
+
+def version_callback(value: bool):
+    if value:
+        console.print(f"pmppbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks."),
+    version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
+                                 help="Print the version and exit."),
+):
+    STATE["debug"] = debug
+
+
+# ---- shared options ------------------------------------------------------------------
+
+CheckOnly = typer.Option(False, "--check-only", help="Check every variant on the workload's check shapes; no timing.")
+Seed = typer.Option(0, "--seed", help="Seed of the random input generator.")
+Out = typer.Option(None, "--out", help="Write results to FILE (.csv, .json or .md).")
+Force = typer.Option(False, "--force", help="Overwrite --out if it exists.")
+VariantsOpt = typer.Option(None, "--variants", help="Comma-separated subset of variants to run.")
+Warmup = typer.Option(None, "--warmup", help="Override the protocol's warmup calls.")
+Batches = typer.Option(None, "--batches", help="Override the protocol's number of batches.")
+
+
+def _positive(name: str, value: Optional[int]) -> None:
+    if value is not None and value <= 0:
+        raise UsageError(f"{name} must be a positive integer, got {value}")
+
+
+def _out_path(out: Optional[Path], force: bool) -> Optional[Path]:
+    if out is None:
+        return None
+    from pmppbench.report import format_for  # noqa: PLC0415
+
+    format_for(out)
+    if out.exists() and not force:
+        raise UsageError(f"{out} exists; pass --force to overwrite it or choose another --out")
+    if not out.parent.exists():
+        raise UsageError(f"--out {out}: folder {out.parent} does not exist")
+    return out
+
+
+def _pick_variants(workload, spec: Optional[str]):
+    if not spec:
+        return None
+    return [workload.variant(name.strip()) for name in spec.split(",") if name.strip()]
+
+
+def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_only: bool, seed: int,
+          out: Optional[Path], force: bool, variants: Optional[str], warmup: Optional[int] = None,
+          batches: Optional[int] = None) -> None:
+    """The one path every workload command takes."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from pmppbench import device, report, runner  # noqa: PLC0415
+    from pmppbench.protocol import DEFAULTS  # noqa: PLC0415
+    from pmppbench.results import now_iso  # noqa: PLC0415
+
+    _positive("REPS", reps)
+    _positive("--warmup", None if warmup is None else warmup + 1)  # 0 warmup calls is allowed
+    _positive("--batches", batches)
+    workload = workloads.get(workload_name)
+    chosen = _pick_variants(workload, variants)
+    for shape in shapes:
+        workload.validate(shape)
+    out = _out_path(out, force)
+
+    protocol = DEFAULTS[workload.name].with_reps(reps)
+    if warmup is not None:
+        protocol = replace(protocol, warmup=warmup)
+    if batches is not None:
+        protocol = replace(protocol, batches=batches)
+
+    dev = device.current()
+    meta = {**dev.metadata(), "timestamp": now_iso(), "command": " ".join(sys.argv[1:]),
+            "protocol": {workload.name: protocol.__dict__}, "seed": seed}
+    rows = []
+    try:
+        with console.status(f"{workload.name}: compiling and checking...") as status:
+            def progress(w, v, s):
+                status.update(f"{w} {s}: {v}")
+
+            for row in runner.run_workload(workload, shapes, protocol=protocol, check_only=check_only,
+                                           seed=seed, variants=chosen, progress=progress):
+                rows.append(row)
+    finally:
+        if rows:
+            caption = f"{dev.name} ({dev.arch}) · " + (
+                f"check only · {workload.tolerance.describe()}" if check_only else protocol.describe())
+            report.print_table(console, rows, title=workload.title, caption=caption)
+            if out:
+                report.write_results(out, rows, meta)
+                console.print(f"wrote {out}")
+    bad = [r for r in rows if not r.ok]
+    if bad:
+        raise CheckFailed(f"{len(bad)} of {len(rows)} rows did not PASS: "
+                          + "; ".join(f"{r.variant} {r.shape}: {r.error or r.check_detail}" for r in bad[:3]))
+
+
+def _shapes(workload_name: str, given: dict, check_only: bool, extra: Optional[dict] = None) -> list[dict]:
+    """Explicit sizes win; otherwise --check-only uses the check shapes, timing the defaults."""
+    workload = workloads.get(workload_name)
+    for k, v in given.items():
+        _positive(k.upper(), v)
+    if check_only and all(v is None for v in given.values()):
+        shapes = workload.check_shapes()
+    else:
+        base = workload.default_shape()
+        shapes = [{**base, **{k: v for k, v in given.items() if v is not None}}]
+    if extra:
+        shapes = [{**s, **extra} for s in shapes]
+    return shapes
+
+
+# ---- workload commands -------------------------------------------------------------
+
+@app.command()
+def vecadd(
+    n: Optional[int] = typer.Argument(None, help="Elements per vector (default 67108864)."),
+    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 100)."),
+    check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
+    variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+):
+    """Vector add C = A + B: scalar, float4, grid_stride (12 bytes per element)."""
+    bench("vecadd", _shapes("vecadd", {"n": n}, check_only), reps=reps, check_only=check_only, seed=seed,
+          out=out, force=force, variants=variants, warmup=warmup, batches=batches)
+
+
+# ---- tools -----------------------------------------------------------------------
+
+@app.command()
+def info():
+    """The GPU's facts and theoretical ceilings (PMPP 5.1's roofline numbers)."""
+    from rich.table import Table  # noqa: PLC0415
+
+    from pmppbench import device  # noqa: PLC0415
+
+    d = device.current()
+    t = Table(title=f"{d.name} ({d.arch})", show_header=False)
+    t.add_column(justify="left")
+    t.add_column(justify="right")
+    rows = [
+        ("compute capability", d.compute_capability),
+        ("SMs", d.sm_count),
+        ("SM clock (max)", f"{d.sm_clock_mhz:.0f} MHz"),
+        ("memory clock", f"{d.mem_clock_mhz:.0f} MHz"),
+        ("memory bus", f"{d.bus_width_bits} bit"),
+        ("memory", f"{d.memory_bytes / 2**30:.1f} GiB"),
+        ("L2 cache", f"{d.l2_bytes / 2**20:.1f} MiB"),
+        ("shared memory per SM", f"{d.smem_per_sm / 1024:.0f} KiB"),
+        ("shared memory per block (opt-in)", f"{d.smem_per_block / 1024:.0f} KiB ({d.smem_per_block_optin / 1024:.0f} KiB)"),
+        ("registers per SM", f"{d.regs_per_sm}"),
+        ("max threads per SM / per block", f"{d.max_threads_per_sm} / {d.max_threads_per_block}"),
+        ("max blocks per SM", d.max_blocks_per_sm),
+        ("driver / CUDA runtime / CuPy", f"{d.driver} / {d.cuda_runtime} / {d.cupy}"),
+        ("peak bandwidth (2 x mem clock x bus)", f"{d.peak_bandwidth_gbs:,.0f} GB/s"),
+    ]
+    if d.peak_fp32_gflops:
+        rows += [
+            (f"peak FP32 (SMs x {d.fp32_lanes_per_sm} lanes x 2 x clock)", f"{d.peak_fp32_gflops:,.0f} GFLOP/s"),
+            ("ridge point (peak FP32 / peak bandwidth)", f"{d.ridge_flop_per_byte:.1f} FLOP/B"),
+        ]
+    for k, v in rows:
+        t.add_row(k, str(v))
+    console.print(t)
+    if d.ridge_flop_per_byte:
+        console.print(f"Kernels below {d.ridge_flop_per_byte:.1f} FLOP/B are memory-bound on this GPU by the "
+                      "roofline model (vecadd: 0.083 FLOP/B; naive GEMM: 0.25 FLOP/B).")
+
+
+@app.command("compile")
+def compile_cmd(
+    names: Optional[list[str]] = typer.Argument(None, help="Workloads to compile (default: all)."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90; default: the current GPU's. "
+                                       "With --arch no GPU is needed."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ignore the on-disk compile cache."),
+):
+    """Compile every kernel variant of every workload with NVRTC; one status line per kernel."""
+    from pmppbench.compile import compile_unit  # noqa: PLC0415
+    from pmppbench.errors import CompileError  # noqa: PLC0415
+
+    if arch is None:
+        from pmppbench import device  # noqa: PLC0415
+
+        arch = device.current().arch
+    failures = 0
+    for wname in names or workloads.names():
+        w = workloads.get(wname)
+        for defines in w.compile_sets():
+            tag = " ".join(f"{k}={v}" for k, v in defines.items())
+            try:
+                unit = compile_unit(w.name, w.kernel_names(), arch, defines, use_cache=not no_cache)
+            except CompileError as exc:
+                failures += 1
+                console.print(f"[red]FAIL[/] {w.name} {tag} {arch}")
+                console.print(str(exc), markup=False, highlight=False)
+                continue
+            for name in w.kernel_names():
+                rep = unit.ptxas.get(name)
+                res = "" if rep is None else (
+                    f"{rep.registers} regs, {rep.static_smem} B smem, {rep.stack_bytes} B stack, "
+                    f"{rep.spill_stores + rep.spill_loads} B spills")
+                console.print(f"[green]OK[/]   {w.name:<9} {name:<28} {tag:<16} {arch}  {res}", highlight=False)
+    if failures:
+        raise CheckFailed(f"{failures} compile unit(s) failed")
+
+
+# ---- entry point -----------------------------------------------------------------
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Run the CLI; returns the exit code (also used by the tests)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    STATE["debug"] = "--debug" in argv or bool(os.environ.get("PMPPBENCH_DEBUG"))
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=argv, prog_name="pmppbench", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except PmppError as exc:
+        if STATE["debug"]:
+            raise
+        message = str(exc)
+        err_console.print(f"pmppbench: {message}", markup=False, highlight=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err_console.print("pmppbench: interrupted")
+        return 130
+    except Exception as exc:  # click/typer usage errors, Exit, Abort
+        code = getattr(exc, "exit_code", None)
+        if hasattr(exc, "format_message") and code is not None:  # a usage error from the parser
+            hint = ""
+            ctx = getattr(exc, "ctx", None)
+            if ctx is not None:
+                hint = f" (see `{ctx.command_path} --help`)"
+            err_console.print(f"pmppbench: {exc.format_message()}{hint}", markup=False, highlight=False)
+            return int(code) if code else 2
+        if type(exc).__name__ in ("Exit",):
+            return int(code or 0)
+        if type(exc).__name__ == "Abort":
+            err_console.print("pmppbench: interrupted")
+            return 130
+        if STATE["debug"]:
+            raise
+        err_console.print(f"pmppbench: unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+                          markup=False, highlight=False)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,250 @@
+"""kernels_cu/<workload>.cu -> NVRTC (through CuPy's binding) -> cached cubin -> kernels.
+
+One compile path serves both uses:
+- `compile_unit` needs no GPU: the target arch is given, NVRTC produces a cubin and ptxas's
+  resource report (registers, static shared memory, stack and spills). `pmppbench compile`
+  and the CPU tests use it directly.
+- `load_kernels` compiles for the current device's own arch (or takes the cubin from the
+  disk cache) and loads it, giving launchable kernels that also know their resources.
+
+Options are the course's nvcc line translated for NVRTC: -std=c++17, -arch=sm_XX, -lineinfo,
+plus -D defines (e.g. STENCIL_RADIUS) and C++ template instantiations by name (`tiled<33>`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pmppbench.errors import CompileError, UsageError
+from pmppbench.gpu import cupy, nvrtc
+
+BASE_OPTIONS = ("-std=c++17", "-lineinfo", "-Xptxas=-v")
+
+
+def kernels_dir() -> Path:
+    """Where the .cu sources are: $PMPPBENCH_KERNELS, the source checkout, or the installed package."""
+    env = os.environ.get("PMPPBENCH_KERNELS")
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parent.parent / "kernels_cu"
+    if checkout.is_dir():
+        return checkout
+    return Path(str(resources.files("pmppbench.kernels_cu")))
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("PMPPBENCH_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pmppbench"
+
+
+@dataclass(frozen=True)
+class PtxasReport:
+    """ptxas's resource report for one kernel (needs no GPU)."""
+
+    registers: int
+    static_smem: int
+    stack_bytes: int
+    spill_stores: int
+    spill_loads: int
+
+
+@dataclass
+class CompiledUnit:
+    """One NVRTC program: a .cu file compiled with one set of defines for one arch."""
+
+    source: Path
+    arch: str
+    defines: dict[str, Any]
+    cubin: bytes
+    lowered: dict[str, str]  # name expression -> mangled symbol
+    log: str
+    ptxas: dict[str, PtxasReport] = field(default_factory=dict)  # by name expression
+    from_cache: bool = False
+
+
+# Counts how often NVRTC actually ran in this process (the cache test reads it).
+STATS = {"nvrtc_runs": 0, "cache_hits": 0}
+
+
+def _options(arch: str, defines: dict[str, Any]) -> list[str]:
+    opts = [*BASE_OPTIONS, f"-arch={arch}"]
+    opts += [f"-D{k}={v}" for k, v in sorted(defines.items())]
+    return opts
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_REGS = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def parse_ptxas_log(log: str) -> dict[str, PtxasReport]:
+    """Map mangled kernel name -> PtxasReport from an NVRTC log compiled with -Xptxas=-v."""
+    reports: dict[str, PtxasReport] = {}
+    current: str | None = None
+    stack = (0, 0, 0)
+    for line in log.splitlines():
+        if m := _ENTRY.search(line):
+            current, stack = m.group(1), (0, 0, 0)
+        elif current and (m := _STACK.search(line)):
+            stack = tuple(int(x) for x in m.groups())
+        elif current and (m := _REGS.search(line)):
+            smem = _SMEM.search(line)
+            reports[current] = PtxasReport(
+                registers=int(m.group(1)),
+                static_smem=int(smem.group(1)) if smem else 0,
+                stack_bytes=stack[0],
+                spill_stores=stack[1],
+                spill_loads=stack[2],
+            )
+            current = None
+    return reports
+
+
+def _cache_key(text: str, names: list[str], options: list[str], nvrtc_version) -> str:
+    h = hashlib.sha256()
+    for part in (text, "\0".join(names), "\0".join(options), repr(nvrtc_version)):
+        h.update(part.encode())
+        h.update(b"\1")
+    return h.hexdigest()[:32]
+
+
+def compile_unit(
+    workload: str, names: list[str], arch: str, defines: dict[str, Any] | None = None,
+    use_cache: bool = True,
+) -> CompiledUnit:
+    """Compile kernels_cu/<workload>.cu for `arch`, instantiating `names` (e.g. "tiled<33>")."""
+    defines = dict(defines or {})
+    if not re.fullmatch(r"sm_\d+[a-z]?", arch):
+        raise UsageError(f"--arch must look like sm_90 (got {arch!r})")
+    path = kernels_dir() / f"{workload}.cu"
+    if not path.is_file():
+        raise UsageError(f"no kernel source for workload {workload!r} at {path}")
+    text = path.read_text()
+    lib = nvrtc()
+    options = _options(arch, defines)
+    key = _cache_key(text, names, options, lib.getVersion())
+    cubin_path = cache_dir() / "kernels" / f"{key}.cubin"
+    meta_path = cubin_path.with_suffix(".json")
+    if use_cache and cubin_path.is_file() and meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text())
+            STATS["cache_hits"] += 1
+            return _unit(path, arch, defines, cubin_path.read_bytes(), meta["lowered"], meta["log"], True)
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache entry is simply rebuilt
+
+    display_name = _display_path(path)
+    prog = lib.createProgram(text, display_name, [], [])
+    try:
+        for name in names:
+            lib.addNameExpression(prog, name)
+        try:
+            lib.compileProgram(prog, options)
+        except lib.NVRTCError as exc:
+            log = lib.getProgramLog(prog).strip()
+            where = f" with {' '.join(f'-D{k}={v}' for k, v in defines.items())}" if defines else ""
+            raise CompileError(f"NVRTC could not compile {display_name} for {arch}{where} ({exc}):\n{log}") from exc
+        STATS["nvrtc_runs"] += 1
+        log = lib.getProgramLog(prog)
+        lowered = {}
+        for name in names:
+            try:
+                lowered[name] = lib.getLoweredName(prog, name)
+            except lib.NVRTCError as exc:
+                raise CompileError(f"{display_name}: no kernel instantiation named {name!r} ({exc})") from exc
+        cubin = lib.getCUBIN(prog)
+    finally:
+        lib.destroyProgram(prog)
+
+    if use_cache:
+        try:
+            cubin_path.parent.mkdir(parents=True, exist_ok=True)
+            cubin_path.write_bytes(cubin)
+            meta_path.write_text(json.dumps({"lowered": lowered, "log": log}))
+        except OSError:
+            pass  # an unwritable cache only costs a recompile next time
+    return _unit(path, arch, defines, cubin, lowered, log, False)
+
+
+def _display_path(path: Path) -> str:
+    """kernels_cu/transpose.cu rather than an absolute path in compiler messages."""
+    return f"{path.parent.name}/{path.name}"
+
+
+def _unit(path, arch, defines, cubin, lowered, log, from_cache) -> CompiledUnit:
+    by_mangled = parse_ptxas_log(log)
+    ptxas = {name: by_mangled[m] for name, m in lowered.items() if m in by_mangled}
+    return CompiledUnit(path, arch, defines, bytes(cubin), lowered, log, ptxas, from_cache)
+
+
+@dataclass
+class Kernel:
+    """A loaded kernel with the resources the driver reports for it."""
+
+    name: str  # the name expression from the .cu file, e.g. "tiled<33>"
+    function: Any  # cupy.cuda.function.Function
+    registers: int
+    static_smem: int
+    local_bytes: int
+    max_threads: int
+    spill_bytes: int
+
+    def __call__(self, grid, block, args, shared_mem: int = 0, stream=None):
+        self.function(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+    def allow_dynamic_smem(self, nbytes: int) -> None:
+        """Raise the kernel's dynamic shared memory limit (needed above 48 KB)."""
+        drv = cupy().cuda.driver
+        drv.funcSetAttribute(self.function.ptr, drv.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
+
+
+_LOADED: dict[tuple, dict[str, Kernel]] = {}
+
+
+def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None = None) -> dict[str, Kernel]:
+    """Compile (or fetch from cache) for the current device and load: name expression -> Kernel.
+
+    Loaded modules are kept for the life of the process, so a second shape of the same
+    workload neither recompiles nor reloads.
+    """
+    from pmppbench import device  # noqa: PLC0415 (needs a GPU)
+
+    memo_key = (workload, tuple(names), tuple(sorted((defines or {}).items())))
+    if memo_key in _LOADED:
+        return _LOADED[memo_key]
+
+    unit = compile_unit(workload, names, device.current().arch, defines)
+    cp = cupy()
+    module = cp.cuda.function.Module()
+    module.load(unit.cubin)
+    drv = cp.cuda.driver
+    kernels = {}
+    for name, mangled in unit.lowered.items():
+        fn = module.get_function(mangled)
+
+        def attr(a, fn=fn):
+            return int(drv.funcGetAttribute(a, fn.ptr))
+
+        report = unit.ptxas.get(name)
+        kernels[name] = Kernel(
+            name=name,
+            function=fn,
+            registers=attr(drv.CU_FUNC_ATTRIBUTE_NUM_REGS),
+            static_smem=attr(drv.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+            local_bytes=attr(drv.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+            max_threads=attr(drv.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+            spill_bytes=(report.spill_stores + report.spill_loads) if report else 0,
+        )
+    _LOADED[memo_key] = kernels
+    return kernels

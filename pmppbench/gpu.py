@@ -1,0 +1,105 @@
+"""Lazy access to CuPy and the CUDA device, with errors that say what to install.
+
+Nothing else in pmppbench imports cupy at module level: `pmppbench --help`, `compile`,
+`compare`, `report` and the CPU tests work on machines without a GPU or without CuPy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+
+from pmppbench.errors import EnvironmentProblem
+
+INSTALL_HINT = "pip install 'pmppbench[cuda13]' (or [cuda12] for a CUDA 12 driver)"
+
+
+def cupy():
+    """Import CuPy or say how to get it."""
+    try:
+        import cupy as cp  # noqa: PLC0415 (deliberately lazy)
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise EnvironmentProblem(f"CuPy is not installed ({exc}); {INSTALL_HINT}") from exc
+    return cp
+
+
+def nvrtc():
+    """CuPy's NVRTC binding, or a message naming the wheel that provides libnvrtc."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc as lib  # noqa: PLC0415
+        lib.getVersion()
+    except ImportError as exc:
+        raise EnvironmentProblem(f"CuPy is not installed ({exc}); {INSTALL_HINT}") from exc
+    except Exception as exc:  # the shared library itself is missing
+        raise EnvironmentProblem(
+            f"NVRTC (the CUDA runtime compiler) could not be loaded ({exc}); "
+            f"{INSTALL_HINT} brings it as the nvidia-cuda-nvrtc wheel, "
+            "or install the CUDA toolkit"
+        ) from exc
+    return lib
+
+
+def _driver_library_present() -> bool:
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return ctypes.util.find_library("cuda") is not None
+
+
+@functools.lru_cache(maxsize=1)
+def require_device() -> int:
+    """Make sure one CUDA device is usable; return the device count.
+
+    Tells apart: no NVIDIA driver at all, a driver too old for CuPy's CUDA runtime,
+    and a driver with no visible GPU.
+    """
+    cp = cupy()
+    runtime = cp.cuda.runtime
+    try:
+        count = runtime.getDeviceCount()
+    except runtime.CUDARuntimeError as exc:
+        text = str(exc)
+        if not _driver_library_present():
+            raise EnvironmentProblem(
+                "no NVIDIA driver found (libcuda is missing): pmppbench needs an NVIDIA GPU; "
+                "without one, `pmppbench compile --arch sm_90` still checks that every kernel compiles"
+            ) from exc
+        if "InsufficientDriver" in text:
+            raise EnvironmentProblem(
+                f"the NVIDIA driver is too old for CuPy's CUDA {_runtime_major(cp)} runtime; "
+                "update the driver, or install the CuPy build for your driver's CUDA major "
+                "(pmppbench[cuda12] for a CUDA 12 driver)"
+            ) from exc
+        raise EnvironmentProblem(
+            f"no usable CUDA device ({text}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES"
+        ) from exc
+    if count == 0:
+        raise EnvironmentProblem(
+            "no CUDA device visible; check `nvidia-smi` and CUDA_VISIBLE_DEVICES"
+        )
+    return count
+
+
+def _runtime_major(cp) -> str:
+    try:
+        return str(cp.cuda.runtime.runtimeGetVersion() // 1000)
+    except Exception:
+        return "?"
+
+
+def has_device() -> bool:
+    """True when a CUDA device is usable (used by the GPU test marker)."""
+    try:
+        require_device()
+    except EnvironmentProblem:
+        return False
+    return True
+
+
+def out_of_memory_error(cp):
+    """The exception class CuPy raises when device memory runs out."""
+    return cp.cuda.memory.OutOfMemoryError

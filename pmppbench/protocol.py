@@ -1,0 +1,137 @@
+"""The timing protocol (PROTOCOL.md): the one place its numbers live.
+
+For every variant: `warmup` untimed calls, then `batches` batches of `reps` calls. With the
+"events" timer a batch is timed between two CUDA events recorded around only the repeated
+launches, and divided by `reps` (the per-call mean of that batch). The reported time is the
+median over batches of those means, with min, max and spread = (max - min) / median.
+With `alternate`, variants are measured batch by batch, the order reversed every other
+batch, so slow drift (clocks, temperature) does not favour whichever variant runs first.
+The "host" timer is for work that includes host transfers (the stream workload): each call
+is one complete run that synchronizes itself, timed with the host's monotonic clock.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Protocol:
+    warmup: int
+    batches: int
+    reps: int
+    alternate: bool = False
+    timer: str = "events"  # "events" (CUDA events around the launches) or "host"
+
+    def with_reps(self, reps: int | None) -> "Protocol":
+        return self if reps is None else replace(self, reps=reps)
+
+    def describe(self) -> str:
+        order = ", order alternated" if self.alternate else ""
+        return (f"{self.warmup} warmup, {self.batches} batches x {self.reps} calls{order}, "
+                f"median of batch means ({self.timer} timer)")
+
+
+# PROTOCOL.md, table "The measurement protocol". README quotes these.
+DEFAULTS: dict[str, Protocol] = {
+    "vecadd": Protocol(warmup=3, batches=5, reps=100),
+    "transpose": Protocol(warmup=3, batches=5, reps=20),
+    "gemm": Protocol(warmup=3, batches=5, reps=20),
+    "stencil": Protocol(warmup=20, batches=5, reps=100, alternate=True),
+    "stream": Protocol(warmup=5, batches=9, reps=1, alternate=True, timer="host"),
+}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Summary of one variant's batches, all in milliseconds per call."""
+
+    batch_means_ms: tuple[float, ...]
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    spread: float  # (max - min) / median, a fraction
+
+    @classmethod
+    def from_batches(cls, batch_means_ms) -> "Timing":
+        means = tuple(float(x) for x in batch_means_ms)
+        if not means:
+            raise ValueError("no batches to summarize")
+        median = statistics.median(means)
+        lo, hi = min(means), max(means)
+        spread = (hi - lo) / median if median > 0 else 0.0
+        return cls(means, median, lo, hi, spread)
+
+
+class EventTimer:
+    """Times a batch of calls between two CUDA events on the current stream."""
+
+    def __init__(self):
+        from pmppbench.gpu import cupy  # noqa: PLC0415
+
+        cp = cupy()
+        self._cp = cp
+        self._start = cp.cuda.Event()
+        self._end = cp.cuda.Event()
+
+    def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
+        self._start.record()
+        for _ in range(reps):
+            fn()
+        self._end.record()
+        self._end.synchronize()
+        return self._cp.cuda.get_elapsed_time(self._start, self._end) / reps
+
+
+class HostTimer:
+    """Times a batch of self-synchronizing calls with the host's monotonic clock."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter):
+        self._clock = clock
+
+    def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
+        t0 = self._clock()
+        for _ in range(reps):
+            fn()
+        return (self._clock() - t0) * 1e3 / reps
+
+
+def make_timer(protocol: Protocol):
+    return HostTimer() if protocol.timer == "host" else EventTimer()
+
+
+def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=None,
+            before_batch: Callable[[], None] | None = None) -> dict[str, Timing]:
+    """Run the protocol over every variant in `runs` (name -> zero-argument launcher).
+
+    Warmup runs for every variant before the first timed batch. Without alternation each
+    variant's batches run back to back in the given order; with it, batch b visits the
+    variants in order when b is even and in reverse when b is odd.
+    """
+    timer = timer or make_timer(protocol)
+    names = list(runs)
+    batches: dict[str, list[float]] = {n: [] for n in names}
+
+    def warm(name):
+        for _ in range(protocol.warmup):
+            runs[name]()
+
+    if protocol.alternate:
+        for name in names:
+            warm(name)
+        for b in range(protocol.batches):
+            for name in (names if b % 2 == 0 else reversed(names)):
+                if before_batch:
+                    before_batch()
+                batches[name].append(timer.batch_ms(runs[name], protocol.reps))
+    else:
+        for name in names:
+            warm(name)
+            for _ in range(protocol.batches):
+                if before_batch:
+                    before_batch()
+                batches[name].append(timer.batch_ms(runs[name], protocol.reps))
+    return {n: Timing.from_batches(batches[n]) for n in names}

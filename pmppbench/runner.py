@@ -1,0 +1,172 @@
+"""compile -> check -> measure -> rows, written once for every workload.
+
+For each shape: fresh random inputs, every variant checked against the CPU reference with
+its output poisoned first, then (unless check-only) every passing variant timed under the
+workload's protocol. The seed's order holds: first see PASS, then compare median_ms; a
+variant that fails its check is never timed. One variant's failure (compile error, launch
+failure, wrong result) is recorded in its row and the others go on.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from pmppbench.check import compare
+from pmppbench.compile import load_kernels
+from pmppbench.errors import EnvironmentProblem, PmppError, UsageError
+from pmppbench.gpu import cupy, require_device
+from pmppbench.protocol import Protocol, measure
+from pmppbench.results import Result, fill_relative, now_iso
+from pmppbench.workloads.base import Shape, Variant, Workload
+
+Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB"
+
+
+def ensure_memory(workload: Workload, shape: Shape) -> None:
+    """Refuse, before allocating, a shape that cannot fit in free device memory."""
+    from pmppbench.device import free_memory_bytes  # noqa: PLC0415
+
+    need = workload.device_bytes(shape)
+    cp = cupy()
+    cp.get_default_memory_pool().free_all_blocks()
+    free, _total = free_memory_bytes()
+    if need > free:
+        raise UsageError(
+            f"{workload.name} {workload.label(shape)} needs {_gib(need)} of device memory but only "
+            f"{_gib(free)} is free; choose a smaller size"
+        )
+
+
+def run_shape(
+    workload: Workload,
+    shape: Shape,
+    *,
+    protocol: Protocol,
+    check_only: bool = False,
+    seed: int = 0,
+    variants: list[Variant] | None = None,
+    progress: Progress | None = None,
+    run_id: str = "",
+    before_batch: Callable[[], None] | None = None,
+) -> list[Result]:
+    """Check (and time) every variant of one workload on one shape; return its rows."""
+    require_device()
+    from pmppbench import device  # noqa: PLC0415
+
+    cp = cupy()
+    variants = list(variants or workload.variants)
+    label = workload.label(shape)
+    dev = device.current()
+    ensure_memory(workload, shape)
+
+    rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=dev.name,
+                           run_id=run_id, timestamp=now_iso(), tolerance=workload.tolerance.describe())
+            for v in variants}
+
+    names = [v.kernel for v in variants if v.kernel]
+    kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
+    rng = np.random.default_rng(seed)
+    inputs = workload.make_inputs(shape, rng)
+    ctx = workload.setup(shape, inputs, kernels)
+    try:
+        jobs = {}
+        references: dict[str, np.ndarray] = {}
+        for v in variants:
+            row = rows[v.name]
+            if progress:
+                progress(workload.name, v.name, label)
+            try:
+                job = workload.job(v, shape, ctx)
+                _fill_resources(row, job)
+                job.poison()
+                job.run()
+                cp.cuda.Device().synchronize()
+                out = job.output()
+            except cp.cuda.memory.OutOfMemoryError as exc:
+                raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
+            except PmppError:
+                raise
+            except Exception as exc:  # a launch failure belongs to this variant's row
+                row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
+                continue
+            key = workload.reference_key(v)
+            if key not in references:
+                references[key] = workload.reference(shape, inputs, v)
+            result = compare(out, references[key], workload.tolerance)
+            row.check = result.status
+            row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
+            if result.passed:
+                jobs[v.name] = job
+
+        for v in variants:
+            t = workload.traffic(shape, v)
+            row = rows[v.name]
+            row.bytes, row.flops, row.model = t.bytes, t.flops, dict(t.extra)
+            if t.bytes and t.flops:
+                row.intensity_flop_per_byte = t.flops / t.bytes
+
+        if not check_only and jobs:
+            timings = measure({n: j.run for n, j in jobs.items()}, protocol, before_batch=before_batch)
+            for name, timing in timings.items():
+                row = rows[name]
+                row.median_ms, row.min_ms, row.max_ms = timing.median_ms, timing.min_ms, timing.max_ms
+                row.spread_pct = 100.0 * timing.spread
+                row.batch_means_ms = list(timing.batch_means_ms)
+                row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
+                row.timer, row.alternate = protocol.timer, protocol.alternate
+                seconds = timing.median_ms / 1e3
+                if row.bytes:
+                    row.gb_per_s = row.bytes / seconds / 1e9
+                if row.flops:
+                    row.gflop_per_s = row.flops / seconds / 1e9
+            out_rows = list(rows.values())
+            fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
+            workload.annotate(shape, ctx, out_rows)
+    finally:
+        workload.teardown(ctx)
+        del ctx
+        gc.collect()
+        cp.get_default_memory_pool().free_all_blocks()
+    return list(rows.values())
+
+
+def _fill_resources(row: Result, job) -> None:
+    launch = job.launch
+    if launch is None:
+        return
+    k = launch.kernel
+    row.kernel = k.name
+    row.registers, row.static_smem_bytes, row.local_bytes = k.registers, k.static_smem, k.local_bytes
+    row.spill_bytes = k.spill_bytes
+    row.dynamic_smem_bytes = launch.dynamic_smem
+    row.threads_per_block = launch.threads_per_block
+
+
+def run_workload(
+    workload: Workload,
+    shapes: list[Shape],
+    *,
+    protocol: Protocol,
+    check_only: bool = False,
+    seed: int = 0,
+    variants: list[Variant] | None = None,
+    progress: Progress | None = None,
+    run_id: str = "",
+) -> Iterator[Result]:
+    """Rows for every shape, yielded as soon as each shape is done (nothing is lost on a crash)."""
+    for shape in shapes:  # validate everything before any GPU work
+        workload.validate(shape)
+    for i, shape in enumerate(shapes):
+        # Each shape gets its own seed-derived stream: fresh inputs, reproducible with --seed.
+        yield from run_shape(workload, shape, protocol=protocol, check_only=check_only, seed=seed + i,
+                             variants=variants, progress=progress, run_id=run_id)
+
+
+__all__ = ["run_shape", "run_workload", "ensure_memory", "EnvironmentProblem"]

@@ -1,0 +1,166 @@
+"""What a workload declares, and nothing more.
+
+A workload is data and small functions: its variants, the shapes it checks, how to make
+inputs, the CPU reference, how to bind a variant to device buffers (a Job), and the traffic
+model (bytes, FLOPs) of each variant. It never prints, times or writes files: the runner
+and the printers do that once for every workload (ARCHITECTURE.md, "The flow of one run").
+Adding a workload costs one .cu file, one module subclassing Workload, and its tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pmppbench.check import Tolerance
+from pmppbench.errors import UsageError
+
+Shape = dict[str, int]  # named sizes and compile-time parameters, e.g. {"n": 1 << 26}
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str  # the name in the table, CSV, tests and README: "padded33"
+    kernel: str | None  # NVRTC name expression in kernels_cu/<workload>.cu: "tiled<33>"; None for library calls
+    about: str  # one line: what this variant changes and why it should be faster
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch, kept so the result row can show the kernel's resources."""
+
+    kernel: Any  # compile.Kernel
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    args: tuple
+    dynamic_smem: int = 0
+
+    @property
+    def threads_per_block(self) -> int:
+        return int(np.prod(self.block))
+
+    def __call__(self, stream=None) -> None:
+        self.kernel(self.grid, self.block, self.args, shared_mem=self.dynamic_smem, stream=stream)
+
+
+@dataclass
+class Job:
+    """One variant bound to one shape's device buffers, ready to run."""
+
+    run: Callable[[], None]  # one call: what the protocol repeats
+    output: Callable[[], np.ndarray]  # the result, copied to the host
+    poison: Callable[[], None]  # fill the output with NaN before a checked run
+    launch: Launch | None = None  # for the resource columns; None for library calls
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """The variant's model: bytes it must move through global memory and FLOPs it does.
+
+    `bytes` is what the effective-bandwidth column divides by (the logical traffic of the
+    algorithm, PROTOCOL.md); `extra` holds named model columns a workload adds (e.g. the
+    stencil's global read requests per output).
+    """
+
+    bytes: int
+    flops: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class Workload:
+    """Base class; subclasses fill in the class attributes and the methods below."""
+
+    name: str = ""
+    title: str = ""
+    dims: tuple[str, ...] = ()  # positional CLI sizes, in order: ("m", "n")
+    variants: tuple[Variant, ...] = ()
+    tolerance: Tolerance = Tolerance()
+    baseline: str | None = None  # "speedup vs" column: this variant's time / each variant's time
+    roof: str | None = None  # "% of" column: each variant's rate / this variant's rate
+    rate: str = "GB/s"  # the headline rate column: "GB/s" or "GFLOP/s"
+
+    # ---- shapes -------------------------------------------------------------------
+    def default_shape(self) -> Shape:
+        raise NotImplementedError
+
+    def check_shapes(self) -> list[Shape]:
+        raise NotImplementedError
+
+    def label(self, shape: Shape) -> str:
+        """How the shape reads in tables: sizes joined by 'x', parameters appended."""
+        sizes = "x".join(str(shape[d]) for d in self.dims)
+        params = " ".join(f"{k}={v}" for k, v in shape.items() if k not in self.dims)
+        return f"{sizes} {params}".strip()
+
+    def validate(self, shape: Shape) -> None:
+        """Raise UsageError for a shape the workload cannot run (before any GPU work)."""
+        for d in self.dims:
+            v = shape.get(d)
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise UsageError(f"{self.name}: {d.upper()} must be a positive integer, got {v!r}")
+
+    def device_bytes(self, shape: Shape) -> int:
+        """Device memory the shape needs, checked against free memory before allocating."""
+        raise NotImplementedError
+
+    # ---- kernels ------------------------------------------------------------------
+    def defines(self, shape: Shape) -> dict[str, Any]:
+        """Compile-time -D defines for this shape (e.g. the stencil radius)."""
+        return {}
+
+    def compile_sets(self) -> list[dict[str, Any]]:
+        """Every set of defines `pmppbench compile` should build (default: just one)."""
+        return [{}]
+
+    def kernel_names(self) -> list[str]:
+        return [v.kernel for v in self.variants if v.kernel]
+
+    # ---- data ---------------------------------------------------------------------
+    def make_inputs(self, shape: Shape, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def reference(self, shape: Shape, inputs: dict[str, np.ndarray], variant: Variant) -> np.ndarray:
+        raise NotImplementedError
+
+    def reference_key(self, variant: Variant) -> str:
+        """Variants with the same key share one reference (computed once per shape)."""
+        return "default"
+
+    def setup(self, shape: Shape, inputs: dict[str, np.ndarray], kernels: dict) -> Any:
+        """Upload inputs and allocate outputs; returns whatever job() needs."""
+        raise NotImplementedError
+
+    def job(self, variant: Variant, shape: Shape, ctx: Any) -> Job:
+        raise NotImplementedError
+
+    def teardown(self, ctx: Any) -> None:
+        """Release what setup() took beyond ordinary device arrays (streams, pinned memory)."""
+
+    # ---- model --------------------------------------------------------------------
+    def traffic(self, shape: Shape, variant: Variant) -> Traffic:
+        raise NotImplementedError
+
+    def annotate(self, shape: Shape, ctx: Any, rows: list) -> None:
+        """Optional: add measured model columns to the shape's rows after timing."""
+
+    # ---- helpers for subclasses ---------------------------------------------------
+    def variant(self, name: str) -> Variant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise UsageError(f"{self.name}: unknown variant {name!r}; choose from {', '.join(self.variant_names())}")
+
+    def variant_names(self) -> list[str]:
+        return [v.name for v in self.variants]
+
+
+def grid_1d(n: int, block: int) -> tuple[int]:
+    return ((n + block - 1) // block,)
+
+
+def grid_2d(cols: int, rows: int, bx: int, by: int) -> tuple[int, int]:
+    """Blocks covering a rows x cols output, rounded up (PMPP 5.5's edge handling starts here)."""
+    return ((cols + bx - 1) // bx, (rows + by - 1) // by)

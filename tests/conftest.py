@@ -1,0 +1,51 @@
+"""Shared test fixtures. GPU tests are marked `gpu` and skip with the reason when no
+usable CUDA device is present (CI has none); on a GPU machine they run every variant on
+edge shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _gpu_skip_reason() -> str | None:
+    try:
+        from pmppbench.errors import EnvironmentProblem
+        from pmppbench.gpu import require_device
+
+        require_device()
+    except EnvironmentProblem as exc:
+        return f"no usable CUDA device: {exc}"
+    except Exception as exc:  # pragma: no cover
+        return f"no usable CUDA device: {type(exc).__name__}: {exc}"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = None
+    checked = False
+    for item in items:
+        if "gpu" in item.keywords:
+            if not checked:
+                reason, checked = _gpu_skip_reason(), True
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Every test session compiles into its own cache folder, never the user's."""
+    cache = tmp_path_factory.getbasetemp() / "kernel-cache"
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(cache))
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run the CLI in-process: returns (exit_code, stdout, stderr)."""
+    from pmppbench.cli import main
+
+    def run(*args: str):
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run

@@ -1,0 +1,22 @@
+"""Helpers for GPU tests: run one workload's check on shapes and return the rows."""
+
+from __future__ import annotations
+
+from pmppbench import workloads
+from pmppbench.protocol import DEFAULTS
+from pmppbench.runner import run_shape
+
+
+def check_rows(workload_name: str, shapes, variants=None, seed: int = 1):
+    w = workloads.get(workload_name)
+    chosen = None if variants is None else [w.variant(v) for v in variants]
+    rows = []
+    for i, shape in enumerate(shapes):
+        w.validate(shape)
+        rows += run_shape(w, shape, protocol=DEFAULTS[w.name], check_only=True, seed=seed + i, variants=chosen)
+    return rows
+
+
+def assert_all_pass(rows):
+    bad = [f"{r.variant} {r.shape}: {r.check} {r.error or r.check_detail}" for r in rows if r.check != "PASS"]
+    assert not bad, "\n".join(bad)
