@@ -8,6 +8,7 @@ unless --debug.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -162,6 +163,92 @@ def vecadd(
           out=out, force=force, variants=variants, warmup=warmup, batches=batches)
 
 
+@app.command()
+def transpose(
+    m: Optional[int] = typer.Argument(None, help="Rows of the FP32 input A (default 4096)."),
+    n: Optional[int] = typer.Argument(None, help="Columns of A (default 4096)."),
+    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 20)."),
+    check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
+    variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+):
+    """Matrix transpose B = A^T: copy, naive, shared32, padded33, coarsened (8*M*N bytes)."""
+    bench("transpose", _shapes("transpose", {"m": m, "n": n}, check_only), reps=reps, check_only=check_only,
+          seed=seed, out=out, force=force, variants=variants, warmup=warmup, batches=batches)
+
+
+@app.command()
+def gemm(
+    m: Optional[int] = typer.Argument(None, help="Rows of C and A (default 1024)."),
+    n: Optional[int] = typer.Argument(None, help="Columns of C and B (default 1024)."),
+    k: Optional[int] = typer.Argument(None, help="Columns of A, rows of B (default 1024)."),
+    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 20)."),
+    check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
+    variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+):
+    """FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it."""
+    bench("gemm", _shapes("gemm", {"m": m, "n": n, "k": k}, check_only), reps=reps, check_only=check_only,
+          seed=seed, out=out, force=force, variants=variants, warmup=warmup, batches=batches)
+
+
+def _int_list(option: str, text: Optional[str]) -> Optional[list[int]]:
+    if text is None:
+        return None
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"{option} takes comma-separated integers such as 2,32 (got {text!r})") from None
+    if not values:
+        raise UsageError(f"{option} needs at least one value")
+    return values
+
+
+@app.command()
+def stencil(
+    n: Optional[int] = typer.Argument(None, help="Elements (default 16777216)."),
+    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 100)."),
+    radius: Optional[str] = typer.Option(None, "--radius", help="Stencil radius R, or a list such as 2,32 "
+                                         "(default 32; with --check-only: 1,2,32,64)."),
+    check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
+    variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+):
+    """1D stencil y[i] = mean(x[i-R..i+R]): naive, shared (halo tile), coarsened."""
+    radii = _int_list("--radius", radius)
+    if radii is not None and any(r < 0 for r in radii):
+        raise UsageError(f"--radius must be >= 0, got {radius}")
+    base = _shapes("stencil", {"n": n}, check_only)
+    if radii is None:
+        shapes = base
+    else:  # every shape at every radius
+        shapes = [{**s, "radius": r} for r in radii for s in base]
+        shapes = list({tuple(sorted(s.items())): s for s in shapes}.values())
+    bench("stencil", shapes, reps=reps, check_only=check_only, seed=seed, out=out, force=force,
+          variants=variants, warmup=warmup, batches=batches)
+
+
+@app.command()
+def stream(
+    chunk: Optional[int] = typer.Argument(None, help="Elements per chunk (default 1048576)."),
+    terms: Optional[int] = typer.Argument(None, help="Sine terms per element (default 64)."),
+    streams: Optional[str] = typer.Option(None, "--streams", help="Stream counts to compare (default 1,3)."),
+    chunks: Optional[int] = typer.Option(None, "--chunks", help="Number of chunks (default 3)."),
+    check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
+    variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+):
+    """CUDA streams: upload / kernel / download of chunks on 1 vs 3 streams, plus an event dependency."""
+    counts = _int_list("--streams", streams)
+    if counts is not None and any(c <= 0 for c in counts):
+        raise UsageError(f"--streams must list positive integers, got {streams}")
+    _positive("--chunks", chunks)
+    extra = {}
+    if counts is not None:
+        extra["streams"] = tuple(counts)
+    if chunks is not None:
+        extra["chunks"] = chunks
+    bench("stream", _shapes("stream", {"chunk": chunk, "terms": terms}, check_only, extra), reps=None,
+          check_only=check_only, seed=seed, out=out, force=force, variants=variants, warmup=warmup,
+          batches=batches)
+
+
 # ---- tools -----------------------------------------------------------------------
 
 @app.command()
@@ -267,7 +354,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             ctx = getattr(exc, "ctx", None)
             if ctx is not None:
                 hint = f" (see `{ctx.command_path} --help`)"
-            err_console.print(f"pmppbench: {exc.format_message()}{hint}", markup=False, highlight=False)
+            message = exc.format_message()
+            negative = re.fullmatch(r"No such option: (-\d+)", message)
+            if negative:  # "-5" parses as an option; say what the user meant
+                message = f"sizes must be positive integers, got {negative.group(1)}"
+            err_console.print(f"pmppbench: {message}{hint}", markup=False, highlight=False)
             return int(code) if code else 2
         if type(exc).__name__ in ("Exit",):
             return int(code or 0)

@@ -61,7 +61,7 @@ def run_shape(
     from pmppbench import device  # noqa: PLC0415
 
     cp = cupy()
-    variants = list(variants or workload.variants)
+    variants = list(variants or workload.variants_for(shape))
     label = workload.label(shape)
     dev = device.current()
     ensure_memory(workload, shape)

@@ -115,6 +115,10 @@ class Workload:
         """Every set of defines `pmppbench compile` should build (default: just one)."""
         return [{}]
 
+    def variants_for(self, shape: Shape) -> tuple[Variant, ...]:
+        """The variants run on this shape (default: all; the stream workload derives them)."""
+        return self.variants
+
     def kernel_names(self) -> list[str]:
         return [v.kernel for v in self.variants if v.kernel]
 

@@ -1,0 +1,66 @@
+"""NVRTC compilation (no GPU needed), the disk cache, and compiler error reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from pmppbench import compile as comp
+from pmppbench import workloads
+from pmppbench.errors import CompileError, UsageError
+
+
+@pytest.mark.parametrize("name", workloads.names())
+def test_every_kernel_of_every_workload_compiles_for_sm90(name):
+    w = workloads.get(name)
+    for defines in w.compile_sets():
+        unit = comp.compile_unit(w.name, w.kernel_names(), "sm_90", defines)
+        assert unit.cubin[:4] == b"\x7fELF"
+        for kernel in w.kernel_names():
+            report = unit.ptxas[kernel]
+            assert report.registers > 0
+            assert report.spill_stores == 0 and report.spill_loads == 0, f"{kernel} spills"
+
+
+def test_second_compile_comes_from_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
+    before = comp.STATS["nvrtc_runs"]
+    first = comp.compile_unit("vecadd", ["scalar"], "sm_90")
+    second = comp.compile_unit("vecadd", ["scalar"], "sm_90")
+    assert not first.from_cache and second.from_cache
+    assert comp.STATS["nvrtc_runs"] == before + 1
+    assert second.cubin == first.cubin and second.ptxas == first.ptxas
+
+
+def test_defines_change_the_cache_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
+    comp.compile_unit("vecadd", ["scalar"], "sm_90", {"UNUSED": 1})
+    assert not comp.compile_unit("vecadd", ["scalar"], "sm_90", {"UNUSED": 2}).from_cache
+
+
+def test_compile_error_reports_file_and_line(tmp_path, monkeypatch):
+    (tmp_path / "broken.cu").write_text('extern "C" __global__ void k(float* x) {\n  x[0] = ;\n}\n')
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(tmp_path))
+    with pytest.raises(CompileError) as info:
+        comp.compile_unit("broken", ["k"], "sm_90", use_cache=False)
+    assert f"{tmp_path.name}/broken.cu(2)" in str(info.value)
+    assert "error" in str(info.value)
+
+
+def test_unknown_name_expression_is_a_compile_error():
+    with pytest.raises(CompileError, match="no_such_kernel"):
+        comp.compile_unit("vecadd", ["no_such_kernel"], "sm_90", use_cache=False)
+
+
+def test_bad_arch_is_a_usage_error():
+    with pytest.raises(UsageError, match="sm_90"):
+        comp.compile_unit("vecadd", ["scalar"], "ninety")
+
+
+def test_ptxas_log_parser():
+    log = """ptxas info    : Compiling entry function '_Z5tiledILi33EEvPKfPfii' for 'sm_90'
+ptxas info    : Function properties for _Z5tiledILi33EEvPKfPfii
+ptxas         .     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 18 registers, used 1 barriers, 4224 bytes smem, 384 bytes cmem[0]
+"""
+    rep = comp.parse_ptxas_log(log)["_Z5tiledILi33EEvPKfPfii"]
+    assert (rep.registers, rep.static_smem, rep.stack_bytes, rep.spill_stores, rep.spill_loads) == (18, 4224, 8, 4, 4)

@@ -1,0 +1,74 @@
+"""Protocol statistics and batch ordering, on synthetic timers (no GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pmppbench.protocol import DEFAULTS, HostTimer, Protocol, Timing, measure
+
+
+def test_timing_median_min_max_spread():
+    t = Timing.from_batches([2.0, 1.0, 4.0, 3.0, 2.0])
+    assert t.median_ms == 2.0
+    assert (t.min_ms, t.max_ms) == (1.0, 4.0)
+    assert t.spread == pytest.approx((4.0 - 1.0) / 2.0)
+
+
+def test_timing_needs_batches():
+    with pytest.raises(ValueError):
+        Timing.from_batches([])
+
+
+class ScriptedTimer:
+    """Returns preset batch means and records the order variants were timed in."""
+
+    def __init__(self):
+        self.order = []
+
+    def batch_ms(self, fn, reps):
+        fn()
+        self.order.append((fn.name, reps))
+        return float(len(self.order))
+
+
+class Fn:
+    def __init__(self, name):
+        self.name, self.calls = name, 0
+
+    def __call__(self):
+        self.calls += 1
+
+
+def test_measure_runs_warmup_then_batches_in_order():
+    p = Protocol(warmup=3, batches=5, reps=7)
+    fns = {"a": Fn("a"), "b": Fn("b")}
+    timer = ScriptedTimer()
+    timings = measure(fns, p, timer=timer)
+    assert [n for n, _ in timer.order] == ["a"] * 5 + ["b"] * 5
+    assert all(reps == 7 for _, reps in timer.order)
+    assert fns["a"].calls == 3 + 5  # warmup + one call per scripted batch
+    assert timings["a"].batch_means_ms == (1.0, 2.0, 3.0, 4.0, 5.0)
+    assert timings["b"].median_ms == 8.0
+
+
+def test_measure_alternates_order_between_batches():
+    p = Protocol(warmup=0, batches=4, reps=1, alternate=True)
+    fns = {"naive": Fn("naive"), "shared": Fn("shared")}
+    timer = ScriptedTimer()
+    measure(fns, p, timer=timer)
+    assert [n for n, _ in timer.order] == ["naive", "shared", "shared", "naive", "naive", "shared", "shared", "naive"]
+
+
+def test_host_timer_divides_by_reps():
+    ticks = iter([10.0, 10.5])
+    timer = HostTimer(clock=lambda: next(ticks))
+    assert timer.batch_ms(lambda: None, 5) == pytest.approx(100.0)
+
+
+def test_defaults_match_protocol_md():
+    assert (DEFAULTS["transpose"].warmup, DEFAULTS["transpose"].batches, DEFAULTS["transpose"].reps) == (3, 5, 20)
+    assert DEFAULTS["gemm"].reps == 20 and DEFAULTS["vecadd"].reps == 100
+    s = DEFAULTS["stencil"]
+    assert (s.warmup, s.batches, s.reps, s.alternate) == (20, 5, 100, True)
+    st = DEFAULTS["stream"]
+    assert (st.warmup, st.batches, st.timer, st.alternate) == (5, 9, "host", True)
