@@ -28,7 +28,10 @@ app = typer.Typer(
          "against a CPU reference (PASS/FAIL), then timed: warmup, batches of calls between CUDA "
          "events, median of the batch means.",
 )
-console = Console(soft_wrap=True)
+# Tables are wide; when output goes to a file or pipe (logs, CI) Rich would otherwise squeeze
+# them into 80 columns and cut every cell. $COLUMNS still wins when set.
+_WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
+console = Console(soft_wrap=True, width=_WIDTH)
 err_console = Console(stderr=True, soft_wrap=True)
 STATE = {"debug": False, "quiet": False}
 
@@ -83,34 +86,78 @@ def _pick_variants(workload, spec: Optional[str]):
     return [workload.variant(name.strip()) for name in spec.split(",") if name.strip()]
 
 
-def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_only: bool, seed: int,
-          out: Optional[Path], force: bool, variants: Optional[str], warmup: Optional[int] = None,
-          batches: Optional[int] = None) -> None:
-    """The one path every workload command takes."""
+def _protocol(workload, reps=None, warmup=None, batches=None):
+    """PROTOCOL.md's defaults for the workload, with the user's overrides."""
     from dataclasses import replace  # noqa: PLC0415
 
-    from pmppbench import device, report, runner  # noqa: PLC0415
     from pmppbench.protocol import DEFAULTS  # noqa: PLC0415
-    from pmppbench.results import now_iso  # noqa: PLC0415
 
     _positive("REPS", reps)
-    _positive("--warmup", None if warmup is None else warmup + 1)  # 0 warmup calls is allowed
+    if warmup is not None and warmup < 0:
+        raise UsageError(f"--warmup must be >= 0, got {warmup}")
     _positive("--batches", batches)
-    workload = workloads.get(workload_name)
-    chosen = _pick_variants(workload, variants)
-    for shape in shapes:
-        workload.validate(shape)
-    out = _out_path(out, force)
-
     protocol = DEFAULTS[workload.name].with_reps(reps)
     if warmup is not None:
         protocol = replace(protocol, warmup=warmup)
     if batches is not None:
         protocol = replace(protocol, batches=batches)
+    return protocol
 
-    dev = device.current()
-    meta = {**dev.metadata(), "timestamp": now_iso(), "command": " ".join(sys.argv[1:]),
-            "protocol": {workload.name: protocol.__dict__}, "seed": seed}
+
+def _run_meta(seed: int, **extra) -> dict:
+    """Metadata every result file records: device, software, revision, command, time."""
+    from pmppbench import device  # noqa: PLC0415
+    from pmppbench.results import now_iso  # noqa: PLC0415
+
+    return {**device.current().metadata(), "timestamp": now_iso(), "git_revision": _git_revision(),
+            "command": "pmppbench " + " ".join(sys.argv[1:]), "seed": seed, **extra}
+
+
+def _git_revision() -> str:
+    import subprocess  # noqa: PLC0415
+
+    top = Path(__file__).resolve().parent.parent
+    if not (top / ".git").exists():
+        return ""
+    try:
+        rev = subprocess.run(["git", "-C", str(top), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(top), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{rev}-dirty" if rev and dirty else rev
+
+
+def _caption(workload, protocol, check_only: bool) -> str:
+    from pmppbench import device  # noqa: PLC0415
+
+    d = device.current()
+    what = f"check only · {workload.tolerance.describe()}" if check_only else protocol.describe()
+    return f"{d.name} ({d.arch}) · {what}"
+
+
+def _fail_if_bad(rows) -> None:
+    bad = [r for r in rows if not r.ok]
+    if bad:
+        raise CheckFailed(f"{len(bad)} of {len(rows)} rows did not PASS: "
+                          + "; ".join(f"{r.workload} {r.variant} {r.shape}: {r.error or r.check_detail}"
+                                      for r in bad[:3]))
+
+
+def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_only: bool, seed: int,
+          out: Optional[Path], force: bool, variants: Optional[str], warmup: Optional[int] = None,
+          batches: Optional[int] = None) -> None:
+    """The one path every workload command takes."""
+    from pmppbench import report, runner  # noqa: PLC0415
+
+    workload = workloads.get(workload_name)
+    protocol = _protocol(workload, reps, warmup, batches)
+    chosen = _pick_variants(workload, variants)
+    for shape in shapes:
+        workload.validate(shape)
+    out = _out_path(out, force)
+    meta = _run_meta(seed, protocol={workload.name: protocol.__dict__})
     rows = []
     try:
         with console.status(f"{workload.name}: compiling and checking...") as status:
@@ -122,16 +169,11 @@ def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_
                 rows.append(row)
     finally:
         if rows:
-            caption = f"{dev.name} ({dev.arch}) · " + (
-                f"check only · {workload.tolerance.describe()}" if check_only else protocol.describe())
-            report.print_table(console, rows, title=workload.title, caption=caption)
+            report.print_table(console, rows, title=workload.title, caption=_caption(workload, protocol, check_only))
             if out:
                 report.write_results(out, rows, meta)
                 console.print(f"wrote {out}")
-    bad = [r for r in rows if not r.ok]
-    if bad:
-        raise CheckFailed(f"{len(bad)} of {len(rows)} rows did not PASS: "
-                          + "; ".join(f"{r.variant} {r.shape}: {r.error or r.check_detail}" for r in bad[:3]))
+    _fail_if_bad(rows)
 
 
 def _shapes(workload_name: str, given: dict, check_only: bool, extra: Optional[dict] = None) -> list[dict]:
@@ -247,6 +289,109 @@ def stream(
     bench("stream", _shapes("stream", {"chunk": chunk, "terms": terms}, check_only, extra), reps=None,
           check_only=check_only, seed=seed, out=out, force=force, variants=variants, warmup=warmup,
           batches=batches)
+
+
+@app.command("all")
+def all_cmd(
+    config: Optional[str] = typer.Option(None, "--config", help="TOML config (default configs/default.toml; "
+                                         "bundled: default, quick, sanitize)."),
+    out: Optional[Path] = Out, force: bool = Force,
+    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated workloads to run from the config."),
+    check_only: bool = typer.Option(False, "--check-only", help="Check every variant on the config's shapes; no timing."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the random inputs (default: the config's, else 0)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or tables; only errors and the summary line."),
+):
+    """Every workload and variant on the sizes of a config; rows are written as they finish."""
+    from pmppbench import config as cfg_mod  # noqa: PLC0415
+    from pmppbench import report, runner  # noqa: PLC0415
+    from pmppbench.results import Result  # noqa: PLC0415
+
+    only_list = [x.strip() for x in only.split(",") if x.strip()] if only else None
+    cfg = cfg_mod.load(config, only_list)  # validated whole before any GPU work
+    out = _out_path(out, force)
+    seed = cfg.seed if seed is None else seed
+    protocols = {p.name: _protocol(workloads.get(p.name), p.reps, p.warmup, p.batches) for p in cfg.plans}
+    import uuid  # noqa: PLC0415
+
+    run_id = uuid.uuid4().hex[:8]
+    meta = _run_meta(seed, config=str(cfg.path), config_sha256=cfg.sha256, run_id=run_id,
+                     protocol={k: v.__dict__ for k, v in protocols.items()}, check_only=check_only)
+    sink = report.CsvSink(out, meta) if out and report.format_for(out) == "csv" else None
+    rows: list[Result] = []
+    steps = [(p, shape) for p in cfg.plans for shape in p.shapes]
+
+    def keep(row):
+        rows.append(row)
+        if sink:
+            sink.add(row)
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn  # noqa: PLC0415
+
+    progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+                        disable=quiet, transient=False)
+    interrupted = False
+    try:
+        with progress:
+            task = progress.add_task("starting", total=len(steps))
+            for plan, shape in steps:
+                w = workloads.get(plan.name)
+                chosen = [w.variant(v) for v in plan.variants] if plan.variants else None
+
+                def note(wn, vn, label):
+                    progress.update(task, description=f"{wn} {label}: {vn}")
+
+                try:
+                    for row in runner.run_workload(w, [shape], protocol=protocols[plan.name], check_only=check_only,
+                                                   seed=seed, variants=chosen, progress=note, run_id=run_id):
+                        keep(row)
+                except KeyboardInterrupt:
+                    raise
+                except Exception as exc:  # record the failure in the shape's rows and go on
+                    if STATE["debug"] and not isinstance(exc, PmppError):
+                        raise
+                    for v in chosen or w.variants_for(shape):
+                        keep(Result(w.name, v.name, w.label(shape), dims=dict(shape), check="ERROR",
+                                    error=f"{type(exc).__name__}: {exc}".splitlines()[0], seed=seed,
+                                    run_id=run_id))
+                progress.advance(task)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if sink:
+            sink.close()
+        elif out and rows:
+            report.write_results(out, rows, meta)
+    if not quiet:
+        for name in dict.fromkeys(r.workload for r in rows):
+            w = workloads.get(name)
+            report.print_table(console, [r for r in rows if r.workload == name], title=w.title,
+                               caption=_caption(w, protocols[name], check_only))
+    passed = sum(r.check == "PASS" for r in rows)
+    console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")
+                  + (" (interrupted: finished rows kept)" if interrupted else ""))
+    if interrupted:
+        raise KeyboardInterrupt
+    _fail_if_bad(rows)
+
+
+@app.command("report")
+def report_cmd(
+    results: Path = typer.Argument(..., help="A result file (.csv or .json) from pmppbench."),
+    readme: Optional[Path] = typer.Option(None, "--readme", help="Replace the section between "
+                                          "<!-- results:begin --> and <!-- results:end --> in this file."),
+):
+    """Turn a result file into the Markdown tables (the README's results section)."""
+    from pmppbench import report  # noqa: PLC0415
+
+    rows, meta = report.read_results(results)
+    text = report.results_section(rows, meta, source=str(results))
+    if readme is None:
+        console.print(text, markup=False, highlight=False)
+        return
+    report.replace_section(readme, text)
+    console.print(f"updated {readme}")
 
 
 # ---- tools -----------------------------------------------------------------------

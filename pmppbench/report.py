@@ -192,3 +192,31 @@ class CsvSink:
 
     def close(self) -> None:
         self._fh.close()
+
+
+# ---- README results section ---------------------------------------------------------
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def results_section(rows: list[Result], meta: dict, source: str = "") -> str:
+    """Markdown tables per workload, headed by the device and software they were measured on."""
+    device = meta.get("name", "unknown GPU")
+    facts = ", ".join(f"{k} {meta[k]}" for k in ("driver", "cuda_runtime", "cupy", "pmppbench") if meta.get(k))
+    lines = [f"Measured on **{device}** ({facts}) at {meta.get('timestamp', '?')}"
+             + (f", from `{source}`" if source else "") + ".", ""]
+    for workload in dict.fromkeys(r.workload for r in rows):
+        lines += [f"#### {workload}", "", markdown_table([r for r in rows if r.workload == workload])]
+    return "\n".join(lines)
+
+
+def replace_section(path: Path, text: str) -> None:
+    """Put `text` between the BEGIN and END markers of a Markdown file."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    doc = path.read_text()
+    if BEGIN not in doc or END not in doc or doc.index(BEGIN) > doc.index(END):
+        raise UsageError(f"{path}: needs the markers {BEGIN} and {END} around the results section")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{BEGIN}\n{text.rstrip()}\n{END}{tail}")

@@ -69,3 +69,24 @@ def test_unknown_extension_and_missing_file(tmp_path):
 def test_markdown_table_columns():
     text = markdown_table(rows()[:2])
     assert text.splitlines()[0].startswith("| variant | shape | check | median_ms | spread_% | GB/s")
+
+
+def test_report_replaces_the_readme_section(tmp_path, run_cli):
+    results = tmp_path / "r.csv"
+    write_results(results, rows(), {"name": "Test GPU", "driver": "13.0", "timestamp": "2026-11-30"})
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:begin -->\nold numbers\n<!-- results:end -->\noutro\n")
+    code, _, err = run_cli("report", str(results), "--readme", str(readme))
+    assert code == 0, err
+    text = readme.read_text()
+    assert "old numbers" not in text and "Test GPU" in text and "#### transpose" in text
+    assert text.startswith("intro\n") and text.endswith("outro\n")
+
+
+def test_report_needs_the_markers(tmp_path, run_cli):
+    results = tmp_path / "r.csv"
+    write_results(results, rows(), {})
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers here\n")
+    code, _, err = run_cli("report", str(results), "--readme", str(readme))
+    assert code == 2 and "results:begin" in err

@@ -1,0 +1,163 @@
+"""Configs for `pmppbench all`: which workloads, shapes and protocol overrides to run.
+
+    [transpose]
+    shapes = [[4096, 4096], [1024, 1024]]     # positional: the CLI's size arguments, in order
+    reps = 20                                  # optional: warmup, batches, reps, variants
+
+    [stencil]
+    shapes = [{n = 4194304, radius = 2}]       # or tables naming the shape's keys
+
+Keys a shape may name are those of the workload's default shape; missing ones take the
+default. Everything is validated before any GPU work; each problem is one line naming the
+file, the key and what is expected (exit 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pmppbench import workloads
+from pmppbench.errors import UsageError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+WORKLOAD_KEYS = {"shapes", "reps", "warmup", "batches", "variants"}
+
+
+@dataclass
+class WorkloadPlan:
+    name: str
+    shapes: list[dict]
+    reps: int | None = None
+    warmup: int | None = None
+    batches: int | None = None
+    variants: list[str] | None = None
+
+
+@dataclass
+class Config:
+    path: Path
+    sha256: str
+    plans: list[WorkloadPlan] = field(default_factory=list)
+    seed: int = 0
+
+
+def configs_dir() -> Path:
+    checkout = Path(__file__).resolve().parent.parent / "configs"
+    if checkout.is_dir():
+        return checkout
+    from importlib import resources  # noqa: PLC0415
+
+    return Path(str(resources.files("pmppbench.configs")))
+
+
+def default_config_path() -> Path:
+    return configs_dir() / "default.toml"
+
+
+def resolve(path: str | Path | None) -> Path:
+    """A config path, or the name of a bundled one (`quick` -> configs/quick.toml)."""
+    if path is None:
+        return default_config_path()
+    p = Path(path)
+    if not p.exists() and not p.suffix and (configs_dir() / f"{p}.toml").is_file():
+        return configs_dir() / f"{p}.toml"
+    return p
+
+
+def load(path: str | Path | None, only: list[str] | None = None) -> Config:
+    p = resolve(path)
+    if not p.is_file():
+        raise UsageError(f"config {p}: no such file (bundled configs: "
+                         f"{', '.join(sorted(x.stem for x in configs_dir().glob('*.toml')))})")
+    raw = p.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{p}: not valid TOML ({exc})") from exc
+    return parse(data, p, hashlib.sha256(raw).hexdigest(), only)
+
+
+def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) -> Config:
+    where = str(path)
+    known = workloads.names()
+    seed = data.get("seed", 0)
+    if not _is_int(seed) or seed < 0:
+        raise UsageError(f"{where}: seed: expected a non-negative integer, got {seed!r}")
+    if only:
+        for name in only:
+            if name not in known:
+                raise UsageError(f"--only {name}: unknown workload; choose from {', '.join(known)}")
+    cfg = Config(path, sha, seed=seed)
+    for name, section in data.items():
+        if name == "seed":
+            continue
+        if name not in known:
+            raise UsageError(f"{where}: [{name}]: unknown workload; expected one of {', '.join(known)}")
+        if not isinstance(section, dict):
+            raise UsageError(f"{where}: {name}: expected a table [{name}], got {type(section).__name__}")
+        if only and name not in only:
+            continue
+        cfg.plans.append(_plan(name, section, where))
+    if not cfg.plans:
+        raise UsageError(f"{where}: no workloads to run" + (f" (after --only {','.join(only)})" if only else ""))
+    return cfg
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _plan(name: str, section: dict, where: str) -> WorkloadPlan:
+    w = workloads.get(name)
+    for key in section:
+        if key not in WORKLOAD_KEYS:
+            raise UsageError(f"{where}: [{name}] {key}: unknown key; expected one of {', '.join(sorted(WORKLOAD_KEYS))}")
+    plan = WorkloadPlan(name, [])
+    for key in ("reps", "warmup", "batches"):
+        if key in section:
+            v = section[key]
+            low = 0 if key == "warmup" else 1
+            if not _is_int(v) or v < low:
+                raise UsageError(f"{where}: [{name}] {key}: expected an integer >= {low}, got {v!r}")
+            setattr(plan, key, v)
+    if "variants" in section:
+        v = section["variants"]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise UsageError(f"{where}: [{name}] variants: expected a list of names, got {v!r}")
+        for x in v:
+            if x not in w.variant_names():
+                raise UsageError(f"{where}: [{name}] variants: unknown variant {x!r}; "
+                                 f"expected some of {', '.join(w.variant_names())}")
+        plan.variants = v
+    shapes = section.get("shapes")
+    if not isinstance(shapes, list) or not shapes:
+        raise UsageError(f"{where}: [{name}] shapes: expected a non-empty list of shapes such as "
+                         f"[[{', '.join(d.upper() for d in w.dims)}]]")
+    default = w.default_shape()
+    for i, entry in enumerate(shapes):
+        key = f"[{name}] shapes[{i}]"
+        if isinstance(entry, list):
+            if len(entry) != len(w.dims) or not all(_is_int(x) for x in entry):
+                raise UsageError(f"{where}: {key}: expected {len(w.dims)} integers "
+                                 f"({', '.join(w.dims)}), got {entry!r}")
+            shape = {**default, **dict(zip(w.dims, entry))}
+        elif isinstance(entry, dict):
+            for k in entry:
+                if k not in default:
+                    raise UsageError(f"{where}: {key}: unknown key {k!r}; expected some of {', '.join(default)}")
+            shape = {**default, **entry}
+            shape = {k: tuple(v) if isinstance(v, list) else v for k, v in shape.items()}
+        else:
+            raise UsageError(f"{where}: {key}: expected a list of integers or a table, got {entry!r}")
+        try:
+            w.validate(shape)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {key}: {exc}") from exc
+        plan.shapes.append(shape)
+    return plan
