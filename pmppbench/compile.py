@@ -163,7 +163,7 @@ def compile_unit(
                 lowered[name] = lib.getLoweredName(prog, name)
             except lib.NVRTCError as exc:
                 raise CompileError(f"{display_name}: no kernel instantiation named {name!r} ({exc})") from exc
-        cubin = lib.getCUBIN(prog)
+        cubin = _whole_elf(lib.getCUBIN(prog))
     finally:
         lib.destroyProgram(prog)
 
@@ -175,6 +175,21 @@ def compile_unit(
         except OSError:
             pass  # an unwritable cache only costs a recompile next time
     return _unit(path, arch, defines, cubin, lowered, log, False)
+
+
+def _whole_elf(cubin: bytes) -> bytes:
+    """CuPy's getCUBIN drops the cubin's last byte (a zero); restore the size the ELF header gives.
+
+    The driver loads the short image anyway, but cuobjdump and nvdisasm reject the cached file.
+    """
+    cubin = bytes(cubin)
+    if cubin[:4] != b"\x7fELF" or len(cubin) < 64:
+        return cubin
+    phoff, shoff = int.from_bytes(cubin[0x20:0x28], "little"), int.from_bytes(cubin[0x28:0x30], "little")
+    phentsize, phnum = int.from_bytes(cubin[0x36:0x38], "little"), int.from_bytes(cubin[0x38:0x3A], "little")
+    shentsize, shnum = int.from_bytes(cubin[0x3A:0x3C], "little"), int.from_bytes(cubin[0x3C:0x3E], "little")
+    size = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+    return cubin + b"\0" * (size - len(cubin)) if 0 < size - len(cubin) <= 8 else cubin
 
 
 def _display_path(path: Path) -> str:

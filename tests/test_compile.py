@@ -64,3 +64,11 @@ ptxas info    : Used 18 registers, used 1 barriers, 4224 bytes smem, 384 bytes c
 """
     rep = comp.parse_ptxas_log(log)["_Z5tiledILi33EEvPKfPfii"]
     assert (rep.registers, rep.static_smem, rep.stack_bytes, rep.spill_stores, rep.spill_loads) == (18, 4224, 8, 4, 4)
+
+
+def test_cubin_is_a_whole_elf_image():
+    """cuobjdump/nvdisasm need the full image; CuPy's getCUBIN returns one byte short."""
+    cubin = comp.compile_unit("vecadd", ["scalar"], "sm_90", use_cache=False).cubin
+    shoff = int.from_bytes(cubin[0x28:0x30], "little")
+    shentsize, shnum = int.from_bytes(cubin[0x3A:0x3C], "little"), int.from_bytes(cubin[0x3C:0x3E], "little")
+    assert len(cubin) >= shoff + shentsize * shnum

@@ -1,0 +1,192 @@
+"""Transpose workload: references, traffic model, validation and NVRTC compile on the CPU;
+every variant bit-exact on edge shapes on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpu_helpers import assert_all_pass, check_rows
+
+from pmppbench.check import compare
+from pmppbench.compile import compile_unit
+from pmppbench.errors import UsageError
+from pmppbench.workloads.transpose import COARSENED_TILE, MAX_GRID_Y, TILE_DIM, WORKLOAD, launch_geometry
+
+W = WORKLOAD
+TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
+MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
+
+
+def shape(m, n):
+    return {"m": m, "n": n}
+
+
+# ---- declaration ------------------------------------------------------------------
+
+def test_variants_are_the_course_four_plus_coarsened():
+    assert W.variant_names() == ["copy", *TRANSPOSES]
+    kernels = {v.name: v.kernel for v in W.variants}
+    # shared32 and padded33 are one template; the shared row stride is the only difference.
+    assert kernels["shared32"] == "tiled<32>" and kernels["padded33"] == "tiled<33>"
+    assert kernels["coarsened"] == f"coarsened<{COARSENED_TILE}>"
+    assert (W.baseline, W.roof, W.rate) == ("naive", "copy", "GB/s")
+    assert W.tolerance.rule == "exact"
+
+
+def test_check_shapes_cover_edges():
+    shapes = {(s["m"], s["n"]) for s in W.check_shapes()}
+    assert {(4096, 4096), (1000, 3000), (33, 31), (31, 33), (1, 1), (1, 4097), (4097, 1)} <= shapes
+    assert W.default_shape() == shape(4096, 4096)
+    assert W.label(shape(1000, 3000)) == "1000x3000"
+
+
+# ---- references -------------------------------------------------------------------
+
+def test_reference_on_the_seeds_2x3_example():
+    a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
+    b = W.reference(shape(2, 3), {"a": a}, W.variant("naive"))
+    assert b.shape == (3, 2) and b.flags.c_contiguous
+    # Row-major memory: A is 1 2 3 4 5 6, B = A^T is 1 4 2 5 3 6 (seeds/004).
+    assert b.reshape(-1).tolist() == [1, 4, 2, 5, 3, 6]
+    assert W.reference(shape(2, 3), {"a": a}, W.variant("copy")).reshape(-1).tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_transposes_share_one_reference_and_copy_has_its_own():
+    keys = {v.name: W.reference_key(v) for v in W.variants}
+    assert len({keys[n] for n in TRANSPOSES}) == 1
+    assert keys["copy"] != keys["naive"]
+
+
+@pytest.mark.parametrize("m,n", [(64, 64), (33, 31), (1, 4097)])
+def test_a_copy_never_passes_as_a_transpose_nor_the_reverse(m, n):
+    inputs = W.make_inputs(shape(m, n), np.random.default_rng(0))
+    copy_ref = W.reference(shape(m, n), inputs, W.variant("copy"))
+    transpose_ref = W.reference(shape(m, n), inputs, W.variant("naive"))
+    assert compare(transpose_ref.copy(), transpose_ref, W.tolerance).passed
+    assert compare(copy_ref.copy(), copy_ref, W.tolerance).passed
+    wrong = compare(transpose_ref.copy(), copy_ref, W.tolerance)
+    assert not wrong.passed and wrong.status == "FAIL"
+    assert not compare(copy_ref.copy(), transpose_ref, W.tolerance).passed
+
+
+def test_inputs_are_random_fp32_without_zeros():
+    a = W.make_inputs(shape(33, 31), np.random.default_rng(3))["a"]
+    assert a.shape == (33, 31) and a.dtype == np.float32
+    assert np.count_nonzero(a) == a.size and len(np.unique(a)) == a.size
+
+
+# ---- model ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["copy", *TRANSPOSES])
+def test_traffic_is_eight_bytes_per_element(name):
+    t = W.traffic(shape(1000, 3000), W.variant(name))
+    assert (t.bytes, t.flops) == (24_000_000, 0)
+    assert W.traffic(shape(8192, 8192), W.variant(name)).bytes == 8 * 8192 * 8192
+
+
+def test_device_bytes_are_a_and_b():
+    assert W.device_bytes(shape(4096, 4096)) == 2 * 4 * 4096 * 4096
+    assert W.device_bytes(shape(1, 4097)) == 8 * 4097
+
+
+# ---- validation -------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [shape(0, 4), shape(4, -1), shape(4, None), shape(2.5, 4), shape(True, 4)])
+def test_validate_rejects_non_positive_sizes(bad):
+    with pytest.raises(UsageError, match="must be a positive integer"):
+        W.validate(bad)
+
+
+def test_validate_guards_the_grid_y_limit():
+    W.validate(shape(MAX_M, 1))
+    with pytest.raises(UsageError, match=rf"65535.*at most {MAX_M}"):
+        W.validate(shape(MAX_M + 1, 1))
+
+
+@pytest.mark.parametrize("m,n", [(1, 1), (33, 31), (1000, 3000), (1, 4097), (4097, 1), (8192, 8192), (MAX_M, 3)])
+@pytest.mark.parametrize("name", ["copy", *TRANSPOSES])
+def test_launch_geometry_covers_the_matrix_with_no_empty_tile(name, m, n):
+    (gx, gy), (bx, by) = launch_geometry(W.variant(name), m, n)
+    tile = COARSENED_TILE if name == "coarsened" else TILE_DIM
+    assert bx == 32 and (bx, by) == ((32, 8) if name == "coarsened" else (32, 32))
+    assert gx * tile >= n > (gx - 1) * tile  # x runs over A's columns
+    assert gy * tile >= m > (gy - 1) * tile  # y over A's rows
+    assert gy <= MAX_GRID_Y
+
+
+# ---- compile (no GPU needed) -------------------------------------------------------
+
+def test_every_kernel_compiles_for_sm90_without_spills():
+    # coarsened<32> is the classic 32x32-tile design, kept compiling as the alternative.
+    names = [*W.kernel_names(), "coarsened<32>"]
+    unit = compile_unit("transpose", names, "sm_90")
+    assert set(unit.ptxas) == set(names)
+    for name, report in unit.ptxas.items():
+        assert report.registers > 0, name
+        assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), name
+    smem = {name: r.static_smem for name, r in unit.ptxas.items()}
+    assert smem["copy"] == smem["naive"] == 0
+    assert smem["tiled<32>"] == 32 * 32 * 4
+    assert smem["tiled<33>"] == 32 * 33 * 4  # the pad: 128 bytes more per block
+    assert smem[f"coarsened<{COARSENED_TILE}>"] == COARSENED_TILE * (COARSENED_TILE + 1) * 4
+    assert smem["coarsened<32>"] == 32 * 33 * 4
+
+
+# ---- CLI bad input (exit 2 before any GPU work) ------------------------------------
+
+@pytest.mark.parametrize("args,words", [
+    (["transpose", "0", "4096"], "M must be a positive integer"),
+    (["transpose", "4096", "0"], "N must be a positive integer"),
+    (["transpose", "64", "64", "0"], "REPS must be a positive integer"),
+    (["transpose", str(MAX_M + 1), "1", "--check-only"], "gridDim.y"),
+    (["transpose", "--check-only", "--variants", "padded32"], "unknown variant 'padded32'"),
+])
+def test_cli_bad_input_is_one_line_exit_2(run_cli, args, words):
+    code, _out, err = run_cli(*args)
+    assert code == 2
+    assert words in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ---- GPU ---------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_every_variant_passes_bit_exact_on_every_check_shape():
+    rows = check_rows("transpose", W.check_shapes())
+    assert_all_pass(rows)
+    assert len(rows) == len(W.variants) * len(W.check_shapes())
+    for r in rows:
+        assert r.tolerance == "bit-exact"
+        assert r.registers and r.threads_per_block in (1024, 256) and r.spill_bytes == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n", [(MAX_M, 1), (MAX_M - 5, 3)])
+def test_tallest_matrix_the_grid_allows(m, n):
+    assert_all_pass(check_rows("transpose", [shape(m, n)]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n", [(64, 64), (33, 31)])
+def test_copy_is_checked_as_a_copy_on_the_device(m, n):
+    """Run copy and naive for real: copy's output is A, and neither passes the other's reference."""
+    from pmppbench.compile import load_kernels
+    from pmppbench.gpu import cupy
+
+    s = shape(m, n)
+    inputs = W.make_inputs(s, np.random.default_rng(7))
+    ctx = W.setup(s, inputs, load_kernels("transpose", W.kernel_names()))
+    outputs = {}
+    for name in ("copy", "naive"):
+        job = W.job(W.variant(name), s, ctx)
+        job.poison()
+        job.run()
+        cupy().cuda.Device().synchronize()
+        outputs[name] = job.output()
+    copy_ref = W.reference(s, inputs, W.variant("copy"))
+    transpose_ref = W.reference(s, inputs, W.variant("naive"))
+    assert outputs["copy"].shape == (m, n) and outputs["naive"].shape == (n, m)
+    assert compare(outputs["copy"], copy_ref, W.tolerance).passed
+    assert compare(outputs["naive"], transpose_ref, W.tolerance).passed
+    assert not compare(outputs["naive"], copy_ref, W.tolerance).passed
+    assert not compare(outputs["copy"], transpose_ref, W.tolerance).passed
