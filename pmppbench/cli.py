@@ -60,6 +60,8 @@ Force = typer.Option(False, "--force", help="Overwrite --out if it exists.")
 VariantsOpt = typer.Option(None, "--variants", help="Comma-separated subset of variants to run.")
 Warmup = typer.Option(None, "--warmup", help="Override the protocol's warmup calls.")
 Batches = typer.Option(None, "--batches", help="Override the protocol's number of batches.")
+FlushL2 = typer.Option(False, "--flush-l2", help="Cold-cache timing: flush L2 before every call and time each "
+                       "call with its own events (default: hot, back-to-back calls).")
 
 
 def _positive(name: str, value: Optional[int]) -> None:
@@ -86,7 +88,7 @@ def _pick_variants(workload, spec: Optional[str]):
     return [workload.variant(name.strip()) for name in spec.split(",") if name.strip()]
 
 
-def _protocol(workload, reps=None, warmup=None, batches=None):
+def _protocol(workload, reps=None, warmup=None, batches=None, flush_l2=False):
     """PROTOCOL.md's defaults for the workload, with the user's overrides."""
     from dataclasses import replace  # noqa: PLC0415
 
@@ -101,6 +103,11 @@ def _protocol(workload, reps=None, warmup=None, batches=None):
         protocol = replace(protocol, warmup=warmup)
     if batches is not None:
         protocol = replace(protocol, batches=batches)
+    if flush_l2:
+        if protocol.timer != "events":
+            raise UsageError(f"--flush-l2 does not apply to {workload.name}: its timing already includes "
+                             "host transfers")
+        protocol = replace(protocol, timer="cold")
     return protocol
 
 
@@ -147,12 +154,12 @@ def _fail_if_bad(rows) -> None:
 
 def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_only: bool, seed: int,
           out: Optional[Path], force: bool, variants: Optional[str], warmup: Optional[int] = None,
-          batches: Optional[int] = None) -> None:
+          batches: Optional[int] = None, flush_l2: bool = False) -> None:
     """The one path every workload command takes."""
     from pmppbench import report, runner  # noqa: PLC0415
 
     workload = workloads.get(workload_name)
-    protocol = _protocol(workload, reps, warmup, batches)
+    protocol = _protocol(workload, reps, warmup, batches, flush_l2)
     chosen = _pick_variants(workload, variants)
     for shape in shapes:
         workload.validate(shape)
@@ -170,6 +177,7 @@ def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_
     finally:
         if rows:
             report.print_table(console, rows, title=workload.title, caption=_caption(workload, protocol, check_only))
+            report.print_warnings(console, rows)
             if out:
                 report.write_results(out, rows, meta)
                 console.print(f"wrote {out}")
@@ -199,10 +207,12 @@ def vecadd(
     reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 100)."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+    flush_l2: bool = FlushL2,
 ):
     """Vector add C = A + B: scalar, float4, grid_stride (12 bytes per element)."""
     bench("vecadd", _shapes("vecadd", {"n": n}, check_only), reps=reps, check_only=check_only, seed=seed,
-          out=out, force=force, variants=variants, warmup=warmup, batches=batches)
+          out=out, force=force, variants=variants, warmup=warmup, batches=batches,
+          flush_l2=flush_l2)
 
 
 @app.command()
@@ -212,10 +222,12 @@ def transpose(
     reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 20)."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+    flush_l2: bool = FlushL2,
 ):
     """Matrix transpose B = A^T: copy, naive, shared32, padded33, coarsened (8*M*N bytes)."""
     bench("transpose", _shapes("transpose", {"m": m, "n": n}, check_only), reps=reps, check_only=check_only,
-          seed=seed, out=out, force=force, variants=variants, warmup=warmup, batches=batches)
+          seed=seed, out=out, force=force, variants=variants, warmup=warmup, batches=batches,
+          flush_l2=flush_l2)
 
 
 @app.command()
@@ -226,10 +238,12 @@ def gemm(
     reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 20)."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+    flush_l2: bool = FlushL2,
 ):
     """FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it."""
     bench("gemm", _shapes("gemm", {"m": m, "n": n, "k": k}, check_only), reps=reps, check_only=check_only,
-          seed=seed, out=out, force=force, variants=variants, warmup=warmup, batches=batches)
+          seed=seed, out=out, force=force, variants=variants, warmup=warmup, batches=batches,
+          flush_l2=flush_l2)
 
 
 def _int_list(option: str, text: Optional[str]) -> Optional[list[int]]:
@@ -252,6 +266,7 @@ def stencil(
                                          "(default 32; with --check-only: 1,2,32,64)."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+    flush_l2: bool = FlushL2,
 ):
     """1D stencil y[i] = mean(x[i-R..i+R]): naive, shared (halo tile), coarsened."""
     radii = _int_list("--radius", radius)
@@ -264,7 +279,8 @@ def stencil(
         shapes = [{**s, "radius": r} for r in radii for s in base]
         shapes = list({tuple(sorted(s.items())): s for s in shapes}.values())
     bench("stencil", shapes, reps=reps, check_only=check_only, seed=seed, out=out, force=force,
-          variants=variants, warmup=warmup, batches=batches)
+          variants=variants, warmup=warmup, batches=batches,
+          flush_l2=flush_l2)
 
 
 @app.command()
@@ -275,6 +291,7 @@ def stream(
     chunks: Optional[int] = typer.Option(None, "--chunks", help="Number of chunks (default 3)."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
+    flush_l2: bool = FlushL2,
 ):
     """CUDA streams: upload / kernel / download of chunks on 1 vs 3 streams, plus an event dependency."""
     counts = _int_list("--streams", streams)
@@ -288,7 +305,7 @@ def stream(
         extra["chunks"] = chunks
     bench("stream", _shapes("stream", {"chunk": chunk, "terms": terms}, check_only, extra), reps=None,
           check_only=check_only, seed=seed, out=out, force=force, variants=variants, warmup=warmup,
-          batches=batches)
+          batches=batches, flush_l2=flush_l2)
 
 
 @app.command("all")
@@ -300,6 +317,7 @@ def all_cmd(
     check_only: bool = typer.Option(False, "--check-only", help="Check every variant on the config's shapes; no timing."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the random inputs (default: the config's, else 0)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or tables; only errors and the summary line."),
+    flush_l2: bool = FlushL2,
 ):
     """Every workload and variant on the sizes of a config; rows are written as they finish."""
     from pmppbench import config as cfg_mod  # noqa: PLC0415
@@ -310,7 +328,8 @@ def all_cmd(
     cfg = cfg_mod.load(config, only_list)  # validated whole before any GPU work
     out = _out_path(out, force)
     seed = cfg.seed if seed is None else seed
-    protocols = {p.name: _protocol(workloads.get(p.name), p.reps, p.warmup, p.batches) for p in cfg.plans}
+    protocols = {p.name: _protocol(workloads.get(p.name), p.reps, p.warmup, p.batches,
+                                   flush_l2 and workloads.get(p.name).name != "stream") for p in cfg.plans}
     import uuid  # noqa: PLC0415
 
     run_id = uuid.uuid4().hex[:8]
@@ -368,6 +387,7 @@ def all_cmd(
             w = workloads.get(name)
             report.print_table(console, [r for r in rows if r.workload == name], title=w.title,
                                caption=_caption(w, protocols[name], check_only))
+        report.print_warnings(console, rows)
     passed = sum(r.check == "PASS" for r in rows)
     console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")
                   + (" (interrupted: finished rows kept)" if interrupted else ""))

@@ -24,7 +24,7 @@ class Protocol:
     batches: int
     reps: int
     alternate: bool = False
-    timer: str = "events"  # "events" (CUDA events around the launches) or "host"
+    timer: str = "events"  # "events" (hot: back-to-back calls), "cold" (L2 flushed per call) or "host"
 
     def with_reps(self, reps: int | None) -> "Protocol":
         return self if reps is None else replace(self, reps=reps)
@@ -86,6 +86,35 @@ class EventTimer:
         return self._cp.cuda.get_elapsed_time(self._start, self._end) / reps
 
 
+class ColdTimer:
+    """nvbench-style "cold" timing: L2 is flushed before every call, each call has its own events.
+
+    The flush writes a buffer twice the L2 size (outside the timed region), so every call
+    starts with its inputs in device memory rather than cache. Reported per-call times are
+    the mean of the call times of the batch.
+    """
+
+    def __init__(self, l2_bytes: int):
+        from pmppbench.gpu import cupy  # noqa: PLC0415
+
+        cp = cupy()
+        self._cp = cp
+        self._scratch = cp.empty(max(2 * l2_bytes, 1 << 20) // 4, dtype=cp.float32)
+        self._events: list = []
+
+    def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
+        cp = self._cp
+        while len(self._events) < reps:
+            self._events.append((cp.cuda.Event(), cp.cuda.Event()))
+        for start, end in self._events[:reps]:
+            self._scratch.fill(1.0)  # evicts whatever the previous call left in L2
+            start.record()
+            fn()
+            end.record()
+        self._events[reps - 1][1].synchronize()
+        return sum(cp.cuda.get_elapsed_time(s, e) for s, e in self._events[:reps]) / reps
+
+
 class HostTimer:
     """Times a batch of self-synchronizing calls with the host's monotonic clock."""
 
@@ -100,16 +129,23 @@ class HostTimer:
 
 
 def make_timer(protocol: Protocol):
-    return HostTimer() if protocol.timer == "host" else EventTimer()
+    if protocol.timer == "host":
+        return HostTimer()
+    if protocol.timer == "cold":
+        from pmppbench import device  # noqa: PLC0415
+
+        return ColdTimer(device.current().l2_bytes)
+    return EventTimer()
 
 
 def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=None,
-            before_batch: Callable[[], None] | None = None) -> dict[str, Timing]:
+            observer=None) -> dict[str, Timing]:
     """Run the protocol over every variant in `runs` (name -> zero-argument launcher).
 
     Warmup runs for every variant before the first timed batch. Without alternation each
     variant's batches run back to back in the given order; with it, batch b visits the
-    variants in order when b is even and in reverse when b is odd.
+    variants in order when b is even and in reverse when b is odd. An `observer`, if given,
+    has `after(name)` called after every timed batch (clock sampling; outside the timed region).
     """
     timer = timer or make_timer(protocol)
     names = list(runs)
@@ -124,14 +160,14 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
             warm(name)
         for b in range(protocol.batches):
             for name in (names if b % 2 == 0 else reversed(names)):
-                if before_batch:
-                    before_batch()
                 batches[name].append(timer.batch_ms(runs[name], protocol.reps))
+                if observer:
+                    observer.after(name)
     else:
         for name in names:
             warm(name)
             for _ in range(protocol.batches):
-                if before_batch:
-                    before_batch()
                 batches[name].append(timer.batch_ms(runs[name], protocol.reps))
+                if observer:
+                    observer.after(name)
     return {n: Timing.from_batches(batches[n]) for n in names}

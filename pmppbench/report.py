@@ -96,6 +96,12 @@ def print_table(console, rows: list[Result], title: str = "", caption: str = "")
     console.print(table)
 
 
+def print_warnings(console, rows: list[Result]) -> None:
+    for r in rows:
+        for w in r.warnings:
+            console.print(f"[yellow]warning:[/] {w}", highlight=False)
+
+
 # ---- files -------------------------------------------------------------------------
 
 FIELDNAMES = [f.name for f in fields(Result)]
@@ -143,6 +149,9 @@ def markdown_document(rows: list[Result], meta: dict) -> str:
     lines.append("")
     for workload in dict.fromkeys(r.workload for r in rows):
         lines += [f"## {workload}", "", markdown_table([r for r in rows if r.workload == workload])]
+    warnings = [w for r in rows for w in r.warnings]
+    if warnings:
+        lines += ["## warnings", ""] + [f"- {w}" for w in warnings] + [""]
     return "\n".join(lines)
 
 

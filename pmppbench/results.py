@@ -54,6 +54,9 @@ class Result:
     local_bytes: int | None = None
     spill_bytes: int | None = None
     threads_per_block: int | None = None
+    # trust: clocks seen during the batches and the warnings derived from them (noise.py)
+    clocks: dict[str, float | str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
     # context
     error: str = ""
     seed: int | None = None

@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from pmppbench.check import compare
+from pmppbench.clocks import ClockObserver, ClockWatch
 from pmppbench.compile import load_kernels
 from pmppbench.errors import EnvironmentProblem, PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
+from pmppbench.noise import diagnose
 from pmppbench.protocol import Protocol, measure
 from pmppbench.results import Result, fill_relative, now_iso
 from pmppbench.workloads.base import Shape, Variant, Workload
@@ -54,7 +56,6 @@ def run_shape(
     variants: list[Variant] | None = None,
     progress: Progress | None = None,
     run_id: str = "",
-    before_batch: Callable[[], None] | None = None,
 ) -> list[Result]:
     """Check (and time) every variant of one workload on one shape; return its rows."""
     require_device()
@@ -113,9 +114,13 @@ def run_shape(
                 row.intensity_flop_per_byte = t.flops / t.bytes
 
         if not check_only and jobs:
-            timings = measure({n: j.run for n, j in jobs.items()}, protocol, before_batch=before_batch)
+            watch = _clock_watch()
+            observer = ClockObserver(watch) if watch.available else None
+            timings = measure({n: j.run for n, j in jobs.items()}, protocol, observer=observer)
             for name, timing in timings.items():
                 row = rows[name]
+                if observer:
+                    row.clocks = observer.summary(name)
                 row.median_ms, row.min_ms, row.max_ms = timing.median_ms, timing.min_ms, timing.max_ms
                 row.spread_pct = 100.0 * timing.spread
                 row.batch_means_ms = list(timing.batch_means_ms)
@@ -129,12 +134,24 @@ def run_shape(
             out_rows = list(rows.values())
             fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
             workload.annotate(shape, ctx, out_rows)
+            for row in out_rows:
+                row.warnings = diagnose(row)
     finally:
         workload.teardown(ctx)
         del ctx
         gc.collect()
         cp.get_default_memory_pool().free_all_blocks()
     return list(rows.values())
+
+
+_WATCH: list[ClockWatch] = []
+
+
+def _clock_watch() -> ClockWatch:
+    """One NVML handle per process."""
+    if not _WATCH:
+        _WATCH.append(ClockWatch())
+    return _WATCH[0]
 
 
 def _fill_resources(row: Result, job) -> None:

@@ -1,0 +1,79 @@
+"""SM / memory clocks, temperature and throttle reasons through NVML, read around batches.
+
+Read only: pmppbench never changes clocks. NVML comes from the optional nvidia-ml-py package
+(`pip install 'pmppbench[nvml]'`); without it rows simply carry no clock data.
+"""
+
+from __future__ import annotations
+
+# NVML clock-event (throttle) reason bits that mean "the GPU was held back". Idle, application
+# clock settings and sync boost are not slowdowns of a running kernel.
+SLOWDOWN_REASONS = {
+    0x4: "software power cap",
+    0x8: "hardware slowdown",
+    0x20: "software thermal slowdown",
+    0x40: "hardware thermal slowdown",
+    0x80: "power brake",
+}
+
+
+def reason_names(bits: int) -> list[str]:
+    return [name for bit, name in SLOWDOWN_REASONS.items() if bits & bit]
+
+
+class ClockWatch:
+    """NVML handle for the current CUDA device; `available` is False when NVML is missing."""
+
+    def __init__(self):
+        self.available = False
+        try:
+            import pynvml  # noqa: PLC0415
+
+            from pmppbench.gpu import cupy  # noqa: PLC0415
+
+            pynvml.nvmlInit()
+            bus_id = cupy().cuda.Device().pci_bus_id
+            self._h = pynvml.nvmlDeviceGetHandleByPciBusId_v2(bus_id.encode() if isinstance(bus_id, str) else bus_id)
+            self._nv = pynvml
+            self.max_sm_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._h, pynvml.NVML_CLOCK_SM))
+            self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+                pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
+            self.available = True
+        except Exception:  # no NVML library, no permission, a MIG slice...
+            self.available = False
+
+    def sample(self) -> dict:
+        nv, h = self._nv, self._h
+        return {
+            "sm_mhz": float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
+            "mem_mhz": float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
+            "temp_c": float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
+            "reasons": int(self._reasons(h)),
+        }
+
+
+class ClockObserver:
+    """Samples clocks after every timed batch, per variant (a `measure` observer)."""
+
+    def __init__(self, watch: ClockWatch):
+        self.watch = watch
+        self.samples: dict[str, list[dict]] = {}
+
+    def after(self, name: str) -> None:
+        self.samples.setdefault(name, []).append(self.watch.sample())
+
+    def summary(self, name: str) -> dict:
+        s = self.samples.get(name)
+        if not s:
+            return {}
+        bits = 0
+        for x in s:
+            bits |= x["reasons"]
+        return {
+            "sm_mhz_min": min(x["sm_mhz"] for x in s),
+            "sm_mhz_max": max(x["sm_mhz"] for x in s),
+            "sm_mhz_max_supported": self.watch.max_sm_mhz,
+            "mem_mhz_min": min(x["mem_mhz"] for x in s),
+            "temp_c_max": max(x["temp_c"] for x in s),
+            "throttle_reasons": ", ".join(reason_names(bits)),
+        }

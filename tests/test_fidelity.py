@@ -1,0 +1,87 @@
+"""pmppbench's protocol against independent timers (triton's do_bench, cupyx's benchmark).
+
+For operations longer than 0.1 ms the medians must agree within 3%. Skips cleanly when the
+GPU or the other tools are absent.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+import pytest
+
+from pmppbench.protocol import Protocol, measure
+
+AGREEMENT = 0.03
+
+
+def _operations():
+    import cupy as cp
+
+    from pmppbench import workloads
+    from pmppbench.compile import load_kernels
+
+    rng = cp.random.default_rng(0)
+    a = rng.standard_normal((4096, 4096), dtype=cp.float32)
+    b = rng.standard_normal((4096, 4096), dtype=cp.float32)
+    c = cp.empty_like(a)
+    src = rng.standard_normal(1 << 28, dtype=cp.float32)  # 1 GiB
+    dst = cp.empty_like(src)
+    w = workloads.get("vecadd")
+    shape = {"n": 1 << 28}
+    inputs = {"a": cp.asnumpy(src), "b": cp.asnumpy(src)}
+    ctx = w.setup(shape, inputs, load_kernels("vecadd", w.kernel_names()))
+    job = w.job(w.variant("float4"), shape, ctx)
+    return {
+        "cublas_sgemm_4096": lambda: cp.matmul(a, b, out=c),
+        "memcpy_d2d_1GiB": lambda: dst.data.copy_from_device_async(src.data, src.nbytes),
+        "vecadd_float4_2^28": job.run,
+    }
+
+
+@pytest.mark.gpu
+def test_protocol_agrees_with_triton_do_bench():
+    testing = pytest.importorskip("triton.testing")
+    ops = _operations()
+    ours = measure(ops, Protocol(warmup=3, batches=5, reps=20))
+    report = []
+    for name, fn in ops.items():
+        theirs = testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+        mine = ours[name].median_ms
+        report.append(f"{name}: pmppbench {mine:.4f} ms, do_bench {theirs:.4f} ms")
+        assert mine > 0.1
+        assert abs(mine / theirs - 1) < AGREEMENT, "\n".join(report)
+    print("\n".join(report))
+
+
+@pytest.mark.gpu
+def test_protocol_agrees_with_cupyx_benchmark():
+    profiler = pytest.importorskip("cupyx.profiler")
+    ops = _operations()
+    ours = measure(ops, Protocol(warmup=3, batches=5, reps=20))
+    report = []
+    for name, fn in ops.items():
+        result = profiler.benchmark(fn, n_repeat=50, n_warmup=5)
+        theirs = statistics.median(np.asarray(result.gpu_times).reshape(-1)) * 1e3
+        mine = ours[name].median_ms
+        report.append(f"{name}: pmppbench {mine:.4f} ms, cupyx {theirs:.4f} ms")
+        assert abs(mine / theirs - 1) < AGREEMENT, "\n".join(report)
+    print("\n".join(report))
+
+
+@pytest.mark.gpu
+def test_cold_timer_is_not_faster_than_hot_for_a_cache_sized_copy():
+    """A 16 MiB copy fits in L2: hot timing sees the cache, --flush-l2 must not."""
+    import cupy as cp
+
+    from pmppbench import device
+    from pmppbench.protocol import ColdTimer, EventTimer
+
+    src = cp.ones(4 << 20, dtype=cp.float32)
+    dst = cp.empty_like(src)
+    fn = {"copy": lambda: dst.data.copy_from_device_async(src.data, src.nbytes)}
+    p = Protocol(warmup=3, batches=5, reps=20)
+    hot = measure(fn, p, timer=EventTimer())["copy"].median_ms
+    cold = measure(fn, p, timer=ColdTimer(device.current().l2_bytes))["copy"].median_ms
+    assert cold >= hot * 0.95, (hot, cold)

@@ -1,0 +1,50 @@
+"""Warning rules on synthetic batch data (issue: measurement fidelity)."""
+
+from __future__ import annotations
+
+from pmppbench.clocks import reason_names
+from pmppbench.noise import diagnose
+from pmppbench.results import Result
+
+
+def row(means, **kw):
+    med = sorted(means)[len(means) // 2]
+    spread = 100 * (max(means) - min(means)) / med
+    return Result("gemm", "tiled32", "1024x1024x1024", median_ms=med, min_ms=min(means), max_ms=max(means),
+                  spread_pct=spread, batch_means_ms=list(means), **kw)
+
+
+def test_quiet_measurement_has_no_warnings():
+    assert diagnose(row([1.00, 1.01, 0.99, 1.00, 1.00])) == []
+
+
+def test_untimed_row_has_no_warnings():
+    assert diagnose(Result("gemm", "naive", "1x1x1", check="FAIL")) == []
+
+
+def test_spread_above_threshold_warns_with_advice():
+    (w,) = diagnose(row([1.0, 1.0, 1.2, 1.0, 0.95]))
+    assert "spread" in w and "--batches" in w
+
+
+def test_short_kernel_warns():
+    ws = diagnose(row([0.004, 0.004, 0.004, 0.004, 0.004]))
+    assert any("launch overhead" in w and "larger shape" in w for w in ws)
+
+
+def test_slow_first_batch_asks_for_more_warmup():
+    ws = diagnose(row([1.5, 1.0, 1.0, 1.01, 0.99]))
+    assert any("first batch" in w and "--warmup" in w for w in ws)
+
+
+def test_clock_sag_and_throttle_reasons_warn():
+    ws = diagnose(row([1.0] * 5, clocks={"sm_mhz_min": 1400.0, "sm_mhz_max_supported": 1980.0,
+                                         "throttle_reasons": "software power cap"}))
+    assert any("1400 MHz" in w for w in ws) and any("software power cap" in w for w in ws)
+    assert diagnose(row([1.0] * 5, clocks={"sm_mhz_min": 1950.0, "sm_mhz_max_supported": 1980.0,
+                                           "throttle_reasons": ""})) == []
+
+
+def test_reason_bits_ignore_idle_and_sync_boost():
+    assert reason_names(0x1 | 0x10) == []
+    assert reason_names(0x4 | 0x40) == ["software power cap", "hardware thermal slowdown"]
