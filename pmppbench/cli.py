@@ -136,11 +136,12 @@ def _git_revision() -> str:
     return f"{rev}-dirty" if rev and dirty else rev
 
 
-def _caption(workload, protocol, check_only: bool) -> str:
+def _caption(rows, protocol, check_only: bool) -> str:
     from pmppbench import device  # noqa: PLC0415
 
     d = device.current()
-    what = f"check only · {workload.tolerance.describe()}" if check_only else protocol.describe()
+    tolerances = "; ".join(dict.fromkeys(r.tolerance for r in rows if r.tolerance))
+    what = f"check only · {tolerances}" if check_only else protocol.describe()
     return f"{d.name} ({d.arch}) · {what}"
 
 
@@ -176,7 +177,7 @@ def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_
                 rows.append(row)
     finally:
         if rows:
-            report.print_table(console, rows, title=workload.title, caption=_caption(workload, protocol, check_only))
+            report.print_table(console, rows, title=workload.title, caption=_caption(rows, protocol, check_only))
             report.print_warnings(console, rows)
             if out:
                 report.write_results(out, rows, meta)
@@ -385,8 +386,8 @@ def all_cmd(
     if not quiet:
         for name in dict.fromkeys(r.workload for r in rows):
             w = workloads.get(name)
-            report.print_table(console, [r for r in rows if r.workload == name], title=w.title,
-                               caption=_caption(w, protocols[name], check_only))
+            mine = [r for r in rows if r.workload == name]
+            report.print_table(console, mine, title=w.title, caption=_caption(mine, protocols[name], check_only))
         report.print_warnings(console, rows)
     passed = sum(r.check == "PASS" for r in rows)
     console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")

@@ -67,8 +67,9 @@ def run_shape(
     dev = device.current()
     ensure_memory(workload, shape)
 
+    tolerance = workload.tolerance_for(shape)
     rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=dev.name,
-                           run_id=run_id, timestamp=now_iso(), tolerance=workload.tolerance.describe())
+                           run_id=run_id, timestamp=now_iso(), tolerance=tolerance.describe())
             for v in variants}
 
     names = [v.kernel for v in variants if v.kernel]
@@ -100,7 +101,7 @@ def run_shape(
             key = workload.reference_key(v)
             if key not in references:
                 references[key] = workload.reference(shape, inputs, v)
-            result = compare(out, references[key], workload.tolerance)
+            result = compare(out, references[key], tolerance)
             row.check = result.status
             row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
             if result.passed:

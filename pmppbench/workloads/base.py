@@ -82,6 +82,10 @@ class Workload:
     roof: str | None = None  # "% of" column: each variant's rate / this variant's rate
     rate: str = "GB/s"  # the headline rate column: "GB/s" or "GFLOP/s"
 
+    def tolerance_for(self, shape: Shape) -> Tolerance:
+        """The check rule for one shape (default: the class's; the stream's bound grows with TERMS)."""
+        return self.tolerance
+
     # ---- shapes -------------------------------------------------------------------
     def default_shape(self) -> Shape:
         raise NotImplementedError

@@ -1,0 +1,463 @@
+"""CUDA streams (the course's 06_stream.cu; seeds/004, "CUDA stream" to "Stream 实测").
+
+An array of CHUNKS x CHUNK input phases goes through upload -> `synthesize` -> download,
+chunk by chunk. Chunks are independent, so on several streams one chunk's copies can run
+while another chunk computes: H2D copies, kernels and D2H copies use different engines.
+Every configuration does the same work; only the stream a chunk is queued on changes:
+
+    streams=S         chunk c on stream c % S, submitted in the course's order: all
+                      uploads, then all kernels, then all downloads, then one wait per stream.
+    event_dependency  add_one on s0, an event recorded on s0, s1 waits on it
+                      (cudaStreamWaitEvent), add_one on s1: the result is input + 2.
+
+Unlike the other workloads, one timed call (Job.run) is a complete pipeline that ends
+synchronized, timed with the host clock (protocol "host"): transfers are the point here.
+Pinned host buffers, device buffers, streams and the event are made outside the timed call
+(setup/job) and released in teardown. After timing, annotate() measures each stage alone
+for one chunk and adds the overlap model: the ideal pipelined time those stages imply.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pmppbench.check import Tolerance
+from pmppbench.errors import UsageError
+from pmppbench.gpu import cupy
+from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, grid_1d
+
+BLOCK = 256
+DEFAULT_CHUNK, DEFAULT_TERMS, DEFAULT_CHUNKS, DEFAULT_STREAMS = 1 << 20, 64, 3, (1, 3)
+STAGE_REPEATS = 5  # annotate(): timed repeats of each stage alone, after one warmup
+
+# The check's error model. Per term k the FP32 kernel loses at most (u = 2^-24):
+#   rounding k*x            -> an argument error <= u*k*|x|, i.e. <= u*|x| <= 2*pi*u after /k
+#   sinf (2 ulp, |sin| < 1) -> <= 2u;   the division by k -> <= u/2;
+#   adding to |sum| < 1.86  -> <= u (the partial sums of this series stay below 1.852).
+# That is <= 9.8u per term, so |out - ref| <= TERMS * 10u = TERMS * 6e-7. The observed
+# error is about TERMS * 1.1u (simulated in FP32 on the CPU), well inside the bound.
+ATOL_PER_TERM = 6e-7
+# A missing (or extra) last term changes y by sin(TERMS*x)/TERMS, up to 1/TERMS over random
+# phases. The check can only tell that apart from rounding while 1/TERMS > TERMS * 6e-7,
+# i.e. TERMS < ~1290; 1024 keeps a margin, and TERMS beyond it are refused.
+MAX_TERMS = 1024
+# FLOPs per term: the multiply k*x, the sinf (counted as one operation, though it is a
+# short polynomial after range reduction), the division by k and the add.
+FLOPS_PER_TERM = 4
+
+EVENT = Variant("event_dependency", "add_one",
+                "add_one on s0, event recorded, s1 waits on it (cudaStreamWaitEvent), add_one on s1")
+_PREFIX = "streams="
+
+
+def pipeline_variant(count: int) -> Variant:
+    """The configuration that queues chunk c on stream c % count."""
+    how = "one stream: every copy and kernel in one queue" if count == 1 else \
+        f"chunk c on stream c % {count}: one chunk's copies can overlap another's kernel"
+    return Variant(f"{_PREFIX}{count}", "synthesize", how)
+
+
+def stream_count(name: str) -> int | None:
+    """The S of a "streams=S" variant name; None for any other name."""
+    digits = name[len(_PREFIX):] if name.startswith(_PREFIX) else ""
+    return int(digits) if digits.isascii() and digits.isdigit() and int(digits) > 0 else None
+
+
+@dataclass(frozen=True)
+class Config:
+    """A shape with the defaults filled in."""
+
+    chunk: int
+    terms: int
+    chunks: int
+    streams: tuple[int, ...]
+
+    @classmethod
+    def of(cls, shape) -> "Config":
+        return cls(shape["chunk"], shape["terms"], shape.get("chunks", DEFAULT_CHUNKS),
+                   tuple(shape.get("streams", DEFAULT_STREAMS)))
+
+    @property
+    def n(self) -> int:
+        return self.chunk * self.chunks
+
+
+# ---- the CPU side: reference and overlap model ----------------------------------------
+
+def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 15) -> np.ndarray:
+    """y = sum_{k=1..terms} sin(k*x)/k in float64.
+
+    sin(k*x) comes from z^k with z = e^{ix} (one complex multiply per term instead of a
+    sine; the rounding grows like k * 1e-16, far below the FP32 error being checked).
+    Processed in blocks so the temporaries stay in cache.
+    """
+    x = np.asarray(x)
+    out = np.empty(x.size, dtype=np.float64)
+    term = np.empty(min(block, x.size))
+    for lo in range(0, x.size, block):
+        xb = x[lo:lo + block].astype(np.float64)
+        step = np.exp(1j * xb)
+        z = np.ones_like(step)
+        acc = out[lo:lo + xb.size]
+        acc[:] = 0.0
+        t = term[:xb.size]
+        for k in range(1, terms + 1):
+            z *= step  # e^{ikx}
+            np.divide(z.imag, k, out=t)
+            acc += t
+    return out.reshape(x.shape)
+
+
+def ideal_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: float, d2h_ms: float) -> float:
+    """The time the course's submission order would take on an ideal GPU.
+
+    Each chunk is an upload, a kernel and a download; a stage may start once the previous
+    operation queued on its stream has finished (streams keep order) and its engine is
+    free: one H2D copy engine, the SMs running one chunk's kernel at a time, and one D2H
+    copy engine (separate from the H2D one on H200). Whichever waiting operation could
+    start earliest goes first, as the hardware's queues would. No submission or launch
+    overhead is counted. One stream gives chunks * (h2d + kernel + d2h); with a stream per
+    chunk it is h2d + kernel + d2h + (chunks - 1) * max(stage), the pipeline bound.
+    """
+    stage_ms = {"h2d": h2d_ms, "kernel": kernel_ms, "d2h": d2h_ms}
+    queues: list[list[tuple[int, str]]] = [[] for _ in range(streams)]  # (submission index, stage)
+    order = [(stage, c) for stage in stage_ms for c in range(chunks)]  # uploads, kernels, downloads
+    for i, (stage, c) in enumerate(order):
+        queues[c % streams].append((i, stage))
+    stream_free = [0.0] * streams
+    engine_free = dict.fromkeys(stage_ms, 0.0)
+    end = 0.0
+    while any(queues):
+        # (earliest start, submission index, stream) of each stream's next operation;
+        # ties go to the one submitted first, as an engine's queue would take them.
+        start, _, s = min((max(stream_free[t], engine_free[q[0][1]]), q[0][0], t)
+                          for t, q in enumerate(queues) if q)
+        _, stage = queues[s].pop(0)
+        stream_free[s] = engine_free[stage] = finish = start + stage_ms[stage]
+        end = max(end, finish)
+    return end
+
+
+# ---- device resources ---------------------------------------------------------------
+
+def alloc_pinned(n: int) -> np.ndarray:
+    """n float32 in page-locked host memory (cudaHostAlloc), as a numpy array.
+
+    Page-locked memory is what lets cudaMemcpyAsync run on a copy engine while the host
+    goes on (pageable memory is staged through a driver buffer, and the copy may wait).
+    Taken directly, not from CuPy's pinned pool, so dropping the array really frees it.
+    """
+    cp = cupy()
+    mem = cp.cuda.PinnedMemory(4 * n)
+    return np.ndarray((n,), dtype=np.float32, buffer=cp.cuda.PinnedMemoryPointer(mem, 0))
+
+
+def new_stream():
+    """cudaStreamCreateWithFlags(cudaStreamNonBlocking): no implicit sync with the legacy stream."""
+    return cupy().cuda.Stream(non_blocking=True)
+
+
+@dataclass
+class StreamContext:
+    """Everything setup() takes; teardown() drops it all."""
+
+    kernels: dict
+    h_in: np.ndarray | None = None  # pinned, all chunks
+    h_out: np.ndarray | None = None  # pinned
+    d_in: Any = None
+    d_out: Any = None
+    demo_in: Any = None  # event_dependency: one chunk, x -> tmp -> out
+    demo_tmp: Any = None
+    demo_out: Any = None
+    streams: list = field(default_factory=list)
+    ready: Any = None  # the event s1 waits on
+
+    def grow_streams(self, count: int) -> None:
+        while len(self.streams) < count:
+            self.streams.append(new_stream())
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**20:.1f} MiB"
+
+
+class Streams(Workload):
+    name = "stream"
+    title = "CUDA streams: chunked upload / synthesize / download, 1 vs 3 streams (FP32)"
+    dims = ("chunk", "terms")
+    variants = (pipeline_variant(1), pipeline_variant(3), EVENT)  # those of the default shape
+    # One tolerance serves every shape until the runner asks per shape (tolerance_for):
+    # the bound at MAX_TERMS, which still exceeds no 1/TERMS, so a wrong term count fails.
+    tolerance = Tolerance("elementwise", atol=ATOL_PER_TERM * MAX_TERMS)
+    baseline = "streams=1"
+    rate = "GB/s"  # host <-> device bytes (upload + download) over the whole pipeline time
+
+    def tolerance_for(self, shape) -> Tolerance:
+        """The error bound of this shape's TERMS (see ATOL_PER_TERM)."""
+        return Tolerance("elementwise", atol=ATOL_PER_TERM * Config.of(shape).terms)
+
+    # ---- shapes -----------------------------------------------------------------
+    def default_shape(self):
+        return {"chunk": DEFAULT_CHUNK, "terms": DEFAULT_TERMS, "chunks": DEFAULT_CHUNKS,
+                "streams": DEFAULT_STREAMS}
+
+    def check_shapes(self):
+        # Chunk sizes that are not multiples of the 256-thread block, a 1-element chunk, one
+        # term (the output is sin x), and 5 chunks on 2 and 3 streams, where c % S wraps
+        # unevenly and one stream carries two chunks.
+        shapes = [{**self.default_shape(), "chunk": c} for c in (1, 1000, 65537, 1 << 20)]
+        shapes.append({**self.default_shape(), "chunk": 1000, "terms": 1})
+        shapes.append({**self.default_shape(), "chunk": 65537, "chunks": 5, "streams": (1, 2, 3)})
+        return shapes
+
+    def label(self, shape):
+        cfg = Config.of(shape)
+        return f"{cfg.chunk}x{cfg.terms} chunks={cfg.chunks}"
+
+    def validate(self, shape):
+        super().validate(shape)  # CHUNK and TERMS positive integers
+        if shape["terms"] > MAX_TERMS:
+            raise UsageError(f"stream: TERMS must be at most {MAX_TERMS}, got {shape['terms']} (beyond it the "
+                             "FP32 rounding of the sum approaches the size of the last term and the check "
+                             "could not tell a missing term)")
+        chunks = shape.get("chunks", DEFAULT_CHUNKS)
+        if not _positive_int(chunks):
+            raise UsageError(f"stream: --chunks must be a positive integer, got {chunks!r}")
+        streams = shape.get("streams", DEFAULT_STREAMS)
+        if isinstance(streams, (str, bytes)) or not hasattr(streams, "__iter__") \
+                or not streams or not all(_positive_int(s) for s in streams):
+            raise UsageError(f"stream: --streams must list positive integers such as 1,3, got {streams!r}")
+
+    def device_bytes(self, shape):
+        cfg = Config.of(shape)
+        return 4 * (2 * cfg.n + 3 * cfg.chunk)  # d_in, d_out; the demo's in, tmp, out
+
+    # ---- variants ---------------------------------------------------------------
+    def variants_for(self, shape):
+        counts = dict.fromkeys(Config.of(shape).streams)  # in order, without repeats
+        return (*(pipeline_variant(s) for s in counts), EVENT)
+
+    def variant(self, name):
+        if name == EVENT.name:
+            return EVENT
+        count = stream_count(name)
+        if count is None:
+            raise UsageError(f"stream: unknown variant {name!r}; choose streams=S (S >= 1) or {EVENT.name}")
+        return pipeline_variant(count)
+
+    def kernel_names(self):
+        return ["synthesize", "add_one"]
+
+    # ---- data -------------------------------------------------------------------
+    def make_inputs(self, shape, rng):
+        # Phases in [0, 2*pi): k*x stays below TERMS * 2*pi, where sinf is accurate and the
+        # error bound above holds (the seed used (i % 1024) * 0.006, i.e. [0, 6.14)).
+        cfg = Config.of(shape)
+        return {"x": rng.uniform(0.0, 2 * math.pi, cfg.n).astype(np.float32)}
+
+    def reference_key(self, variant):
+        return variant.kernel
+
+    def reference(self, shape, inputs, variant):
+        cfg = Config.of(shape)
+        if variant.name == EVENT.name:  # two FP32 adds, rounded exactly as on the GPU
+            one = np.float32(1)
+            return (inputs["x"][:cfg.chunk] + one) + one
+        return synthesize_reference(inputs["x"], cfg.terms)  # compare() rounds it to FP32
+
+    def setup(self, shape, inputs, kernels):
+        """Pinned host buffers, device buffers, the streams and the event: all outside the timing.
+
+        The runner calls teardown() only for a setup that returned, so a failure halfway
+        releases what was already taken here before it propagates.
+        """
+        cp = cupy()
+        cfg = Config.of(shape)
+        ctx = StreamContext(kernels=kernels)
+        try:
+            ctx.h_in = self._pinned(cfg.n, "input", shape)
+            ctx.h_out = self._pinned(cfg.n, "output", shape)
+            ctx.h_in[:] = inputs["x"]
+            try:
+                ctx.d_in = cp.empty(cfg.n, dtype=cp.float32)
+                ctx.d_out = cp.empty(cfg.n, dtype=cp.float32)
+                ctx.demo_in = cp.asarray(inputs["x"][:cfg.chunk])
+                ctx.demo_tmp = cp.empty(cfg.chunk, dtype=cp.float32)
+                ctx.demo_out = cp.empty(cfg.chunk, dtype=cp.float32)
+            except cp.cuda.memory.OutOfMemoryError as exc:
+                raise UsageError(f"stream {self.label(shape)}: out of device memory ({exc}); "
+                                 "choose a smaller CHUNK or --chunks") from exc
+            ctx.grow_streams(max(*cfg.streams, 2))  # the event demo needs s0 and s1
+            ctx.ready = cp.cuda.Event(block=False, disable_timing=True)  # a marker, not a timer
+            # demo_in was uploaded on the legacy default stream, which non-blocking streams
+            # do not wait for: finish it before any of them reads the buffer.
+            cp.cuda.Device().synchronize()
+        except BaseException:
+            self.teardown(ctx)
+            raise
+        return ctx
+
+    def _pinned(self, n: int, what: str, shape) -> np.ndarray:
+        cp = cupy()
+        try:
+            return alloc_pinned(n)
+        except (cp.cuda.runtime.CUDARuntimeError, MemoryError) as exc:
+            raise UsageError(f"stream {self.label(shape)}: could not allocate {4 * n} bytes ({_mib(4 * n)}) "
+                             f"of pinned host memory for the {what} ({exc}); choose a smaller CHUNK or --chunks"
+                             ) from exc
+
+    def teardown(self, ctx):
+        """Drop the streams, the event and the pinned buffers.
+
+        CuPy's Stream and Event and the PinnedMemory behind h_in/h_out free their handle
+        (cudaStreamDestroy, cudaEventDestroy, cudaFreeHost) when the last reference goes;
+        the jobs reach them only through ctx, so clearing ctx is the release. Streams are
+        drained first so no copy is still writing into pinned memory being freed.
+        """
+        cp = cupy()
+        for s in ctx.streams:
+            try:
+                s.synchronize()
+            except cp.cuda.runtime.CUDARuntimeError:
+                pass  # a device in an error state must not stop the release; the run reports the error
+        ctx.streams.clear()
+        ctx.ready = None
+        ctx.h_in = ctx.h_out = None
+        ctx.d_in = ctx.d_out = ctx.demo_in = ctx.demo_tmp = ctx.demo_out = None
+
+    # ---- jobs -------------------------------------------------------------------
+    def job(self, variant, shape, ctx):
+        cfg = Config.of(shape)
+        if variant.name == EVENT.name:
+            return self._event_job(cfg, ctx)
+        count = stream_count(variant.name)
+        if count is None:
+            raise UsageError(f"stream: unknown variant {variant.name!r}")
+        return self._pipeline_job(cfg, count, ctx)
+
+    @staticmethod
+    def _chunk_launches(cfg: Config, ctx: StreamContext) -> list[Launch]:
+        """synthesize on each chunk: the kernel gets the chunk's start, indices 0..chunk-1."""
+        kernel, n = ctx.kernels["synthesize"], cfg.chunk
+        return [Launch(kernel, grid_1d(n, BLOCK), (BLOCK,),
+                       (ctx.d_in[c * n:(c + 1) * n], ctx.d_out[c * n:(c + 1) * n], np.uint64(n), np.int32(cfg.terms)))
+                for c in range(cfg.chunks)]
+
+    def _pipeline_job(self, cfg: Config, count: int, ctx: StreamContext) -> Job:
+        cp = cupy()
+        rt = cp.cuda.runtime
+        ctx.grow_streams(count)
+        nbytes = 4 * cfg.chunk
+        # Raw addresses, so the timed call does no array slicing (the course passes h_in + offset).
+        offsets = [c * nbytes for c in range(cfg.chunks)]
+        h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
+        d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
+        launches = self._chunk_launches(cfg, ctx)
+
+        def run():  # the course's run_pipeline
+            streams = ctx.streams
+            for c, off in enumerate(offsets):  # all uploads first
+                rt.memcpyAsync(d_in + off, h_in + off, nbytes, rt.memcpyHostToDevice, streams[c % count].ptr)
+            for c, launch in enumerate(launches):  # then all kernels
+                launch(streams[c % count])
+            for c, off in enumerate(offsets):  # then all downloads
+                rt.memcpyAsync(h_out + off, d_out + off, nbytes, rt.memcpyDeviceToHost, streams[c % count].ptr)
+            for s in streams[:count]:  # everything is queued: now wait, once per stream
+                s.synchronize()
+
+        def poison():
+            # Both ends: a chunk never computed downloads NaN, a chunk never downloaded stays NaN.
+            ctx.d_out.fill(np.nan)
+            ctx.h_out.fill(np.nan)
+            cp.cuda.Device().synchronize()  # the fill ran on the legacy stream; the streams won't wait for it
+
+        return Job(run=run, output=lambda: ctx.h_out.copy(), poison=poison, launch=launches[0])
+
+    def _event_job(self, cfg: Config, ctx: StreamContext) -> Job:
+        cp = cupy()
+        kernel, n = ctx.kernels["add_one"], cfg.chunk
+        grid = grid_1d(n, BLOCK)
+        first = Launch(kernel, grid, (BLOCK,), (ctx.demo_in, ctx.demo_tmp, np.uint64(n)))
+        second = Launch(kernel, grid, (BLOCK,), (ctx.demo_tmp, ctx.demo_out, np.uint64(n)))
+
+        def run():
+            s0, s1 = ctx.streams[0], ctx.streams[1]
+            first(s0)
+            ctx.ready.record(s0)  # cudaEventRecord(ready, s0): marks the end of the first add_one
+            s1.wait_event(ctx.ready)  # cudaStreamWaitEvent(s1, ready, 0): the GPU waits, the host goes on
+            second(s1)
+            s1.synchronize()
+
+        def poison():
+            # tmp too: without the wait, the second add_one could read it before the first
+            # wrote it, and NaN + 1 fails the check.
+            ctx.demo_tmp.fill(np.nan)
+            ctx.demo_out.fill(np.nan)
+            cp.cuda.Device().synchronize()
+
+        return Job(run=run, output=lambda: ctx.demo_out.get(), poison=poison, launch=first)
+
+    # ---- model ------------------------------------------------------------------
+    def traffic(self, shape, variant):
+        cfg = Config.of(shape)
+        if variant.name == EVENT.name:  # two passes, each reading and writing 4 bytes per element
+            return Traffic(bytes=16 * cfg.chunk, flops=2 * cfg.chunk)
+        # Every element is uploaded and downloaded once: 4 + 4 bytes over the host link.
+        return Traffic(bytes=8 * cfg.n, flops=FLOPS_PER_TERM * cfg.terms * cfg.n)
+
+    def annotate(self, shape, ctx, rows):
+        """The overlap model: each stage timed alone for one chunk, and the ideal it implies."""
+        for row in rows:
+            if row.variant == EVENT.name:  # a dependency demo, not a pipeline: no speedup vs 1 stream
+                row.speedup, row.speedup_vs = None, ""
+        timed = [r for r in rows if r.median_ms and stream_count(r.variant)]
+        if not timed:
+            return
+        cfg = Config.of(shape)
+        h2d, kernel, d2h = self._stage_ms(cfg, ctx)
+        for row in timed:
+            ideal = ideal_pipeline_ms(cfg.chunks, stream_count(row.variant), h2d, kernel, d2h)
+            row.model.update({"h2d_ms": h2d, "kernel_ms": kernel, "d2h_ms": d2h, "ideal_ms": ideal,
+                              "pct_of_ideal": 100.0 * ideal / row.median_ms})
+
+    def _stage_ms(self, cfg: Config, ctx: StreamContext) -> tuple[float, float, float]:
+        """Median time of chunk 0's upload, kernel and download, each alone, between CUDA events."""
+        cp = cupy()
+        rt = cp.cuda.runtime
+        s = ctx.streams[0]
+        nbytes = 4 * cfg.chunk
+        launch = self._chunk_launches(cfg, ctx)[0]
+        h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
+        d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
+        stages = (
+            lambda: rt.memcpyAsync(d_in, h_in, nbytes, rt.memcpyHostToDevice, s.ptr),
+            lambda: launch(s),
+            lambda: rt.memcpyAsync(h_out, d_out, nbytes, rt.memcpyDeviceToHost, s.ptr),
+        )
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+
+        def median_ms(stage):
+            stage()  # warmup
+            times = []
+            for _ in range(STAGE_REPEATS):
+                start.record(s)
+                stage()
+                end.record(s)
+                end.synchronize()
+                times.append(cp.cuda.get_elapsed_time(start, end))
+            return statistics.median(times)
+
+        h2d, kernel, d2h = (median_ms(stage) for stage in stages)
+        return h2d, kernel, d2h
+
+
+def _positive_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0
+
+
+WORKLOAD = Streams()
