@@ -116,7 +116,11 @@ def _run_meta(seed: int, **extra) -> dict:
     from pmppbench import device  # noqa: PLC0415
     from pmppbench.results import now_iso  # noqa: PLC0415
 
-    return {**device.current().metadata(), "timestamp": now_iso(), "git_revision": _git_revision(),
+    from pmppbench import roofline  # noqa: PLC0415
+
+    dev = device.current()
+    return {**dev.metadata(), "ceilings": roofline.ceilings_meta(roofline.ceilings_for(dev)),
+            "timestamp": now_iso(), "git_revision": _git_revision(),
             "command": "pmppbench " + " ".join(sys.argv[1:]), "seed": seed, **extra}
 
 
@@ -418,11 +422,14 @@ def report_cmd(
 # ---- tools -----------------------------------------------------------------------
 
 @app.command()
-def info():
-    """The GPU's facts and theoretical ceilings (PMPP 5.1's roofline numbers)."""
+def info(
+    measure: bool = typer.Option(False, "--measure", help="Measure the practical ceilings (1 GiB device-to-device "
+                                 "copy, cuBLAS FP32 GEMM 8192^3) and cache them for this GPU and driver."),
+):
+    """The GPU's facts and ceilings: theoretical, and measured once with --measure (PMPP 5.1)."""
     from rich.table import Table  # noqa: PLC0415
 
-    from pmppbench import device  # noqa: PLC0415
+    from pmppbench import device, roofline  # noqa: PLC0415
 
     d = device.current()
     t = Table(title=f"{d.name} ({d.arch})", show_header=False)
@@ -449,9 +456,26 @@ def info():
             (f"peak FP32 (SMs x {d.fp32_lanes_per_sm} lanes x 2 x clock)", f"{d.peak_fp32_gflops:,.0f} GFLOP/s"),
             ("ridge point (peak FP32 / peak bandwidth)", f"{d.ridge_flop_per_byte:.1f} FLOP/B"),
         ]
+    measured = None
+    if measure:
+        with console.status("measuring the copy bandwidth and the cuBLAS FP32 rate..."):
+            measured = roofline.measure_and_cache()
+    else:
+        measured = roofline.load_cached(d.name, d.driver)
+    if measured:
+        rows += [
+            ("measured bandwidth (D2D copy, read + write)", f"{measured.bandwidth_gbs:,.0f} GB/s"),
+            ("measured FP32 (cuBLAS SGEMM)", f"{measured.fp32_gflops:,.0f} GFLOP/s"),
+            ("measured ridge point", f"{measured.ridge_flop_per_byte:.1f} FLOP/B"),
+        ]
     for k, v in rows:
         t.add_row(k, str(v))
     console.print(t)
+    if measured:
+        console.print(f"measured ceilings: {measured.how}" + ("" if measure else " (cached; --measure to redo)"),
+                      highlight=False)
+    else:
+        console.print("no measured ceilings yet: `pmppbench info --measure` measures them once for this GPU")
     if d.ridge_flop_per_byte:
         console.print(f"Kernels below {d.ridge_flop_per_byte:.1f} FLOP/B are memory-bound on this GPU by the "
                       "roofline model (vecadd: 0.083 FLOP/B; naive GEMM: 0.25 FLOP/B).")
@@ -492,6 +516,65 @@ def compile_cmd(
                 console.print(f"[green]OK[/]   {w.name:<9} {name:<28} {tag:<16} {arch}  {res}", highlight=False)
     if failures:
         raise CheckFailed(f"{failures} compile unit(s) failed")
+
+
+@app.command()
+def resources(
+    names: Optional[list[str]] = typer.Argument(None, help="Workloads (default: all)."),
+):
+    """Registers, shared and local memory, and occupancy of every kernel (PMPP 5.6), without timing.
+
+    The hand computation is shown beside the CUDA occupancy API's answer.
+    """
+    from pmppbench import device, occupancy  # noqa: PLC0415
+
+    limits = occupancy.limits_for_current_device()
+    d = device.current()
+    per_thread = d.smem_per_sm / d.max_threads_per_sm
+    console.print(f"{d.name}: {d.smem_per_sm // 1024} KB shared memory / {d.max_threads_per_sm} threads = "
+                  f"{per_thread:.0f} B per thread at full occupancy; {d.regs_per_sm} registers / "
+                  f"{d.max_threads_per_sm} threads = {d.regs_per_sm // d.max_threads_per_sm} registers per thread",
+                  highlight=False)
+    disagree = 0
+    for name in names or workloads.names():
+        w = workloads.get(name)
+        rows = occupancy.resources_table_rows(w, limits=limits)
+        disagree += sum(r.agrees is False for r in rows)
+        occupancy.print_resources(console, rows, title=f"{w.title} · {w.label(w.default_shape())}")
+    if disagree:
+        raise CheckFailed(f"{disagree} kernel(s) where the hand computation and the occupancy API disagree")
+
+
+@app.command()
+def plot(
+    results: Path = typer.Argument(..., help="A result file (.csv or .json)."),
+    outdir: Optional[Path] = typer.Option(None, "--outdir", help="Folder for the PNG files (default: beside RESULTS)."),
+):
+    """Roofline chart and one bar chart per workload, as PNG files (needs pmppbench[plot])."""
+    from pmppbench import plot as plotting  # noqa: PLC0415
+    from pmppbench import report  # noqa: PLC0415
+
+    rows, meta = report.read_results(results)
+    outdir = outdir or results.parent
+    outdir.mkdir(parents=True, exist_ok=True)
+    for path in plotting.plot_results(rows, meta, outdir):
+        console.print(f"wrote {path}")
+
+
+@app.command()
+def compare(
+    base: Path = typer.Argument(..., help="Baseline result file (.csv or .json)."),
+    new: Path = typer.Argument(..., help="New result file."),
+    fail_on_slower: Optional[float] = typer.Option(None, "--fail-on-slower", metavar="PCT",
+                                                   help="Exit 1 when a row is SLOWER by more than PCT percent."),
+):
+    """Line up two result files; FASTER / SLOWER only when the difference exceeds both runs' noise."""
+    from pmppbench import compare as comparing  # noqa: PLC0415
+
+    rep = comparing.compare_files(base, new, fail_on_slower)
+    comparing.print_comparison(console, rep)
+    if rep.exit_code:
+        raise typer.Exit(rep.exit_code)
 
 
 # ---- entry point -----------------------------------------------------------------

@@ -56,6 +56,10 @@ def columns_for(rows: list[Result]) -> list[Column]:
         roof = next((r.pct_of for r in rows if r.pct_of), "")
         if roof:
             cols.append(Column(f"% of {roof}", lambda r: _num(r.pct_of_roof, ".1f")))
+    if any(r.bound for r in rows):
+        cols.append(Column("bound", lambda r: r.bound.replace("-bound", ""), "left"))
+        cols.append(Column("SoL_%", lambda r: _num(r.sol_pct_measured if r.sol_pct_measured is not None
+                                                   else r.sol_pct_theoretical, ".1f")))
     for key in _model_keys(rows):
         cols.append(Column(key, lambda r, k=key: _num(r.model.get(k), ".4g")))
     if any(r.registers is not None for r in rows):

@@ -41,6 +41,11 @@ class Result:
     gb_per_s: float | None = None
     gflop_per_s: float | None = None
     intensity_flop_per_byte: float | None = None
+    # speed of light (PMPP 5.1): the roof at this intensity is min(peak FP32, AI x bandwidth)
+    ridge_flop_per_byte: float | None = None
+    bound: str = ""  # "memory-bound" | "compute-bound", by the model's intensity vs the ridge
+    sol_pct_theoretical: float | None = None  # 100 x attained / roof, datasheet-style peaks
+    sol_pct_measured: float | None = None  # the same against the measured ceilings (info --measure)
     speedup_vs: str = ""  # the baseline variant's name
     speedup: float | None = None  # baseline median / this median (> 1 means faster)
     pct_of: str = ""  # the roof variant's name (copy, cublas)

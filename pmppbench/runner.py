@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from pmppbench import roofline
 from pmppbench.check import compare
 from pmppbench.clocks import ClockObserver, ClockWatch
 from pmppbench.compile import load_kernels
@@ -135,7 +136,10 @@ def run_shape(
             out_rows = list(rows.values())
             fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
             workload.annotate(shape, ctx, out_rows)
+            ceilings = roofline.ceilings_for(dev)
             for row in out_rows:
+                for key, value in (roofline.speed_of_light(row, ceilings) or {}).items():
+                    setattr(row, key, value)
                 row.warnings = diagnose(row)
     finally:
         workload.teardown(ctx)

@@ -55,3 +55,32 @@ def test_compile_without_gpu_prints_one_line_per_kernel(run_cli):
 def test_debug_shows_the_traceback(run_cli):
     with pytest.raises(Exception):
         run_cli("--debug", "compile", "--arch", "bogus")
+
+
+def _result_file(path, median):
+    from pmppbench.report import write_results
+    from pmppbench.results import Result
+
+    rows = [Result("vecadd", "scalar", "1000", check="PASS", median_ms=median, min_ms=median * 0.99,
+                   max_ms=median * 1.01, spread_pct=2.0, bytes=12000, flops=1000, gb_per_s=12000 / median / 1e6,
+                   gflop_per_s=1e-6 / median, device="Test GPU")]
+    write_results(path, rows, {"name": "Test GPU", "peak_bandwidth_gbs": 4800.0, "peak_fp32_gflops": 66900.0})
+    return path
+
+
+def test_compare_exits_1_on_a_regression_beyond_pct(run_cli, tmp_path):
+    base = _result_file(tmp_path / "base.csv", 1.0)
+    new = _result_file(tmp_path / "new.csv", 1.5)
+    code, out, _ = run_cli("compare", str(base), str(new), "--fail-on-slower", "10")
+    assert code == 1 and "SLOWER" in out
+    code, out, _ = run_cli("compare", str(base), str(base))
+    assert code == 0 and "SAME" in out
+
+
+def test_plot_writes_pngs(run_cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    results = _result_file(tmp_path / "r.csv", 1.0)
+    code, out, err = run_cli("plot", str(results), "--outdir", str(tmp_path / "plots"))
+    assert code == 0, err
+    pngs = list((tmp_path / "plots").glob("*.png"))
+    assert pngs and all(p.stat().st_size > 1000 for p in pngs)

@@ -1,0 +1,251 @@
+"""`pmppbench compare BASE NEW`: line up two result files and say what changed, honestly.
+
+Rows are matched by (workload, variant, shape, device). For each pair:
+
+    ratio  = new median_ms / base median_ms       (> 1: NEW is slower)
+    change = 100 x (ratio - 1) %
+
+The verdict respects noise (pyperf's "not significant" rather than an invented winner).
+Each run's noise band is the range of its batch means, [min_ms, max_ms], which every
+result row records. Then:
+
+    SLOWER  when new.min_ms > base.max_ms   (NEW's fastest batch is slower than BASE's slowest)
+    FASTER  when new.max_ms < base.min_ms   (NEW's slowest batch is faster than BASE's fastest)
+    SAME    otherwise: the two bands overlap, the difference is within the noise
+
+A row from an older file without min/max uses median x (1 +- spread_pct / 200); a row
+with neither has a zero-width band, so any difference counts. Two more verdicts:
+FAIL when NEW's row did not pass its check (or errored), UNTIMED when either row has no
+time. Rows present in only one file are listed apart, never compared.
+
+--fail-on-slower PCT (for CI): exit code 1 when any row is SLOWER and its change exceeds
+PCT percent, or when any row is FAIL (a kernel that stopped being correct is a regression
+of any size); 0 otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pmppbench.errors import UsageError
+from pmppbench.results import Result
+
+FASTER, SLOWER, SAME, FAIL, UNTIMED = "FASTER", "SLOWER", "SAME", "FAIL", "UNTIMED"
+
+Key = tuple[str, str, str, str]  # (workload, variant, shape, device)
+
+
+def row_key(r: Result) -> Key:
+    return (r.workload, r.variant, r.shape, r.device)
+
+
+def noise_band(r: Result) -> tuple[float, float] | None:
+    """[fastest, slowest] batch mean in ms; None for an untimed row."""
+    if r.median_ms is None:
+        return None
+    if r.min_ms is not None and r.max_ms is not None:
+        return (r.min_ms, r.max_ms)
+    if r.spread_pct is not None:
+        half = r.median_ms * r.spread_pct / 200.0
+        return (r.median_ms - half, r.median_ms + half)
+    return (r.median_ms, r.median_ms)
+
+
+def verdict(base: Result, new: Result) -> str:
+    """FASTER / SLOWER / SAME (by the noise bands), FAIL or UNTIMED; see the module doc."""
+    if not new.ok:
+        return FAIL
+    b, n = noise_band(base), noise_band(new)
+    if b is None or n is None:
+        return UNTIMED
+    if n[0] > b[1]:
+        return SLOWER
+    if n[1] < b[0]:
+        return FASTER
+    return SAME
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: Result
+    new: Result
+    verdict: str
+
+    @property
+    def key(self) -> Key:
+        return row_key(self.new)
+
+    @property
+    def ratio(self) -> float | None:
+        """new median / base median (> 1 means NEW is slower)."""
+        if not self.base.median_ms or self.new.median_ms is None:
+            return None
+        return self.new.median_ms / self.base.median_ms
+
+    @property
+    def change_pct(self) -> float | None:
+        """+12.5 means NEW takes 12.5% longer; -20 means it takes 20% less time."""
+        ratio = self.ratio
+        return None if ratio is None else 100.0 * (ratio - 1.0)
+
+
+@dataclass
+class CompareReport:
+    matched: list[Comparison]
+    only_base: list[Result]
+    only_new: list[Result]
+    fail_on_slower_pct: float | None = None
+    base_name: str = "BASE"
+    new_name: str = "NEW"
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, v: str) -> int:
+        return sum(1 for c in self.matched if c.verdict == v)
+
+    @property
+    def regressions(self) -> list[Comparison]:
+        """Rows that make --fail-on-slower fail (empty when it was not given)."""
+        pct = self.fail_on_slower_pct
+        if pct is None:
+            return []
+        return [c for c in self.matched
+                if c.verdict == FAIL or (c.verdict == SLOWER and c.change_pct is not None and c.change_pct > pct)]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regressions else 0
+
+    def summary(self) -> str:
+        """One line, e.g. '2 faster, 1 slower, 9 same (within noise); 1 row only in base.csv'."""
+        parts = [f"{self.count(FASTER)} faster", f"{self.count(SLOWER)} slower",
+                 f"{self.count(SAME)} same (within noise)"]
+        for v in (FAIL, UNTIMED):
+            if self.count(v):
+                parts.append(f"{self.count(v)} {v.lower()}")
+        text = ", ".join(parts)
+        extra = []
+        if self.only_base:
+            extra.append(f"{_rows(len(self.only_base))} only in {self.base_name}")
+        if self.only_new:
+            extra.append(f"{_rows(len(self.only_new))} only in {self.new_name}")
+        if extra:
+            text += "; " + ", ".join(extra)
+        if self.fail_on_slower_pct is not None:
+            n = len(self.regressions)
+            text += (f"; {n} regression{'s' if n != 1 else ''} beyond {self.fail_on_slower_pct:g}%"
+                     if n else f"; no regression beyond {self.fail_on_slower_pct:g}%")
+        return text
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'s' if n != 1 else ''}"
+
+
+def _index(rows: Iterable[Result], name: str) -> dict[Key, Result]:
+    out: dict[Key, Result] = {}
+    for r in rows:
+        k = row_key(r)
+        if k in out:
+            raise UsageError(f"{name} has two rows for {' / '.join(x for x in k if x)}; "
+                             "compare files with one row per workload, variant, shape and device")
+        out[k] = r
+    return out
+
+
+def compare_results(base_rows: Iterable[Result], new_rows: Iterable[Result],
+                    fail_on_slower_pct: float | None = None,
+                    base_name: str = "BASE", new_name: str = "NEW") -> CompareReport:
+    """Match rows by (workload, variant, shape, device) and give each pair its verdict.
+
+    Matched rows keep NEW's order; rows only in one file keep their file's order.
+    """
+    if fail_on_slower_pct is not None and fail_on_slower_pct < 0:
+        raise UsageError(f"--fail-on-slower takes a percentage >= 0, got {fail_on_slower_pct:g}")
+    base = _index(base_rows, base_name)
+    new = _index(new_rows, new_name)
+    matched = [Comparison(base[k], n, verdict(base[k], n)) for k, n in new.items() if k in base]
+    report = CompareReport(
+        matched=matched,
+        only_base=[r for k, r in base.items() if k not in new],
+        only_new=[r for k, r in new.items() if k not in base],
+        fail_on_slower_pct=fail_on_slower_pct,
+        base_name=base_name,
+        new_name=new_name,
+    )
+    if not matched and base and new:
+        base_devices = sorted({k[3] for k in base})
+        new_devices = sorted({k[3] for k in new})
+        if base_devices != new_devices:
+            report.notes.append(f"no rows matched: {base_name} ran on {', '.join(base_devices) or '?'}, "
+                                f"{new_name} on {', '.join(new_devices) or '?'} (the device is part of the key)")
+        else:
+            report.notes.append("no rows matched: the files share no workload / variant / shape")
+    return report
+
+
+def compare_files(base: Path, new: Path, fail_on_slower_pct: float | None = None) -> CompareReport:
+    """compare_results on two CSV or JSON result files."""
+    from pmppbench.report import read_results  # noqa: PLC0415
+
+    base_rows, _ = read_results(Path(base))
+    new_rows, _ = read_results(Path(new))
+    return compare_results(base_rows, new_rows, fail_on_slower_pct, base_name=str(base), new_name=str(new))
+
+
+# ---- printing ------------------------------------------------------------------------
+
+HEADERS = ("workload", "variant", "shape", "base_ms", "base_spread_%", "new_ms", "new_spread_%",
+           "new/base", "change_%", "verdict")
+_STYLE = {FASTER: "green", SLOWER: "red", FAIL: "red", SAME: "dim", UNTIMED: "dim"}
+
+
+def _ms(v: float | None) -> str:
+    return "" if v is None else f"{v:.4f}"
+
+
+def _spread(r: Result) -> str:
+    band = noise_band(r)
+    if band is None or not r.median_ms:
+        return ""
+    return f"{100.0 * (band[1] - band[0]) / r.median_ms:.1f}"
+
+
+def comparison_cells(c: Comparison) -> tuple[str, ...]:
+    """The pair as strings, in HEADERS order."""
+    ratio, change = c.ratio, c.change_pct
+    return (c.new.workload, c.new.variant, c.new.shape, _ms(c.base.median_ms), _spread(c.base),
+            _ms(c.new.median_ms), _spread(c.new), "" if ratio is None else f"{ratio:.3f}",
+            "" if change is None else f"{change:+.1f}", c.verdict)
+
+
+def print_comparison(console: Any, report: CompareReport) -> None:
+    """The Rich table of matched rows, the rows found in one file only, and the summary line."""
+    from rich.table import Table  # noqa: PLC0415
+
+    base_name, new_name = report.base_name, report.new_name
+    several_devices = len({c.key[3] for c in report.matched}) > 1
+    if report.matched:
+        table = Table(title=f"{new_name} vs {base_name}", header_style="bold",
+                      caption="verdict: FASTER/SLOWER only when the ranges of batch means do not overlap")
+        headers = HEADERS[:3] + (("device",) if several_devices else ()) + HEADERS[3:]
+        for h in headers:
+            table.add_column(h, justify="left" if h in ("workload", "variant", "shape", "device", "verdict")
+                             else "right")
+        for c in report.matched:
+            cells = list(comparison_cells(c))
+            if several_devices:
+                cells.insert(3, c.new.device)
+            cells[-1] = f"[{_STYLE[c.verdict]}]{c.verdict}[/]"
+            table.add_row(*cells)
+        console.print(table)
+    for label, rows in ((base_name, report.only_base), (new_name, report.only_new)):
+        if rows:
+            console.print(f"only in {label}: " + "; ".join(f"{r.workload} {r.variant} {r.shape}"
+                                                           + (f" ({r.device})" if r.device else "") for r in rows),
+                          markup=False, highlight=False)
+    for note in report.notes:
+        console.print(note, markup=False, highlight=False)
+    console.print(report.summary(), markup=False, highlight=False)

@@ -1,0 +1,224 @@
+"""PNG charts from result rows: one roofline for the whole file, one bar chart per workload.
+
+matplotlib is an optional extra (pip install 'pmppbench[plot]'); it is imported only here,
+only when a plot is asked for, and drawn with the Agg canvas directly (no pyplot, no
+window, no global backend switch), so plotting works on a headless machine and inside
+other programs that use matplotlib themselves.
+
+roofline.png: log-log, FLOP/B on x, GFLOP/s on y. The memory roof (slope = bandwidth) and
+the compute roof (flat at peak FP32) for every set of ceilings the file recorded (solid:
+theoretical, dashed: measured), a thin vertical line at each ridge point, and one labelled point per
+(workload, variant, shape) that passed, was timed, and has both FLOPs and bytes in its
+model. Variants with no FLOPs (copies, transposes) sit at AI = 0, which a log axis cannot
+show; their speed of light is in their bar chart and in the table instead.
+
+<workload>.png: the workload's headline rate (GB/s or GFLOP/s) for every variant, bars
+grouped by shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pmppbench.errors import EnvironmentProblem, UsageError
+from pmppbench.roofline import Ceilings, ceilings_from_meta
+
+MATPLOTLIB_HINT = "matplotlib is not installed: pip install 'pmppbench[plot]'"
+_LINESTYLES = {"theoretical": "-", "measured": "--"}
+
+
+def _matplotlib():
+    """(Figure, FigureCanvasAgg), or a one-line message saying how to get them."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+        from matplotlib.figure import Figure  # noqa: PLC0415
+    except ImportError as exc:
+        raise EnvironmentProblem(MATPLOTLIB_HINT) from exc
+    return Figure, FigureCanvasAgg
+
+
+def _new_figure(size: tuple[float, float]):
+    Figure, FigureCanvasAgg = _matplotlib()
+    fig = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _timed(rows) -> list:
+    return [r for r in rows if r.ok and r.median_ms]
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "workload"
+
+
+def _headline_rate(workload: str, rows) -> str:
+    """The workload's own headline rate if it is installed, else GFLOP/s only when every
+    timed row has a FLOP model of at least 1 FLOP/B."""
+    from pmppbench import workloads  # noqa: PLC0415
+
+    try:
+        return workloads.get(workload).rate
+    except UsageError:
+        pass
+    if rows and all(r.flops and r.bytes and r.flops / r.bytes >= 1 for r in rows):
+        return "GFLOP/s"
+    return "GB/s"
+
+
+# ---- the roofline -------------------------------------------------------------------
+
+def roofline_points(rows) -> list[tuple[str, str, float, float]]:
+    """(workload, label, FLOP/B, GFLOP/s) for every row that belongs on the chart."""
+    points = []
+    for r in _timed(rows):
+        if not (r.flops and r.bytes) or getattr(r, "timer", "") == "host":
+            continue
+        gflops = r.flops / (r.median_ms / 1e3) / 1e9
+        points.append((r.workload, f"{r.variant} {r.shape}", r.flops / r.bytes, gflops))
+    return points
+
+
+def plot_roofline(rows, ceilings: Sequence[Ceilings], path: Path, title: str = "") -> Path | None:
+    """Draw roofline.png; None (and no file) when no row has both FLOPs and bytes."""
+    points = roofline_points(rows)
+    if not points:
+        return None
+    fig = _new_figure((9, 6))
+    ax = fig.add_subplot()
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+
+    xs = [p[2] for p in points]
+    ys = [p[3] for p in points]
+    ridges = [c.ridge_flop_per_byte for c in ceilings if c.ridge_flop_per_byte]
+    peaks = [c.fp32_gflops for c in ceilings if c.fp32_gflops]
+    lo, hi = min(xs + ridges) / 4, max(xs + ridges) * 4
+    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    for c in ceilings:
+        style = _LINESTYLES.get(c.source, ":")
+        label = f"{c.source} roof: {c.bandwidth_gbs:,.0f} GB/s"
+        if c.fp32_gflops:
+            label += f", {c.fp32_gflops:,.0f} GFLOP/s, ridge {c.ridge_flop_per_byte:.1f} FLOP/B"
+            ax.axvline(c.ridge_flop_per_byte, linestyle=style, color="grey", linewidth=0.6)
+        ax.plot(grid, [c.roof_gflops(x) for x in grid], style, color="black", linewidth=1.5, label=label)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(min(ys) / 3, max(ys + peaks) * 2)
+
+    workloads_seen = list(dict.fromkeys(p[0] for p in points))
+    colors = {w: f"C{i % 10}" for i, w in enumerate(workloads_seen)}
+    for w in workloads_seen:
+        mine = [p for p in points if p[0] == w]
+        ax.scatter([p[2] for p in mine], [p[3] for p in mine], color=colors[w], zorder=3, label=w)
+    ax.set_xlabel("arithmetic intensity (FLOP/B, modelled)")
+    ax.set_ylabel("attained FP32 rate (GFLOP/s)")
+    ax.set_title(title or "Roofline")
+    ax.grid(True, which="both", linewidth=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.draw_without_rendering()  # settle the layout so data -> screen positions are final
+    _label_points(fig, ax, points, colors)
+    fig.savefig(path, dpi=150)
+    return path
+
+
+_LABEL_PT = 7  # font size of the point labels, in points
+
+
+def _label_points(fig, ax, points, colors) -> None:
+    """Label every point, moving a label up (with a leader line) when it would overlap one
+    already placed: variants of one workload often share an AI and sit on top of each other."""
+    to_pt = 72.0 / fig.dpi
+    right_edge = ax.get_window_extent().x1 * to_pt
+    placed: list[tuple[float, float, float, float]] = []  # label boxes in points: x0, x1, y0, y1
+    height = _LABEL_PT * 1.25
+    order = sorted(points, key=lambda p: (p[3], p[2]))
+    for w, label, x, y in order:
+        px, py = (v * to_pt for v in ax.transData.transform((x, y)))
+        width = 0.6 * _LABEL_PT * len(label)
+        dx = 5 if px + 5 + width < right_edge else -5 - width  # near the right edge: label on the left
+        x0, x1 = px + dx, px + dx + width
+        y0 = py + 2
+        moved = True
+        while moved:
+            moved = False
+            for bx0, bx1, by0, by1 in placed:
+                if x0 < bx1 and bx0 < x1 and y0 < by1 and by0 < y0 + height:
+                    y0, moved = by1 + 0.5, True
+        placed.append((x0, x1, y0, y0 + height))
+        dy = y0 - py
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=_LABEL_PT,
+                    color=colors[w], va="bottom",
+                    arrowprops=dict(arrowstyle="-", color=colors[w], linewidth=0.4) if dy > height else None)
+
+
+# ---- bar charts ---------------------------------------------------------------------
+
+def plot_workload_bars(workload: str, rows, path: Path, title: str = "") -> Path | None:
+    """Draw <workload>.png: the headline rate by variant, grouped by shape."""
+    rows = [r for r in _timed(rows) if r.workload == workload]
+    rate = _headline_rate(workload, rows)
+    rows = [r for r in rows if r.headline_rate(rate)]
+    if not rows:
+        return None
+    shapes = list(dict.fromkeys(r.shape for r in rows))
+    variants = list(dict.fromkeys(r.variant for r in rows))
+    value = {(r.shape, r.variant): r.headline_rate(rate) for r in rows}
+
+    fig = _new_figure((max(6.0, 1.2 + 0.5 * len(shapes) * len(variants)), 4.5))
+    ax = fig.add_subplot()
+    width = 0.8 / len(variants)
+    for j, v in enumerate(variants):
+        xs = [i + (j - (len(variants) - 1) / 2) * width for i in range(len(shapes))]
+        ys = [value.get((s, v), 0.0) for s in shapes]
+        bars = ax.bar(xs, ys, width, label=v, color=f"C{j % 10}")
+        ax.bar_label(bars, labels=[_short(y) if y else "" for y in ys], fontsize=7, padding=2)
+    ax.set_xticks(range(len(shapes)), shapes)
+    ax.set_ylabel(rate)
+    ax.set_title(title or f"{workload}: {rate} by variant")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", linewidth=0.3)
+    fig.savefig(path, dpi=150)
+    return path
+
+
+def _short(x: float) -> str:
+    if x >= 1000:
+        return f"{x / 1000:.3g}k"
+    return f"{x:.3g}"
+
+
+# ---- everything ---------------------------------------------------------------------
+
+def plot_results(rows, meta: dict[str, Any], outdir: Path) -> list[Path]:
+    """Write roofline.png and one <workload>.png per workload into outdir; return the paths.
+
+    The ceilings come from meta["ceilings"] (theoretical and measured), falling back to the
+    device's theoretical peaks recorded in older files. Raises UsageError when no row was
+    timed (a --check-only file) and EnvironmentProblem when matplotlib is missing.
+    """
+    timed = _timed(rows)
+    if not timed:
+        raise UsageError("nothing to plot: no row passed its check and was timed "
+                         "(was the file written with --check-only?)")
+    _matplotlib()  # fail before creating anything
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    device = meta.get("name", "")
+    written = []
+    ceilings = ceilings_from_meta(meta)
+    roof = plot_roofline(timed, ceilings, outdir / "roofline.png",
+                         title=f"Roofline{' — ' + device if device else ''}")
+    if roof:
+        written.append(roof)
+    for w in dict.fromkeys(r.workload for r in timed):
+        path = plot_workload_bars(w, timed, outdir / f"{_safe_name(w)}.png",
+                                  title=f"{w}{' — ' + device if device else ''}")
+        if path:
+            written.append(path)
+    return written
+
+
+__all__ = ["plot_results", "plot_roofline", "plot_workload_bars", "roofline_points", "MATPLOTLIB_HINT"]

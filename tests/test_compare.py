@@ -1,0 +1,136 @@
+"""compare: verdicts that respect noise, rows in one file only, --fail-on-slower exit codes,
+on synthetic rows and on result files written by report.write_results."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from pmppbench.compare import (FAIL, FASTER, SAME, SLOWER, UNTIMED, compare_files, compare_results, noise_band,
+                               print_comparison, verdict)
+from pmppbench.errors import UsageError
+from pmppbench.report import write_results
+from pmppbench.results import Result
+
+
+def timed(variant, median, lo, hi, shape="4096x4096", workload="transpose", device="Test GPU", **kw):
+    return Result(workload, variant, shape, check="PASS", median_ms=median, min_ms=lo, max_ms=hi,
+                  spread_pct=100 * (hi - lo) / median, device=device, **kw)
+
+
+def test_slower_only_when_every_new_batch_is_slower_than_every_base_batch():
+    base = timed("naive", 1.00, 0.98, 1.02)
+    assert verdict(base, timed("naive", 1.10, 1.05, 1.12)) == SLOWER
+    assert verdict(base, timed("naive", 0.90, 0.88, 0.95)) == FASTER
+
+
+def test_overlapping_noise_bands_are_the_same_even_with_different_medians():
+    base = timed("naive", 1.00, 0.90, 1.10)
+    assert verdict(base, timed("naive", 1.08, 1.05, 1.20)) == SAME  # +8% median, but within the noise
+    assert verdict(base, timed("naive", 1.15, 1.10, 1.20)) == SAME  # touching bands: not separated
+
+
+def test_older_rows_without_min_max_use_the_spread():
+    base = Result("gemm", "naive", "1024", check="PASS", median_ms=1.0, spread_pct=10.0)  # band 0.95..1.05
+    assert noise_band(base) == pytest.approx((0.95, 1.05))
+    assert verdict(base, Result("gemm", "naive", "1024", check="PASS", median_ms=1.04, spread_pct=2.0)) == SAME
+    assert verdict(base, Result("gemm", "naive", "1024", check="PASS", median_ms=1.10, spread_pct=2.0)) == SLOWER
+    bare = Result("gemm", "naive", "1024", check="PASS", median_ms=1.0)
+    assert noise_band(bare) == (1.0, 1.0)  # no noise recorded: any difference counts
+
+
+def test_failed_and_untimed_rows_get_their_own_verdicts():
+    base = timed("naive", 1.0, 0.99, 1.01)
+    broken = Result("transpose", "naive", "4096x4096", check="FAIL", check_detail="wrong", device="Test GPU")
+    assert verdict(base, broken) == FAIL
+    check_only = Result("transpose", "naive", "4096x4096", check="PASS", device="Test GPU")
+    assert verdict(base, check_only) == UNTIMED
+    assert verdict(check_only, base) == UNTIMED
+
+
+def test_ratio_and_change():
+    report = compare_results([timed("naive", 2.0, 1.9, 2.1)], [timed("naive", 2.5, 2.4, 2.6)])
+    (c,) = report.matched
+    assert c.ratio == pytest.approx(1.25) and c.change_pct == pytest.approx(25.0) and c.verdict == SLOWER
+
+
+def test_rows_in_one_file_only_are_listed_apart():
+    base = [timed("naive", 1.0, 0.99, 1.01), timed("shared32", 0.8, 0.79, 0.81)]
+    new = [timed("naive", 1.0, 0.99, 1.01), timed("padded33", 0.6, 0.59, 0.61),
+           timed("naive", 4.0, 3.9, 4.1, shape="8192x8192")]
+    report = compare_results(base, new)
+    assert [c.new.variant for c in report.matched] == ["naive"]
+    assert [r.variant for r in report.only_base] == ["shared32"]
+    assert [(r.variant, r.shape) for r in report.only_new] == [("padded33", "4096x4096"), ("naive", "8192x8192")]
+    assert report.summary() == "0 faster, 0 slower, 1 same (within noise); 1 row only in BASE, 2 rows only in NEW"
+
+
+def test_the_device_is_part_of_the_key():
+    report = compare_results([timed("naive", 1.0, 0.99, 1.01, device="H100")],
+                             [timed("naive", 1.0, 0.99, 1.01, device="H200")])
+    assert not report.matched and len(report.only_base) == len(report.only_new) == 1
+    assert report.notes == ["no rows matched: BASE ran on H100, NEW on H200 (the device is part of the key)"]
+
+
+@pytest.mark.parametrize("threshold, code", [(None, 0), (0, 1), (10, 1), (19.9, 1), (20, 0), (50, 0)])
+def test_fail_on_slower_exits_1_beyond_the_threshold(threshold, code):
+    base = [timed("naive", 1.0, 0.99, 1.01), timed("padded33", 0.5, 0.49, 0.51)]
+    new = [timed("naive", 1.2, 1.19, 1.21), timed("padded33", 0.4, 0.39, 0.41)]  # +20% and -20%
+    report = compare_results(base, new, fail_on_slower_pct=threshold)
+    assert [c.verdict for c in report.matched] == [SLOWER, FASTER]
+    assert report.exit_code == code
+    assert [c.new.variant for c in report.regressions] == (["naive"] if code else [])
+
+
+def test_a_noisy_slowdown_is_not_a_regression():
+    report = compare_results([timed("naive", 1.0, 0.7, 1.4)], [timed("naive", 1.3, 1.2, 1.5)], fail_on_slower_pct=5)
+    assert report.matched[0].verdict == SAME and report.exit_code == 0
+
+
+def test_a_kernel_that_stopped_passing_fails_the_ci_gate():
+    broken = Result("transpose", "naive", "4096x4096", check="FAIL", device="Test GPU")
+    report = compare_results([timed("naive", 1.0, 0.99, 1.01)], [broken], fail_on_slower_pct=50)
+    assert report.exit_code == 1
+    assert compare_results([timed("naive", 1.0, 0.99, 1.01)], [broken]).exit_code == 0  # no gate asked for
+
+
+def test_bad_input_is_a_usage_error():
+    with pytest.raises(UsageError, match="--fail-on-slower"):
+        compare_results([], [], fail_on_slower_pct=-5)
+    twice = [timed("naive", 1.0, 0.99, 1.01), timed("naive", 1.1, 1.0, 1.2)]
+    with pytest.raises(UsageError, match="two rows for transpose / naive / 4096x4096 / Test GPU"):
+        compare_results(twice, [], base_name="base.csv")
+
+
+@pytest.mark.parametrize("base_ext, new_ext", [(".csv", ".csv"), (".json", ".json"), (".csv", ".json")])
+def test_compare_result_files(tmp_path, base_ext, new_ext):
+    base_path, new_path = tmp_path / f"base{base_ext}", tmp_path / f"new{new_ext}"
+    write_results(base_path, [timed("naive", 1.0, 0.98, 1.02), timed("padded33", 0.5, 0.49, 0.51),
+                              timed("shared32", 0.7, 0.69, 0.71)], {"name": "Test GPU"})
+    write_results(new_path, [timed("naive", 1.3, 1.25, 1.35), timed("padded33", 0.51, 0.50, 0.52),
+                             timed("coarsened", 0.45, 0.44, 0.46)], {"name": "Test GPU"})
+    report = compare_files(base_path, new_path, fail_on_slower_pct=25)
+    assert {c.new.variant: c.verdict for c in report.matched} == {"naive": SLOWER, "padded33": SAME}
+    assert [r.variant for r in report.only_base] == ["shared32"]
+    assert [r.variant for r in report.only_new] == ["coarsened"]
+    assert report.exit_code == 1  # naive is 30% slower
+    assert compare_files(base_path, new_path, fail_on_slower_pct=35).exit_code == 0
+
+
+def test_a_missing_file_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="no such result file"):
+        compare_files(tmp_path / "nope.csv", tmp_path / "nope.json")
+
+
+def test_the_printed_comparison(tmp_path):
+    base = [timed("naive", 1.0, 0.98, 1.02), timed("padded33", 0.5, 0.49, 0.51), timed("shared32", 0.7, 0.69, 0.71)]
+    new = [timed("naive", 1.3, 1.25, 1.35), timed("padded33", 0.4, 0.39, 0.41)]
+    report = compare_results(base, new, fail_on_slower_pct=10, base_name="main.csv", new_name="branch.csv")
+    console = Console(record=True, width=200)
+    print_comparison(console, report)
+    text = console.export_text()
+    assert "branch.csv vs main.csv" in text
+    assert "SLOWER" in text and "FASTER" in text and "+30.0" in text and "1.300" in text
+    assert "only in main.csv: transpose shared32 4096x4096 (Test GPU)" in text
+    assert ("1 faster, 1 slower, 0 same (within noise); 1 row only in main.csv; "
+            "1 regression beyond 10%") in text
