@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on a GPU machine: GPU tests plus the benchmark commands given as arguments, each
-# command's output saved under ${OUT:-out}/ (one log per step). Used for the reference runs.
+# command's output appended to ${OUT:-out}/commands.txt. Used for the reference runs.
 #   bash scripts/gpu_check.sh "vecadd 268435456 100" "transpose 8192 8192 20"
 set -uo pipefail
 out=${OUT:-out}
@@ -12,11 +12,10 @@ $py -m pmppbench info 2>&1 | tee "$out/info.txt"
 if [ -z "${SKIP_TESTS:-}" ]; then
   $py -m pytest -q -m gpu ${TESTS:-tests} 2>&1 | tee "$out/gpu-tests.txt"
 fi
-i=0
 for cmd in "$@"; do
-  i=$((i + 1))
-  echo "== pmppbench $cmd" | tee "$out/cmd$i.txt"
+  echo "== pmppbench $cmd" | tee -a "$out/commands.txt"
+  start=$(date +%s.%N)
   # shellcheck disable=SC2086
-  $py -m pmppbench $cmd 2>&1 | tee -a "$out/cmd$i.txt"
-  echo "exit ${PIPESTATUS[0]}" | tee -a "$out/cmd$i.txt"
+  $py -m pmppbench $cmd 2>&1 | tee -a "$out/commands.txt"
+  echo "exit ${PIPESTATUS[0]}, $(echo "$(date +%s.%N) - $start" | bc) s wall" | tee -a "$out/commands.txt"
 done
