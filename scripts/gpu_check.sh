@@ -14,8 +14,9 @@ if [ -z "${SKIP_TESTS:-}" ]; then
 fi
 for cmd in "$@"; do
   echo "== pmppbench $cmd" | tee -a "$out/commands.txt"
-  start=$(date +%s.%N)
+  start=$EPOCHREALTIME
   # shellcheck disable=SC2086
   $py -m pmppbench $cmd 2>&1 | tee -a "$out/commands.txt"
-  echo "exit ${PIPESTATUS[0]}, $(echo "$(date +%s.%N) - $start" | bc) s wall" | tee -a "$out/commands.txt"
+  rc=${PIPESTATUS[0]}
+  echo "exit $rc, $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $start}") s wall" | tee -a "$out/commands.txt"
 done
