@@ -381,11 +381,14 @@ def print_resources(console: Any, rows: list[ResourceRow], title: str = "", capt
     from rich.table import Table  # noqa: PLC0415
 
     table = Table(title=title or None, caption=caption or None, header_style="bold")
-    for h in RESOURCE_HEADERS:
-        table.add_column(h, justify="left" if h in ("variant", "kernel", "limiter", "explanation") else "right")
+    headers = RESOURCE_HEADERS[:-1]  # the explanation is printed under the table, one line per kernel
+    for h in headers:
+        table.add_column(h, justify="left" if h in ("variant", "kernel", "limiter") else "right")
     for r in rows:
-        table.add_row(*resource_cells(r), style="red" if r.agrees is False else None)
+        table.add_row(*resource_cells(r)[:-1], style="red" if r.agrees is False else None)
     console.print(table)
+    for r in rows:
+        console.print(f"  {r.variant}: {r.explanation}", highlight=False, markup=False)
 
 
 __all__ = ["RESOURCES", "SmLimits", "Occupancy", "occupancy", "ResourceRow", "resource_row", "resource_cells",

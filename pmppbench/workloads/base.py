@@ -26,6 +26,7 @@ class Variant:
     name: str  # the name in the table, CSV, tests and README: "padded33"
     kernel: str | None  # NVRTC name expression in kernels_cu/<workload>.cu: "tiled<33>"; None for library calls
     about: str  # one line: what this variant changes and why it should be faster
+    timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
 
 
 @dataclass(frozen=True)
