@@ -1,0 +1,178 @@
+// 1D stencil, y[i] = (x[i-R] + ... + x[i+R]) / (2R+1): the course lab's neighbourhood mean
+// (seeds/004, "Stencil"). Neighbours outside [0, n) count as 0 and the divisor stays 2R+1.
+// x and y do not overlap.
+//
+// The radius R is a compile-time constant (the course's `-DSTENCIL_RADIUS=2`): every radius
+// is its own NVRTC module, so loops over the window have constant trip counts and the
+// shared tiles have constant sizes. Indices are signed 64-bit (`long long`): the halo of the
+// first block lies left of x[0], at negative indices, and n may exceed 2^31.
+//
+// The three variants differ in where the 2R+1 reads of each output come from:
+//   naive      2R+1 global reads per output (the L1/L2 caches absorb the overlap, if they can)
+//   shared     the course's kernel: (B+2R)/B global reads, 2R+1 shared reads per output
+//   coarsened  one thread makes C consecutive outputs with a running sum: (2R+C)/C shared
+//              reads per output, float4 global loads and stores
+
+#ifndef STENCIL_RADIUS
+#define STENCIL_RADIUS 32  // the course's default build
+#endif
+
+constexpr int R = STENCIL_RADIUS;
+constexpr int WINDOW = 2 * R + 1;
+constexpr float INV_WINDOW = 1.0f / WINDOW;  // one multiply per output instead of a division
+constexpr int B = 256;  // naive and shared: threads per block = outputs per block
+
+static_assert(R >= 0, "STENCIL_RADIUS must be >= 0");
+// The course's tile is static shared memory, which CUDA caps at 48 KB per block.
+static_assert((B + 2 * R) * sizeof(float) <= 48 * 1024, "shared: tile of B + 2R floats exceeds 48 KB");
+
+// naive: one thread per output; every neighbour is a bounds-checked global read. Adjacent
+// threads read overlapping windows, so most of the 2R+1 reads hit L1, but each is still a
+// load instruction and a trip through the L1 pipeline.
+extern "C" __global__ void __launch_bounds__(B)
+naive(const float* __restrict__ x, float* __restrict__ y, long long n) {
+    long long i = (long long)blockIdx.x * B + threadIdx.x;
+    if (i >= n) return;  // no barrier in this kernel, so leaving early is safe
+    float sum = 0.0f;
+    for (int d = -R; d <= R; ++d) {
+        long long j = i + d;
+        if (j >= 0 && j < n) sum += x[j];  // a missing neighbour adds nothing: it counts as 0
+    }
+    y[i] = sum * INV_WINDOW;
+}
+
+// shared: the course's kernel. Block b owns outputs [b*B, b*B + B) and needs inputs
+// [b*B - R, b*B + B + R): B + 2R of them, R of halo on each side. The block loads them once
+// into shared memory with the strided `j += B` loop (256 threads, 256 + 2R slots), zero-filling
+// what lies outside the array, so the sums below need no bounds checks. One barrier, reached
+// by every thread (also those of the last block with no output of their own: they load too),
+// separates loading from reading. The tile is never overwritten, so no second barrier.
+extern "C" __global__ void __launch_bounds__(B)
+shared(const float* __restrict__ x, float* __restrict__ y, long long n) {
+    __shared__ float tile[B + 2 * R];  // tile[j] = x[base - R + j]
+    const int t = threadIdx.x;
+    const long long base = (long long)blockIdx.x * B;
+    for (int j = t; j < B + 2 * R; j += B) {
+        long long g = base + j - R;  // shared slot -> global input
+        tile[j] = (g >= 0 && g < n) ? x[g] : 0.0f;
+    }
+    __syncthreads();  // every input of the block is in the tile
+    long long i = base + t;
+    if (i < n) {
+        float sum = 0.0f;
+        for (int d = 0; d < WINDOW; ++d) sum += tile[t + d];  // tile[t + d] = x[i - R + d]
+        y[i] = sum * INV_WINDOW;
+    }
+}
+
+// ---- coarsened ---------------------------------------------------------------------------
+//
+// Why `shared` stays far from the memory roof at R = 32: every output still performs 65
+// shared-memory reads, and shared memory delivers 32 floats per clock per SM -- at 2^24
+// outputs on an H200 about 4x the time the 8 bytes per output need at DRAM speed. The fix
+// is register reuse: thread t computes C consecutive outputs, the first with the full window
+// sum, each next one from the previous by adding the element that enters the window and
+// subtracting the one that leaves. Shared reads per output fall from 2R+1 to (2R+C)/C
+// (about 3 at R = 32, C = 31).
+//
+// The block (THREADS threads, THREADS*C outputs) runs in three phases, two barriers:
+//   1. load   x[base - HALO, base + THREADS*C + HALO) into `tile` with float4 loads, every
+//             load of a thread issued before the first shared store so they are all in flight
+//   2. sum    thread t's outputs are tile-consecutive, base + t*C + c; they go to `stage`
+//   3. store  `stage` -> y with float4 stores, coalesced again
+// HALO is R rounded up to a multiple of 4, so `base - HALO` is float4-aligned (THREADS*C is a
+// multiple of 4 too); the extra HALO - R slots on each side are loaded but never summed.
+//
+// Bank conflicts: in phase 2, lane t of a warp reads tile[t*C + k] and writes stage[t*C + c].
+// With C odd, t*C mod 32 is distinct for the 32 lanes, so every access is conflict-free;
+// an even C would put lanes on shared banks (C = 32 would be a 32-way conflict).
+//
+// Rounding: the running sum adds and subtracts in a different order from a direct sum, and
+// its error grows with c; pmppbench/workloads/stencil.py derives the bound the check uses.
+
+constexpr int HALO = (R + 3) / 4 * 4;
+
+// x[g .. g+3] as one float4, zero outside [0, n) -- the same zero-fill as `shared`. g is a
+// multiple of 4, so the four are all inside (one 16-byte load), all left of x[0] (g < 0), or
+// the last partial group, where x[g + 3] is already past the end. Only the first and last
+// blocks ever take the slow path.
+__device__ __forceinline__ float4 load4(const float* __restrict__ x, long long g, long long n) {
+    if (g >= 0 && g + 4 <= n) return __ldg(reinterpret_cast<const float4*>(x + g));
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (g >= 0) {
+        if (g + 0 < n) v.x = x[g + 0];
+        if (g + 1 < n) v.y = x[g + 1];
+        if (g + 2 < n) v.z = x[g + 2];
+    }
+    return v;
+}
+
+// y[g .. g+3] = v, dropping the elements at or past n; g >= 0 is a multiple of 4, so as in
+// load4 the slow path never has y[g + 3] to write.
+__device__ __forceinline__ void store4(float* __restrict__ y, long long g, long long n, float4 v) {
+    if (g + 4 <= n) {
+        *reinterpret_cast<float4*>(y + g) = v;
+        return;
+    }
+    if (g + 0 < n) y[g + 0] = v.x;
+    if (g + 1 < n) y[g + 1] = v.y;
+    if (g + 2 < n) y[g + 2] = v.z;
+}
+
+template <int THREADS, int C>
+__global__ void __launch_bounds__(THREADS)
+coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
+    constexpr int OUT = THREADS * C;     // outputs per block
+    constexpr int IN = OUT + 2 * HALO;   // inputs per block, halo included
+    constexpr int LOADS = (IN / 4 + THREADS - 1) / THREADS;   // float4 loads per thread
+    constexpr int STORES = (OUT / 4 + THREADS - 1) / THREADS; // float4 stores per thread
+    static_assert(C % 2 == 1, "C must be odd for conflict-free strided shared accesses");
+    static_assert(OUT % 4 == 0, "THREADS * C must be a multiple of 4 for float4 alignment");
+    static_assert((IN + OUT) * sizeof(float) <= 48 * 1024, "coarsened: tile + stage exceed 48 KB");
+
+    __shared__ __align__(16) float tile[IN];    // tile[k] = x[base - HALO + k]
+    __shared__ __align__(16) float stage[OUT];  // stage[o] = y[base + o]
+    const int t = threadIdx.x;
+    const long long base = (long long)blockIdx.x * OUT;
+
+    // 1. load: all loads into registers first, then all shared stores.
+    float4 v[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        int q = t + k * THREADS;  // float4 slot in the tile
+        if (q < IN / 4) v[k] = load4(x, base - HALO + 4LL * q, n);
+    }
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        int q = t + k * THREADS;
+        if (q < IN / 4) reinterpret_cast<float4*>(tile)[q] = v[k];
+    }
+    __syncthreads();  // the tile is complete
+
+    // 2. sum: output o = t*C + c needs x[base + o - R + d] = tile[s + c + d], d = 0..2R.
+    //    The elements that later leave the window, tile[s .. s+C-2], are the first ones the
+    //    initial sum reads: they stay in registers, so each element of the thread's span
+    //    tile[s .. s+2R+C-1] is read from shared memory once.
+    const int s = t * C + (HALO - R);
+    float leaving[C - 1];
+#pragma unroll
+    for (int d = 0; d < C - 1; ++d) leaving[d] = tile[s + d];
+    float sum = 0.0f;
+#pragma unroll
+    for (int d = 0; d < WINDOW && d < C - 1; ++d) sum += leaving[d];
+    for (int d = C - 1; d < WINDOW; ++d) sum += tile[s + d];
+    stage[t * C] = sum * INV_WINDOW;
+#pragma unroll
+    for (int c = 1; c < C; ++c) {
+        sum += tile[s + c + 2 * R] - leaving[c - 1];  // x[base+o+R] enters, x[base+o-R-1] leaves
+        stage[t * C + c] = sum * INV_WINDOW;
+    }
+    __syncthreads();  // every output of the block is staged
+
+    // 3. store: coalesced float4 stores; outputs at or past n are not written.
+#pragma unroll
+    for (int k = 0; k < STORES; ++k) {
+        int q = t + k * THREADS;
+        if (q < OUT / 4) store4(y, base + 4LL * q, n, reinterpret_cast<const float4*>(stage)[q]);
+    }
+}

@@ -1,0 +1,186 @@
+"""1D stencil y[i] = mean(x[i-R..i+R]) (the course lab, seeds/004 "Stencil").
+
+Neighbours outside the array count as 0 and the divisor stays 2R+1 (y[0] of x = [1..7] at
+R = 2 is (0+0+1+2+3)/5 = 1.2). The radius R is a compile-time constant: `defines` passes
+STENCIL_RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
+
+Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `shared` (the
+course's halo tile, B = 256), `coarsened` (C = 31 outputs per thread with a running sum).
+
+Tolerance (tolerance_for, per radius). Inputs are uniform in [-1, 1), so a partial sum of k
+terms is at most k in magnitude and each FP32 operation rounds by at most u*|result|, with
+u = 2^-24. A direct sum of the m = 2R+1 terms (naive, shared) is then off by at most
+u*(2 + 3 + ... + m) ~ u*m^2/2, which is u*m/2 after dividing by m. The running sum of
+`coarsened` starts from such a sum and, for each of its C-1 later outputs, rounds once for
+(entering - leaving), |.| <= 2, and once for the new sum, |.| <= m+2: (C-1)*(m+4)*u more in
+the sum, (C-1)*(m+4)/m*u on the mean. The multiply by the rounded 1/m adds 2u, and the
+check rounds the float64 reference to FP32 (u/2), so
+
+    |out - ref| <= (m/2 + (C-1)*(m+4)/m + 3) * u      (R = 2: 60u, R = 32: 67u, R = 64: 98u)
+
+for every variant, without assuming anything about the inputs but their range. Observed
+errors on random inputs are 1-3u. The bound stays far below what a wrong window does: an
+off-by-one moves an output by |x[j] - x[k]|/m, e.g. ~1e-2 at R = 32 (the tests check that
+such a shift fails). The float64 reference (prefix sums) is exact to ~1e-13 here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmppbench.check import Tolerance
+from pmppbench.errors import UsageError
+from pmppbench.gpu import cupy
+from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, grid_1d
+
+BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
+COARSE_THREADS = 128  # coarsened: threads per block
+COARSE_C = 31  # coarsened: consecutive outputs per thread (odd: conflict-free shared accesses)
+COARSE_OUT = COARSE_THREADS * COARSE_C  # 3968 outputs per block
+STATIC_SMEM = 48 * 1024  # CUDA's cap on a block's static __shared__ arrays
+RADII = (1, 2, 32, 64)  # the modules `pmppbench compile` builds and --check-only checks
+CHECK_NS = (1, 2, 255, 257, 4194304, 16777216 + 3)
+U = 2.0**-24  # FP32 unit roundoff
+
+
+def halo(radius: int) -> int:
+    """The coarsened tile's halo: R rounded up to whole float4s, so every load stays aligned."""
+    return (radius + 3) // 4 * 4
+
+
+def shared_smem_bytes(radius: int) -> int:
+    """`shared`'s tile: B outputs' inputs plus R halo on each side."""
+    return 4 * (BLOCK + 2 * radius)
+
+
+def coarsened_smem_bytes(radius: int) -> int:
+    """`coarsened`'s input tile (outputs plus float4-rounded halo) and its output stage."""
+    return 4 * ((COARSE_OUT + 2 * halo(radius)) + COARSE_OUT)
+
+
+def max_radius() -> int:
+    """The largest R whose tiles fit in static shared memory for every variant: 2176, set by
+    coarsened's 2*3968 + 2*halo floats (shared alone would allow (12288 - 256)/2 = 6016)."""
+    floats = STATIC_SMEM // 4
+    shared_max = (floats - BLOCK) // 2
+    coarsened_max = (floats - 2 * COARSE_OUT) // 2 // 4 * 4  # the largest halo; R <= halo
+    return min(shared_max, coarsened_max)
+
+
+MAX_RADIUS = max_radius()
+
+
+def stencil_reference(x: np.ndarray, radius: int) -> np.ndarray:
+    """y[i] = sum(x[i-R..i+R]) / (2R+1) with zeros outside x, in float64 via prefix sums.
+
+    Pad R zeros on each side; with p[k] = sum of the first k padded values, the window of
+    y[i] is padded[i .. i+2R], so its sum is p[i+2R+1] - p[i].
+    """
+    m = 2 * radius + 1
+    padded = np.concatenate([np.zeros(radius), np.asarray(x, dtype=np.float64), np.zeros(radius)])
+    p = np.concatenate([[0.0], np.cumsum(padded)])
+    return (p[m:] - p[:-m]) / m
+
+
+def error_bound(radius: int) -> float:
+    """The worst |out - ref| of any variant for inputs in [-1, 1) (derived in the module docstring)."""
+    m = 2 * radius + 1
+    return (m / 2 + (COARSE_C - 1) * (m + 4) / m + 3) * U
+
+
+class Stencil(Workload):
+    name = "stencil"
+    title = "1D stencil y[i] = mean(x[i-R..i+R]) (FP32)"
+    dims = ("n",)
+    variants = (
+        Variant("naive", "naive", "one thread per output, 2R+1 bounds-checked global reads"),
+        Variant("shared", "shared", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
+        Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}>",
+                f"{COARSE_C} outputs per thread by running sum; float4 tile loads, staged float4 stores"),
+    )
+    tolerance = Tolerance("elementwise", atol=error_bound(MAX_RADIUS))  # loosest; per shape: tolerance_for
+    baseline = "naive"
+    rate = "GB/s"
+
+    def tolerance_for(self, shape):
+        return Tolerance("elementwise", atol=error_bound(shape["radius"]))
+
+    # ---- shapes -------------------------------------------------------------------
+    def default_shape(self):
+        return {"n": 16777216, "radius": 32}
+
+    def check_shapes(self):
+        return [{"n": n, "radius": r} for r in RADII for n in CHECK_NS]
+
+    def label(self, shape):
+        return f"{shape['n']} R={shape['radius']}"
+
+    def validate(self, shape):
+        super().validate(shape)
+        r = shape.get("radius")
+        if not isinstance(r, int) or isinstance(r, bool) or r < 0:
+            raise UsageError(f"stencil: radius R must be an integer >= 0, got {r!r}")
+        if r > MAX_RADIUS:
+            raise UsageError(
+                f"stencil: radius {r} is too large: the coarsened tile ({COARSE_OUT} outputs + 2x{halo(r)} halo "
+                f"+ {COARSE_OUT} staged) needs {coarsened_smem_bytes(r)} B of shared memory, over the "
+                f"{STATIC_SMEM} B static limit; use --radius {MAX_RADIUS} or less"
+            )
+
+    def device_bytes(self, shape):
+        return 8 * shape["n"]  # x and y, FP32
+
+    # ---- kernels ------------------------------------------------------------------
+    def defines(self, shape):
+        return {"STENCIL_RADIUS": shape["radius"]}
+
+    def compile_sets(self):
+        return [{"STENCIL_RADIUS": r} for r in RADII]
+
+    # ---- data ---------------------------------------------------------------------
+    def make_inputs(self, shape, rng):
+        # Uniform in [-1, 1): signed, never all zero, and bounded, which the tolerance needs.
+        return {"x": rng.random(shape["n"], dtype=np.float32) * 2 - 1}
+
+    def reference(self, shape, inputs, variant):
+        return stencil_reference(inputs["x"], shape["radius"])
+
+    def setup(self, shape, inputs, kernels):
+        cp = cupy()
+        x = cp.asarray(inputs["x"])
+        y = cp.empty(shape["n"], dtype=cp.float32)
+        # coarsened's float4 loads and stores need 16-byte aligned arrays (CuPy gives 256 B).
+        assert x.data.ptr % 16 == 0 and y.data.ptr % 16 == 0
+        return {"x": x, "y": y, "kernels": kernels}
+
+    def job(self, variant, shape, ctx):
+        n = shape["n"]
+        kernel = ctx["kernels"][variant.kernel]
+        if variant.name == "coarsened":
+            grid, block = grid_1d(n, COARSE_OUT), (COARSE_THREADS,)
+        else:
+            grid, block = grid_1d(n, BLOCK), (BLOCK,)
+        x, y = ctx["x"], ctx["y"]
+        launch = Launch(kernel, grid, block, (x, y, np.int64(n)))
+        return Job(run=launch, output=lambda: y.get(), poison=lambda: y.fill(np.nan), launch=launch)
+
+    # ---- model --------------------------------------------------------------------
+    def traffic(self, shape, variant):
+        """Logical traffic 8N bytes (x read once, y written once); (2R+1)N flops: per output
+        2R adds for the window sum and 1 multiply by 1/(2R+1) -- the algorithm's count, not
+        what the running sum executes. Model columns, per output: elements requested from
+        global memory (the course's count: the halo is read by two blocks) and elements read
+        from shared memory (coarsened: each of a thread's 2R+C span elements once, then the
+        staged output)."""
+        n, r = shape["n"], shape["radius"]
+        m = 2 * r + 1
+        if variant.name == "naive":
+            reads, smem = m, 0.0
+        elif variant.name == "shared":
+            reads, smem = (BLOCK + 2 * r) / BLOCK, m
+        else:
+            reads, smem = (COARSE_OUT + 2 * halo(r)) / COARSE_OUT, (2 * r + COARSE_C) / COARSE_C + 1
+        return Traffic(bytes=8 * n, flops=m * n, extra={"reads_per_output": reads, "smem_reads_per_output": smem})
+
+
+WORKLOAD = Stencil()

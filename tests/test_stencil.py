@@ -1,0 +1,413 @@
+"""Stencil workload. On the CPU: the reference on the seed's example, the tolerance against
+FP32 models of each kernel's summation order, the traffic model, validation, NVRTC compile
+per radius, the CLI's bad input, and the kernels themselves under a small emulation of CUDA
+threads on the host. On the GPU: every variant on the check and edge shapes, and each
+kernel bit for bit equal to the FP32 model of its summation order."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from gpu_helpers import assert_all_pass, check_rows
+
+from pmppbench.check import compare
+from pmppbench.compile import compile_unit, kernels_dir
+from pmppbench.errors import CompileError, UsageError
+from pmppbench.workloads.stencil import (
+    BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, STATIC_SMEM, U, WORKLOAD,
+    coarsened_smem_bytes, error_bound, halo, shared_smem_bytes, stencil_reference,
+)
+
+W = WORKLOAD
+VARIANTS = ["naive", "shared", "coarsened"]
+
+
+def shape(n, radius):
+    return {"n": n, "radius": radius}
+
+
+# ---- FP32 models of the kernels' summation orders --------------------------------------
+# numpy's float32 operations round like the GPU's FADD/FMUL, so these give the kernels'
+# exact bits: the tolerance tests run them, and the GPU tests compare against them.
+
+def direct_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
+    """naive and shared: sum += x[i-R+d] for d = 0..2R (zeros at the edges), times 1/(2R+1)."""
+    n, m = len(x), 2 * radius + 1
+    padded = np.concatenate([np.zeros(radius, np.float32), x, np.zeros(radius, np.float32)])
+    total = np.zeros(n, np.float32)
+    for d in range(m):
+        total = total + padded[d:d + n]
+    return total * (np.float32(1) / np.float32(m))
+
+
+def running_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
+    """coarsened: outputs in groups of C from index 0; each group sums its first window, then
+    sum = sum + (entering - leaving) for the next C-1 outputs."""
+    n, m, c_out = len(x), 2 * radius + 1, COARSE_C
+    groups = -(-n // c_out)
+    padded = np.zeros(groups * c_out + 2 * radius, np.float32)
+    padded[radius:radius + n] = x
+    start = np.arange(groups) * c_out
+    total = np.zeros(groups, np.float32)
+    for d in range(m):
+        total = total + padded[start + d]
+    inv = np.float32(1) / np.float32(m)
+    y = np.empty((groups, c_out), np.float32)
+    y[:, 0] = total * inv
+    for c in range(1, c_out):
+        total = total + (padded[start + c + 2 * radius] - padded[start + c - 1])
+        y[:, c] = total * inv
+    return y.reshape(-1)[:n]
+
+
+def model_of(variant: str):
+    return running_sum_fp32 if variant == "coarsened" else direct_sum_fp32
+
+
+# ---- declaration ----------------------------------------------------------------------
+
+def test_variants_and_table_attributes():
+    assert W.variant_names() == VARIANTS
+    assert [v.kernel for v in W.variants] == ["naive", "shared", f"coarsened<{COARSE_THREADS}, {COARSE_C}>"]
+    assert (W.baseline, W.roof, W.rate, W.dims) == ("naive", None, "GB/s", ("n",))
+    assert W.tolerance.rule == "elementwise"
+
+
+def test_shapes_labels_and_defines():
+    assert W.default_shape() == shape(16777216, 32)
+    assert W.check_shapes() == [shape(n, r) for r in (1, 2, 32, 64) for n in (1, 2, 255, 257, 4194304, 16777219)]
+    assert W.label(shape(16777216, 32)) == "16777216 R=32"
+    assert W.defines(shape(100, 2)) == {"STENCIL_RADIUS": 2}
+    assert W.compile_sets() == [{"STENCIL_RADIUS": r} for r in (1, 2, 32, 64)]
+    assert W.device_bytes(shape(1000, 64)) == 8000
+
+
+# ---- reference ------------------------------------------------------------------------
+
+def test_reference_on_the_seed_example():
+    # seeds/004: x = [1..7], R = 2, y[0] = (0 + 0 + 1 + 2 + 3) / 5 = 1.2; the divisor stays 5.
+    x = np.arange(1, 8, dtype=np.float32)
+    y = W.reference(shape(7, 2), {"x": x}, W.variant("naive"))
+    np.testing.assert_allclose(y, [1.2, 2.0, 3.0, 4.0, 5.0, 4.4, 3.6], rtol=1e-15)
+
+
+@pytest.mark.parametrize("n,radius", [(1, 0), (1, 3), (5, 2), (7, 10), (100, 1), (257, 32), (300, 64)])
+def test_reference_equals_the_definition(n, radius):
+    x = np.random.default_rng(n + radius).random(n, dtype=np.float32) * 2 - 1
+    direct = [sum(float(x[j]) for j in range(i - radius, i + radius + 1) if 0 <= j < n) / (2 * radius + 1)
+              for i in range(n)]
+    np.testing.assert_allclose(stencil_reference(x, radius), direct, rtol=0, atol=1e-15)
+
+
+def test_inputs_are_fp32_in_minus_one_to_one():
+    x = W.make_inputs(shape(10000, 2), np.random.default_rng(0))["x"]
+    assert x.dtype == np.float32 and x.shape == (10000,)
+    assert -1 <= x.min() < -0.99 and 0.99 < x.max() < 1
+    assert np.count_nonzero(x) == x.size
+
+
+# ---- tolerance ------------------------------------------------------------------------
+
+def test_fp32_models_reproduce_the_seed_example():
+    x = np.arange(1, 8, dtype=np.float32)
+    for model in (direct_sum_fp32, running_sum_fp32):
+        np.testing.assert_allclose(model(x, 2), [1.2, 2.0, 3.0, 4.0, 5.0, 4.4, 3.6], rtol=1e-6)
+
+
+@pytest.mark.parametrize("radius", [0, *RADII, MAX_RADIUS])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_summation_order_stays_within_the_bound(variant, radius):
+    tol = W.tolerance_for(shape(1, radius))
+    n = 4 * COARSE_OUT + 5
+    rng = np.random.default_rng(radius)
+    inputs = {
+        "uniform": rng.random(n, dtype=np.float32) * 2 - 1,
+        "largest": np.full(n, 1 - 2.0**-24, dtype=np.float32),  # partial sums as large as they get
+        "near one": 1 - rng.random(n, dtype=np.float32) * np.float32(1e-3),
+    }
+    for what, x in inputs.items():
+        result = compare(model_of(variant)(x, radius), stencil_reference(x, radius), tol)
+        assert result.passed, f"{what}: {result.detail}"
+
+
+@pytest.mark.parametrize("radius", [*RADII, MAX_RADIUS])
+def test_the_bound_still_catches_a_window_off_by_one(radius):
+    n = 3 * COARSE_OUT
+    x = np.random.default_rng(1).random(n, dtype=np.float32) * 2 - 1
+    ref = stencil_reference(x, radius)
+    shifted = np.concatenate([[ref[0]], ref[:-1]]).astype(np.float32)  # y[i] from the window of i-1
+    assert not compare(shifted, ref, W.tolerance_for(shape(n, radius))).passed
+
+
+def test_error_bound_values():
+    assert error_bound(2) == pytest.approx(59.5 * U)
+    assert error_bound(32) == pytest.approx((32.5 + 30 * 69 / 65 + 3) * U)
+    assert 60 * U < error_bound(64) < 100 * U
+    assert W.tolerance.atol == error_bound(MAX_RADIUS)  # the class default is the loosest
+
+
+# ---- model ----------------------------------------------------------------------------
+
+def test_traffic_model():
+    s = shape(1 << 24, 32)
+    traffic = {v: W.traffic(s, W.variant(v)) for v in VARIANTS}
+    for t in traffic.values():
+        assert t.bytes == 8 << 24 and t.flops == 65 << 24
+    assert traffic["naive"].extra == {"reads_per_output": 65, "smem_reads_per_output": 0}
+    assert traffic["shared"].extra == {"reads_per_output": 320 / 256, "smem_reads_per_output": 65}
+    assert traffic["coarsened"].extra == {"reads_per_output": (3968 + 64) / 3968,
+                                          "smem_reads_per_output": 95 / 31 + 1}
+    # R = 2: the coarsened halo is rounded up to one float4 on each side.
+    assert W.traffic(shape(100, 2), W.variant("coarsened")).extra["reads_per_output"] == (3968 + 8) / 3968
+
+
+# ---- validation -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad,words", [
+    (shape(0, 2), "N must be a positive integer"),
+    (shape(-4, 2), "N must be a positive integer"),
+    (shape(10, -1), "radius R must be an integer >= 0, got -1"),
+    (shape(10, 2.5), "radius R must be an integer >= 0"),
+    (shape(10, True), "radius R must be an integer >= 0"),
+    ({"n": 10}, "radius R must be an integer >= 0, got None"),
+    (shape(10, MAX_RADIUS + 1), f"use --radius {MAX_RADIUS} or less"),
+    (shape(10, 100000), "over the 49152 B static limit"),
+])
+def test_validate_rejects(bad, words):
+    with pytest.raises(UsageError, match=words.replace("(", r"\(")):
+        W.validate(bad)
+
+
+def test_largest_radius_is_where_the_tiles_meet_48_kb():
+    W.validate(shape(1, 0))
+    W.validate(shape(1, MAX_RADIUS))
+    assert MAX_RADIUS == 2176
+    assert coarsened_smem_bytes(MAX_RADIUS) == STATIC_SMEM < coarsened_smem_bytes(MAX_RADIUS + 1)
+    assert shared_smem_bytes(MAX_RADIUS) < STATIC_SMEM
+    assert [halo(r) for r in (0, 1, 2, 4, 5, 32)] == [0, 4, 4, 4, 8, 32]
+
+
+# ---- compile (no GPU needed) ----------------------------------------------------------
+
+@pytest.mark.parametrize("radius", [0, *RADII, MAX_RADIUS])
+def test_every_kernel_compiles_per_radius_without_spills(radius):
+    unit = compile_unit("stencil", W.kernel_names(), "sm_90", W.defines(shape(1, radius)))
+    assert set(unit.ptxas) == set(W.kernel_names())
+    for name, report in unit.ptxas.items():
+        assert report.registers > 0, name
+        assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), name
+    smem = {v.name: unit.ptxas[v.kernel].static_smem for v in W.variants}
+    # The kernel's tiles are exactly what validate() budgets for.
+    assert smem == {"naive": 0, "shared": shared_smem_bytes(radius), "coarsened": coarsened_smem_bytes(radius)}
+
+
+def test_radius_past_the_limit_fails_in_the_kernel_source_too():
+    with pytest.raises(CompileError, match="exceed 48 KB"):
+        compile_unit("stencil", W.kernel_names(), "sm_90", {"STENCIL_RADIUS": MAX_RADIUS + 1}, use_cache=False)
+
+
+def test_compile_command_builds_every_radius(run_cli):
+    code, out, _ = run_cli("compile", "--arch", "sm_90", "stencil")
+    assert code == 0
+    lines = [line for line in out.splitlines() if line.startswith("OK")]
+    assert len(lines) == len(RADII) * len(VARIANTS)
+    assert all("0 B spills" in line for line in lines)
+
+
+# ---- CLI bad input (exit 2 before any GPU work) ----------------------------------------
+
+@pytest.mark.parametrize("args,words", [
+    (["stencil", "--radius", "-1"], "--radius must be >= 0"),
+    (["stencil", "0"], "N must be a positive integer"),
+    (["stencil", "1024", "0"], "REPS must be a positive integer"),
+    (["stencil", "--radius", "two"], "--radius takes comma-separated integers"),
+    (["stencil", "--check-only", "--radius", "2,5000"], "radius 5000 is too large"),
+    (["stencil", "--variants", "tiled"], "unknown variant 'tiled'"),
+])
+def test_cli_bad_input_is_one_line_exit_2(run_cli, args, words):
+    code, _out, err = run_cli(*args)
+    assert code == 2, err
+    assert words in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ---- the kernels on the CPU -----------------------------------------------------------
+# A few lines of C++ stand in for the CUDA names the kernels use: one std::thread per CUDA
+# thread, blocks one after another, __syncthreads() a std::barrier, __shared__ arrays static
+# (one copy, reused block after block like real shared memory). Indexing, edges and barriers
+# are then checked in CI, with no GPU.
+
+EMULATOR = r"""
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+struct float4 { float x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+struct Index { unsigned x; };
+thread_local Index threadIdx, blockIdx;
+static std::barrier<>* block_barrier;
+inline void __syncthreads() { block_barrier->arrive_and_wait(); }
+template <class T> T __ldg(const T* p) { return *p; }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#include KERNELS
+
+template <class K> void launch(K kernel, long long blocks, int threads, const float* x, float* y, long long n) {
+    std::barrier<> bar(threads);
+    block_barrier = &bar;
+    std::vector<std::thread> team;
+    for (int t = 0; t < threads; ++t)
+        team.emplace_back([&, t] {
+            threadIdx.x = t;
+            for (long long b = 0; b < blocks; ++b) {
+                blockIdx.x = unsigned(b);
+                kernel(x, y, n);
+                bar.arrive_and_wait();  // the block is done before the next reuses __shared__
+            }
+        });
+    for (auto& member : team) member.join();
+}
+
+int main(int argc, char** argv) {  // emulator VARIANT N < x (N floats) > y (N floats)
+    int variant = std::atoi(argv[1]);
+    long long n = std::atoll(argv[2]);
+    // x and y sit between NaN guards: a read outside x makes a NaN output, a write outside y
+    // is caught below (exit 3).
+    const long long guard = 8192;
+    std::vector<float> xs(n + 2 * guard, NAN), ys(n + 2 * guard, NAN);
+    float *x = xs.data() + guard, *y = ys.data() + guard;
+    if (std::fread(x, sizeof(float), n, stdin) != size_t(n)) return 1;
+    constexpr int OUT = EMU_THREADS * EMU_C;
+    if (variant == 0) launch(naive, (n + B - 1) / B, B, x, y, n);
+    if (variant == 1) launch(shared, (n + B - 1) / B, B, x, y, n);
+    if (variant == 2) launch(coarsened<EMU_THREADS, EMU_C>, (n + OUT - 1) / OUT, EMU_THREADS, x, y, n);
+    for (long long i = 0; i < guard; ++i)
+        if (!std::isnan(y[-1 - i]) || !std::isnan(y[n + i])) return 3;
+    std::fwrite(y, sizeof(float), n, stdout);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory):
+    """radius -> path of the emulator binary built with that STENCIL_RADIUS."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ to build the CPU emulation of the kernels")
+    folder = tmp_path_factory.mktemp("stencil-emulator")
+    source = folder / "emulator.cpp"
+    source.write_text(EMULATOR)
+    probe = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-x", "c++", "-"], input="#include <barrier>\n",
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip("g++ lacks C++20 <barrier>")
+    built = {}
+
+    def build(radius):
+        if radius not in built:
+            binary = folder / f"emulator_r{radius}"
+            subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
+                            f"-DSTENCIL_RADIUS={radius}", f"-DEMU_THREADS={COARSE_THREADS}", f"-DEMU_C={COARSE_C}",
+                            f'-DKERNELS="{kernels_dir() / "stencil.cu"}"', str(source), "-o", str(binary)],
+                           check=True, capture_output=True, text=True)
+            built[radius] = binary
+        return built[radius]
+
+    return build
+
+
+# Sizes around every block edge: 256 for naive/shared, 3968 for coarsened, float4 tails.
+EMULATED_NS = (1, 2, 3, 5, 255, 257, COARSE_OUT - 1, COARSE_OUT, COARSE_OUT + 1, 2 * COARSE_OUT + 6)
+
+
+@pytest.mark.parametrize("radius", [0, *RADII])
+def test_kernels_on_the_cpu_emulation(emulator, radius):
+    binary = emulator(radius)
+    for n in EMULATED_NS:
+        x = np.random.default_rng(n).random(n, dtype=np.float32) * 2 - 1
+        ref = stencil_reference(x, radius)
+        for index, variant in enumerate(VARIANTS):
+            run = subprocess.run([str(binary), str(index), str(n)], input=x.tobytes(), capture_output=True,
+                                 check=True)
+            y = np.frombuffer(run.stdout, dtype=np.float32)
+            result = compare(y, ref, W.tolerance_for(shape(n, radius)))
+            assert result.passed, f"{variant} n={n} R={radius}: {result.detail}"
+            np.testing.assert_array_equal(y, model_of(variant)(x, radius), err_msg=f"{variant} n={n}")
+
+
+def test_emulated_kernels_at_the_largest_radius(emulator):
+    binary = emulator(MAX_RADIUS)
+    for n in (5, 2 * MAX_RADIUS + 1, COARSE_OUT + 2 * MAX_RADIUS + 3):
+        x = np.random.default_rng(n).random(n, dtype=np.float32) * 2 - 1
+        for index, variant in enumerate(VARIANTS):
+            run = subprocess.run([str(binary), str(index), str(n)], input=x.tobytes(), capture_output=True,
+                                 check=True)
+            np.testing.assert_array_equal(np.frombuffer(run.stdout, dtype=np.float32),
+                                          model_of(variant)(x, MAX_RADIUS), err_msg=f"{variant} n={n}")
+
+
+# ---- GPU ------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_every_variant_passes_on_the_check_shapes():
+    rows = check_rows("stencil", W.check_shapes())
+    assert_all_pass(rows)
+    assert len(rows) == len(VARIANTS) * len(RADII) * len(CHECK_NS)
+    for r in rows:
+        assert r.spill_bytes == 0 and r.threads_per_block == (COARSE_THREADS if r.variant == "coarsened" else BLOCK)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("radius", [0, 3, *RADII])
+def test_every_variant_passes_on_edge_sizes(radius):
+    ns = (3, 4, 5, 2 * radius + 1, COARSE_OUT - 1, COARSE_OUT, COARSE_OUT + 1, 4 * COARSE_OUT + 7, 1000003)
+    assert_all_pass(check_rows("stencil", [shape(n, radius) for n in sorted(set(ns))]))
+
+
+@pytest.mark.gpu
+def test_largest_radius_passes():
+    assert_all_pass(check_rows("stencil", [shape(n, MAX_RADIUS) for n in (5, 4353, 3 * COARSE_OUT + 1, 1 << 20)]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,radius", [(COARSE_OUT * 5 + 3, 2), (COARSE_OUT * 5 + 3, 32), (1 << 20, 64)])
+def test_kernels_are_bit_exact_with_their_summation_order(n, radius):
+    """naive and shared add in the same order (so agree bit for bit); coarsened's running sum
+    matches its FP32 model exactly. A real difference here is an indexing change, not rounding."""
+    from pmppbench.compile import load_kernels
+    from pmppbench.gpu import cupy
+
+    s = shape(n, radius)
+    inputs = W.make_inputs(s, np.random.default_rng(5))
+    ctx = W.setup(s, inputs, load_kernels("stencil", W.kernel_names(), W.defines(s)))
+    for variant in VARIANTS:
+        job = W.job(W.variant(variant), s, ctx)
+        job.poison()
+        job.run()
+        cupy().cuda.Device().synchronize()
+        np.testing.assert_array_equal(job.output(), model_of(variant)(inputs["x"], radius), err_msg=variant)
+
+
+@pytest.mark.gpu
+def test_timed_run_at_two_radii(run_cli, tmp_path):
+    import json
+
+    out = tmp_path / "stencil.json"
+    code, stdout, _ = run_cli("stencil", "1048576", "10", "--radius", "2,32", "--out", str(out))
+    assert code == 0 and "PASS" in stdout
+    rows = json.loads(out.read_text())["results"]
+    assert {(r["variant"], r["shape"]) for r in rows} == {
+        (v, f"1048576 R={r}") for v in VARIANTS for r in (2, 32)}
+    for r in rows:
+        assert r["check"] == "PASS" and r["median_ms"] > 0 and r["reps"] == 10 and r["warmup"] == 20
+        assert r["model"]["reads_per_output"] > 0
