@@ -62,7 +62,7 @@ def test_protocol_agrees_with_cupyx_benchmark():
     ours = measure(ops, Protocol(warmup=3, batches=5, reps=20))
     report = []
     for name, fn in ops.items():
-        result = profiler.benchmark(fn, n_repeat=50, n_warmup=5)
+        result = profiler.benchmark(fn, n_repeat=50, n_warmup=5, name=name)
         theirs = statistics.median(np.asarray(result.gpu_times).reshape(-1)) * 1e3
         mine = ours[name].median_ms
         report.append(f"{name}: pmppbench {mine:.4f} ms, cupyx {theirs:.4f} ms")
