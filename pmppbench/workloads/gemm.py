@@ -1,0 +1,387 @@
+"""GEMM C = A*B, FP32 row-major (PMPP 5.3-5.6 and 6.1-6.3; seeds/000, 002, 003, 004; issues 4, 10).
+
+C[M,N] = A[M,K] B[K,N]. The table climbs the book's ladder -- naive, tiled16/32, coarsened,
+register tiling, corner turning, dynamic shared memory -- then issue 10's rungs towards
+cuBLAS: 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async
+pipeline. `cublas` is `cupy.matmul` on the same FP32 data and is the "% of" column's
+reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
+kernels_cu/gemm.cu.
+
+The check is normwise against a float64 product of the same inputs (see `tolerance_for`).
+Products above FULL_CHECK_MAX_MNK multiply-adds are checked exactly on a sample of whole
+rows and whole columns of C instead of all of it (see `sample_of`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pmppbench.check import Tolerance
+from pmppbench.errors import UsageError
+from pmppbench.gpu import cupy
+from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload
+
+# ---- tile parameters: one table for every variant -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """Issue 10's tile parameters (kernels_cu/gemm.cu, struct Tiles): a BM x BN tile of C per
+    block, BK of K per step; one warp per WM x WN warp tile, which its 32 lanes cover in
+    WNITER steps along N (and as many as needed along M), TM x TN per lane per step."""
+
+    bm: int
+    bn: int
+    bk: int
+    wm: int
+    wn: int
+    wniter: int
+    tm: int
+    tn: int
+
+    @property
+    def threads(self) -> int:
+        return 32 * (self.bm // self.wm) * (self.bn // self.wn)
+
+    def kernel(self, template: str) -> str:
+        """The NVRTC name expression, e.g. double_buffer<128, 128, 8, 32, 64, 2, 4, 4>."""
+        return (f"{template}<{self.bm}, {self.bn}, {self.bk}, {self.wm}, {self.wn}, {self.wniter}, "
+                f"{self.tm}, {self.tn}>")
+
+    def tag(self) -> str:
+        return f"{self.bm}x{self.bn}x{self.bk}_w{self.wm}x{self.wn}_i{self.wniter}_t{self.tm}x{self.tn}"
+
+    def problems(self, template: str) -> list[str]:
+        """The static_asserts of struct Tiles and of `template`'s shared stages, as sentences
+        (tests/test_gemm.py runs every table entry through it)."""
+        bad = []
+        if self.bm % self.wm or self.bn % self.wn:
+            bad.append("the warp tile WM x WN must divide the block tile BM x BN")
+            return bad
+        if self.threads > 1024:
+            bad.append(f"{self.threads} threads per block: at most 32 warp tiles in a block tile")
+        per_lane = 32 * self.tm * self.tn * self.wniter
+        wmiter = self.wm * self.wn // per_lane
+        lane_cols = self.wn // self.wniter // self.tn if self.wn % self.wniter == 0 else 0
+        if wmiter < 1 or wmiter * per_lane != self.wm * self.wn:
+            bad.append("WM x WN must be 32 lanes x TM x TN x WNITER x (a whole number of M steps)")
+        elif lane_cols < 1 or self.wn % (self.wniter * self.tn) or 32 % lane_cols \
+                or (32 // lane_cols) * self.tm * wmiter != self.wm:
+            bad.append("the 32 lanes must exactly cover a WM/WMITER x WN/WNITER sub-tile with TM x TN each")
+        if self.tm % 4 or self.tn % 4 or self.bk % 4:
+            bad.append("TM, TN and BK must be multiples of 4 (float4 fragments and loads)")
+        if (self.bm * self.bk // 4) % self.threads or (self.bk * self.bn // 4) % self.threads:
+            bad.append("BM*BK/4 and BK*BN/4 must be multiples of the thread count (whole float4 per thread)")
+        stages = {"double_buffer": 2, "cp_async": 3}.get(template, 1)
+        if stages * 4 * (self.bk * (self.bm + 4) + self.bk * self.bn) > 48 * 1024:
+            bad.append(f"{stages} shared stage(s) must fit in 48 KB of static shared memory")
+        return bad
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a variant covers C: a BM x BN tile of C per block of `block` threads. `reuse` is
+    False for kernels that read every operand from global memory for every FMA (naive)."""
+
+    bm: int
+    bn: int
+    block: tuple[int, ...]
+    reuse: bool = True
+
+
+COARSE_TILE, COARSE_FACTOR = 32, 4  # coarsened<32, 4>: seeds/003's TILE_WIDTH and COARSE_FACTOR
+DYNAMIC_TILE = 32  # dynamic_smem<32>: the C tile; the K depth of a phase is picked at run time
+
+# Issue 10: the tile parameters of every rung and of every sweep candidate, in one place.
+# Rungs: blocktile8x8 is worklog kernel 6 (each thread 8x8 contiguous; a "warp tile" of
+# 16 x 128), warptile worklog kernel 10's structure with 4x4 pieces in 32 x 64 warp tiles,
+# double_buffer the same tiles with two shared stages, cp_async with a 3-stage cp.async pipeline.
+RUNG_TILES = {
+    "blocktile8x8": ("warptile", Tiles(128, 128, 8, 16, 128, 1, 8, 8)),
+    "warptile": ("warptile", Tiles(128, 128, 8, 32, 64, 2, 4, 4)),
+    "double_buffer": ("double_buffer", Tiles(128, 128, 8, 32, 64, 2, 4, 4)),
+    "cp_async": ("cp_async", Tiles(128, 128, 8, 32, 64, 2, 4, 4)),
+}
+# Sweep candidates: variants named <kernel prefix>_<tiles>, hidden from the default table and
+# run by `pmppbench all --config gemm_tuning` (configs/gemm_tuning.toml lists them) or by
+# `--variants`. Each keeps registers < 255 with no spills (tests/test_gemm.py checks).
+SWEEP_TILES = (
+    ("double_buffer", Tiles(128, 128, 8, 64, 32, 2, 4, 4)),
+    ("double_buffer", Tiles(128, 128, 16, 32, 64, 2, 4, 4)),
+    ("double_buffer", Tiles(128, 64, 16, 32, 32, 1, 4, 4)),
+    ("double_buffer", Tiles(64, 128, 8, 32, 64, 2, 4, 4)),
+    ("double_buffer", Tiles(64, 64, 8, 32, 32, 1, 4, 4)),
+    ("double_buffer", Tiles(128, 256, 8, 64, 64, 4, 4, 4)),
+    ("warptile", Tiles(128, 128, 16, 64, 64, 4, 8, 4)),  # the worklog's A6000 kernel 10, 128 threads
+    ("cp_async", Tiles(128, 128, 8, 64, 32, 2, 4, 4)),
+    ("cp_async", Tiles(64, 128, 8, 32, 64, 2, 4, 4)),
+    ("cp_async", Tiles(64, 64, 8, 32, 32, 1, 4, 4)),
+)
+SWEEP_PREFIX = {"warptile": "wt", "double_buffer": "db", "cp_async": "ca"}
+
+LADDER = (
+    Variant("naive", "naive", "one thread per C element, block (16,16), fmaf over the full K"),
+    Variant("tiled16", "tiled<16>", "16x16 tiles of A and B in shared memory: each global load serves 16 FMAs"),
+    Variant("tiled32", "tiled<32>", "32x32 tiles, 1024 threads: each global load serves 32 FMAs"),
+    Variant("coarsened", f"coarsened<{COARSE_TILE}, {COARSE_FACTOR}>",
+            f"one block computes {COARSE_FACTOR} adjacent {COARSE_TILE}x{COARSE_TILE} tiles, loading each A tile once"),
+    Variant("regtile2x2", "regtile<2>", "each thread a 2x2 block of C in registers (32x32 block tile)"),
+    Variant("regtile4x4", "regtile<4>", "each thread a 4x4 block of C in registers (64x64 block tile)"),
+    Variant("corner_turning", "corner_turning<32>",
+            "B column-major, its tile loaded coalesced by swapping thread roles; padded to avoid bank conflicts"),
+    Variant("dynamic_smem", f"dynamic_smem<{DYNAMIC_TILE}>",
+            "extern __shared__ tiles, K depth sized at run time from the device's shared memory"),
+    Variant("blocktile8x8", RUNG_TILES["blocktile8x8"][1].kernel("warptile"),
+            "128x128x8 block tile, 8x8 C per thread, A transposed in shared memory, float4 loads"),
+    Variant("warptile", RUNG_TILES["warptile"][1].kernel("warptile"),
+            "32x64 warp tiles, 2x2 pieces of 4x4 per thread: conflict-free float4 shared reads"),
+    Variant("double_buffer", RUNG_TILES["double_buffer"][1].kernel("double_buffer"),
+            "warptile with two shared stages: the next tile's global loads overlap the math"),
+    Variant("cp_async", RUNG_TILES["cp_async"][1].kernel("cp_async"),
+            "warptile fed by a 3-stage cp.async pipeline: copies bypass registers, two tiles in flight"),
+    Variant("cublas", None, "cupy.matmul on the same FP32 data: cuBLAS SGEMM (no TF32 unless CUPY_TF32=1)"),
+)
+
+# TEST ONLY (tests/test_gemm.py): naive with the K-tail bug, never part of the table.
+SKIPS_LAST_K_TILE = Variant("skips_last_k_tile", "skips_last_k_tile",
+                            "test only: drops the last K % 16 terms; must FAIL the check")
+
+
+def _sweep_variants() -> tuple[Variant, ...]:
+    out = []
+    for template, tiles in SWEEP_TILES:
+        out.append(Variant(f"{SWEEP_PREFIX[template]}_{tiles.tag()}", tiles.kernel(template),
+                           f"sweep: {template} with BMxBNxBK {tiles.bm}x{tiles.bn}x{tiles.bk}, warp tile "
+                           f"{tiles.wm}x{tiles.wn} (x{tiles.wniter} along N), {tiles.tm}x{tiles.tn} per lane step"))
+    return tuple(out)
+
+
+SWEEP = _sweep_variants()
+
+
+def _plans() -> dict[str, Plan]:
+    plans = {
+        "naive": Plan(16, 16, (16, 16), reuse=False),
+        SKIPS_LAST_K_TILE.name: Plan(16, 16, (16, 16), reuse=False),
+        "tiled16": Plan(16, 16, (16, 16)),
+        "tiled32": Plan(32, 32, (32, 32)),
+        "coarsened": Plan(COARSE_TILE, COARSE_TILE * COARSE_FACTOR, (COARSE_TILE, COARSE_TILE)),
+        "regtile2x2": Plan(32, 32, (16, 16)),
+        "regtile4x4": Plan(64, 64, (16, 16)),
+        "corner_turning": Plan(32, 32, (32, 32)),
+        "dynamic_smem": Plan(DYNAMIC_TILE, DYNAMIC_TILE, (DYNAMIC_TILE, DYNAMIC_TILE)),
+    }
+    tiled = [(name, t) for name, (_, t) in RUNG_TILES.items()]
+    tiled += [(v.name, t) for v, (_, t) in zip(SWEEP, SWEEP_TILES)]
+    for name, t in tiled:
+        plans[name] = Plan(t.bm, t.bn, (t.threads,))
+    return plans
+
+
+PLANS = _plans()
+
+# ---- checking -----------------------------------------------------------------------------
+
+UNIT_ROUNDOFF = 2.0 ** -24  # FP32
+TOLERANCE_FACTOR = 16
+# Up to 4096^3 the float64 reference is one BLAS call of ~0.14 TFLOP (a second or so on the
+# host); above it, whole rows and columns of C are sampled.
+FULL_CHECK_MAX_MNK = 4096 ** 3
+SAMPLE_ROWS = SAMPLE_COLS = 64
+
+MAX_GRID_Y = 65535  # CUDA's gridDim.y limit; C's row tiles run along y
+MIN_TILE_ROWS = 16  # the smallest BM of any variant (naive, tiled16)
+MAX_DIM = 1 << 30  # kernels index with int and step by a tile: keep K + tile far from 2^31
+SMEM_RESERVED_PER_BLOCK = 1024  # shared memory the driver keeps per block (sm_80 and later)
+
+
+def rtol_for_k(k: int) -> float:
+    """The normwise bound for a K-term FP32 dot product: 16 u sqrt(K), u = 2^-24.
+
+    Rounding errors of a K-term sum of random-sign products add up like a random walk, so
+    ||C - C_ref|| / ||C_ref|| grows like u sqrt(K); a sequential FP32 sum of normal data
+    measures about 0.3 u sqrt(K) (tiling and FMA only lower it). 16 u sqrt(K) leaves a
+    50x margin: 3.1e-5 at K = 1024, 6.1e-5 at K = 4096, 8.6e-5 at K = 8192. A kernel that
+    drops even one term per output is off by about 1/sqrt(K) (0.4% at K = 65536), and TF32
+    (10-bit mantissa) by ~1e-4 to 1e-3: both FAIL.
+    """
+    return TOLERANCE_FACTOR * UNIT_ROUNDOFF * math.sqrt(k)
+
+
+def sample_indices(size: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """One random index in each of `count` equal strata of range(size), plus the first and
+    last: every part of the matrix, both edges included, is represented."""
+    if size <= count:
+        return np.arange(size)
+    edges = np.linspace(0, size, count + 1).astype(np.int64)
+    picks = rng.integers(edges[:-1], edges[1:])
+    return np.unique(np.concatenate([[0, size - 1], picks]))
+
+
+def sample_of(c, rows, cols, xp=np):
+    """The checked part of a large C: the sampled rows (row-major) then the sampled columns
+    (each column contiguous), flattened into one vector. Works on NumPy and CuPy arrays."""
+    return xp.concatenate([c[rows, :].ravel(), c[:, cols].T.ravel()])
+
+
+class Gemm(Workload):
+    name = "gemm"
+    title = "GEMM C = A*B (FP32, row-major)"
+    dims = ("m", "n", "k")
+    variants = LADDER + SWEEP
+    tolerance = Tolerance("normwise", rtol=rtol_for_k(1024))
+    baseline = "naive"
+    roof = "cublas"
+    rate = "GFLOP/s"
+
+    # ---- shapes ----------------------------------------------------------------------
+    def default_shape(self):
+        return {"m": 1024, "n": 1024, "k": 1024}
+
+    def check_shapes(self):
+        # The course's sizes; its K = 18 tail; a K % 4 != 0 that also breaks every tile edge;
+        # one column; one element; K % 4 == 0 but not % 8 with partial 128x128 tiles on both
+        # edges (the float4 paths at the edges); a tiny all-partial float4 case.
+        return [{"m": m, "n": n, "k": k} for m, n, k in (
+            (512, 512, 512), (1024, 1024, 1024), (513, 257, 18), (1000, 999, 17), (33, 1, 65), (1, 1, 1),
+            (257, 260, 36), (7, 4, 12))]
+
+    def variants_for(self, shape):
+        return LADDER  # the sweep runs only when asked for by name
+
+    def tolerance_for(self, shape):
+        return Tolerance("normwise", rtol=rtol_for_k(shape["k"]))
+
+    def validate(self, shape):
+        super().validate(shape)
+        m = shape["m"]
+        if -(-m // MIN_TILE_ROWS) > MAX_GRID_Y:
+            raise UsageError(f"gemm: M = {m} needs more than CUDA's {MAX_GRID_Y} blocks of {MIN_TILE_ROWS} rows "
+                             f"in gridDim.y; M must be at most {MAX_GRID_Y * MIN_TILE_ROWS}")
+        for d in ("n", "k"):
+            if shape[d] > MAX_DIM:
+                raise UsageError(f"gemm: {d.upper()} = {shape[d]} is above the kernels' limit of {MAX_DIM} (2^30)")
+
+    def device_bytes(self, shape):
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        return 4 * (m * k + 2 * k * n + m * n)  # A, B, B column-major (corner_turning), C
+
+    # ---- data ------------------------------------------------------------------------
+    def sampled(self, shape) -> bool:
+        return shape["m"] * shape["n"] * shape["k"] > FULL_CHECK_MAX_MNK
+
+    def make_inputs(self, shape, rng):
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        inputs = {"a": rng.standard_normal((m, k), dtype=np.float32),
+                  "b": rng.standard_normal((k, n), dtype=np.float32)}
+        if self.sampled(shape):
+            inputs["rows"] = sample_indices(m, SAMPLE_ROWS, rng)
+            inputs["cols"] = sample_indices(n, SAMPLE_COLS, rng)
+        return inputs
+
+    def reference(self, shape, inputs, variant):
+        # corner_turning reads a column-major copy of the same B: the same product, one reference.
+        a, b = inputs["a"].astype(np.float64), inputs["b"].astype(np.float64)
+        if "rows" not in inputs:
+            return a @ b
+        rows, cols = inputs["rows"], inputs["cols"]
+        return np.concatenate([(a[rows, :] @ b).ravel(), (a @ b[:, cols]).T.ravel()])  # == sample_of(a @ b)
+
+    def setup(self, shape, inputs, kernels):
+        cp = cupy()
+        a, b = cp.asarray(inputs["a"]), cp.asarray(inputs["b"])
+        ctx = {"a": a, "b": b, "b_colmajor": cp.ascontiguousarray(b.T),  # N x K row-major = B column-major
+               "c": cp.empty((shape["m"], shape["n"]), dtype=cp.float32), "kernels": kernels}
+        if "rows" in inputs:
+            ctx["rows"], ctx["cols"] = cp.asarray(inputs["rows"]), cp.asarray(inputs["cols"])
+        return ctx
+
+    def job(self, variant, shape, ctx):
+        cp = cupy()
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        a, b, c = ctx["a"], ctx["b"], ctx["c"]
+        if "rows" in ctx:
+            rows, cols = ctx["rows"], ctx["cols"]
+
+            def output():
+                return sample_of(c, rows, cols, cp).get()
+        else:
+            def output():
+                return c.get()
+
+        def poison():
+            c.fill(np.nan)
+
+        if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
+            return Job(run=lambda: cp.matmul(a, b, out=c), output=output, poison=poison)
+
+        kernel = ctx["kernels"][variant.kernel]
+        plan = PLANS[variant.name]
+        grid = (-(-n // plan.bn), -(-m // plan.bm))
+        args = (a, ctx["b_colmajor"] if variant.name == "corner_turning" else b, c,
+                np.int32(m), np.int32(n), np.int32(k))
+        smem = 0
+        if variant.name == "dynamic_smem":
+            from pmppbench import device  # noqa: PLC0415
+
+            dev = device.current()
+            tk, smem = dynamic_tile_depth(k, DYNAMIC_TILE, dev.max_threads_per_sm, dev.smem_per_sm,
+                                          dev.smem_per_block_optin)
+            if smem > dev.smem_per_block:
+                kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
+            args += (np.int32(tk),)
+        launch = Launch(kernel, grid, plan.block, args, dynamic_smem=smem)
+        return Job(run=launch, output=output, poison=poison, launch=launch)
+
+    # ---- model -----------------------------------------------------------------------
+    def traffic(self, shape, variant):
+        """bytes: the compulsory traffic 4(MK + KN + MN), each matrix once (the GB/s column and
+        the roofline's intensity). extra: the variant's own modelled global loads and stores.
+
+        naive reads A and B for every FMA: 8MNK + 4MN bytes, 2 FLOP per 8 B = 0.25 FLOP/B.
+        A tiled kernel with a BM x BN tile of C per block reads all of A once per block column
+        and all of B once per block row (out-of-range loads are skipped, not counted):
+        4 (MK ceil(N/BN) + KN ceil(M/BM)) + 4MN. For square tiles T that is ~ 8MNK/T, T/4 FLOP/B
+        (tiled16: 4, tiled32: 8, regtile4x4 (64x64): 16, 128x128 rungs: 32). coarsened's
+        32 x 128 tile gives seeds/003's 4MNK/T (1 + 1/COARSE_FACTOR) bytes, 2T/(4 (1 + 1/4)) = 12.8
+        FLOP/B. corner_turning and dynamic_smem are T = 32 tilings. cuBLAS has no model here.
+        """
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        flops = 2 * m * n * k
+        compulsory = 4 * (m * k + k * n + m * n)
+        if variant.kernel is None:
+            return Traffic(bytes=compulsory, flops=flops)
+        plan = PLANS[variant.name]
+        if plan.reuse:
+            loads = m * k * -(-n // plan.bn) + k * n * -(-m // plan.bm)
+        else:
+            loads = 2 * m * n * k
+        model = 4 * loads + 4 * m * n
+        return Traffic(bytes=compulsory, flops=flops,
+                       extra={"model_bytes": float(model), "model_AI_flop_per_B": flops / model})
+
+
+def dynamic_tile_depth(k: int, tile: int, threads_per_sm: int, smem_per_sm: int, smem_per_block_optin: int
+                       ) -> tuple[int, int]:
+    """(tk, bytes) for dynamic_smem: the K depth of one phase and the shared memory it takes.
+
+    The budget is what lets as many (tile x tile)-thread blocks be resident as the SM has
+    threads for (2 on sm_90: 2048 / 1024), less the driver's 1 KB per block, capped by the
+    per-block opt-in limit. The deepest tk (a multiple of the tile) that fits sets the number
+    of phases; tk is then evened out over those phases so the last one is not mostly zeros
+    (K = 1024 on an H200: 3 phases of 352 rather than 448 + 448 + 128).
+    """
+    blocks = max(1, threads_per_sm // (tile * tile))
+    budget = min(smem_per_block_optin, smem_per_sm // blocks - SMEM_RESERVED_PER_BLOCK)
+    bytes_per_k = 2 * tile * 4  # one column of As and one row of Bs, FP32
+    tk_max = max(tile, budget // bytes_per_k // tile * tile)
+    k_tiles = -(-k // tile)
+    phases = -(-k_tiles * tile // tk_max)
+    tk = -(-k_tiles // phases) * tile
+    return tk, tk * bytes_per_k
+
+
+WORKLOAD = Gemm()

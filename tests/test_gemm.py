@@ -1,0 +1,349 @@
+"""gemm: reference, check bound, traffic model, validation and NVRTC builds on the CPU; every
+variant (and a deliberately wrong kernel that must FAIL) on edge shapes on the GPU."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from gpu_helpers import assert_all_pass, check_rows
+from pmppbench import workloads
+from pmppbench.check import compare
+from pmppbench.compile import compile_unit
+from pmppbench.errors import UsageError
+from pmppbench.workloads import gemm
+from pmppbench.workloads.gemm import (LADDER, PLANS, RUNG_TILES, SKIPS_LAST_K_TILE, SWEEP, SWEEP_TILES, Tiles,
+                                      dynamic_tile_depth, rtol_for_k, sample_indices, sample_of)
+
+W = workloads.get("gemm")
+LADDER_NAMES = ["naive", "tiled16", "tiled32", "coarsened", "regtile2x2", "regtile4x4", "corner_turning",
+                "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "cublas"]
+
+
+def shape(m, n, k):
+    return {"m": m, "n": n, "k": k}
+
+
+# ---- the table ------------------------------------------------------------------------------
+
+def test_variant_table_matches_the_issues():
+    assert [v.name for v in W.variants_for(shape(64, 64, 64))] == LADDER_NAMES
+    assert W.baseline == "naive" and W.roof == "cublas" and W.rate == "GFLOP/s"
+    assert W.variant("cublas").kernel is None
+    assert W.variant("tiled16").kernel == "tiled<16>" and W.variant("tiled32").kernel == "tiled<32>"
+    assert W.variant("regtile2x2").kernel == "regtile<2>" and W.variant("regtile4x4").kernel == "regtile<4>"
+    # sweep points are selectable by name, never run by default; the test-only kernel is in no table
+    for v in SWEEP:
+        assert W.variant(v.name) is v and v not in W.variants_for(shape(64, 64, 64))
+    assert SKIPS_LAST_K_TILE.name not in W.variant_names()
+
+
+def test_every_kernel_variant_has_a_launch_plan():
+    for v in (*W.variants, SKIPS_LAST_K_TILE):
+        if v.kernel:
+            plan = PLANS[v.name]
+            assert 32 <= math.prod(plan.block) <= 1024 and plan.bm > 0 and plan.bn > 0
+
+
+def test_tile_tables_pass_the_kernels_static_asserts():
+    for template, tiles in (*RUNG_TILES.values(), *SWEEP_TILES):
+        assert tiles.problems(template) == [], (template, tiles)
+        assert tiles.threads in (128, 256)
+    # the last two rungs change only how tiles reach shared memory
+    assert RUNG_TILES["double_buffer"][1] == RUNG_TILES["cp_async"][1] == RUNG_TILES["warptile"][1]
+    # more lane steps than the warp tile holds, fragments that are not float4, too much shared memory
+    assert any("32 lanes" in p for p in Tiles(128, 128, 8, 32, 64, 8, 4, 4).problems("warptile"))
+    assert any("multiples of 4" in p for p in Tiles(128, 128, 6, 32, 64, 2, 4, 4).problems("warptile"))
+    assert any("48 KB" in p for p in Tiles(128, 128, 32, 32, 64, 2, 4, 4).problems("double_buffer"))
+
+
+def test_tuning_config_runs_every_sweep_point():
+    from pmppbench import config
+
+    cfg = config.load("gemm_tuning")
+    (plan,) = cfg.plans
+    assert plan.name == "gemm" and {"cublas", "double_buffer"} <= set(plan.variants)
+    assert {v.name for v in SWEEP} <= set(plan.variants)
+    assert shape(4096, 4096, 4096) in plan.shapes
+
+
+# ---- inputs, reference, check ------------------------------------------------------------------
+
+def test_reference_hand_checked():
+    inputs = {"a": np.array([[1, 2, 3], [4, 5, 6]], np.float32),
+              "b": np.array([[7, 8], [9, 10], [11, 12]], np.float32)}
+    ref = W.reference(shape(2, 2, 3), inputs, W.variant("naive"))
+    np.testing.assert_array_equal(ref, [[58, 64], [139, 154]])
+
+
+def test_reference_is_the_float64_product_of_the_fp32_inputs():
+    s = shape(5, 7, 300)
+    inputs = W.make_inputs(s, np.random.default_rng(0))
+    a, b = inputs["a"], inputs["b"]
+    assert a.dtype == b.dtype == np.float32 and a.shape == (5, 300) and b.shape == (300, 7)
+    assert np.all(a != 0) and np.all(b != 0)  # never checks on zeros
+    ref = W.reference(s, inputs, W.variant("corner_turning"))  # the same math for every variant
+    assert ref.dtype == np.float64
+    np.testing.assert_allclose(ref, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-13)
+    assert not np.array_equal(W.make_inputs(s, np.random.default_rng(1))["a"], a)
+
+
+def test_tolerance_grows_like_sqrt_k_and_stays_under_1e4():
+    assert W.tolerance_for(shape(8, 8, 1024)).rtol == pytest.approx(16 * 2.0 ** -24 * 32)
+    assert W.tolerance_for(shape(8, 8, 4096)).rtol == pytest.approx(2 * rtol_for_k(1024))
+    assert rtol_for_k(8192) < 1e-4 and rtol_for_k(18) < 5e-6
+    assert W.tolerance_for(shape(8, 8, 18)).rule == "normwise"
+
+
+@pytest.mark.parametrize("k", [1, 18, 1024, 4096])
+def test_bound_passes_fp32_and_fails_a_dropped_tail(k):
+    """The bound separates an honest FP32 product (sequential sums, worse than any kernel's)
+    from one that drops the last term of K, and NaN never passes."""
+    s = shape(24, 20, k)
+    inputs = W.make_inputs(s, np.random.default_rng(k))
+    a, b = inputs["a"], inputs["b"]
+    ref = W.reference(s, inputs, W.variant("naive"))
+    acc = np.zeros((24, 20), np.float32)
+    for i in range(k):  # multiply and add each rounded to FP32
+        acc = (acc + np.outer(a[:, i], b[i, :])).astype(np.float32)
+    tol = W.tolerance_for(s)
+    assert compare(acc, ref, tol).passed
+    if k > 1:
+        dropped = (a[:, :-1].astype(np.float64) @ b[:-1, :].astype(np.float64)).astype(np.float32)
+        assert not compare(dropped, ref, tol).passed
+    acc[3, 4] = np.nan
+    assert not compare(acc, ref, tol).passed
+
+
+def test_sample_indices_cover_every_stratum_and_both_edges():
+    rng = np.random.default_rng(0)
+    idx = sample_indices(1000, 64, rng)
+    assert idx[0] == 0 and idx[-1] == 999 and np.all(np.diff(idx) > 0)
+    strata = np.linspace(0, 1000, 65).astype(int)
+    assert all(np.any((idx >= lo) & (idx < hi)) for lo, hi in zip(strata[:-1], strata[1:]))
+    np.testing.assert_array_equal(sample_indices(5, 64, rng), np.arange(5))
+
+
+def test_large_products_are_checked_on_sampled_rows_and_columns(monkeypatch):
+    s = shape(300, 200, 40)
+    assert not W.sampled(s)
+    monkeypatch.setattr(gemm, "FULL_CHECK_MAX_MNK", 300 * 200 * 40 - 1)
+    assert W.sampled(s)
+    inputs = W.make_inputs(s, np.random.default_rng(3))
+    rows, cols = inputs["rows"], inputs["cols"]
+    assert len(rows) >= 64 and len(cols) >= 64 and {0, 299} <= set(rows) and {0, 199} <= set(cols)
+    ref = W.reference(s, inputs, W.variant("naive"))
+    full = inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64)
+    assert ref.shape == (len(rows) * 200 + 300 * len(cols),)
+    np.testing.assert_allclose(ref, sample_of(full, rows, cols), rtol=1e-12)
+    # a wrong column in C shows up in the sample (every column is in the sampled rows)
+    wrong = full.astype(np.float32)
+    wrong[:, 123] += 1.0
+    assert not compare(sample_of(wrong, rows, cols), ref, W.tolerance_for(s)).passed
+    assert compare(sample_of(full.astype(np.float32), rows, cols), ref, W.tolerance_for(s)).passed
+
+
+# ---- traffic model --------------------------------------------------------------------------
+
+def model(name, m=1024, n=1024, k=1024):
+    return W.traffic(shape(m, n, k), W.variant(name))
+
+
+def test_compulsory_bytes_and_flops():
+    t = model("naive")
+    assert t.flops == 2 * 1024 ** 3 and t.bytes == 4 * 3 * 1024 ** 2
+    assert model("cublas").extra == {} and model("cublas").bytes == t.bytes
+
+
+def test_naive_reads_8_bytes_per_fma():
+    t = model("naive")
+    assert t.extra["model_bytes"] == 8 * 1024 ** 3 + 4 * 1024 ** 2
+    assert t.extra["model_AI_flop_per_B"] == pytest.approx(0.25, rel=1e-3)
+
+
+@pytest.mark.parametrize("name, ai", [("tiled16", 4), ("tiled32", 8), ("corner_turning", 8), ("dynamic_smem", 8),
+                                      ("coarsened", 12.8), ("regtile2x2", 8), ("regtile4x4", 16),
+                                      ("blocktile8x8", 32), ("warptile", 32), ("double_buffer", 32),
+                                      ("cp_async", 32)])
+def test_tiled_intensity_is_tile_over_4(name, ai):
+    # Loads alone give T/4 (ai); the 4MN bytes of C writes add 2 ai / K to the denominator.
+    k = 1024
+    assert model(name, k=k).extra["model_AI_flop_per_B"] == pytest.approx(ai / (1 + 2 * ai / k), rel=1e-12)
+
+
+def test_partial_tiles_count_only_the_blocks_that_exist():
+    t = model("tiled16", 513, 257, 18)
+    loads = 513 * 18 * 17 + 18 * 257 * 33  # A once per block column (17), B once per block row (33)
+    assert t.extra["model_bytes"] == 4 * loads + 4 * 513 * 257
+
+
+# ---- dynamic shared memory ------------------------------------------------------------------
+
+H200 = dict(threads_per_sm=2048, smem_per_sm=233472, smem_per_block_optin=232448)
+
+
+def test_dynamic_tile_depth_on_an_h200():
+    assert dynamic_tile_depth(1024, 32, **H200) == (352, 352 * 256)  # 3 phases, 88 KB: needs the opt-in
+    assert dynamic_tile_depth(18, 32, **H200) == (32, 32 * 256)
+    assert dynamic_tile_depth(448, 32, **H200) == (448, 448 * 256)
+
+
+@pytest.mark.parametrize("dev", [H200, dict(threads_per_sm=1536, smem_per_sm=102400, smem_per_block_optin=101376),
+                                 dict(threads_per_sm=2048, smem_per_sm=65536, smem_per_block_optin=49152)])
+def test_dynamic_tile_depth_fits_and_covers_k(dev):
+    blocks = dev["threads_per_sm"] // 1024
+    for k in (1, 31, 32, 33, 100, 1000, 1024, 4096, 4097):
+        tk, nbytes = dynamic_tile_depth(k, 32, **dev)
+        assert tk % 32 == 0 and tk >= 32
+        assert nbytes <= dev["smem_per_block_optin"] and blocks * (nbytes + 1024) <= dev["smem_per_sm"]
+        phases = -(-k // tk)
+        assert phases * tk - k < 32 * phases  # evened out: less than one tile of zeros per phase
+
+
+# ---- validation and CLI ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad, message", [
+    (shape(0, 4, 4), "M must be a positive integer"),
+    (shape(4, -1, 4), "N must be a positive integer"),
+    (shape(4, 4, 0), "K must be a positive integer"),
+    (shape(65535 * 16 + 1, 4, 4), "at most 1048560"),
+    (shape(4, 4, (1 << 30) + 1), "K = 1073741825 is above"),
+])
+def test_validate_rejects(bad, message):
+    with pytest.raises(UsageError, match=message):
+        W.validate(bad)
+
+
+def test_validate_accepts_the_limits():
+    W.validate(shape(65535 * 16, 1, 1 << 30))
+
+
+@pytest.mark.parametrize("args", [("0", "4", "4"), ("4", "4", "4", "0"), ("4", "-3", "4"),
+                                  ("1048561", "4", "4"), ("4", "4", "4", "--variants", "tiled64")])
+def test_cli_bad_input_is_one_line_exit_2(run_cli, args):
+    code, _, err = run_cli("gemm", *args)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ---- NVRTC ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_every_kernel_compiles_without_spills(arch):
+    names = [*W.kernel_names(), SKIPS_LAST_K_TILE.kernel]
+    unit = compile_unit("gemm", names, arch)
+    for name in names:
+        r = unit.ptxas[name]
+        assert 0 < r.registers < 255, f"{name}: {r.registers} registers"
+        assert r.spill_stores == 0 and r.spill_loads == 0, f"{name} spills"
+    # the shared memory each kernel declares is what its comments say
+    assert unit.ptxas["tiled<32>"].static_smem == 2 * 32 * 32 * 4
+    assert unit.ptxas["corner_turning<32>"].static_smem == (32 * 32 + 32 * 33) * 4
+    assert unit.ptxas["dynamic_smem<32>"].static_smem == 0
+    one_stage = (8 * 132 + 8 * 128) * 4
+    assert unit.ptxas[W.variant("warptile").kernel].static_smem == one_stage
+    assert unit.ptxas[W.variant("double_buffer").kernel].static_smem == 2 * one_stage
+    assert unit.ptxas[W.variant("cp_async").kernel].static_smem == 3 * one_stage
+
+
+# ---- GPU ------------------------------------------------------------------------------------
+
+EDGE_SHAPES = [shape(*s) for s in ((129, 127, 20), (300, 1, 7), (1, 300, 5), (128, 128, 8), (64, 132, 12),
+                                   (17, 33, 1), (2, 3, 4), (130, 131, 1030))]
+
+
+@pytest.mark.gpu
+def test_every_variant_passes_on_the_check_shapes():
+    shapes = W.check_shapes()
+    rows = check_rows("gemm", shapes)
+    assert len(rows) == len(shapes) * len(LADDER)
+    assert_all_pass(rows)
+
+
+@pytest.mark.gpu
+def test_every_variant_passes_on_more_edges():
+    assert_all_pass(check_rows("gemm", EDGE_SHAPES))
+
+
+@pytest.mark.gpu
+def test_sweep_points_pass_on_edges():
+    shapes = [shape(*s) for s in ((257, 260, 36), (513, 257, 18), (130, 131, 9), (1, 1, 1), (256, 256, 64))]
+    rows = check_rows("gemm", shapes, variants=[v.name for v in SWEEP])
+    assert len(rows) == len(shapes) * len(SWEEP)
+    assert_all_pass(rows)
+
+
+def _run(s, variants, seed=5):
+    from pmppbench.protocol import DEFAULTS
+    from pmppbench.runner import run_shape
+
+    return {r.variant: r for r in run_shape(W, s, protocol=DEFAULTS["gemm"], check_only=True, seed=seed,
+                                            variants=list(variants))}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("s", [shape(513, 257, 18), shape(64, 64, 17), shape(1000, 999, 1023)])
+def test_kernel_that_skips_the_last_k_tile_fails(s):
+    row = _run(s, [SKIPS_LAST_K_TILE])[SKIPS_LAST_K_TILE.name]
+    assert row.check == "FAIL" and "normwise error" in row.check_detail
+
+
+@pytest.mark.gpu
+def test_the_same_kernel_passes_when_k_has_no_tail():
+    assert _run(shape(100, 70, 64), [SKIPS_LAST_K_TILE])[SKIPS_LAST_K_TILE.name].check == "PASS"
+
+
+@pytest.mark.gpu
+def test_sampled_check_passes_good_kernels_and_fails_the_wrong_one(monkeypatch):
+    monkeypatch.setattr(gemm, "FULL_CHECK_MAX_MNK", 1 << 20)
+    s = shape(300, 200, 50)
+    assert W.sampled(s)
+    rows = _run(s, [*LADDER, SKIPS_LAST_K_TILE])
+    assert rows.pop(SKIPS_LAST_K_TILE.name).check == "FAIL"
+    assert_all_pass(rows.values())
+
+
+@pytest.mark.gpu
+def test_a_product_above_the_full_check_limit_is_sampled_and_passes():
+    s = shape(4096, 4096, 4097)
+    assert W.sampled(s)
+    assert_all_pass(_run(s, [W.variant("double_buffer"), W.variant("cublas")]).values())
+
+
+@pytest.mark.gpu
+def test_dynamic_smem_takes_its_size_from_the_device():
+    from pmppbench import device
+
+    d = device.current()
+    row = _run(shape(1024, 1024, 1024), [W.variant("dynamic_smem")])["dynamic_smem"]
+    _, nbytes = dynamic_tile_depth(1024, 32, d.max_threads_per_sm, d.smem_per_sm, d.smem_per_block_optin)
+    assert row.check == "PASS" and row.dynamic_smem_bytes == nbytes and row.static_smem_bytes == 0
+    if d.smem_per_block_optin >= 2 * 49152:  # sm_80 and later: the opt-in above 48 KB was needed
+        assert nbytes > 49152
+
+
+@pytest.mark.gpu
+def test_timed_run_produces_sane_rows(run_cli, tmp_path):
+    out = tmp_path / "g.json"
+    code, stdout, _ = run_cli("gemm", "256", "256", "256", "3", "--variants", "naive,tiled16,double_buffer,cublas",
+                              "--out", str(out))
+    assert code == 0 and "PASS" in stdout
+    rows = {r["variant"]: r for r in json.loads(out.read_text())["results"]}
+    assert set(rows) == {"naive", "tiled16", "double_buffer", "cublas"}
+    for name, r in rows.items():
+        assert r["check"] == "PASS" and r["median_ms"] > 0 and r["gflop_per_s"] > 0
+        assert r["flops"] == 2 * 256 ** 3
+        if name != "cublas":
+            assert r["registers"] > 0 and r["model"]["model_AI_flop_per_B"] > 0
+    assert rows["double_buffer"]["threads_per_block"] == 256
+    assert rows["cublas"]["pct_of_roof"] == pytest.approx(100.0)
+    assert rows["naive"]["speedup"] == pytest.approx(1.0)
+
+
+@pytest.mark.gpu
+def test_too_large_for_device_memory_is_exit_2(run_cli):
+    code, _, err = run_cli("gemm", "1000000", "1000000", "1000", "--check-only")
+    assert code == 2 and "device memory" in err
