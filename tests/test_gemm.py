@@ -20,7 +20,7 @@ from pmppbench.workloads.gemm import (LADDER, PLANS, RUNG_TILES, SKIPS_LAST_K_TI
 
 W = workloads.get("gemm")
 LADDER_NAMES = ["naive", "tiled16", "tiled32", "coarsened", "regtile2x2", "regtile4x4", "corner_turning",
-                "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "cublas"]
+                "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "tuned", "cublas"]
 
 
 def shape(m, n, k):
@@ -167,7 +167,7 @@ def test_naive_reads_8_bytes_per_fma():
 @pytest.mark.parametrize("name, ai", [("tiled16", 4), ("tiled32", 8), ("corner_turning", 8), ("dynamic_smem", 8),
                                       ("coarsened", 12.8), ("regtile2x2", 8), ("regtile4x4", 16),
                                       ("blocktile8x8", 32), ("warptile", 32), ("double_buffer", 32),
-                                      ("cp_async", 32)])
+                                      ("cp_async", 32), ("tuned", 128 * 256 / (128 + 256) / 2)])
 def test_tiled_intensity_is_tile_over_4(name, ai):
     # Loads alone give T/4 (ai); the 4MN bytes of C writes add 2 ai / K to the denominator.
     k = 1024
