@@ -72,14 +72,31 @@ def _headline_rate(workload: str, rows) -> str:
 # ---- the roofline -------------------------------------------------------------------
 
 def roofline_points(rows) -> list[tuple[str, str, float, float]]:
-    """(workload, label, FLOP/B, GFLOP/s) for every row that belongs on the chart."""
+    """(workload, label, FLOP/B, GFLOP/s) for every row that belongs on the chart.
+
+    Only the largest shape of each workload is labelled (with the variant's name; the legend
+    names the shape): the smaller shapes are drawn as plain points, so the chart stays legible.
+    """
     points = []
-    for r in _timed(rows):
-        if not (r.flops and r.bytes) or getattr(r, "timer", "") == "host":
-            continue
+    rows = [r for r in _timed(rows) if r.flops and r.bytes and getattr(r, "timer", "") != "host"]
+    largest = {}
+    for r in rows:
+        if r.bytes >= largest.get(r.workload, (0, ""))[0]:
+            largest[r.workload] = (r.bytes, r.shape)
+    for r in rows:
         gflops = r.flops / (r.median_ms / 1e3) / 1e9
-        points.append((r.workload, f"{r.variant} {r.shape}", r.flops / r.bytes, gflops))
+        label = r.variant if r.shape == largest[r.workload][1] else ""
+        points.append((r.workload, label, r.flops / r.bytes, gflops))
     return points
+
+
+def largest_shapes(rows) -> dict[str, str]:
+    """workload -> the shape whose points carry labels on the roofline."""
+    out: dict[str, tuple[int, str]] = {}
+    for r in _timed(rows):
+        if r.flops and r.bytes and r.bytes >= out.get(r.workload, (0, ""))[0]:
+            out[r.workload] = (r.bytes, r.shape)
+    return {w: s for w, (_, s) in out.items()}
 
 
 def plot_roofline(rows, ceilings: Sequence[Ceilings], path: Path, title: str = "") -> Path | None:
@@ -87,7 +104,7 @@ def plot_roofline(rows, ceilings: Sequence[Ceilings], path: Path, title: str = "
     points = roofline_points(rows)
     if not points:
         return None
-    fig = _new_figure((9, 6))
+    fig = _new_figure((11, 7))
     ax = fig.add_subplot()
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -110,16 +127,21 @@ def plot_roofline(rows, ceilings: Sequence[Ceilings], path: Path, title: str = "
 
     workloads_seen = list(dict.fromkeys(p[0] for p in points))
     colors = {w: f"C{i % 10}" for i, w in enumerate(workloads_seen)}
+    named = largest_shapes(rows)
     for w in workloads_seen:
-        mine = [p for p in points if p[0] == w]
-        ax.scatter([p[2] for p in mine], [p[3] for p in mine], color=colors[w], zorder=3, label=w)
+        big = [p for p in points if p[0] == w and p[1]]
+        small = [p for p in points if p[0] == w and not p[1]]
+        ax.scatter([p[2] for p in big], [p[3] for p in big], color=colors[w], zorder=3,
+                   label=f"{w} (labelled: {named[w]})")
+        if small:
+            ax.scatter([p[2] for p in small], [p[3] for p in small], color=colors[w], zorder=3, s=12, alpha=0.45)
     ax.set_xlabel("arithmetic intensity (FLOP/B, modelled)")
     ax.set_ylabel("attained FP32 rate (GFLOP/s)")
     ax.set_title(title or "Roofline")
     ax.grid(True, which="both", linewidth=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.draw_without_rendering()  # settle the layout so data -> screen positions are final
-    _label_points(fig, ax, points, colors)
+    _label_points(fig, ax, [p for p in points if p[1]], colors)
     fig.savefig(path, dpi=150)
     return path
 

@@ -7,7 +7,8 @@ import importlib
 from pmppbench.errors import UsageError
 from pmppbench.workloads.base import Workload
 
-# name -> module; each module exposes WORKLOAD.
+# name -> module; each module exposes WORKLOAD. Modules are imported on first use, so a
+# command touching one workload does not pay for the others.
 _MODULES = {
     "vecadd": "pmppbench.workloads.vecadd",
     "transpose": "pmppbench.workloads.transpose",
@@ -18,18 +19,10 @@ _MODULES = {
 
 
 def names() -> list[str]:
-    return [n for n in _MODULES if _available(n)]
-
-
-def _available(name: str) -> bool:
-    try:
-        importlib.import_module(_MODULES[name])
-    except ModuleNotFoundError:
-        return False
-    return True
+    return list(_MODULES)
 
 
 def get(name: str) -> Workload:
-    if name not in _MODULES or not _available(name):
-        raise UsageError(f"unknown workload {name!r}; choose from {', '.join(names())}")
+    if name not in _MODULES:
+        raise UsageError(f"unknown workload {name!r}; choose from {', '.join(_MODULES)}")
     return importlib.import_module(_MODULES[name]).WORKLOAD
