@@ -118,8 +118,12 @@ def _run_meta(seed: int, **extra) -> dict:
 
     from pmppbench import roofline  # noqa: PLC0415
 
+    from pmppbench.runner import clock_watch  # noqa: PLC0415
+
     dev = device.current()
+    watch = clock_watch()
     return {**dev.metadata(), "ceilings": roofline.ceilings_meta(roofline.ceilings_for(dev)),
+            "nvml": "available" if watch.available else f"unavailable ({watch.reason})",
             "timestamp": now_iso(), "git_revision": _git_revision(),
             "command": "pmppbench " + " ".join(sys.argv[1:]), "seed": seed, **extra}
 

@@ -21,26 +21,44 @@ def reason_names(bits: int) -> list[str]:
     return [name for bit, name in SLOWDOWN_REASONS.items() if bits & bit]
 
 
+def _norm_bus_id(bus_id) -> str:
+    """'0000:1E:00.0' and '00000000:1e:00.0' name the same device: compare without padding."""
+    text = bus_id.decode() if isinstance(bus_id, bytes) else str(bus_id)
+    domain, rest = text.strip().lower().split(":", 1)
+    return f"{int(domain, 16):x}:{rest}"
+
+
+def _handle_for(nv, bus_id):
+    """The NVML handle whose PCI bus id is the CUDA device's (NVML and CUDA may order GPUs differently)."""
+    want = _norm_bus_id(bus_id)
+    for i in range(nv.nvmlDeviceGetCount()):
+        h = nv.nvmlDeviceGetHandleByIndex(i)
+        if _norm_bus_id(nv.nvmlDeviceGetPciInfo(h).busId) == want:
+            return h
+    raise LookupError(f"no NVML device with PCI bus id {bus_id}")
+
+
 class ClockWatch:
-    """NVML handle for the current CUDA device; `available` is False when NVML is missing."""
+    """NVML handle for the current CUDA device; `available` is False (with `reason`) without NVML."""
 
     def __init__(self):
         self.available = False
+        self.reason = ""
         try:
             import pynvml  # noqa: PLC0415
 
             from pmppbench.gpu import cupy  # noqa: PLC0415
 
             pynvml.nvmlInit()
-            bus_id = cupy().cuda.Device().pci_bus_id
-            self._h = pynvml.nvmlDeviceGetHandleByPciBusId_v2(bus_id.encode() if isinstance(bus_id, str) else bus_id)
+            self._h = _handle_for(pynvml, cupy().cuda.Device().pci_bus_id)
             self._nv = pynvml
             self.max_sm_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._h, pynvml.NVML_CLOCK_SM))
             self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
                 pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
             self.available = True
-        except Exception:  # no NVML library, no permission, a MIG slice...
+        except Exception as exc:  # no NVML library, no permission, a MIG slice...
             self.available = False
+            self.reason = f"{type(exc).__name__}: {exc}"
 
     def sample(self) -> dict:
         nv, h = self._nv, self._h

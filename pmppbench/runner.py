@@ -116,7 +116,7 @@ def run_shape(
                 row.intensity_flop_per_byte = t.flops / t.bytes
 
         if not check_only and jobs:
-            watch = _clock_watch()
+            watch = clock_watch()
             observer = ClockObserver(watch) if watch.available else None
             timings = measure({n: j.run for n, j in jobs.items()}, protocol, observer=observer)
             for name, timing in timings.items():
@@ -152,7 +152,7 @@ def run_shape(
 _WATCH: list[ClockWatch] = []
 
 
-def _clock_watch() -> ClockWatch:
+def clock_watch() -> ClockWatch:
     """One NVML handle per process."""
     if not _WATCH:
         _WATCH.append(ClockWatch())

@@ -48,3 +48,23 @@ def test_clock_sag_and_throttle_reasons_warn():
 def test_reason_bits_ignore_idle_and_sync_boost():
     assert reason_names(0x1 | 0x10) == []
     assert reason_names(0x4 | 0x40) == ["software power cap", "hardware thermal slowdown"]
+
+
+def test_bus_ids_match_across_cuda_and_nvml_spellings():
+    from pmppbench.clocks import _handle_for, _norm_bus_id
+
+    assert _norm_bus_id("0000:1E:00.0") == _norm_bus_id(b"00000000:1e:00.0")
+
+    class FakeNvml:
+        ids = [b"00000000:0A:00.0", b"00000000:1E:00.0"]
+
+        def nvmlDeviceGetCount(self):
+            return 2
+
+        def nvmlDeviceGetHandleByIndex(self, i):
+            return i
+
+        def nvmlDeviceGetPciInfo(self, h):
+            return type("Info", (), {"busId": self.ids[h]})
+
+    assert _handle_for(FakeNvml(), "0000:1e:00.0") == 1
