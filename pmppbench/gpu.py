@@ -98,8 +98,3 @@ def has_device() -> bool:
     except EnvironmentProblem:
         return False
     return True
-
-
-def out_of_memory_error(cp):
-    """The exception class CuPy raises when device memory runs out."""
-    return cp.cuda.memory.OutOfMemoryError

@@ -18,7 +18,7 @@ from pmppbench import roofline
 from pmppbench.check import compare
 from pmppbench.clocks import ClockObserver, ClockWatch
 from pmppbench.compile import load_kernels
-from pmppbench.errors import EnvironmentProblem, PmppError, UsageError
+from pmppbench.errors import PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import Protocol, measure
@@ -190,5 +190,3 @@ def run_workload(
         yield from run_shape(workload, shape, protocol=protocol, check_only=check_only, seed=seed + i,
                              variants=variants, progress=progress, run_id=run_id)
 
-
-__all__ = ["run_shape", "run_workload", "ensure_memory", "EnvironmentProblem"]

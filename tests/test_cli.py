@@ -84,3 +84,21 @@ def test_plot_writes_pngs(run_cli, tmp_path):
     assert code == 0, err
     pngs = list((tmp_path / "plots").glob("*.png"))
     assert pngs and all(p.stat().st_size > 1000 for p in pngs)
+
+
+def test_missing_nvrtc_is_a_clear_message(monkeypatch):
+    import builtins
+
+    from pmppbench.errors import EnvironmentProblem
+    from pmppbench.gpu import nvrtc
+
+    real_import = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name.startswith("cupy_backends"):
+            raise ImportError("No module named 'cupy_backends'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cupy)
+    with pytest.raises(EnvironmentProblem, match=r"pmppbench\[cuda13\]"):
+        nvrtc()
