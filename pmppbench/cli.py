@@ -346,7 +346,8 @@ def all_cmd(
                      protocol={k: v.__dict__ for k, v in protocols.items()}, check_only=check_only)
     sink = report.CsvSink(out, meta) if out and report.format_for(out) == "csv" else None
     rows: list[Result] = []
-    steps = [(p, shape) for p in cfg.plans for shape in p.shapes]
+    # Shape i of a workload gets seed + i, as in the single-workload commands.
+    steps = [(p, i, shape) for p in cfg.plans for i, shape in enumerate(p.shapes)]
 
     def keep(row):
         rows.append(row)
@@ -363,7 +364,7 @@ def all_cmd(
     try:
         with progress:
             task = progress.add_task("starting", total=len(steps))
-            for plan, shape in steps:
+            for plan, index, shape in steps:
                 w = workloads.get(plan.name)
                 chosen = [w.variant(v) for v in plan.variants] if plan.variants else None
 
@@ -372,7 +373,7 @@ def all_cmd(
 
                 try:
                     for row in runner.run_workload(w, [shape], protocol=protocols[plan.name], check_only=check_only,
-                                                   seed=seed, variants=chosen, progress=note, run_id=run_id):
+                                                   seed=seed + index, variants=chosen, progress=note, run_id=run_id):
                         keep(row)
                 except KeyboardInterrupt:
                     raise
@@ -381,7 +382,7 @@ def all_cmd(
                         raise
                     for v in chosen or w.variants_for(shape):
                         keep(Result(w.name, v.name, w.label(shape), dims=dict(shape), check="ERROR",
-                                    error=f"{type(exc).__name__}: {exc}".splitlines()[0], seed=seed,
+                                    error=f"{type(exc).__name__}: {exc}".splitlines()[0], seed=seed + index,
                                     run_id=run_id))
                 progress.advance(task)
     except KeyboardInterrupt:

@@ -67,21 +67,22 @@ class Timing:
 
 
 class EventTimer:
-    """Times a batch of calls between two CUDA events on the current stream."""
+    """Times a batch of calls between two CUDA events on `stream` (default: the current stream)."""
 
-    def __init__(self):
+    def __init__(self, stream=None):
         from pmppbench.gpu import cupy  # noqa: PLC0415
 
         cp = cupy()
         self._cp = cp
+        self._stream = stream
         self._start = cp.cuda.Event()
         self._end = cp.cuda.Event()
 
     def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
-        self._start.record()
+        self._start.record(self._stream)
         for _ in range(reps):
             fn()
-        self._end.record()
+        self._end.record(self._stream)
         self._end.synchronize()
         return self._cp.cuda.get_elapsed_time(self._start, self._end) / reps
 

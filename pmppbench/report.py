@@ -47,8 +47,8 @@ def columns_for(rows: list[Result]) -> list[Column]:
         ]
         if any(r.gb_per_s for r in rows):
             cols.append(Column("GB/s", lambda r: _rate(r.gb_per_s)))
-        if any(r.gflop_per_s and r.workload == "gemm" for r in rows) or any(
-                r.intensity_flop_per_byte and r.intensity_flop_per_byte >= 1 for r in rows):
+        # A FLOP rate is worth a column once some row does at least 1 FLOP per byte moved.
+        if any(r.gflop_per_s and (r.intensity_flop_per_byte or 0) >= 1 for r in rows):
             cols.append(Column("GFLOP/s", lambda r: _rate(r.gflop_per_s)))
         base = next((r.speedup_vs for r in rows if r.speedup_vs), "")
         if base:

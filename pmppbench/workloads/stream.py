@@ -20,7 +20,6 @@ for one chunk and adds the overlap model: the ideal pipelined time those stages 
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -424,7 +423,10 @@ class Streams(Workload):
                               "pct_of_ideal": 100.0 * ideal / row.median_ms})
 
     def _stage_ms(self, cfg: Config, ctx: StreamContext) -> tuple[float, float, float]:
-        """Median time of chunk 0's upload, kernel and download, each alone, between CUDA events."""
+        """Median time of chunk 0's upload, kernel and download, each alone, between CUDA events
+        on the chunk's stream (the protocol's own timer, one call per batch)."""
+        from pmppbench.protocol import EventTimer, Protocol, measure  # noqa: PLC0415
+
         cp = cupy()
         rt = cp.cuda.runtime
         s = ctx.streams[0]
@@ -432,26 +434,13 @@ class Streams(Workload):
         launch = self._chunk_launches(cfg, ctx)[0]
         h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
         d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
-        stages = (
-            lambda: rt.memcpyAsync(d_in, h_in, nbytes, rt.memcpyHostToDevice, s.ptr),
-            lambda: launch(s),
-            lambda: rt.memcpyAsync(h_out, d_out, nbytes, rt.memcpyDeviceToHost, s.ptr),
-        )
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-
-        def median_ms(stage):
-            stage()  # warmup
-            times = []
-            for _ in range(STAGE_REPEATS):
-                start.record(s)
-                stage()
-                end.record(s)
-                end.synchronize()
-                times.append(cp.cuda.get_elapsed_time(start, end))
-            return statistics.median(times)
-
-        h2d, kernel, d2h = (median_ms(stage) for stage in stages)
-        return h2d, kernel, d2h
+        stages = {
+            "h2d": lambda: rt.memcpyAsync(d_in, h_in, nbytes, rt.memcpyHostToDevice, s.ptr),
+            "kernel": lambda: launch(s),
+            "d2h": lambda: rt.memcpyAsync(h_out, d_out, nbytes, rt.memcpyDeviceToHost, s.ptr),
+        }
+        t = measure(stages, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), timer=EventTimer(stream=s))
+        return t["h2d"].median_ms, t["kernel"].median_ms, t["d2h"].median_ms
 
 
 def _positive_int(v) -> bool:
