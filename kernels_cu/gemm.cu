@@ -350,6 +350,22 @@ struct Place {
     }
 };
 
+// ITER pieces of T consecutive floats, STRIDE apart in shared memory, into consecutive
+// registers: frag[w * T + v] = src[w * STRIDE + v], read as float4 (T is a multiple of 4).
+template <int ITER, int T, int STRIDE>
+__device__ __forceinline__ void load_fragment(const float* __restrict__ src, float (&frag)[ITER * T]) {
+#pragma unroll
+    for (int w = 0; w < ITER; ++w)
+#pragma unroll
+        for (int v = 0; v < T; v += 4) {
+            const float4 x = *reinterpret_cast<const float4*>(&src[w * STRIDE + v]);
+            frag[w * T + v + 0] = x.x;
+            frag[w * T + v + 1] = x.y;
+            frag[w * T + v + 2] = x.z;
+            frag[w * T + v + 3] = x.w;
+        }
+}
+
 // The math of one tile: for each of the BK steps, read the thread's WMITER*TM values of A and
 // WNITER*TN values of B from shared memory into registers (float4 reads), then do their outer
 // product: (WMITER*TM) * (WNITER*TN) fmaf for (WMITER*TM + WNITER*TN) shared loads.
@@ -359,26 +375,8 @@ __device__ __forceinline__ void mma_tile(const float* __restrict__ As, const flo
 #pragma unroll
     for (int k = 0; k < P::BK; ++k) {
         float a[P::WMITER * P::TM], b[P::WNITER * P::TN];
-#pragma unroll
-        for (int wm = 0; wm < P::WMITER; ++wm)
-#pragma unroll
-            for (int v = 0; v < P::TM; v += 4) {
-                const float4 x = *reinterpret_cast<const float4*>(&As[k * P::AS_LD + at.a_off + wm * P::WSUBM + v]);
-                a[wm * P::TM + v + 0] = x.x;
-                a[wm * P::TM + v + 1] = x.y;
-                a[wm * P::TM + v + 2] = x.z;
-                a[wm * P::TM + v + 3] = x.w;
-            }
-#pragma unroll
-        for (int wn = 0; wn < P::WNITER; ++wn)
-#pragma unroll
-            for (int v = 0; v < P::TN; v += 4) {
-                const float4 y = *reinterpret_cast<const float4*>(&Bs[k * P::BN + at.b_off + wn * P::WSUBN + v]);
-                b[wn * P::TN + v + 0] = y.x;
-                b[wn * P::TN + v + 1] = y.y;
-                b[wn * P::TN + v + 2] = y.z;
-                b[wn * P::TN + v + 3] = y.w;
-            }
+        load_fragment<P::WMITER, P::TM, P::WSUBM>(&As[k * P::AS_LD + at.a_off], a);
+        load_fragment<P::WNITER, P::TN, P::WSUBN>(&Bs[k * P::BN + at.b_off], b);
 #pragma unroll
         for (int i = 0; i < P::WMITER * P::TM; ++i)
 #pragma unroll

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from pmppbench import __version__, workloads
 from pmppbench.errors import CheckFailed, PmppError, UsageError
+from pmppbench.protocol import DEFAULTS
 
 app = typer.Typer(
     add_completion=False,
@@ -52,6 +53,11 @@ def _root(
 
 
 # ---- shared options ------------------------------------------------------------------
+
+def _default_reps(workload: str) -> int:
+    """The protocol's calls per batch, for help texts (so they cannot drift from PROTOCOL.md)."""
+    return DEFAULTS[workload].reps
+
 
 CheckOnly = typer.Option(False, "--check-only", help="Check every variant on the workload's check shapes; no timing.")
 Seed = typer.Option(0, "--seed", help="Seed of the random input generator.")
@@ -92,8 +98,6 @@ def _protocol(workload, reps=None, warmup=None, batches=None, flush_l2=False):
     """PROTOCOL.md's defaults for the workload, with the user's overrides."""
     from dataclasses import replace  # noqa: PLC0415
 
-    from pmppbench.protocol import DEFAULTS  # noqa: PLC0415
-
     _positive("REPS", reps)
     if warmup is not None and warmup < 0:
         raise UsageError(f"--warmup must be >= 0, got {warmup}")
@@ -124,6 +128,7 @@ def _run_meta(seed: int, **extra) -> dict:
     watch = clock_watch()
     return {**dev.metadata(), "ceilings": roofline.ceilings_meta(roofline.ceilings_for(dev)),
             "nvml": "available" if watch.available else f"unavailable ({watch.reason})",
+            "nvidia_driver": watch.driver_version,
             "timestamp": now_iso(), "git_revision": _git_revision(),
             "command": "pmppbench " + " ".join(sys.argv[1:]), "seed": seed, **extra}
 
@@ -151,6 +156,14 @@ def _caption(rows, protocol, check_only: bool) -> str:
     tolerances = "; ".join(dict.fromkeys(r.tolerance for r in rows if r.tolerance))
     what = f"check only · {tolerances}" if check_only else protocol.describe()
     return f"{d.name} ({d.arch}) · {what}"
+
+
+def _print_stability(rows) -> None:
+    from pmppbench.noise import stability_line  # noqa: PLC0415
+
+    line = stability_line(rows)
+    if line:
+        console.print(line, highlight=False)
 
 
 def _fail_if_bad(rows) -> None:
@@ -187,6 +200,7 @@ def bench(workload_name: str, shapes: list[dict], *, reps: Optional[int], check_
         if rows:
             report.print_table(console, rows, title=workload.title, caption=_caption(rows, protocol, check_only))
             report.print_warnings(console, rows)
+            _print_stability(rows)
             if out:
                 report.write_results(out, rows, meta)
                 console.print(f"wrote {out}")
@@ -213,7 +227,7 @@ def _shapes(workload_name: str, given: dict, check_only: bool, extra: Optional[d
 @app.command()
 def vecadd(
     n: Optional[int] = typer.Argument(None, help="Elements per vector (default 67108864)."),
-    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 100)."),
+    reps: Optional[int] = typer.Argument(None, help=f"Calls per timed batch (default {_default_reps('vecadd')})."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
     flush_l2: bool = FlushL2,
@@ -228,7 +242,7 @@ def vecadd(
 def transpose(
     m: Optional[int] = typer.Argument(None, help="Rows of the FP32 input A (default 4096)."),
     n: Optional[int] = typer.Argument(None, help="Columns of A (default 4096)."),
-    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 20)."),
+    reps: Optional[int] = typer.Argument(None, help=f"Calls per timed batch (default {_default_reps('transpose')})."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
     flush_l2: bool = FlushL2,
@@ -244,7 +258,7 @@ def gemm(
     m: Optional[int] = typer.Argument(None, help="Rows of C and A (default 1024)."),
     n: Optional[int] = typer.Argument(None, help="Columns of C and B (default 1024)."),
     k: Optional[int] = typer.Argument(None, help="Columns of A, rows of B (default 1024)."),
-    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 20)."),
+    reps: Optional[int] = typer.Argument(None, help=f"Calls per timed batch (default {_default_reps('gemm')})."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
     flush_l2: bool = FlushL2,
@@ -270,7 +284,7 @@ def _int_list(option: str, text: Optional[str]) -> Optional[list[int]]:
 @app.command()
 def stencil(
     n: Optional[int] = typer.Argument(None, help="Elements (default 16777216)."),
-    reps: Optional[int] = typer.Argument(None, help="Calls per timed batch (default 100)."),
+    reps: Optional[int] = typer.Argument(None, help=f"Calls per timed batch (default {_default_reps('stencil')})."),
     radius: Optional[str] = typer.Option(None, "--radius", help="Stencil radius R, or a list such as 2,32 "
                                          "(default 32; with --check-only: 1,2,32,64)."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
@@ -298,6 +312,8 @@ def stream(
     terms: Optional[int] = typer.Argument(None, help="Sine terms per element (default 64)."),
     streams: Optional[str] = typer.Option(None, "--streams", help="Stream counts to compare (default 1,3)."),
     chunks: Optional[int] = typer.Option(None, "--chunks", help="Number of chunks (default 3)."),
+    reps: Optional[int] = typer.Option(None, "--reps", help="Complete pipeline runs per timed batch "
+                                       f"(default {_default_reps('stream')})."),
     check_only: bool = CheckOnly, seed: int = Seed, out: Optional[Path] = Out, force: bool = Force,
     variants: Optional[str] = VariantsOpt, warmup: Optional[int] = Warmup, batches: Optional[int] = Batches,
     flush_l2: bool = FlushL2,
@@ -312,7 +328,7 @@ def stream(
         extra["streams"] = tuple(counts)
     if chunks is not None:
         extra["chunks"] = chunks
-    bench("stream", _shapes("stream", {"chunk": chunk, "terms": terms}, check_only, extra), reps=None,
+    bench("stream", _shapes("stream", {"chunk": chunk, "terms": terms}, check_only, extra), reps=reps,
           check_only=check_only, seed=seed, out=out, force=force, variants=variants, warmup=warmup,
           batches=batches, flush_l2=flush_l2)
 
@@ -398,6 +414,7 @@ def all_cmd(
             mine = [r for r in rows if r.workload == name]
             report.print_table(console, mine, title=w.title, caption=_caption(mine, protocols[name], check_only))
         report.print_warnings(console, rows)
+    _print_stability(rows)
     passed = sum(r.check == "PASS" for r in rows)
     console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")
                   + (" (interrupted: finished rows kept)" if interrupted else ""))

@@ -44,6 +44,7 @@ class ClockWatch:
     def __init__(self):
         self.available = False
         self.reason = ""
+        self.driver_version = ""
         try:
             import pynvml  # noqa: PLC0415
 
@@ -55,6 +56,8 @@ class ClockWatch:
             self.max_sm_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._h, pynvml.NVML_CLOCK_SM))
             self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
                 pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
+            version = pynvml.nvmlSystemGetDriverVersion()  # the kernel driver's, e.g. "580.95.05"
+            self.driver_version = version.decode() if isinstance(version, bytes) else str(version)
             self.available = True
         except Exception as exc:  # no NVML library, no permission, a MIG slice...
             self.available = False

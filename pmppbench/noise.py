@@ -43,3 +43,24 @@ def diagnose(row: Result) -> list[str]:
     if reasons:
         out.append(f"{where}: clocks were held back during the batches ({reasons}); treat the time as an upper bound")
     return out
+
+
+STABLE_MIN_MS = 0.1  # calls this long are well above launch overhead; their spread should be small
+
+
+def largest_spread(rows: list[Result], min_ms: float = STABLE_MIN_MS) -> Result | None:
+    """The timed row of at least `min_ms` per call whose batches disagree most, if any.
+
+    The one number to read for "how repeatable was this run": short calls are excluded
+    because their spread is dominated by launch jitter and already has its own warning.
+    """
+    timed = [r for r in rows if r.median_ms is not None and r.median_ms >= min_ms and r.spread_pct is not None]
+    return max(timed, key=lambda r: r.spread_pct, default=None)
+
+
+def stability_line(rows: list[Result]) -> str | None:
+    worst = largest_spread(rows)
+    if worst is None:
+        return None
+    return (f"largest batch spread of calls >= {STABLE_MIN_MS * 1e3:.0f} us: {worst.spread_pct:.2f}% "
+            f"({worst.workload} {worst.variant} {worst.shape})")

@@ -8,13 +8,17 @@ With `alternate`, variants are measured batch by batch, the order reversed every
 batch, so slow drift (clocks, temperature) does not favour whichever variant runs first.
 The "host" timer is for work that includes host transfers (the stream workload): each call
 is one complete run that synchronizes itself, timed with the host's monotonic clock.
+Python's cyclic garbage collector is paused while batches run (as `timeit` does): a
+collection in the middle of a host-timed batch would be counted as GPU time.
 """
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 
@@ -139,6 +143,18 @@ def make_timer(protocol: Protocol):
     return EventTimer()
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside; the previous state is restored after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=None,
             observer=None) -> dict[str, Timing]:
     """Run the protocol over every variant in `runs` (name -> zero-argument launcher).
@@ -156,19 +172,21 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
         for _ in range(protocol.warmup):
             runs[name]()
 
-    if protocol.alternate:
-        for name in names:
-            warm(name)
-        for b in range(protocol.batches):
-            for name in (names if b % 2 == 0 else reversed(names)):
-                batches[name].append(timer.batch_ms(runs[name], protocol.reps))
-                if observer:
-                    observer.after(name)
-    else:
-        for name in names:
-            warm(name)
-            for _ in range(protocol.batches):
-                batches[name].append(timer.batch_ms(runs[name], protocol.reps))
-                if observer:
-                    observer.after(name)
+    def timed_batch(name):
+        batches[name].append(timer.batch_ms(runs[name], protocol.reps))
+        if observer:
+            observer.after(name)
+
+    with gc_paused():
+        if protocol.alternate:
+            for name in names:
+                warm(name)
+            for b in range(protocol.batches):
+                for name in (names if b % 2 == 0 else reversed(names)):
+                    timed_batch(name)
+        else:
+            for name in names:
+                warm(name)
+                for _ in range(protocol.batches):
+                    timed_batch(name)
     return {n: Timing.from_batches(batches[n]) for n in names}

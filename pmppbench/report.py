@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from pmppbench.errors import UsageError
+from pmppbench.noise import stability_line
 from pmppbench.results import Result
 
 
@@ -216,9 +217,15 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 def results_section(rows: list[Result], meta: dict, source: str = "") -> str:
     """Markdown tables per workload, headed by the device and software they were measured on."""
     device = meta.get("name", "unknown GPU")
-    facts = ", ".join(f"{k} {meta[k]}" for k in ("driver", "cuda_runtime", "cupy", "pmppbench") if meta.get(k))
+    # "driver" is the CUDA version the driver supports; "nvidia_driver" the driver's own (NVML).
+    labels = {"nvidia_driver": "driver", "driver": "CUDA driver API", "cuda_runtime": "CUDA runtime",
+              "cupy": "CuPy", "pmppbench": "pmppbench"}
+    facts = ", ".join(f"{label} {meta[k]}" for k, label in labels.items() if meta.get(k))
     lines = [f"Measured on **{device}** ({facts}) at {meta.get('timestamp', '?')}"
              + (f", from `{source}`" if source else "") + ".", ""]
+    stability = stability_line(rows)
+    if stability:
+        lines += [stability[0].upper() + stability[1:] + ".", ""]
     for workload in dict.fromkeys(r.workload for r in rows):
         lines += [f"#### {workload}", "", markdown_table([r for r in rows if r.workload == workload])]
     return "\n".join(lines)

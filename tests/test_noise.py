@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pmppbench.clocks import reason_names
-from pmppbench.noise import diagnose
+from pmppbench.noise import diagnose, largest_spread, stability_line
 from pmppbench.results import Result
 
 
@@ -68,3 +68,14 @@ def test_bus_ids_match_across_cuda_and_nvml_spellings():
             return type("Info", (), {"busId": self.ids[h]})
 
     assert _handle_for(FakeNvml(), "0000:1e:00.0") == 1
+
+
+def test_largest_spread_ignores_short_and_untimed_rows():
+    steady = row([1.00, 1.01, 0.99, 1.00, 1.00])
+    wobbly = row([0.50, 0.52, 0.49, 0.50, 0.51])
+    short = row([0.005, 0.009, 0.005, 0.005, 0.005])  # 80% spread, but under 0.1 ms
+    untimed = Result("gemm", "naive", "1x1x1", check="FAIL")
+    assert largest_spread([steady, short, wobbly, untimed]) is wobbly
+    line = stability_line([steady, short, wobbly, untimed])
+    assert line.startswith("largest batch spread of calls >= 100 us: 6.00%") and "tiled32" in line
+    assert largest_spread([short, untimed]) is None and stability_line([untimed]) is None

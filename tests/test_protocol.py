@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from pmppbench.protocol import DEFAULTS, HostTimer, Protocol, Timing, measure
@@ -57,6 +59,28 @@ def test_measure_alternates_order_between_batches():
     timer = ScriptedTimer()
     measure(fns, p, timer=timer)
     assert [n for n, _ in timer.order] == ["naive", "shared", "shared", "naive", "naive", "shared", "shared", "naive"]
+
+
+def test_measure_pauses_gc_while_timing_and_restores_it():
+    seen = []
+
+    class Probe:
+        name = "probe"
+
+        def __call__(self):
+            seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    measure({"probe": Probe()}, Protocol(warmup=2, batches=3, reps=1), timer=ScriptedTimer())
+    assert seen and not any(seen)  # no collection can land inside warmup or a batch
+    assert gc.isenabled()
+
+    gc.disable()  # a caller that had it off keeps it off
+    try:
+        measure({"probe": Probe()}, Protocol(warmup=0, batches=1, reps=1), timer=ScriptedTimer())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_host_timer_divides_by_reps():
