@@ -1,10 +1,11 @@
-"""How the batch spread of the host-timed stream pipeline depends on runs per batch.
+"""How the batch spread of the host-timed stream rows depends on runs per batch.
 
 Run on a GPU machine: python3 scripts/spread_study.py [REPEATS]. For the default `all`
-stream shapes it measures the stream protocol (5 warmup, 9 alternated batches) with 1, 3,
-5 and 10 complete pipeline runs per batch, REPEATS times each, and prints each variant's
-spread (max - min batch mean, over the median) and median. The evidence behind the stream
-protocol's runs per batch (README, "The timing protocol").
+stream shapes it times both configurations under the stream protocol (5 warmup runs, 9
+batches, configuration order alternated, NVML sampled after every batch, as the runner
+does) with 1, 3, 5, 10 and 20 complete pipeline runs per batch, REPEATS times each, and
+prints the spread (max - min batch mean, over the median) and the median of every repeat.
+The evidence behind the stream protocol's runs per batch (README, "The protocol").
 """
 
 from __future__ import annotations
@@ -12,28 +13,39 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from pmppbench import workloads
-from pmppbench.protocol import DEFAULTS
-from pmppbench.runner import run_shape
+import numpy as np
 
-REPS = (1, 3, 5, 10)
-SHAPES = ({"chunk": 1 << 20, "terms": 64}, {"chunk": 1 << 22, "terms": 64})
+from pmppbench import workloads
+from pmppbench.clocks import ClockObserver
+from pmppbench.compile import load_kernels
+from pmppbench.protocol import DEFAULTS, measure
+from pmppbench.runner import clock_watch
+
+REPS = (1, 3, 5, 10, 20)
+CHUNKS = (1 << 20, 1 << 22)
 
 
 def main(repeats: int) -> None:
     wl = workloads.get("stream")
-    print(f"{'chunk':>8} {'reps':>4} {'variant':>10}  spread % per repeat          median ms per repeat")
-    for shape in SHAPES:
-        shape = {**wl.default_shape(), **shape}
-        for reps in REPS:
-            protocol = replace(DEFAULTS["stream"], reps=reps)
-            runs = [run_shape(wl, shape, protocol=protocol, seed=i) for i in range(repeats)]
-            for name in ("streams=1", "streams=3"):
-                rows = [next(r for r in rows if r.variant == name) for rows in runs]
-                spreads = " ".join(f"{r.spread_pct:5.2f}" for r in rows)
-                medians = " ".join(f"{r.median_ms:.4f}" for r in rows)
-                print(f"{shape['chunk']:>8} {reps:>4} {name:>10}  {spreads:<28} {medians}", flush=True)
+    watch = clock_watch()
+    print(f"{'chunk':>8} {'reps':>4} {'variant':>10}  spread % of each repeat" + " " * 10 + "median ms of each repeat")
+    for chunk in CHUNKS:
+        shape = {**wl.default_shape(), "chunk": chunk}
+        kernels = load_kernels(wl.name, wl.kernel_names(), wl.defines(shape))
+        ctx = wl.setup(shape, wl.make_inputs(shape, np.random.default_rng(0)), kernels)
+        try:
+            runs = {v.name: wl.job(v, shape, ctx).run for v in wl.variants_for(shape) if v.timed}
+            for reps in REPS:
+                protocol = replace(DEFAULTS["stream"], reps=reps)
+                timings = [measure(runs, protocol, observer=ClockObserver(watch) if watch.available else None)
+                           for _ in range(repeats)]
+                for name in runs:
+                    spreads = " ".join(f"{100 * t[name].spread:5.2f}" for t in timings)
+                    medians = " ".join(f"{t[name].median_ms:.4f}" for t in timings)
+                    print(f"{chunk:>8} {reps:>4} {name:>10}  {spreads:<32} {medians}", flush=True)
+        finally:
+            wl.teardown(ctx)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 6)

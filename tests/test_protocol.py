@@ -96,3 +96,4 @@ def test_defaults_match_protocol_md():
     assert (s.warmup, s.batches, s.reps, s.alternate) == (20, 5, 100, True)
     st = DEFAULTS["stream"]
     assert (st.warmup, st.batches, st.timer, st.alternate) == (5, 9, "host", True)
+    assert st.reps == 10  # README explains why the stream batches are 10 runs, not PROTOCOL.md's 1
