@@ -21,6 +21,12 @@ def test_every_kernel_of_every_workload_compiles_for_sm90(name):
             assert report.spill_stores == 0 and report.spill_loads == 0, f"{kernel} spills"
 
 
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90"])  # sm_75: the oldest CUDA 13 targets
+def test_the_protocols_hold_kernel_compiles(arch):
+    unit = comp.compile_unit("timing", ["hold"], arch, use_cache=False)
+    assert unit.ptxas["hold"].registers > 0 and unit.ptxas["hold"].spill_stores == 0
+
+
 def test_second_compile_comes_from_disk_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
     before = comp.STATS["nvrtc_runs"]

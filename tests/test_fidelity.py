@@ -92,3 +92,21 @@ def test_cold_timer_is_not_faster_than_hot_for_a_cache_sized_copy():
     hot = measure(fn, p, timer=EventTimer())["copy"].median_ms
     cold = measure(fn, p, timer=ColdTimer(device.current().l2_bytes))["copy"].median_ms
     assert cold >= hot * 0.95, (hot, cold)
+
+
+@pytest.mark.gpu
+def test_the_hold_before_a_batch_is_not_timed():
+    """The hot timer's hold keeps the GPU busy before the start event; the events must not see it."""
+    import cupy as cp
+
+    from pmppbench.protocol import EventTimer
+
+    src = cp.ones(1 << 10, dtype=cp.float32)
+    dst = cp.empty_like(src)
+
+    def copy():
+        dst.data.copy_from_device_async(src.data, src.nbytes)
+
+    timer = EventTimer(hold_us=2000)  # 2 ms of hold before a ~few-us copy
+    times = [timer.batch_ms(copy, 1) for _ in range(5)]
+    assert max(times) < 1.0, times  # ms: the copy, not the hold
