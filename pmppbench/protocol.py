@@ -7,7 +7,8 @@ median over batches of those means, with min, max and spread = (max - min) / med
 With `alternate`, variants are measured batch by batch, the order reversed every other
 batch, so slow drift (clocks, temperature) does not favour whichever variant runs first.
 The "host" timer is for work that includes host transfers (the stream workload): each call
-is one complete run that synchronizes itself, timed with the host's monotonic clock.
+is one complete run that synchronizes itself, timed alone with the host's monotonic clock,
+and a batch's value is its median call (robust to a stall of the host thread).
 Python's cyclic garbage collector is paused while batches run (as `timeit` does): a
 collection in the middle of a host-timed batch would be counted as GPU time.
 """
@@ -35,8 +36,9 @@ class Protocol:
 
     def describe(self) -> str:
         order = ", order alternated" if self.alternate else ""
+        batch = "medians" if self.timer == "host" else "means"  # see HostTimer
         return (f"{self.warmup} warmup, {self.batches} batches x {self.reps} calls{order}, "
-                f"median of batch means ({self.timer} timer)")
+                f"median of batch {batch} ({self.timer} timer)")
 
 
 # PROTOCOL.md, table "The measurement protocol". README quotes these.
@@ -45,10 +47,11 @@ DEFAULTS: dict[str, Protocol] = {
     "transpose": Protocol(warmup=3, batches=5, reps=20),
     "gemm": Protocol(warmup=3, batches=5, reps=20),
     "stencil": Protocol(warmup=20, batches=5, reps=100, alternate=True),
-    # PROTOCOL.md times 9 single runs. A 0.46 ms pipeline timed on the host clock scatters by
-    # 1.3-3% between single runs (host wake-up and submission jitter; the GPU-side time varies
-    # less), so each of the 9 batches is the mean of 10 runs: spread 0.4-1.3% on the H200
-    # (scripts/spread_study.py, results/h200/stream-spread.txt). The cost is ~0.4 s per shape.
+    # PROTOCOL.md times 9 single runs. A 0.46 ms pipeline timed on the host clock moves by
+    # 1-3% between single runs (host wake-up and submission jitter), which single-run batches
+    # carry straight into the spread (up to 5% on the H200). Each of the 9 batches is the
+    # median of 10 runs instead (scripts/spread_study.py, results/h200/stream-spread.txt);
+    # under 0.5 s per shape.
     "stream": Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host"),
 }
 
@@ -147,16 +150,25 @@ class ColdTimer:
 
 
 class HostTimer:
-    """Times a batch of self-synchronizing calls with the host's monotonic clock."""
+    """Times self-synchronizing calls one by one with the host's monotonic clock.
+
+    A batch's value is its median call, not the mean: host-clock times carry the host's own
+    scheduling, and a rare stall (the thread descheduled for ~0.4 ms, seen about once in
+    50 batches on the H200's host) would otherwise move one batch mean of a 0.46 ms stream
+    pipeline by 8%. The median of each batch, and the median over batches, ignore it.
+    """
 
     def __init__(self, clock: Callable[[], float] = time.perf_counter):
         self._clock = clock
 
     def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
-        t0 = self._clock()
+        clock = self._clock
+        calls = []
         for _ in range(reps):
+            t0 = clock()
             fn()
-        return (self._clock() - t0) * 1e3 / reps
+            calls.append(clock() - t0)
+        return statistics.median(calls) * 1e3
 
 
 def make_timer(protocol: Protocol):

@@ -83,10 +83,16 @@ def test_measure_pauses_gc_while_timing_and_restores_it():
         gc.enable()
 
 
-def test_host_timer_divides_by_reps():
-    ticks = iter([10.0, 10.5])
-    timer = HostTimer(clock=lambda: next(ticks))
-    assert timer.batch_ms(lambda: None, 5) == pytest.approx(100.0)
+def test_host_timer_takes_the_median_call_of_a_batch():
+    # Five calls of 1, 1, 9 (a stall), 1 and 2 ms: the batch is its median call, 1 ms.
+    durations = [0.001, 0.001, 0.009, 0.001, 0.002]
+    ticks, now = [], 0.0
+    for d in durations:
+        ticks += [now, now + d]
+        now += d + 0.5
+    clock = iter(ticks)
+    timer = HostTimer(clock=lambda: next(clock))
+    assert timer.batch_ms(lambda: None, len(durations)) == pytest.approx(1.0)
 
 
 def test_defaults_match_protocol_md():
