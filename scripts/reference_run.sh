@@ -2,7 +2,8 @@
 # The reference run behind README's results section, on a GPU machine:
 #   bash scripts/reference_run.sh results/h200
 # Measures the ceilings, runs the default config twice (cold compile cache, then warm) with
-# wall times, plots, and runs compute-sanitizer (memcheck, racecheck) over the sanitize config.
+# wall times, plots, measures the stream spread study, runs the GPU tests (with the timer
+# agreement numbers) and compute-sanitizer (memcheck, racecheck) over the sanitize config.
 set -uo pipefail
 dest=${1:?usage: reference_run.sh DEST_DIR}
 mkdir -p "$dest"
@@ -26,6 +27,8 @@ echo "exit $?; warm compile cache: $(stamp "$start") s wall" | tee -a "$dest/all
 rm -f "$dest/warm.csv" "$dest/warm.csv.meta.json"  # only its wall time is kept
 
 $py -m pmppbench plot "$dest/default.csv" --outdir "$dest" 2>&1 | tee "$dest/plot.txt"
+$py scripts/spread_study.py 6 > "$dest/stream-spread.txt" 2>&1
+$py -m pytest -q -rA -m gpu tests > "$dest/gpu-tests.txt" 2>&1; tail -n 1 "$dest/gpu-tests.txt"
 $py -m pmppbench resources > "$dest/resources.txt" 2>&1; echo "resources exit $?" | tee -a "$dest/resources.txt"
 
 if [ -z "${SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
