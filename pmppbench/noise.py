@@ -11,7 +11,7 @@ import statistics
 from pmppbench.results import Result
 
 SPREAD_WARN_PCT = 5.0  # (max - min) / median of the batch means
-SHORT_CALL_MS = 0.010  # under ~10 us per call, launch overhead and submission gaps dominate
+SHORT_CALL_MS = 0.010  # under ~10 us per call, the per-launch cost is a large part of the time
 FIRST_BATCH_FACTOR = 1.15  # first batch this much slower than the median of the others
 CLOCK_SAG_FRACTION = 0.90  # SM clock under 90% of its maximum during the batches
 
@@ -26,8 +26,8 @@ def diagnose(row: Result) -> list[str]:
         out.append(f"{where}: batches spread {row.spread_pct:.1f}% (> {SPREAD_WARN_PCT:g}%): the measurement is "
                    "noisy; close other GPU work, or use more --batches / a larger REPS")
     if row.median_ms < SHORT_CALL_MS:
-        out.append(f"{where}: {row.median_ms * 1e3:.1f} us per call is under {SHORT_CALL_MS * 1e3:.0f} us, so launch "
-                   "overhead dominates; use a larger shape (or more REPS)")
+        out.append(f"{where}: {row.median_ms * 1e3:.1f} us per call is under {SHORT_CALL_MS * 1e3:.0f} us: per-launch "
+                   "overhead (a few us on the GPU, more on the host) is a large part of such a call; use a larger shape")
     means = row.batch_means_ms
     if len(means) >= 3:
         rest = statistics.median(means[1:])

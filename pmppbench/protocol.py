@@ -77,18 +77,33 @@ class Timing:
         return cls(means, median, lo, hi, spread)
 
 
-HOLD_US = 200  # the GPU-side hold before each hot batch (kernels_cu/timing.cu); never timed
+# The hold before each hot batch (kernels_cu/timing.cu): never timed.
+HOLD_US = 200  # the shortest hold
+HOLD_MAX_US = 50_000  # the longest; a batch the host cannot queue in this time is timed as it is
+HOLD_MARGIN = 0.8  # the host must finish queueing the batch within this fraction of the hold
+
+
+def longer_hold_us(hold_us: float, submit_us: float) -> float | None:
+    """None when a hold of hold_us covered the host's submission of the batch (submit_us);
+    otherwise the longer hold to time the batch again with (at most HOLD_MAX_US)."""
+    if submit_us <= HOLD_MARGIN * hold_us or hold_us >= HOLD_MAX_US:
+        return None
+    return min(HOLD_MAX_US, 2.0 * submit_us / HOLD_MARGIN)
 
 
 class EventTimer:
     """Times a batch of calls between two CUDA events on `stream` (default: the current stream).
 
-    Before the start event the stream gets a `hold` kernel that keeps it busy for HOLD_US,
-    so the first calls of the batch are queued by the time the GPU reaches the event: every
-    batch then times the calls back to back, not the host's submission of the first one.
+    Before the start event the stream gets a `hold` kernel that keeps the GPU busy while the
+    host queues the whole batch, so the GPU reaches the start event with every call already
+    queued and the events time the calls back to back: GPU time, never the host's launches
+    (nvbench's blocking kernel does the same). The hold starts at HOLD_US; when the host took
+    longer than HOLD_MARGIN of it to queue a batch (many calls, or calls with a slow host
+    side such as cupy.matmul), that batch is timed again with a longer hold, which the
+    variant keeps for its later batches.
     """
 
-    def __init__(self, stream=None, hold_us: int = HOLD_US):
+    def __init__(self, stream=None, hold_us: float = HOLD_US, clock: Callable[[], float] = time.perf_counter):
         from pmppbench.gpu import cupy  # noqa: PLC0415
 
         cp = cupy()
@@ -96,28 +111,44 @@ class EventTimer:
         self._stream = stream
         self._start = cp.cuda.Event()
         self._end = cp.cuda.Event()
-        self._hold = _hold_launcher(hold_us) if hold_us else None
+        self._clock = clock
+        self._hold = _hold_launcher() if hold_us else None
+        self._first_hold_us = hold_us
+        self._holds: dict[int, float] = {}  # id(fn) -> the hold that covered its last batch
 
     def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
-        if self._hold:
-            self._hold(self._stream)
+        if not self._hold:
+            return self._timed(fn, reps)[0]
+        hold_us = self._holds.get(id(fn), self._first_hold_us)
+        while True:
+            t0 = self._clock()
+            self._hold(self._stream, hold_us)
+            ms, queued_at = self._timed(fn, reps)
+            longer = longer_hold_us(hold_us, (queued_at - t0) * 1e6)
+            if longer is None:
+                self._holds[id(fn)] = hold_us
+                return ms
+            hold_us = longer
+
+    def _timed(self, fn: Callable[[], None], reps: int) -> tuple[float, float]:
+        """(ms per call between the events, host clock when the last call was queued)."""
         self._start.record(self._stream)
         for _ in range(reps):
             fn()
         self._end.record(self._stream)
+        queued_at = self._clock()
         self._end.synchronize()
-        return self._cp.cuda.get_elapsed_time(self._start, self._end) / reps
+        return self._cp.cuda.get_elapsed_time(self._start, self._end) / reps, queued_at
 
 
-def _hold_launcher(hold_us: int) -> Callable[[object], None]:
-    """stream -> queue one `hold` of hold_us microseconds on it."""
+def _hold_launcher() -> Callable[[object, float], None]:
+    """(stream, microseconds) -> queue one `hold` that long on the stream."""
     import numpy as np  # noqa: PLC0415
 
     from pmppbench.compile import load_kernels  # noqa: PLC0415
 
     kernel = load_kernels("timing", ["hold"])["hold"]
-    args = (np.uint64(hold_us * 1000),)
-    return lambda stream: kernel((1,), (1,), args, stream=stream)
+    return lambda stream, us: kernel((1,), (1,), (np.uint64(int(us * 1000)),), stream=stream)
 
 
 class ColdTimer:

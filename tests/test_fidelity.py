@@ -136,3 +136,26 @@ def test_the_hold_before_a_batch_is_not_timed():
     timer = EventTimer(hold_us=2000)  # 2 ms of hold before a ~few-us copy
     times = [timer.batch_ms(copy, 1) for _ in range(5)]
     assert max(times) < 1.0, times  # ms: the copy, not the hold
+
+
+@pytest.mark.gpu
+def test_a_batch_the_host_is_slow_to_queue_still_times_the_gpu_work():
+    """Each call spends 1 ms on the host before a few-us copy. The first hold (0.2 ms) ends
+    long before the batch is queued; the timer must time that batch again with a hold that
+    covers it, so the result is the copies back to back, not the host's 1 ms per call."""
+    import time
+
+    import cupy as cp
+
+    from pmppbench.protocol import EventTimer
+
+    src = cp.ones(1 << 10, dtype=cp.float32)
+    dst = cp.empty_like(src)
+
+    def slow_host_copy():
+        time.sleep(0.001)
+        dst.data.copy_from_device_async(src.data, src.nbytes)
+
+    timer = EventTimer()
+    times = [timer.batch_ms(slow_host_copy, 5) for _ in range(3)]
+    assert max(times) < 0.25, times  # ms per call; host-bound it would be >= 1

@@ -6,7 +6,8 @@ import gc
 
 import pytest
 
-from pmppbench.protocol import DEFAULTS, HostTimer, Protocol, Timing, measure
+from pmppbench.protocol import (DEFAULTS, HOLD_MARGIN, HOLD_MAX_US, HostTimer, Protocol, Timing, longer_hold_us,
+                                measure)
 
 
 def test_timing_median_min_max_spread():
@@ -103,3 +104,15 @@ def test_defaults_match_protocol_md():
     st = DEFAULTS["stream"]
     assert (st.warmup, st.batches, st.timer, st.alternate) == (5, 9, "host", True)
     assert st.reps == 10  # README explains why the stream batches are 10 runs, not PROTOCOL.md's 1
+
+
+def test_a_hold_that_covered_the_submission_is_kept():
+    assert longer_hold_us(200, 100) is None
+    assert longer_hold_us(200, HOLD_MARGIN * 200) is None
+
+
+def test_a_hold_the_host_outran_grows_past_the_submission_up_to_the_cap():
+    longer = longer_hold_us(200, 600)  # 0.6 ms to queue the batch: the 0.2 ms hold ended first
+    assert longer is not None and HOLD_MARGIN * longer >= 600
+    assert longer_hold_us(200, 10 * HOLD_MAX_US) == HOLD_MAX_US
+    assert longer_hold_us(HOLD_MAX_US, 10 * HOLD_MAX_US) is None  # at the cap: timed as it is
