@@ -384,6 +384,15 @@ __device__ __forceinline__ void mma_tile(const float* __restrict__ As, const flo
     }
 }
 
+// The thread's accumulators, all zero before the first tile.
+template <class P>
+__device__ __forceinline__ void zero_acc(float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
+#pragma unroll
+    for (int i = 0; i < P::WMITER * P::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < P::WNITER * P::TN; ++j) acc[i][j] = 0.0f;
+}
+
 // Registers -> C, four consecutive columns at a time.
 template <class P>
 __device__ __forceinline__ void store_c(float* __restrict__ C, int M, int N, int m0, int n0, const Place<P>& at,
@@ -414,10 +423,7 @@ warptile(const float* __restrict__ A, const float* __restrict__ B, float* __rest
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
-#pragma unroll
-    for (int i = 0; i < P::WMITER * TM; ++i)
-#pragma unroll
-        for (int j = 0; j < P::WNITER * TN; ++j) acc[i][j] = 0.0f;
+    zero_acc<P>(acc);
     float4 ra[P::A_VECS], rb[P::B_VECS];
 
     for (int k0 = 0; k0 < K; k0 += BK) {
@@ -447,10 +453,7 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
-#pragma unroll
-    for (int i = 0; i < P::WMITER * TM; ++i)
-#pragma unroll
-        for (int j = 0; j < P::WNITER * TN; ++j) acc[i][j] = 0.0f;
+    zero_acc<P>(acc);
     float4 ra[P::A_VECS], rb[P::B_VECS];
 
     load_tile<P>(A, B, M, N, K, m0, n0, 0, ra, rb);
@@ -562,10 +565,7 @@ cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __rest
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
-#pragma unroll
-    for (int i = 0; i < P::WMITER * TM; ++i)
-#pragma unroll
-        for (int j = 0; j < P::WNITER * TN; ++j) acc[i][j] = 0.0f;
+    zero_acc<P>(acc);
 
     const int tiles = (K + BK - 1) / BK;
 #pragma unroll
