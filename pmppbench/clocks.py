@@ -74,11 +74,20 @@ class ClockWatch:
 
 
 class ClockObserver:
-    """Samples clocks after every timed batch, per variant (a `measure` observer)."""
+    """Samples clocks when a variant's timing starts (after its warmup was queued, so the GPU
+    is busy, not idling at its lowest clock) and after every timed batch (a `measure` observer).
+
+    The sag and throttle warnings read only the batch samples; the start sample is kept so a
+    row shows how the clock and temperature moved over its measurement.
+    """
 
     def __init__(self, watch: ClockWatch):
         self.watch = watch
         self.samples: dict[str, list[dict]] = {}
+        self.start: dict[str, dict] = {}
+
+    def before(self, name: str) -> None:
+        self.start[name] = self.watch.sample()
 
     def after(self, name: str) -> None:
         self.samples.setdefault(name, []).append(self.watch.sample())
@@ -90,7 +99,9 @@ class ClockObserver:
         bits = 0
         for x in s:
             bits |= x["reasons"]
+        start = self.start.get(name)
         return {
+            **({"sm_mhz_start": start["sm_mhz"], "temp_c_start": start["temp_c"]} if start else {}),
             "sm_mhz_min": min(x["sm_mhz"] for x in s),
             "sm_mhz_max": max(x["sm_mhz"] for x in s),
             "sm_mhz_max_supported": self.watch.max_sm_mhz,

@@ -231,7 +231,8 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     Warmup runs for every variant before the first timed batch. Without alternation each
     variant's batches run back to back in the given order; with it, batch b visits the
     variants in order when b is even and in reverse when b is odd. An `observer`, if given,
-    has `after(name)` called after every timed batch (clock sampling; outside the timed region).
+    has `before(name)` (if it has one) called once the variant's warmup is queued and
+    `after(name)` after every timed batch (clock sampling; outside the timed region).
     """
     timer = timer or make_timer(protocol)
     names = list(runs)
@@ -240,6 +241,8 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     def warm(name):
         for _ in range(protocol.warmup):
             runs[name]()
+        if observer and hasattr(observer, "before"):
+            observer.before(name)  # right after the warmup was queued: normally a busy GPU
 
     def timed_batch(name):
         batches[name].append(timer.batch_ms(runs[name], protocol.reps))

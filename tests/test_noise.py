@@ -79,3 +79,33 @@ def test_largest_spread_ignores_short_and_untimed_rows():
     line = stability_line([steady, short, wobbly, untimed])
     assert line.startswith("largest batch spread of calls >= 100 us: 6.00%") and "tiled32" in line
     assert largest_spread([short, untimed]) is None and stability_line([untimed]) is None
+
+
+class FakeWatch:
+    """A ClockWatch stand-in returning scripted samples."""
+
+    max_sm_mhz = 1980.0
+
+    def __init__(self, sm_mhz):
+        self._sm = iter(sm_mhz)
+
+    def sample(self):
+        return {"sm_mhz": next(self._sm), "mem_mhz": 3201.0, "temp_c": 40.0, "reasons": 0}
+
+
+def test_clock_observer_keeps_the_start_sample_apart_from_the_batches():
+    from pmppbench.clocks import ClockObserver
+    from pmppbench.protocol import Protocol, measure
+
+    class OneMs:
+        def batch_ms(self, fn, reps):
+            return 1.0
+
+    observer = ClockObserver(FakeWatch([1200.0, 1980.0, 1965.0, 1980.0]))
+    measure({"k": lambda: None}, Protocol(warmup=1, batches=3, reps=1), timer=OneMs(), observer=observer)
+    clocks = observer.summary("k")
+    assert clocks["sm_mhz_start"] == 1200.0  # sampled once, before the first batch
+    assert (clocks["sm_mhz_min"], clocks["sm_mhz_max"]) == (1965.0, 1980.0)  # the batches only
+    row = Result("gemm", "tiled32", "s", median_ms=1.0, min_ms=1.0, max_ms=1.0, spread_pct=0.0,
+                 batch_means_ms=[1.0, 1.0, 1.0], clocks=clocks)
+    assert diagnose(row) == []  # a low clock before the batches is not a sag during them
