@@ -82,24 +82,28 @@ def test_protocol_agrees_with_triton_do_bench():
 @pytest.mark.gpu
 def test_protocol_agrees_with_cupyx_benchmark():
     """cupyx synchronizes after every call and records its start event on an idle GPU, so each
-    of its times includes the host's submission of that call (reported as cupyx's CPU time).
-    Through cupy.matmul that was 0.13 ms (4.8%) for cuBLAS on the H200; the direct SGEMM
-    call keeps it to microseconds. A disagreement is measured once more before it fails."""
+    of its GPU times includes the host's submission of that call, which cupyx reports as the
+    call's CPU time: by cupyx's own numbers the GPU work took between (GPU time - CPU time)
+    and GPU time. pmppbench must agree with that range within 3%. (Through cupy.matmul the
+    submission was 0.13 ms, 4.8% of cuBLAS 4096^3 on the H200, hence the direct SGEMM call;
+    a host slow for a moment once made it 0.03 ms, 3.4% of vecadd 2^28.) A disagreement is
+    measured once more before it fails."""
     profiler = pytest.importorskip("cupyx.profiler")
     ops = _operations()
     report = []
 
-    def pair(name, fn):
+    def agrees(name, fn) -> bool:
         mine = measure({name: fn}, Protocol(warmup=3, batches=5, reps=20))[name].median_ms
         result = profiler.benchmark(fn, n_repeat=50, n_warmup=10, name=name)
         theirs = statistics.median(np.asarray(result.gpu_times).reshape(-1)) * 1e3
         submit = statistics.median(np.asarray(result.cpu_times).reshape(-1)) * 1e3
-        report.append(f"{name}: pmppbench {mine:.4f} ms, cupyx {theirs:.4f} ms (host submission {submit:.4f} ms)")
-        return abs(mine / theirs - 1)
+        report.append(f"{name}: pmppbench {mine:.4f} ms, cupyx {theirs:.4f} ms of which up to {submit:.4f} ms "
+                      "was the host's submission")
+        return (theirs - submit) * (1 - AGREEMENT) <= mine <= theirs * (1 + AGREEMENT)
 
     for name, fn in ops.items():
-        if pair(name, fn) >= AGREEMENT:
-            assert pair(name, fn) < AGREEMENT, "\n".join(report)
+        if not agrees(name, fn):
+            assert agrees(name, fn), "\n".join(report)
     print("\n".join(report))
 
 
