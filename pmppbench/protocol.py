@@ -2,7 +2,9 @@
 
 For every variant: `warmup` untimed calls, then `batches` batches of `reps` calls. With the
 "events" timer a batch is timed between two CUDA events recorded around only the repeated
-launches, and divided by `reps` (the per-call mean of that batch). The reported time is the
+launches, and divided by `reps` (the per-call mean of that batch); a `hold` kernel queued
+before the start event lets the host queue the whole batch first, so the events see the
+calls back to back on the GPU (EventTimer). The reported time is the
 median over batches of those means, with min, max and spread = (max - min) / median.
 With `alternate`, variants are measured batch by batch, the order reversed every other
 batch, so slow drift (clocks, temperature) does not favour whichever variant runs first.
