@@ -51,7 +51,7 @@ DEFAULTS: dict[str, Protocol] = {
     "stencil": Protocol(warmup=20, batches=5, reps=100, alternate=True),
     # PROTOCOL.md times 9 single runs. A 0.46 ms pipeline timed on the host clock moves by
     # 1-3% between single runs (host wake-up and submission jitter), which single-run batches
-    # carry straight into the spread (up to 5% on the H200). Each of the 9 batches is the
+    # carry straight into the spread (up to 6% on the H200). Each of the 9 batches is the
     # median of 10 runs instead (scripts/spread_study.py, results/h200/stream-spread.txt);
     # under 0.5 s per shape.
     "stream": Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host"),
