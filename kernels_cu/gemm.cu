@@ -23,17 +23,23 @@
 
 // ---------------------------------------------------------------------------------------
 // naive: block (16,16), thread (ty, tx) computes C[row][col] with K fmaf's. Every product
-// reads A and B from global memory: 2 loads per 2 FLOP, 0.25 FLOP/B.
-extern "C" __global__ void __launch_bounds__(256)
-naive(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+// reads A and B from global memory: 2 loads per 2 FLOP, 0.25 FLOP/B. The body sums the
+// terms k < kend; naive passes K (skips_last_k_tile, at the end, passes less).
+__device__ __forceinline__ void naive_dot(const float* __restrict__ A, const float* __restrict__ B,
+                                          float* __restrict__ C, int M, int N, int K, int kend) {
     const int row = blockIdx.y * blockDim.y + threadIdx.y;
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     if (row < M && col < N) {
         float acc = 0.0f;
-        for (int k = 0; k < K; ++k)
+        for (int k = 0; k < kend; ++k)
             acc = fmaf(A[size_t(row) * K + k], B[size_t(k) * N + col], acc);
         C[size_t(row) * N + col] = acc;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+naive(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    naive_dot(A, B, C, M, N, K, K);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -295,6 +301,22 @@ __device__ __forceinline__ void store4(float* __restrict__ X, int row, int col, 
     if (col + 3 < cols) p[3] = v.w;
 }
 
+// Which float4 of a tile the thread's i-th load covers: consecutive threads take consecutive
+// float4s of a row. A tiles are BM x BK (row m, columns k..k+3), B tiles BK x BN.
+struct Slot {
+    int row, col;
+};
+template <class P>
+__device__ __forceinline__ Slot a_slot(int i) {
+    const int f = threadIdx.x + i * P::THREADS;
+    return {f / (P::BK / 4), (f % (P::BK / 4)) * 4};
+}
+template <class P>
+__device__ __forceinline__ Slot b_slot(int i) {
+    const int f = threadIdx.x + i * P::THREADS;
+    return {f / (P::BN / 4), (f % (P::BN / 4)) * 4};
+}
+
 // Global -> registers: this thread's share of the A tile (rows m0.., cols k0..) and the B
 // tile (rows k0.., cols n0..), as float4 along the contiguous dimension. Consecutive threads
 // take consecutive float4s of a row, so a warp's loads coalesce.
@@ -304,13 +326,13 @@ __device__ __forceinline__ void load_tile(const float* __restrict__ A, const flo
                                           float4 (&rb)[P::B_VECS]) {
 #pragma unroll
     for (int i = 0; i < P::A_VECS; ++i) {
-        const int f = threadIdx.x + i * P::THREADS;
-        ra[i] = load4(A, m0 + f / (P::BK / 4), k0 + (f % (P::BK / 4)) * 4, M, K);
+        const Slot s = a_slot<P>(i);
+        ra[i] = load4(A, m0 + s.row, k0 + s.col, M, K);
     }
 #pragma unroll
     for (int i = 0; i < P::B_VECS; ++i) {
-        const int f = threadIdx.x + i * P::THREADS;
-        rb[i] = load4(B, k0 + f / (P::BN / 4), n0 + (f % (P::BN / 4)) * 4, K, N);
+        const Slot s = b_slot<P>(i);
+        rb[i] = load4(B, k0 + s.row, n0 + s.col, K, N);
     }
 }
 
@@ -324,8 +346,8 @@ __device__ __forceinline__ void store_tile(float* __restrict__ As, float* __rest
                                            const float4 (&rb)[P::B_VECS]) {
 #pragma unroll
     for (int i = 0; i < P::A_VECS; ++i) {
-        const int f = threadIdx.x + i * P::THREADS;
-        const int m = f / (P::BK / 4), k = (f % (P::BK / 4)) * 4;
+        const Slot s = a_slot<P>(i);
+        const int m = s.row, k = s.col;
         As[(k + 0) * P::AS_LD + m] = ra[i].x;
         As[(k + 1) * P::AS_LD + m] = ra[i].y;
         As[(k + 2) * P::AS_LD + m] = ra[i].z;
@@ -333,8 +355,8 @@ __device__ __forceinline__ void store_tile(float* __restrict__ As, float* __rest
     }
 #pragma unroll
     for (int i = 0; i < P::B_VECS; ++i) {
-        const int f = threadIdx.x + i * P::THREADS;
-        *reinterpret_cast<float4*>(&Bs[(f / (P::BN / 4)) * P::BN + (f % (P::BN / 4)) * 4]) = rb[i];
+        const Slot s = b_slot<P>(i);
+        *reinterpret_cast<float4*>(&Bs[s.row * P::BN + s.col]) = rb[i];
     }
 }
 
@@ -523,8 +545,8 @@ __device__ __forceinline__ void copy_tile_async(const float* __restrict__ A, con
                                                 int K, int m0, int n0, int k0, float* As, float* Bs) {
 #pragma unroll
     for (int i = 0; i < P::A_VECS; ++i) {
-        const int f = threadIdx.x + i * P::THREADS;
-        const int m = f / (P::BK / 4), k = (f % (P::BK / 4)) * 4;
+        const Slot s = a_slot<P>(i);
+        const int m = s.row, k = s.col;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const bool valid = m0 + m < M && k0 + k + j < K;
@@ -533,8 +555,8 @@ __device__ __forceinline__ void copy_tile_async(const float* __restrict__ A, con
     }
 #pragma unroll
     for (int i = 0; i < P::B_VECS; ++i) {
-        const int f = threadIdx.x + i * P::THREADS;
-        const int r = f / (P::BN / 4), c = (f % (P::BN / 4)) * 4;
+        const Slot s = b_slot<P>(i);
+        const int r = s.row, c = s.col;
         float* dst = &Bs[r * P::BN + c];
         if ((N & 3) == 0) {  // rows 16-byte aligned: one 16-byte copy (c < N implies c + 3 < N)
             const bool valid = k0 + r < K && n0 + c < N;
@@ -593,12 +615,5 @@ cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 extern "C" __global__ void __launch_bounds__(256)
 skips_last_k_tile(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
                   int K) {
-    const int row = blockIdx.y * blockDim.y + threadIdx.y;
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < M && col < N) {
-        float acc = 0.0f;
-        for (int k = 0; k < K / 16 * 16; ++k)
-            acc = fmaf(A[size_t(row) * K + k], B[size_t(k) * N + col], acc);
-        C[size_t(row) * N + col] = acc;
-    }
+    naive_dot(A, B, C, M, N, K, K / 16 * 16);
 }

@@ -83,8 +83,8 @@ def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance) -> CheckResult:
             worst, worst_err = lo + i, float(err[i])
         if tol.rule == "exact":
             # Compare bits, so -0.0 vs 0.0 and NaN payloads count as differences too.
-            bad = (o != r.astype(o.dtype)) | ~finite
-            bad |= np.signbit(o) != np.signbit(r.astype(o.dtype))
+            r_same = r.astype(o.dtype)
+            bad = (o != r_same) | ~finite | (np.signbit(o) != np.signbit(r_same))
         elif tol.rule == "elementwise":
             bad = ~(err <= tol.atol + tol.rtol * mag)
         else:

@@ -207,10 +207,7 @@ def _ms(v: float | None) -> str:
 
 
 def _spread(r: Result) -> str:
-    band = noise_band(r)
-    if band is None or not r.median_ms:
-        return ""
-    return f"{100.0 * (band[1] - band[0]) / r.median_ms:.1f}"
+    return "" if r.median_ms is None or r.spread_pct is None else f"{r.spread_pct:.1f}"
 
 
 def comparison_cells(c: Comparison) -> tuple[str, ...]:

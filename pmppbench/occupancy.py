@@ -336,26 +336,16 @@ def resource_row(workload: str, variant: str, shape: str, launch: Any, limits: S
 def workload_launches(workload: Any, shape: dict) -> list[tuple[Any, Any]]:
     """(variant, Launch) for every variant of `workload` on `shape` that launches a kernel.
 
-    Builds the jobs exactly as the runner does (compile, inputs, setup, job) but runs
+    Builds the jobs exactly as the runner does (runner.prepared, then job) but runs
     nothing. Only for immediate use: the launches' buffers are released on return, so read
     their kernel, block and dynamic shared memory, never launch them.
     """
-    import numpy as np  # noqa: PLC0415
-
-    from pmppbench.compile import load_kernels  # noqa: PLC0415
-    from pmppbench.runner import ensure_memory  # noqa: PLC0415
+    from pmppbench.runner import prepared  # noqa: PLC0415
 
     workload.validate(shape)
-    ensure_memory(workload, shape)
     variants = list(workload.variants_for(shape))
-    names = [v.kernel for v in variants if v.kernel]
-    kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
-    inputs = workload.make_inputs(shape, np.random.default_rng(0))
-    ctx = workload.setup(shape, inputs, kernels)
-    try:
+    with prepared(workload, shape, variants) as (_inputs, ctx):
         launches = [(v, workload.job(v, shape, ctx).launch) for v in variants]
-    finally:
-        workload.teardown(ctx)
     return [(v, launch) for v, launch in launches if launch is not None]
 
 

@@ -77,24 +77,21 @@ def roofline_points(rows) -> list[tuple[str, str, float, float]]:
     Only the largest shape of each workload is labelled (with the variant's name; the legend
     names the shape): the smaller shapes are drawn as plain points, so the chart stays legible.
     """
-    points = []
-    rows = [r for r in _timed(rows) if r.flops and r.bytes and getattr(r, "timer", "") != "host"]
-    largest = {}
-    for r in rows:
-        if r.bytes >= largest.get(r.workload, (0, ""))[0]:
-            largest[r.workload] = (r.bytes, r.shape)
-    for r in rows:
-        gflops = r.flops / (r.median_ms / 1e3) / 1e9
-        label = r.variant if r.shape == largest[r.workload][1] else ""
-        points.append((r.workload, label, r.flops / r.bytes, gflops))
-    return points
+    named = largest_shapes(rows)
+    return [(r.workload, r.variant if r.shape == named[r.workload] else "", r.flops / r.bytes,
+             r.flops / (r.median_ms / 1e3) / 1e9) for r in _on_roofline(rows)]
+
+
+def _on_roofline(rows) -> list:
+    """Timed rows with a FLOP and a byte model, except host-timed ones (their time includes PCIe)."""
+    return [r for r in _timed(rows) if r.flops and r.bytes and getattr(r, "timer", "") != "host"]
 
 
 def largest_shapes(rows) -> dict[str, str]:
-    """workload -> the shape whose points carry labels on the roofline."""
+    """workload -> the shape whose points carry labels on the roofline (its most bytes)."""
     out: dict[str, tuple[int, str]] = {}
-    for r in _timed(rows):
-        if r.flops and r.bytes and r.bytes >= out.get(r.workload, (0, ""))[0]:
+    for r in _on_roofline(rows):
+        if r.bytes >= out.get(r.workload, (0, ""))[0]:
             out[r.workload] = (r.bytes, r.shape)
     return {w: s for w, (_, s) in out.items()}
 

@@ -105,7 +105,7 @@ class EventTimer:
     variant keeps for its later batches.
     """
 
-    def __init__(self, stream=None, hold_us: float = HOLD_US, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, stream=None, hold_us: float = HOLD_US):
         from pmppbench.gpu import cupy  # noqa: PLC0415
 
         cp = cupy()
@@ -113,17 +113,14 @@ class EventTimer:
         self._stream = stream
         self._start = cp.cuda.Event()
         self._end = cp.cuda.Event()
-        self._clock = clock
-        self._hold = _hold_launcher() if hold_us else None
+        self._hold = _hold_launcher()
         self._first_hold_us = hold_us
         self._holds: dict[int, float] = {}  # id(fn) -> the hold that covered its last batch
 
     def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
-        if not self._hold:
-            return self._timed(fn, reps)[0]
         hold_us = self._holds.get(id(fn), self._first_hold_us)
         while True:
-            t0 = self._clock()
+            t0 = time.perf_counter()
             self._hold(self._stream, hold_us)
             ms, queued_at = self._timed(fn, reps)
             longer = longer_hold_us(hold_us, (queued_at - t0) * 1e6)
@@ -138,7 +135,7 @@ class EventTimer:
         for _ in range(reps):
             fn()
         self._end.record(self._stream)
-        queued_at = self._clock()
+        queued_at = time.perf_counter()
         self._end.synchronize()
         return self._cp.cuda.get_elapsed_time(self._start, self._end) / reps, queued_at
 
@@ -227,7 +224,7 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     Warmup runs for every variant before the first timed batch. Without alternation each
     variant's batches run back to back in the given order; with it, batch b visits the
     variants in order when b is even and in reverse when b is odd. An `observer`, if given,
-    has `before(name)` (if it has one) called once the variant's warmup is queued and
+    has `before(name)` called once the variant's warmup is queued and
     `after(name)` after every timed batch (clock sampling; outside the timed region).
     """
     timer = timer or make_timer(protocol)
@@ -237,7 +234,7 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     def warm(name):
         for _ in range(protocol.warmup):
             runs[name]()
-        if observer and hasattr(observer, "before"):
+        if observer:
             observer.before(name)  # right after the warmup was queued: normally a busy GPU
 
     def timed_batch(name):

@@ -148,17 +148,8 @@ def write_results(path: Path, rows: Iterable[Result], meta: dict) -> None:
 
 
 def markdown_document(rows: list[Result], meta: dict) -> str:
-    lines = ["# pmppbench results", ""]
-    for key in ("name", "compute_capability", "driver", "cuda_runtime", "cupy", "pmppbench", "timestamp"):
-        if key in meta:
-            lines.append(f"- {key}: {meta[key]}")
-    lines.append("")
-    for workload in dict.fromkeys(r.workload for r in rows):
-        lines += [f"## {workload}", "", markdown_table([r for r in rows if r.workload == workload])]
-    warnings = [w for r in rows for w in r.warnings]
-    if warnings:
-        lines += ["## warnings", ""] + [f"- {w}" for w in warnings] + [""]
-    return "\n".join(lines)
+    """A whole .md result file: a title over the same text as README's results section."""
+    return f"# pmppbench results\n\n{results_section(rows, meta)}\n"
 
 
 def meta_path_for(path: Path) -> Path:
@@ -228,6 +219,9 @@ def results_section(rows: list[Result], meta: dict, source: str = "") -> str:
         lines += [stability[0].upper() + stability[1:] + ".", ""]
     for workload in dict.fromkeys(r.workload for r in rows):
         lines += [f"#### {workload}", "", markdown_table([r for r in rows if r.workload == workload])]
+    warnings = [w for r in rows for w in r.warnings]
+    if warnings:
+        lines += ["#### warnings", ""] + [f"- {w}" for w in warnings] + [""]
     return "\n".join(lines)
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +26,7 @@ from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import Protocol, measure
 from pmppbench.results import Result, fill_relative, now_iso
-from pmppbench.workloads.base import Shape, Variant, Workload
+from pmppbench.workloads.base import Shape, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -37,14 +40,30 @@ def ensure_memory(workload: Workload, shape: Shape) -> None:
     from pmppbench.device import free_memory_bytes  # noqa: PLC0415
 
     need = workload.device_bytes(shape)
-    cp = cupy()
-    cp.get_default_memory_pool().free_all_blocks()
+    gc.collect()  # the previous shape's buffers may still sit in reference cycles
+    cupy().get_default_memory_pool().free_all_blocks()
     free, _total = free_memory_bytes()
     if need > free:
         raise UsageError(
             f"{workload.name} {workload.label(shape)} needs {_gib(need)} of device memory but only "
             f"{_gib(free)} is free; choose a smaller size"
         )
+
+
+@contextmanager
+def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: int = 0) -> Iterator[tuple[dict, Any]]:
+    """One shape made ready for its variants' jobs: memory checked, the kernels they launch
+    compiled and loaded, seeded inputs made and set up on the device. Yields (inputs, ctx)
+    and tears the setup down on the way out, whatever happened inside."""
+    ensure_memory(workload, shape)
+    names = unique_kernels(variants)
+    kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
+    inputs = workload.make_inputs(shape, np.random.default_rng(seed))
+    ctx = workload.setup(shape, inputs, kernels)
+    try:
+        yield inputs, ctx
+    finally:
+        workload.teardown(ctx)
 
 
 def run_shape(
@@ -66,19 +85,13 @@ def run_shape(
     variants = list(variants or workload.variants_for(shape))
     label = workload.label(shape)
     dev = device.current()
-    ensure_memory(workload, shape)
 
     tolerance = workload.tolerance_for(shape)
     rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=dev.name,
                            run_id=run_id, timestamp=now_iso(), tolerance=tolerance.describe())
             for v in variants}
 
-    names = [v.kernel for v in variants if v.kernel]
-    kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
-    rng = np.random.default_rng(seed)
-    inputs = workload.make_inputs(shape, rng)
-    ctx = workload.setup(shape, inputs, kernels)
-    try:
+    with prepared(workload, shape, variants, seed) as (inputs, ctx):
         jobs = {}
         references: dict[str, np.ndarray] = {}
         for v in variants:
@@ -116,8 +129,7 @@ def run_shape(
                 row.intensity_flop_per_byte = t.flops / t.bytes
 
         if not check_only and jobs:
-            watch = clock_watch()
-            observer = ClockObserver(watch) if watch.available else None
+            observer = clock_observer()
             timings = measure({n: j.run for n, j in jobs.items()}, protocol, observer=observer)
             for name, timing in timings.items():
                 row = rows[name]
@@ -141,22 +153,19 @@ def run_shape(
                 for key, value in (roofline.speed_of_light(row, ceilings) or {}).items():
                     setattr(row, key, value)
                 row.warnings = diagnose(row)
-    finally:
-        workload.teardown(ctx)
-        del ctx
-        gc.collect()
-        cp.get_default_memory_pool().free_all_blocks()
     return list(rows.values())
 
 
-_WATCH: list[ClockWatch] = []
-
-
+@cache
 def clock_watch() -> ClockWatch:
     """One NVML handle per process."""
-    if not _WATCH:
-        _WATCH.append(ClockWatch())
-    return _WATCH[0]
+    return ClockWatch()
+
+
+def clock_observer() -> ClockObserver | None:
+    """A fresh clock sampler for one measure() call; None without NVML."""
+    watch = clock_watch()
+    return ClockObserver(watch) if watch.available else None
 
 
 def _fill_resources(row: Result, job) -> None:

@@ -4,7 +4,7 @@ Run on a GPU machine: python3 scripts/spread_study.py [REPEATS]. For the default
 stream shapes it times both configurations under the stream protocol (5 warmup runs, 9
 batches, configuration order alternated, NVML sampled after every batch, as the runner
 does) with 1, 3, 5, 10 and 20 complete pipeline runs per batch, REPEATS times each, and
-prints the spread (max - min batch mean, over the median) and the median of every repeat.
+prints the spread (max - min of the batch values, over their median) and the median of every repeat.
 The evidence behind the stream protocol's runs per batch (README, "The protocol").
 """
 
@@ -13,13 +13,9 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-import numpy as np
-
 from pmppbench import workloads
-from pmppbench.clocks import ClockObserver
-from pmppbench.compile import load_kernels
 from pmppbench.protocol import DEFAULTS, measure
-from pmppbench.runner import clock_watch
+from pmppbench.runner import clock_observer, prepared
 
 REPS = (1, 3, 5, 10, 20)
 CHUNKS = (1 << 20, 1 << 22)
@@ -27,24 +23,19 @@ CHUNKS = (1 << 20, 1 << 22)
 
 def main(repeats: int) -> None:
     wl = workloads.get("stream")
-    watch = clock_watch()
     print(f"{'chunk':>8} {'reps':>4} {'variant':>10}  spread % of each repeat" + " " * 10 + "median ms of each repeat")
     for chunk in CHUNKS:
         shape = {**wl.default_shape(), "chunk": chunk}
-        kernels = load_kernels(wl.name, wl.kernel_names(), wl.defines(shape))
-        ctx = wl.setup(shape, wl.make_inputs(shape, np.random.default_rng(0)), kernels)
-        try:
-            runs = {v.name: wl.job(v, shape, ctx).run for v in wl.variants_for(shape) if v.timed}
+        variants = [v for v in wl.variants_for(shape) if v.timed]
+        with prepared(wl, shape, variants) as (_inputs, ctx):
+            runs = {v.name: wl.job(v, shape, ctx).run for v in variants}
             for reps in REPS:
                 protocol = replace(DEFAULTS["stream"], reps=reps)
-                timings = [measure(runs, protocol, observer=ClockObserver(watch) if watch.available else None)
-                           for _ in range(repeats)]
+                timings = [measure(runs, protocol, observer=clock_observer()) for _ in range(repeats)]
                 for name in runs:
                     spreads = " ".join(f"{100 * t[name].spread:5.2f}" for t in timings)
                     medians = " ".join(f"{t[name].median_ms:.4f}" for t in timings)
                     print(f"{chunk:>8} {reps:>4} {name:>10}  {spreads:<32} {medians}", flush=True)
-        finally:
-            wl.teardown(ctx)
 
 
 if __name__ == "__main__":

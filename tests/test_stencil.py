@@ -73,7 +73,7 @@ def test_variants_and_table_attributes():
     assert W.variant_names() == VARIANTS
     assert [v.kernel for v in W.variants] == ["naive", "shared", f"coarsened<{COARSE_THREADS}, {COARSE_C}>"]
     assert (W.baseline, W.roof, W.rate, W.dims) == ("naive", None, "GB/s", ("n",))
-    assert W.tolerance.rule == "elementwise"
+    assert W.tolerance_for(W.default_shape()).rule == "elementwise"
 
 
 def test_shapes_labels_and_defines():
@@ -146,7 +146,7 @@ def test_error_bound_values():
     assert error_bound(2) == pytest.approx(59.5 * U)
     assert error_bound(32) == pytest.approx((32.5 + 30 * 69 / 65 + 3) * U)
     assert 60 * U < error_bound(64) < 100 * U
-    assert W.tolerance.atol == error_bound(MAX_RADIUS)  # the class default is the loosest
+    assert W.tolerance_for(shape(1, MAX_RADIUS)).atol == error_bound(MAX_RADIUS)  # the loosest allowed
 
 
 # ---- model ----------------------------------------------------------------------------

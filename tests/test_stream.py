@@ -66,7 +66,7 @@ def test_reference_matches_direct_sum_and_sawtooth_limit():
 def test_fp32_kernel_passes_and_wrong_term_count_fails(terms):
     x = phases(4096, seed=terms)
     ref = synthesize_reference(x, terms)
-    tolerances = (WORKLOAD.tolerance_for(shape(terms=terms)), WORKLOAD.tolerance)
+    tolerances = (WORKLOAD.tolerance_for(shape(terms=terms)), WORKLOAD.tolerance_for(shape(terms=MAX_TERMS)))
     for tol in tolerances:
         assert compare(kernel_in_fp32(x, terms), ref, tol).passed
         one_short = synthesize_reference(x, terms - 1).astype(np.float32)
@@ -77,7 +77,7 @@ def test_fp32_kernel_passes_and_wrong_term_count_fails(terms):
 
 def test_tolerance_scales_with_terms_and_covers_every_allowed_shape():
     assert WORKLOAD.tolerance_for(shape(terms=64)).atol == pytest.approx(64 * ATOL_PER_TERM)
-    assert WORKLOAD.tolerance.atol == pytest.approx(MAX_TERMS * ATOL_PER_TERM)
+    assert WORKLOAD.tolerance_for(shape(terms=MAX_TERMS)).atol == pytest.approx(MAX_TERMS * ATOL_PER_TERM)
     assert MAX_TERMS * ATOL_PER_TERM < 1 / MAX_TERMS  # a missing last term stays visible
 
 

@@ -10,7 +10,8 @@ from gpu_helpers import assert_all_pass, check_rows
 from pmppbench.check import compare
 from pmppbench.compile import compile_unit
 from pmppbench.errors import UsageError
-from pmppbench.workloads.transpose import COARSENED_TILE, MAX_GRID_Y, TILE_DIM, WORKLOAD, launch_geometry
+from pmppbench.workloads.base import MAX_GRID_Y
+from pmppbench.workloads.transpose import COARSENED_TILE, TILE_DIM, WORKLOAD, launch_geometry
 
 W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]

@@ -57,6 +57,13 @@ class Job:
     launch: Launch | None = None  # for the resource columns; None for library calls
 
 
+def kernel_job(launch: Launch, out, out_shape: tuple[int, ...] | None = None) -> Job:
+    """The usual job: one launch that writes the device array `out`, read back (as
+    `out_shape` when given) for the check and poisoned with NaN before it."""
+    view = out if out_shape is None else out.reshape(out_shape)
+    return Job(run=launch, output=view.get, poison=lambda: out.fill(np.nan), launch=launch)
+
+
 @dataclass(frozen=True)
 class Traffic:
     """The variant's model: bytes it must move through global memory and FLOPs it does.
@@ -78,13 +85,16 @@ class Workload:
     title: str = ""
     dims: tuple[str, ...] = ()  # positional CLI sizes, in order: ("m", "n")
     variants: tuple[Variant, ...] = ()
-    tolerance: Tolerance = Tolerance()
+    tolerance: Tolerance | None = None  # the check rule, unless tolerance_for derives one per shape
     baseline: str | None = None  # "speedup vs" column: this variant's time / each variant's time
     roof: str | None = None  # "% of" column: each variant's rate / this variant's rate
     rate: str = "GB/s"  # the headline rate column: "GB/s" or "GFLOP/s"
 
     def tolerance_for(self, shape: Shape) -> Tolerance:
-        """The check rule for one shape (default: the class's; the stream's bound grows with TERMS)."""
+        """The check rule for one shape: the class's `tolerance`, or (overridden) a bound that
+        depends on the shape, as GEMM's on K, the stencil's on R and the stream's on TERMS."""
+        if self.tolerance is None:
+            raise NotImplementedError(f"{self.name}: set `tolerance` or override tolerance_for")
         return self.tolerance
 
     # ---- shapes -------------------------------------------------------------------
@@ -104,7 +114,7 @@ class Workload:
         """Raise UsageError for a shape the workload cannot run (before any GPU work)."""
         for d in self.dims:
             v = shape.get(d)
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            if not is_int(v, 1):
                 raise UsageError(f"{self.name}: {d.upper()} must be a positive integer, got {v!r}")
 
     def device_bytes(self, shape: Shape) -> int:
@@ -125,7 +135,7 @@ class Workload:
         return self.variants
 
     def kernel_names(self) -> list[str]:
-        return [v.kernel for v in self.variants if v.kernel]
+        return unique_kernels(self.variants)
 
     # ---- data ---------------------------------------------------------------------
     def make_inputs(self, shape: Shape, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -173,3 +183,24 @@ def grid_1d(n: int, block: int) -> tuple[int]:
 def grid_2d(cols: int, rows: int, bx: int, by: int) -> tuple[int, int]:
     """Blocks covering a rows x cols output, rounded up (PMPP 5.5's edge handling starts here)."""
     return ((cols + bx - 1) // bx, (rows + by - 1) // by)
+
+
+MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y; the 2-D workloads run their row tiles along y
+
+
+def check_row_tiles(workload: str, rows: int, tile: int) -> None:
+    """Refuse M rows whose tiles of `tile` rows need more blocks than gridDim.y allows."""
+    tiles = -(-rows // tile)
+    if tiles > MAX_GRID_Y:
+        raise UsageError(f"{workload}: M = {rows} rows needs {tiles} blocks of {tile} rows in gridDim.y, above "
+                         f"CUDA's limit of {MAX_GRID_Y}; M must be at most {MAX_GRID_Y * tile}")
+
+
+def is_int(value: Any, minimum: int) -> bool:
+    """An integer (Python or NumPy, not bool) of at least `minimum`."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
+
+
+def unique_kernels(variants) -> list[str]:
+    """The kernels `variants` launch, each once, in order: one compile and load per kernel."""
+    return list(dict.fromkeys(v.kernel for v in variants if v.kernel))

@@ -22,7 +22,7 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
-from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload
+from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d
 
 # ---- tile parameters: one table for every variant -----------------------------------------
 
@@ -198,8 +198,7 @@ TOLERANCE_FACTOR = 16
 FULL_CHECK_MAX_MNK = 4096 ** 3
 SAMPLE_ROWS = SAMPLE_COLS = 64
 
-MAX_GRID_Y = 65535  # CUDA's gridDim.y limit; C's row tiles run along y
-MIN_TILE_ROWS = 16  # the smallest BM of any variant (naive, tiled16)
+MIN_TILE_ROWS = 16  # the smallest BM of any variant (naive, tiled16): C's row tiles run along gridDim.y
 MAX_DIM = 1 << 30  # kernels index with int and step by a tile: keep K + tile far from 2^31
 SMEM_RESERVED_PER_BLOCK = 1024  # shared memory the driver keeps per block (sm_80 and later)
 
@@ -238,7 +237,6 @@ class Gemm(Workload):
     title = "GEMM C = A*B (FP32, row-major)"
     dims = ("m", "n", "k")
     variants = LADDER + SWEEP
-    tolerance = Tolerance("normwise", rtol=rtol_for_k(1024))
     baseline = "naive"
     roof = "cublas"
     rate = "GFLOP/s"
@@ -263,10 +261,7 @@ class Gemm(Workload):
 
     def validate(self, shape):
         super().validate(shape)
-        m = shape["m"]
-        if -(-m // MIN_TILE_ROWS) > MAX_GRID_Y:
-            raise UsageError(f"gemm: M = {m} needs more than CUDA's {MAX_GRID_Y} blocks of {MIN_TILE_ROWS} rows "
-                             f"in gridDim.y; M must be at most {MAX_GRID_Y * MIN_TILE_ROWS}")
+        check_row_tiles(self.name, shape["m"], MIN_TILE_ROWS)
         for d in ("n", "k"):
             if shape[d] > MAX_DIM:
                 raise UsageError(f"gemm: {d.upper()} = {shape[d]} is above the kernels' limit of {MAX_DIM} (2^30)")
@@ -326,7 +321,7 @@ class Gemm(Workload):
 
         kernel = ctx["kernels"][variant.kernel]
         plan = PLANS[variant.name]
-        grid = (-(-n // plan.bn), -(-m // plan.bm))
+        grid = grid_2d(n, m, plan.bn, plan.bm)
         args = (a, ctx["b_colmajor"] if variant.name == "corner_turning" else b, c,
                 np.int32(m), np.int32(n), np.int32(k))
         smem = 0

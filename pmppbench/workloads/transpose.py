@@ -13,14 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from pmppbench.check import Tolerance
-from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
-from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, grid_2d
+from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d, kernel_job
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
 COARSENED_TILE = 64  # coarsened<64>: tile edge; its block is (32, COARSENED_ROWS)
 COARSENED_ROWS = 8
-MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y; A's row tiles run along y
 
 
 class Transpose(Workload):
@@ -53,13 +51,7 @@ class Transpose(Workload):
 
     def validate(self, shape):
         super().validate(shape)
-        m = shape["m"]
-        row_tiles = -(-m // TILE_DIM)
-        if row_tiles > MAX_GRID_Y:
-            raise UsageError(
-                f"transpose: M = {m} rows needs {row_tiles} blocks of {TILE_DIM} rows in gridDim.y, above CUDA's "
-                f"limit of {MAX_GRID_Y}; M must be at most {MAX_GRID_Y * TILE_DIM}"
-            )
+        check_row_tiles(self.name, shape["m"], TILE_DIM)
 
     def device_bytes(self, shape):
         return 2 * 4 * shape["m"] * shape["n"]  # A and B
@@ -85,9 +77,7 @@ class Transpose(Workload):
         grid, block = launch_geometry(variant, m, n)
         a, b = ctx["a"], ctx["b"]
         launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
-        out_shape = (m, n) if self.reference_key(variant) == "copy" else (n, m)
-        return Job(run=launch, output=lambda: b.reshape(out_shape).get(), poison=lambda: b.fill(np.nan),
-                   launch=launch)
+        return kernel_job(launch, b, (m, n) if self.reference_key(variant) == "copy" else (n, m))
 
     def traffic(self, shape, variant):
         # Logical traffic: each element read once and written once, 4 bytes each way.

@@ -6,7 +6,7 @@ import numpy as np
 
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
-from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, grid_1d
+from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, grid_1d, kernel_job
 
 BLOCK = 256
 BLOCKS_PER_SM = 8  # grid_stride: enough resident blocks to saturate memory, no more
@@ -60,7 +60,7 @@ class VecAdd(Workload):
             grid = grid_1d(n, BLOCK)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
         launch = Launch(kernel, grid, (BLOCK,), (a, b, c, np.uint64(n)))
-        return Job(run=launch, output=lambda: c.get(), poison=lambda: c.fill(np.nan), launch=launch)
+        return kernel_job(launch, c)
 
     def traffic(self, shape, variant):
         n = shape["n"]
