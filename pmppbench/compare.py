@@ -1,6 +1,8 @@
 """`pmppbench compare BASE NEW`: line up two result files and say what changed, honestly.
 
-Rows are matched by (workload, variant, shape, device). For each pair:
+Rows are matched by (workload, variant, dims, device): the sizes and parameters the row was
+run with (its `dims`; the shape label for files without them), never by how a label reads.
+For each pair:
 
     ratio  = new median_ms / base median_ms       (> 1: NEW is slower)
     change = 100 x (ratio - 1) %
@@ -25,6 +27,7 @@ of any size); 0 otherwise.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,11 +38,12 @@ from pmppbench.results import Result
 
 FASTER, SLOWER, SAME, FAIL, UNTIMED = "FASTER", "SLOWER", "SAME", "FAIL", "UNTIMED"
 
-Key = tuple[str, str, str, str]  # (workload, variant, shape, device)
+Key = tuple[str, str, str, str]  # (workload, variant, dims, device)
 
 
 def row_key(r: Result) -> Key:
-    return (r.workload, r.variant, r.shape, r.device)
+    dims = json.dumps(r.dims, sort_keys=True) if r.dims else r.shape  # tuples and lists alike
+    return (r.workload, r.variant, dims, r.device)
 
 
 def noise_band(r: Result) -> tuple[float, float] | None:
@@ -149,7 +153,7 @@ def _index(rows: Iterable[Result], name: str) -> dict[Key, Result]:
     for r in rows:
         k = row_key(r)
         if k in out:
-            raise UsageError(f"{name} has two rows for {' / '.join(x for x in k if x)}; "
+            raise UsageError(f"{name} has two rows for {r.workload} {r.variant} {r.shape}{' on ' + r.device if r.device else ''}; "
                              "compare files with one row per workload, variant, shape and device")
         out[k] = r
     return out
@@ -158,7 +162,7 @@ def _index(rows: Iterable[Result], name: str) -> dict[Key, Result]:
 def compare_results(base_rows: Iterable[Result], new_rows: Iterable[Result],
                     fail_on_slower_pct: float | None = None,
                     base_name: str = "BASE", new_name: str = "NEW") -> CompareReport:
-    """Match rows by (workload, variant, shape, device) and give each pair its verdict.
+    """Match rows by (workload, variant, dims, device) and give each pair its verdict.
 
     Matched rows keep NEW's order; rows only in one file keep their file's order.
     """
@@ -187,11 +191,11 @@ def compare_results(base_rows: Iterable[Result], new_rows: Iterable[Result],
 
 
 def compare_files(base: Path, new: Path, fail_on_slower_pct: float | None = None) -> CompareReport:
-    """compare_results on two CSV or JSON result files."""
-    from pmppbench.report import read_results  # noqa: PLC0415
+    """compare_results on two CSV or JSON result files (validated: a broken file is exit 2)."""
+    from pmppbench.resultfile import load  # noqa: PLC0415
 
-    base_rows, _ = read_results(Path(base))
-    new_rows, _ = read_results(Path(new))
+    base_rows, _ = load(Path(base))
+    new_rows, _ = load(Path(new))
     return compare_results(base_rows, new_rows, fail_on_slower_pct, base_name=str(base), new_name=str(new))
 
 
@@ -225,7 +229,7 @@ def print_comparison(console: Any, report: CompareReport) -> None:
     base_name, new_name = report.base_name, report.new_name
     several_devices = len({c.key[3] for c in report.matched}) > 1
     if report.matched:
-        table = Table(title=f"{new_name} vs {base_name}", header_style="bold",
+        table = Table(title=f"{base_name} (base) -> {new_name} (new)", header_style="bold",
                       caption="verdict: FASTER/SLOWER only when the ranges of batch means do not overlap")
         headers = HEADERS[:3] + (("device",) if several_devices else ()) + HEADERS[3:]
         for h in headers:
@@ -240,9 +244,10 @@ def print_comparison(console: Any, report: CompareReport) -> None:
         console.print(table)
     for label, rows in ((base_name, report.only_base), (new_name, report.only_new)):
         if rows:
-            console.print(f"only in {label}: " + "; ".join(f"{r.workload} {r.variant} {r.shape}"
-                                                           + (f" ({r.device})" if r.device else "") for r in rows),
-                          markup=False, highlight=False)
+            console.print(f"only in {label} ({_rows(len(rows))}):", markup=False, highlight=False)
+            for r in rows:
+                console.print(f"  {r.workload} {r.variant} {r.shape}" + (f" ({r.device})" if r.device else ""),
+                              markup=False, highlight=False)
     for note in report.notes:
         console.print(note, markup=False, highlight=False)
     console.print(report.summary(), markup=False, highlight=False)

@@ -36,7 +36,7 @@ def kernels_dir() -> Path:
     checkout = Path(__file__).resolve().parent.parent / "kernels_cu"
     if checkout.is_dir():
         return checkout
-    return Path(str(resources.files("pmppbench.kernels_cu")))
+    return Path(resources.files("pmppbench.kernels_cu"))  # a regular package: a real folder
 
 
 def cache_dir() -> Path:

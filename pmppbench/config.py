@@ -53,7 +53,12 @@ def configs_dir() -> Path:
         return checkout
     from importlib import resources  # noqa: PLC0415
 
-    return Path(str(resources.files("pmppbench.configs")))
+    return Path(resources.files("pmppbench.configs"))  # a regular package: a real folder
+
+
+def bundled() -> list[str]:
+    """Names of the configs that come with pmppbench (`--config quick`)."""
+    return sorted(x.stem for x in configs_dir().glob("*.toml"))
 
 
 def default_config_path() -> Path:
@@ -73,8 +78,8 @@ def resolve(path: str | Path | None) -> Path:
 def load(path: str | Path | None, only: list[str] | None = None) -> Config:
     p = resolve(path)
     if not p.is_file():
-        raise UsageError(f"config {p}: no such file (bundled configs: "
-                         f"{', '.join(sorted(x.stem for x in configs_dir().glob('*.toml')))})")
+        raise UsageError(f"--config {path}: no such file; give a TOML file or a bundled config "
+                         f"({', '.join(bundled())})")
     raw = p.read_bytes()
     try:
         data = tomllib.loads(raw.decode())

@@ -78,13 +78,13 @@ def roofline_points(rows) -> list[tuple[str, str, float, float]]:
     names the shape): the smaller shapes are drawn as plain points, so the chart stays legible.
     """
     named = largest_shapes(rows)
-    return [(r.workload, r.variant if r.shape == named[r.workload] else "", r.flops / r.bytes,
-             r.flops / (r.median_ms / 1e3) / 1e9) for r in _on_roofline(rows)]
+    return [(r.workload, r.variant if r.shape == named[r.workload] else "", r.intensity_flop_per_byte,
+             r.gflop_per_s) for r in _on_roofline(rows)]
 
 
 def _on_roofline(rows) -> list:
     """Timed rows with a FLOP and a byte model, except host-timed ones (their time includes PCIe)."""
-    return [r for r in _timed(rows) if r.flops and r.bytes and getattr(r, "timer", "") != "host"]
+    return [r for r in _timed(rows) if r.intensity_flop_per_byte and r.gflop_per_s and getattr(r, "timer", "") != "host"]
 
 
 def largest_shapes(rows) -> dict[str, str]:
@@ -192,7 +192,7 @@ def plot_workload_bars(workload: str, rows, path: Path, title: str = "") -> Path
     for j, v in enumerate(variants):
         xs = [i + (j - (len(variants) - 1) / 2) * width for i in range(len(shapes))]
         ys = [value.get((s, v), 0.0) for s in shapes]
-        bars = ax.bar(xs, ys, width, label=v, color=f"C{j % 10}")
+        bars = ax.bar(xs, ys, width, label=v, **variant_style(j))
         ax.bar_label(bars, labels=[_short(y) if y else "" for y in ys], fontsize=7, padding=2)
     ax.set_xticks(range(len(shapes)), shapes)
     ax.set_ylabel(rate)
@@ -203,6 +203,18 @@ def plot_workload_bars(workload: str, rows, path: Path, title: str = "") -> Path
     return path
 
 
+_HATCHES = ("", "//", "..", "xx")
+
+
+def variant_style(j: int) -> dict[str, Any]:
+    """Bar style of the j-th variant: 20 distinct colours (tab20), then the same colours
+    hatched, so every variant of a workload (GEMM has 14) stays distinguishable."""
+    from matplotlib import colormaps  # noqa: PLC0415
+
+    return {"color": colormaps["tab20"](j % 20), "hatch": _HATCHES[(j // 20) % len(_HATCHES)],
+            "edgecolor": "black", "linewidth": 0.3}
+
+
 def _short(x: float) -> str:
     if x >= 1000:
         return f"{x / 1000:.3g}k"
@@ -211,12 +223,14 @@ def _short(x: float) -> str:
 
 # ---- everything ---------------------------------------------------------------------
 
-def plot_results(rows, meta: dict[str, Any], outdir: Path) -> list[Path]:
+def plot_results(rows, meta: dict[str, Any], outdir: Path, force: bool = False) -> list[Path]:
     """Write roofline.png and one <workload>.png per workload into outdir; return the paths.
 
     The ceilings come from meta["ceilings"] (theoretical and measured), falling back to the
     device's theoretical peaks recorded in older files. Raises UsageError when no row was
-    timed (a --check-only file) and EnvironmentProblem when matplotlib is missing.
+    timed (a --check-only file), when a PNG exists and `force` is not set or the folder
+    cannot be written (before drawing anything), and EnvironmentProblem when matplotlib is
+    missing.
     """
     timed = _timed(rows)
     if not timed:
@@ -224,17 +238,26 @@ def plot_results(rows, meta: dict[str, Any], outdir: Path) -> list[Path]:
                          "(was the file written with --check-only?)")
     _matplotlib()  # fail before creating anything
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    targets = [outdir / "roofline.png"] + [outdir / f"{_safe_name(w)}.png" for w in dict.fromkeys(r.workload for r in timed)]
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not force:
+        raise UsageError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''}; pass --force to "
+                         "overwrite or choose another --outdir")
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+        probe = outdir / ".pmppbench-write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"--outdir {outdir}: cannot write there ({exc.strerror or exc}); choose another folder") from None
     device = meta.get("name", "")
     written = []
     ceilings = ceilings_from_meta(meta)
-    roof = plot_roofline(timed, ceilings, outdir / "roofline.png",
-                         title=f"Roofline{' — ' + device if device else ''}")
+    roof = plot_roofline(timed, ceilings, targets[0], title=f"Roofline{' — ' + device if device else ''}")
     if roof:
         written.append(roof)
-    for w in dict.fromkeys(r.workload for r in timed):
-        path = plot_workload_bars(w, timed, outdir / f"{_safe_name(w)}.png",
-                                  title=f"{w}{' — ' + device if device else ''}")
+    for w, target in zip(dict.fromkeys(r.workload for r in timed), targets[1:]):
+        path = plot_workload_bars(w, timed, target, title=f"{w}{' — ' + device if device else ''}")
         if path:
             written.append(path)
     return written

@@ -1,4 +1,5 @@
-"""The timing protocol (PROTOCOL.md): the one place its numbers live.
+"""The timing protocol: how a variant is timed. Each workload declares its numbers
+(`Workload.protocol`, README "The protocol"); this module carries them out.
 
 For every variant: `warmup` untimed calls, then `batches` batches of `reps` calls. With the
 "events" timer a batch is timed between two CUDA events recorded around only the repeated
@@ -41,21 +42,6 @@ class Protocol:
         batch = "medians" if self.timer == "host" else "means"  # see HostTimer
         return (f"{self.warmup} warmup, {self.batches} batches x {self.reps} calls{order}, "
                 f"median of batch {batch} ({self.timer} timer)")
-
-
-# PROTOCOL.md, table "The measurement protocol". README quotes these.
-DEFAULTS: dict[str, Protocol] = {
-    "vecadd": Protocol(warmup=3, batches=5, reps=100),
-    "transpose": Protocol(warmup=3, batches=5, reps=20),
-    "gemm": Protocol(warmup=3, batches=5, reps=20),
-    "stencil": Protocol(warmup=20, batches=5, reps=100, alternate=True),
-    # PROTOCOL.md times 9 single runs. A 0.46 ms pipeline timed on the host clock moves by
-    # 1-3% between single runs (host wake-up and submission jitter), which single-run batches
-    # carry straight into the spread (up to 6% on the H200). Each of the 9 batches is the
-    # median of 10 runs instead (scripts/spread_study.py, results/h200/stream-spread.txt);
-    # under 0.5 s per shape.
-    "stream": Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host"),
-}
 
 
 @dataclass(frozen=True)

@@ -89,43 +89,6 @@ def classify(intensity: float, ridge: float) -> str:
     return MEMORY_BOUND if intensity < ridge else COMPUTE_BOUND
 
 
-def speed_of_light(row: Any, ceilings: Ceilings | Sequence[Ceilings]) -> dict[str, Any] | None:
-    """AI, ridge, bound and % of each roof for one timed Result row; None if it has no place
-    on the roofline.
-
-    Returned keys: intensity_flop_per_byte, ridge_flop_per_byte and bound (judged against
-    the first ceilings given, normally the theoretical ones: the book's ridge point), and
-    sol_pct_<source> for every ceilings given (sol_pct_theoretical, sol_pct_measured):
-    100 x attained rate / roof at this AI.
-
-    Rows without a time or a byte model, and rows timed with the host clock (the stream
-    workload: its time includes PCIe transfers, so the device-memory roof does not bound
-    it), get None.
-    """
-    roofs = [ceilings] if isinstance(ceilings, Ceilings) else list(ceilings)
-    if not roofs:
-        raise ValueError("speed_of_light needs at least one set of ceilings")
-    if not row.median_ms or not row.bytes or getattr(row, "timer", "") == "host":
-        return None
-    seconds = row.median_ms / 1e3
-    flops = row.flops or 0
-    intensity = flops / row.bytes
-    gbs = row.bytes / seconds / 1e9
-    gflops = flops / seconds / 1e9
-    first = roofs[0]
-    ridge = first.ridge_flop_per_byte
-    out: dict[str, Any] = {
-        "intensity_flop_per_byte": intensity,
-        "ridge_flop_per_byte": ridge,
-        "bound": classify(intensity, ridge) if ridge else MEMORY_BOUND,
-    }
-    for c in roofs:
-        on_memory_roof = c.fp32_gflops is None or intensity * c.bandwidth_gbs <= c.fp32_gflops
-        pct = 100.0 * gbs / c.bandwidth_gbs if on_memory_roof else 100.0 * gflops / c.fp32_gflops
-        out[f"sol_pct_{c.source}"] = pct
-    return out
-
-
 # ---- measuring the practical ceilings ------------------------------------------------
 
 COPY_BYTES = 1 << 30  # 1 GiB each way: far beyond any L2, so the copy streams from HBM/GDDR

@@ -2,7 +2,8 @@
 
 For each shape: fresh random inputs, every variant checked against the CPU reference with
 its output poisoned first, then (unless check-only) every passing variant timed under the
-workload's protocol. The seed's order holds: first see PASS, then compare median_ms; a
+workload's protocol. `run_shape` sets the shape up on the GPU; `evaluate` keeps the
+promises and needs no GPU itself (the CPU tests drive it with a NumPy workload). The seed's order holds: first see PASS, then compare median_ms; a
 variant that fails its check is never timed. One variant's failure (compile error, launch
 failure, wrong result) is recorded in its row and the others go on.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pmppbench import roofline
+from pmppbench import derive, roofline
 from pmppbench.check import compare
 from pmppbench.clocks import ClockObserver, ClockWatch
 from pmppbench.compile import load_kernels
@@ -25,7 +26,7 @@ from pmppbench.errors import PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import Protocol, measure
-from pmppbench.results import Result, fill_relative, now_iso
+from pmppbench.results import Result, now_iso
 from pmppbench.workloads.base import Shape, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
@@ -77,83 +78,105 @@ def run_shape(
     progress: Progress | None = None,
     run_id: str = "",
 ) -> list[Result]:
-    """Check (and time) every variant of one workload on one shape; return its rows."""
+    """Check (and time) every variant of one workload on one shape on the GPU; return its rows."""
     require_device()
     from pmppbench import device  # noqa: PLC0415
 
     cp = cupy()
     variants = list(variants or workload.variants_for(shape))
-    label = workload.label(shape)
     dev = device.current()
+    with prepared(workload, shape, variants, seed) as (inputs, ctx):
+        return evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
+                        seed=seed, run_id=run_id, progress=progress, device_name=dev.name,
+                        synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
+                        observer=clock_observer)
 
+
+def evaluate(
+    workload: Workload,
+    shape: Shape,
+    variants: list[Variant],
+    inputs: dict[str, np.ndarray],
+    ctx: Any,
+    *,
+    protocol: Protocol,
+    check_only: bool = False,
+    seed: int = 0,
+    run_id: str = "",
+    progress: Progress | None = None,
+    device_name: str = "",
+    synchronize: Callable[[], None] = lambda: None,
+    ceilings: list | None = None,
+    observer: Callable[[], ClockObserver | None] = lambda: None,
+    timer: Any = None,
+) -> list[Result]:
+    """The runner's promises on a shape already set up (no GPU needed by this function):
+    every variant is checked first with its output poisoned; one variant's failure (launch
+    error, wrong result) stays in its own row; only variants that PASS are timed, under the
+    protocol (with `timer`, a test's scripted timer, when given); then derived values."""
+    label = workload.label(shape)
     tolerance = workload.tolerance_for(shape)
-    rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=dev.name,
+    rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=device_name,
                            run_id=run_id, timestamp=now_iso(), tolerance=tolerance.describe())
             for v in variants}
-
-    with prepared(workload, shape, variants, seed) as (inputs, ctx):
-        jobs = {}
-        references: dict[str, np.ndarray] = {}
-        for v in variants:
-            row = rows[v.name]
-            if progress:
-                progress(workload.name, v.name, label)
-            try:
-                job = workload.job(v, shape, ctx)
-                _fill_resources(row, job)
-                job.poison()
-                job.run()
-                cp.cuda.Device().synchronize()
-                out = job.output()
-            except cp.cuda.memory.OutOfMemoryError as exc:
+    jobs = {}
+    references: dict[str, np.ndarray] = {}
+    for v in variants:
+        row = rows[v.name]
+        if progress:
+            progress(workload.name, v.name, label)
+        try:
+            job = workload.job(v, shape, ctx)
+            _fill_resources(row, job)
+            job.poison()
+            job.run()
+            synchronize()
+            out = job.output()
+        except PmppError:
+            raise
+        except Exception as exc:  # a launch failure belongs to this variant's row
+            if type(exc).__name__ == "OutOfMemoryError":
                 raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
-            except PmppError:
-                raise
-            except Exception as exc:  # a launch failure belongs to this variant's row
-                row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
-                continue
-            key = workload.reference_key(v)
-            if key not in references:
-                references[key] = workload.reference(shape, inputs, v)
-            result = compare(out, references[key], tolerance)
-            row.check = result.status
-            row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
-            if result.passed and v.timed:
-                jobs[v.name] = job
+            row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
+            continue
+        key = workload.reference_key(v)
+        if key not in references:
+            references[key] = workload.reference(shape, inputs, v)
+        result = compare(out, references[key], tolerance)
+        row.check = result.status
+        row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
+        if result.passed and v.timed:
+            jobs[v.name] = job
 
-        for v in variants:
-            t = workload.traffic(shape, v)
-            row = rows[v.name]
-            row.bytes, row.flops, row.model = t.bytes, t.flops, dict(t.extra)
-            if t.bytes and t.flops:
-                row.intensity_flop_per_byte = t.flops / t.bytes
+    for v in variants:
+        t = workload.traffic(shape, v)
+        row = rows[v.name]
+        row.bytes, row.flops, row.model = t.bytes, t.flops, dict(t.extra)
+        if t.bytes and t.flops:
+            row.intensity_flop_per_byte = t.flops / t.bytes
 
-        if not check_only and jobs:
-            observer = clock_observer()
-            timings = measure({n: j.run for n, j in jobs.items()}, protocol, observer=observer)
-            for name, timing in timings.items():
-                row = rows[name]
-                if observer:
-                    row.clocks = observer.summary(name)
-                row.median_ms, row.min_ms, row.max_ms = timing.median_ms, timing.min_ms, timing.max_ms
-                row.spread_pct = 100.0 * timing.spread
-                row.batch_means_ms = list(timing.batch_means_ms)
-                row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
-                row.timer, row.alternate = protocol.timer, protocol.alternate
-                seconds = timing.median_ms / 1e3
-                if row.bytes:
-                    row.gb_per_s = row.bytes / seconds / 1e9
-                if row.flops:
-                    row.gflop_per_s = row.flops / seconds / 1e9
-            out_rows = list(rows.values())
-            fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
-            workload.annotate(shape, ctx, out_rows)
-            ceilings = roofline.ceilings_for(dev)
-            for row in out_rows:
-                for key, value in (roofline.speed_of_light(row, ceilings) or {}).items():
-                    setattr(row, key, value)
-                row.warnings = diagnose(row)
-    return list(rows.values())
+    out_rows = list(rows.values())
+    if check_only or not jobs:
+        return out_rows
+    clocks = observer()
+    timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks)
+    for name, timing in timings.items():
+        row = rows[name]
+        if clocks:
+            row.clocks = clocks.summary(name)
+        row.median_ms, row.min_ms, row.max_ms = timing.median_ms, timing.min_ms, timing.max_ms
+        row.spread_pct = 100.0 * timing.spread
+        row.batch_means_ms = list(timing.batch_means_ms)
+        row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
+        row.timer, row.alternate = protocol.timer, protocol.alternate
+        derive.fill_rates(row)
+    derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
+    workload.annotate(shape, ctx, out_rows)
+    for row in out_rows:
+        if ceilings:
+            derive.fill_speed_of_light(row, ceilings)
+        row.warnings = diagnose(row)
+    return out_rows
 
 
 @cache
@@ -178,24 +201,3 @@ def _fill_resources(row: Result, job) -> None:
     row.spill_bytes = k.spill_bytes
     row.dynamic_smem_bytes = launch.dynamic_smem
     row.threads_per_block = launch.threads_per_block
-
-
-def run_workload(
-    workload: Workload,
-    shapes: list[Shape],
-    *,
-    protocol: Protocol,
-    check_only: bool = False,
-    seed: int = 0,
-    variants: list[Variant] | None = None,
-    progress: Progress | None = None,
-    run_id: str = "",
-) -> Iterator[Result]:
-    """Rows for every shape, yielded as soon as each shape is done (nothing is lost on a crash)."""
-    for shape in shapes:  # validate everything before any GPU work
-        workload.validate(shape)
-    for i, shape in enumerate(shapes):
-        # Each shape gets its own seed-derived stream: fresh inputs, reproducible with --seed.
-        yield from run_shape(workload, shape, protocol=protocol, check_only=check_only, seed=seed + i,
-                             variants=variants, progress=progress, run_id=run_id)
-

@@ -14,7 +14,7 @@ import sys
 from dataclasses import replace
 
 from pmppbench import workloads
-from pmppbench.protocol import DEFAULTS, measure
+from pmppbench.protocol import measure
 from pmppbench.runner import clock_observer, prepared
 
 REPS = (1, 3, 5, 10, 20)
@@ -30,7 +30,7 @@ def main(repeats: int) -> None:
         with prepared(wl, shape, variants) as (_inputs, ctx):
             runs = {v.name: wl.job(v, shape, ctx).run for v in variants}
             for reps in REPS:
-                protocol = replace(DEFAULTS["stream"], reps=reps)
+                protocol = replace(wl.protocol, reps=reps)
                 timings = [measure(runs, protocol, observer=clock_observer()) for _ in range(repeats)]
                 for name in runs:
                     spreads = " ".join(f"{100 * t[name].spread:5.2f}" for t in timings)

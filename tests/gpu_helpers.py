@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pmppbench import workloads
-from pmppbench.protocol import DEFAULTS
 from pmppbench.runner import run_shape
 
 
@@ -13,7 +12,7 @@ def check_rows(workload_name: str, shapes, variants=None, seed: int = 1):
     rows = []
     for i, shape in enumerate(shapes):
         w.validate(shape)
-        rows += run_shape(w, shape, protocol=DEFAULTS[w.name], check_only=True, seed=seed + i, variants=chosen)
+        rows += run_shape(w, shape, protocol=w.protocol, check_only=True, seed=seed + i, variants=chosen)
     return rows
 
 

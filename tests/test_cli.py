@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pmppbench.gpu import has_device
@@ -15,12 +17,28 @@ def test_help_lists_the_workloads(run_cli):
 
 
 @pytest.mark.parametrize("args, needle", [
+    # one wording for every bad size: zero, negative, not a number
     (["vecadd", "0"], "N must be a positive integer, got 0"),
-    (["vecadd", "-5"], "sizes must be positive integers, got -5"),
+    (["vecadd", "-5"], "N must be a positive integer, got -5"),
+    (["vecadd", "abc"], "N must be a positive integer, got 'abc'"),
+    (["transpose", "0"], "M must be a positive integer, got 0"),
+    (["transpose", "-1"], "M must be a positive integer, got -1"),
+    (["transpose", "abc"], "M must be a positive integer, got 'abc'"),
     (["vecadd", "1000", "0"], "REPS must be a positive integer, got 0"),
-    (["vecadd", "abc"], "Invalid value"),
+    (["stream", "1000", "4", "x"], "REPS must be a positive integer, got 'x'"),
+    (["vecadd", "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
+    (["vecadd", "--warmup", "-1"], "--warmup must be an integer >= 0, got -1"),
     (["vecadd", "--variants", "nope"], "unknown variant 'nope'"),
+    (["vecadd", "--variants", ""], "--variants takes comma-separated names such as scalar,float4, got ''"),
+    (["vecadd", "--variants", "scalar,"], "--variants takes comma-separated names such as scalar,float4, got 'scalar,'"),
     (["vecadd", "--out", "results.xlsx"], "unknown file type .xlsx"),
+    (["vecadd", "--nope"], "no such option --nope"),
+    (["stream", "--streams", "0"], "--streams must be a positive integer, got 0"),
+    (["resources", "nosuch"], "unknown workload 'nosuch'"),
+    (["compile", "--arch", "sm_35"], "--arch sm_35: this NVRTC cannot build it; choose one of sm_"),
+    (["compile", "nosuch", "--arch", "sm_90"], "unknown workload 'nosuch'"),
+    (["all", "--config", "nosuch"], "--config nosuch: no such file; give a TOML file or a bundled config (default, "),
+    (["all", "--seed", "-3"], "--seed must be an integer >= 0, got -3"),
 ])
 def test_bad_input_is_one_line_exit_2(run_cli, args, needle):
     code, _, err = run_cli(*args)
@@ -28,6 +46,54 @@ def test_bad_input_is_one_line_exit_2(run_cli, args, needle):
     assert needle in err
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_out_that_cannot_be_written_is_refused_first(run_cli, tmp_path):
+    # Before any GPU work: on a machine without a GPU these would otherwise say exit 3.
+    for out, words in ((tmp_path, "is a folder"), (tmp_path / "no" / "r.csv", "does not exist"),
+                       (Path("/proc/pmppbench-x.csv"), "cannot write there")):
+        code, _, err = run_cli("vecadd", "--out", str(out))
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_no_arguments_prints_the_help(run_cli):
+    code, out, _ = run_cli()
+    assert code == 0 and "Commands" in out and "transpose" in out
+
+
+def test_debug_anywhere_and_from_the_environment(run_cli, monkeypatch):
+    with pytest.raises(Exception):
+        run_cli("compile", "--arch", "bogus", "--debug")  # after the subcommand too
+    monkeypatch.setenv("PMPPBENCH_DEBUG", "1")
+    with pytest.raises(Exception):
+        run_cli("compile", "--arch", "bogus")
+
+
+def test_all_help_lists_every_bundled_config(run_cli):
+    from pmppbench import config
+
+    code, out, _ = run_cli("all", "--help")
+    assert code == 0
+    for name in config.bundled():
+        assert name in out
+
+
+def test_help_shows_defaults_from_the_declaration(run_cli):
+    from pmppbench import workloads
+
+    for name in workloads.names():
+        w = workloads.get(name)
+        code, out, _ = run_cli(name, "--help")
+        assert code == 0
+        for d in w.dims:
+            assert f"Default {w.default_shape()[d]}." in out
+        assert f"Default {w.protocol.reps}." in out
+
+
+@pytest.mark.skipif(has_device(), reason="this test is about machines without a GPU")
+def test_resources_without_a_gpu_is_exit_3(run_cli):
+    code, _, err = run_cli("resources")
+    assert code == 3 and "no NVIDIA driver" in err and len(err.strip().splitlines()) == 1
 
 
 def test_existing_out_file_is_not_overwritten(run_cli, tmp_path):
@@ -58,7 +124,7 @@ def test_debug_shows_the_traceback(run_cli):
 
 
 def _result_file(path, median):
-    from pmppbench.report import write_results
+    from pmppbench.resultfile import save as write_results
     from pmppbench.results import Result
 
     rows = [Result("vecadd", "scalar", "1000", check="PASS", median_ms=median, min_ms=median * 0.99,

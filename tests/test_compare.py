@@ -1,5 +1,5 @@
 """compare: verdicts that respect noise, rows in one file only, --fail-on-slower exit codes,
-on synthetic rows and on result files written by report.write_results."""
+on synthetic rows and on result files written by resultfile.save."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rich.console import Console
 from pmppbench.compare import (FAIL, FASTER, SAME, SLOWER, UNTIMED, compare_files, compare_results, noise_band,
                                print_comparison, verdict)
 from pmppbench.errors import UsageError
-from pmppbench.report import write_results
+from pmppbench.resultfile import save as write_results
 from pmppbench.results import Result
 
 
@@ -98,7 +98,7 @@ def test_bad_input_is_a_usage_error():
     with pytest.raises(UsageError, match="--fail-on-slower"):
         compare_results([], [], fail_on_slower_pct=-5)
     twice = [timed("naive", 1.0, 0.99, 1.01), timed("naive", 1.1, 1.0, 1.2)]
-    with pytest.raises(UsageError, match="two rows for transpose / naive / 4096x4096 / Test GPU"):
+    with pytest.raises(UsageError, match="two rows for transpose naive 4096x4096 on Test GPU"):
         compare_results(twice, [], base_name="base.csv")
 
 
@@ -129,8 +129,8 @@ def test_the_printed_comparison(tmp_path):
     console = Console(record=True, width=200)
     print_comparison(console, report)
     text = console.export_text()
-    assert "branch.csv vs main.csv" in text
+    assert "main.csv (base) -> branch.csv (new)" in text
     assert "SLOWER" in text and "FASTER" in text and "+30.0" in text and "1.300" in text
-    assert "only in main.csv: transpose shared32 4096x4096 (Test GPU)" in text
+    assert "only in main.csv (1 row):\n  transpose shared32 4096x4096 (Test GPU)" in text
     assert ("1 faster, 1 slower, 0 same (within noise); 1 row only in main.csv; "
             "1 regression beyond 10%") in text

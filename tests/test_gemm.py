@@ -277,10 +277,9 @@ def test_sweep_points_pass_on_edges():
 
 
 def _run(s, variants, seed=5):
-    from pmppbench.protocol import DEFAULTS
     from pmppbench.runner import run_shape
 
-    return {r.variant: r for r in run_shape(W, s, protocol=DEFAULTS["gemm"], check_only=True, seed=seed,
+    return {r.variant: r for r in run_shape(W, s, protocol=W.protocol, check_only=True, seed=seed,
                                             variants=list(variants))}
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from pmppbench.errors import EnvironmentProblem, UsageError
 from pmppbench.plot import MATPLOTLIB_HINT, plot_results, roofline_points, largest_shapes
-from pmppbench.report import read_results, write_results
+from pmppbench.resultfile import load as read_results, save as write_results
 from pmppbench.results import Result
 from pmppbench.roofline import Ceilings, ceilings_meta
 
@@ -20,7 +20,8 @@ def _row(workload, variant, shape, median_ms, nbytes, flops, **kw):
     seconds = median_ms / 1e3
     return Result(workload, variant, shape, check="PASS", median_ms=median_ms, min_ms=0.98 * median_ms,
                   max_ms=1.02 * median_ms, bytes=nbytes, flops=flops, gb_per_s=nbytes / seconds / 1e9,
-                  gflop_per_s=flops / seconds / 1e9 if flops else None, device="Test GPU", **kw)
+                  gflop_per_s=flops / seconds / 1e9 if flops else None, device="Test GPU",
+                  intensity_flop_per_byte=flops / nbytes if flops else None, **kw)
 
 
 def rows():

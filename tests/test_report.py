@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from pmppbench.errors import UsageError
-from pmppbench.report import CsvSink, markdown_table, read_results, write_results
-from pmppbench.results import Result, fill_relative
+from pmppbench.derive import fill_relative
+from pmppbench.export.markdown import table as markdown_table
+from pmppbench.resultfile import load as read_results, open_sink, save as write_results
+from pmppbench.results import Result
 
 
 def rows():
@@ -51,7 +53,7 @@ def test_markdown_has_units_and_the_failure(tmp_path):
 
 def test_csv_sink_keeps_rows_written_before_a_crash(tmp_path):
     path = tmp_path / "long.csv"
-    sink = CsvSink(path, {"name": "x"})
+    sink = open_sink(path, {"name": "x"})
     sink.add(rows()[0])
     # no close(): the process "dies" here
     back, _ = read_results(path)

@@ -10,8 +10,9 @@ import pytest
 
 from pmppbench.device import DeviceInfo
 from pmppbench.results import Result
+from pmppbench.derive import speed_of_light
 from pmppbench.roofline import (COMPUTE_BOUND, MEMORY_BOUND, Ceilings, cache_path, ceilings_for, ceilings_from_meta,
-                                ceilings_meta, classify, load_cached, save_cached, speed_of_light,
+                                ceilings_meta, classify, load_cached, save_cached,
                                 theoretical_ceilings)
 
 # PMPP 5.1's H100: 66.9 TFLOP/s FP32 and 3.35 TB/s, ridge 20.0 FLOP/B.

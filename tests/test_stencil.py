@@ -79,7 +79,7 @@ def test_variants_and_table_attributes():
 def test_shapes_labels_and_defines():
     assert W.default_shape() == shape(16777216, 32)
     assert W.check_shapes() == [shape(n, r) for r in (1, 2, 32, 64) for n in (1, 2, 255, 257, 4194304, 16777219)]
-    assert W.label(shape(16777216, 32)) == "16777216 R=32"
+    assert W.label(shape(16777216, 32)) == "16777216 radius=32"
     assert W.defines(shape(100, 2)) == {"STENCIL_RADIUS": 2}
     assert W.compile_sets() == [{"STENCIL_RADIUS": r} for r in (1, 2, 32, 64)]
     assert W.device_bytes(shape(1000, 64)) == 8000
@@ -220,10 +220,11 @@ def test_compile_command_builds_every_radius(run_cli):
 # ---- CLI bad input (exit 2 before any GPU work) ----------------------------------------
 
 @pytest.mark.parametrize("args,words", [
-    (["stencil", "--radius", "-1"], "--radius must be >= 0"),
+    (["stencil", "--radius", "-1"], "--radius must be an integer >= 0, got -1"),
     (["stencil", "0"], "N must be a positive integer"),
     (["stencil", "1024", "0"], "REPS must be a positive integer"),
-    (["stencil", "--radius", "two"], "--radius takes comma-separated integers"),
+    (["stencil", "--radius", "two"], "--radius must be an integer >= 0, got 'two'"),
+    (["stencil", "--radius", "2,"], "--radius takes comma-separated integers such as 2,32, got '2,'"),
     (["stencil", "--check-only", "--radius", "2,5000"], "radius 5000 is too large"),
     (["stencil", "--variants", "tiled"], "unknown variant 'tiled'"),
 ])

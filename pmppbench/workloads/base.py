@@ -2,9 +2,12 @@
 
 A workload is data and small functions: its variants, the shapes it checks, how to make
 inputs, the CPU reference, how to bind a variant to device buffers (a Job), and the traffic
-model (bytes, FLOPs) of each variant. It never prints, times or writes files: the runner
-and the printers do that once for every workload (ARCHITECTURE.md, "The flow of one run").
-Adding a workload costs one .cu file, one module subclassing Workload, and its tests.
+model (bytes, FLOPs) of each variant, its protocol and the sizes and options its command
+takes. It never prints, times or writes files: the session, the runner and the exporters do
+that once for every workload (docs/architecture.md). The command line, `compile`,
+`resources`, config validation and the tests that iterate `workloads.names()` all follow
+from the declaration, so adding a workload costs one .cu file, one module subclassing
+Workload, one registry line, its config sections and its tests.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
+from pmppbench.protocol import Protocol
 
 Shape = dict[str, int]  # named sizes and compile-time parameters, e.g. {"n": 1 << 26}
 
@@ -27,6 +31,26 @@ class Variant:
     kernel: str | None  # NVRTC name expression in kernels_cu/<workload>.cu: "tiled<33>"; None for library calls
     about: str  # one line: what this variant changes and why it should be faster
     timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A shape key the command takes as an option, e.g. the stencil's `--radius 2,32`.
+
+    `many`: the option takes a comma-separated list. With `sweep` every value becomes its own
+    shape (one row set per radius); without it the list is one shape's value (the stream
+    counts compared within one shape). `minimum` is the smallest value allowed.
+    """
+
+    name: str
+    help: str
+    many: bool = False
+    sweep: bool = False
+    minimum: int = 1
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name
 
 
 @dataclass(frozen=True)
@@ -83,7 +107,11 @@ class Workload:
 
     name: str = ""
     title: str = ""
+    about: str = ""  # the command's one-line help
     dims: tuple[str, ...] = ()  # positional CLI sizes, in order: ("m", "n")
+    dim_help: dict[str, str] = {}  # what each size means, for the command's help
+    axes: tuple[Axis, ...] = ()  # shape keys given as options (--radius, --streams)
+    protocol: Protocol = Protocol(warmup=3, batches=5, reps=20)  # the timing contract (README, "The protocol")
     variants: tuple[Variant, ...] = ()
     tolerance: Tolerance | None = None  # the check rule, unless tolerance_for derives one per shape
     baseline: str | None = None  # "speedup vs" column: this variant's time / each variant's time
@@ -117,6 +145,9 @@ class Workload:
             if not is_int(v, 1):
                 raise UsageError(f"{self.name}: {d.upper()} must be a positive integer, got {v!r}")
 
+    def axis(self, name: str) -> Axis | None:
+        return next((a for a in self.axes if a.name == name), None)
+
     def device_bytes(self, shape: Shape) -> int:
         """Device memory the shape needs, checked against free memory before allocating."""
         raise NotImplementedError
@@ -136,6 +167,14 @@ class Workload:
 
     def kernel_names(self) -> list[str]:
         return unique_kernels(self.variants)
+
+    def kernel_variants(self) -> list[tuple[str, str]]:
+        """(kernel expression, the table names of the variants launching it), for `compile`."""
+        names: dict[str, list[str]] = {}
+        for v in self.variants:
+            if v.kernel:
+                names.setdefault(v.kernel, []).append(v.name)
+        return [(k, ", ".join(vs)) for k, vs in names.items()]
 
     # ---- data ---------------------------------------------------------------------
     def make_inputs(self, shape: Shape, rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -22,6 +22,7 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
+from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d
 
 # ---- tile parameters: one table for every variant -----------------------------------------
@@ -235,7 +236,10 @@ def sample_of(c, rows, cols, xp=np):
 class Gemm(Workload):
     name = "gemm"
     title = "GEMM C = A*B (FP32, row-major)"
+    about = "FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it."
     dims = ("m", "n", "k")
+    dim_help = {"m": "Rows of C and A.", "n": "Columns of C and B.", "k": "Columns of A, rows of B."}
+    protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = LADDER + SWEEP
     baseline = "naive"
     roof = "cublas"

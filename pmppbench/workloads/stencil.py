@@ -31,7 +31,8 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, grid_1d, is_int, kernel_job
+from pmppbench.protocol import Protocol
+from pmppbench.workloads.base import Axis, Launch, Traffic, Variant, Workload, grid_1d, is_int, kernel_job
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
 COARSE_THREADS = 128  # coarsened: threads per block
@@ -91,7 +92,13 @@ def error_bound(radius: int) -> float:
 class Stencil(Workload):
     name = "stencil"
     title = "1D stencil y[i] = mean(x[i-R..i+R]) (FP32)"
+    about = "1D stencil y[i] = mean(x[i-R..i+R]): naive, shared (halo tile), coarsened."
     dims = ("n",)
+    dim_help = {"n": "Elements."}
+    axes = (Axis("radius", "Stencil radius R, or a list such as 2,32 (one set of rows per radius).",
+                 many=True, sweep=True, minimum=0),)
+    # The course's stencil protocol: more warmup, and the variants' batches interleaved.
+    protocol = Protocol(warmup=20, batches=5, reps=100, alternate=True)
     variants = (
         Variant("naive", "naive", "one thread per output, 2R+1 bounds-checked global reads"),
         Variant("shared", "shared", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
@@ -110,9 +117,6 @@ class Stencil(Workload):
 
     def check_shapes(self):
         return [{"n": n, "radius": r} for r in RADII for n in CHECK_NS]
-
-    def label(self, shape):
-        return f"{shape['n']} R={shape['radius']}"
 
     def validate(self, shape):
         super().validate(shape)

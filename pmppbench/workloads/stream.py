@@ -28,7 +28,8 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
-from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, grid_1d, is_int
+from pmppbench.protocol import Protocol
+from pmppbench.workloads.base import Axis, Job, Launch, Traffic, Variant, Workload, grid_1d, is_int
 
 BLOCK = 256
 DEFAULT_CHUNK, DEFAULT_TERMS, DEFAULT_CHUNKS, DEFAULT_STREAMS = 1 << 20, 64, 3, (1, 3)
@@ -189,7 +190,17 @@ def _mib(nbytes: int) -> str:
 class Streams(Workload):
     name = "stream"
     title = "CUDA streams: chunked upload / synthesize / download, 1 vs 3 streams (FP32)"
+    about = "CUDA streams: upload / kernel / download of chunks on 1 vs 3 streams, plus an event dependency."
     dims = ("chunk", "terms")
+    dim_help = {"chunk": "Elements per chunk.", "terms": "Sine terms per element."}
+    axes = (Axis("streams", "Stream counts to compare, e.g. 1,3.", many=True),
+            Axis("chunks", "Number of chunks."))
+    # The course times 9 single runs. A 0.46 ms pipeline timed on the host clock moves by
+    # 1-3% between single runs (host wake-up and submission jitter), which single-run batches
+    # carry straight into the spread (up to 6% on the H200). Each of the 9 batches is the
+    # median of 10 runs instead (scripts/spread_study.py, results/h200/stream-spread.txt);
+    # under 0.5 s per shape. REPS 1 gives the course's protocol back.
+    protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
     variants = (*map(pipeline_variant, DEFAULT_STREAMS), EVENT)  # those of the default shape
     baseline = "streams=1"
     rate = "GB/s"  # host <-> device bytes (upload + download) over the whole pipeline time

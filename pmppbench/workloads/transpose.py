@@ -14,6 +14,7 @@ import numpy as np
 
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
+from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d, kernel_job
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
@@ -24,7 +25,10 @@ COARSENED_ROWS = 8
 class Transpose(Workload):
     name = "transpose"
     title = "Matrix transpose B = A^T (FP32)"
+    about = "Matrix transpose B = A^T: copy, naive, shared32, padded33, coarsened (8*M*N bytes)."
     dims = ("m", "n")
+    dim_help = {"m": "Rows of the FP32 input A.", "n": "Columns of A."}
+    protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
         Variant("copy", "copy", "B = A, same 32x32 block and one element per thread: the bandwidth reference"),
         Variant("naive", "naive", "one element per thread: coalesced reads, writes strided by M floats"),

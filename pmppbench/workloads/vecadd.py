@@ -6,6 +6,7 @@ import numpy as np
 
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
+from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, grid_1d, kernel_job
 
 BLOCK = 256
@@ -15,7 +16,10 @@ BLOCKS_PER_SM = 8  # grid_stride: enough resident blocks to saturate memory, no 
 class VecAdd(Workload):
     name = "vecadd"
     title = "Vector add C = A + B (FP32)"
+    about = "Vector add C = A + B: scalar, float4, grid_stride (12 bytes per element)."
     dims = ("n",)
+    dim_help = {"n": "Elements per vector."}
+    protocol = Protocol(warmup=3, batches=5, reps=100)
     variants = (
         Variant("scalar", "scalar", "one element per thread, 256 threads per block, if (i < n)"),
         Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4"),

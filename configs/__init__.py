@@ -1,0 +1,1 @@
+"""The bundled configs for `pmppbench all --config NAME`, installed as package data."""

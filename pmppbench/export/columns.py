@@ -1,0 +1,85 @@
+"""The columns of a result table: a header with its unit and a cell formatter per column.
+
+Optional columns appear only when some row has a value, and a column never changes meaning
+between rows: the speed-of-light column names its ceiling (`SoL_measured_%` against the
+ceilings `pmppbench info --measure` measured, `SoL_peak_%` against the datasheet-style
+peaks) and the "x vs" / "% of" columns name their reference variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pmppbench.results import Result
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    cell: Callable[[Result], str]
+    justify: str = "right"
+
+
+def num(v, fmt: str) -> str:
+    return "" if v is None else format(v, fmt)
+
+
+def rate(v) -> str:
+    return "" if v is None else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
+
+
+def columns_for(rows: list[Result]) -> list[Column]:
+    """The columns worth showing for these rows (empty optional columns are left out)."""
+    cols = [
+        Column("variant", lambda r: r.variant, "left"),
+        Column("shape", lambda r: r.shape, "left"),
+        Column("check", lambda r: r.check, "left"),
+    ]
+    timed = any(r.median_ms is not None for r in rows)
+    if timed:
+        cols += [
+            Column("median_ms", lambda r: num(r.median_ms, ".4f")),
+            Column("spread_%", lambda r: num(r.spread_pct, ".1f")),
+        ]
+        if any(r.gb_per_s for r in rows):
+            cols.append(Column("GB/s", lambda r: rate(r.gb_per_s)))
+        # A FLOP rate is worth a column once some row does at least 1 FLOP per byte moved.
+        if any(r.gflop_per_s and (r.intensity_flop_per_byte or 0) >= 1 for r in rows):
+            cols.append(Column("GFLOP/s", lambda r: rate(r.gflop_per_s)))
+        base = next((r.speedup_vs for r in rows if r.speedup_vs), "")
+        if base:
+            cols.append(Column(f"x vs {base}", lambda r: num(r.speedup, ".2f")))
+        roof = next((r.pct_of for r in rows if r.pct_of), "")
+        if roof:
+            cols.append(Column(f"% of {roof}", lambda r: num(r.pct_of_roof, ".1f")))
+    if any(r.bound for r in rows):
+        cols.append(Column("bound", lambda r: r.bound.replace("-bound", ""), "left"))
+        if any(r.sol_pct_measured is not None for r in rows):
+            cols.append(Column("SoL_measured_%", lambda r: num(r.sol_pct_measured, ".1f")))
+        else:
+            cols.append(Column("SoL_peak_%", lambda r: num(r.sol_pct_theoretical, ".1f")))
+    for key in model_keys(rows):
+        cols.append(Column(key, lambda r, k=key: num(r.model.get(k), ".4g")))
+    if any(r.registers is not None for r in rows):
+        cols += [
+            Column("regs", lambda r: num(r.registers, "d")),
+            Column("smem_B", lambda r: "" if r.static_smem_bytes is None else
+                   str(r.static_smem_bytes + (r.dynamic_smem_bytes or 0))),
+            Column("local_B", lambda r: num(r.local_bytes, "d")),
+        ]
+    if any(not r.ok for r in rows):
+        cols.append(Column("detail", lambda r: r.error or (r.check_detail if r.check == "FAIL" else ""), "left"))
+    elif not timed:
+        cols.append(Column("max_abs_err", lambda r: num(r.max_abs_err, ".2e")))
+        cols.append(Column("max_rel_err", lambda r: num(r.max_rel_err, ".2e")))
+    return cols
+
+
+def model_keys(rows: list[Result]) -> list[str]:
+    keys: list[str] = []
+    for r in rows:
+        for k in r.model:
+            if k not in keys:
+                keys.append(k)
+    return keys

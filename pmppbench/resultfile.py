@@ -1,0 +1,280 @@
+"""Result files: writing them safely and reading them back with validation.
+
+Formats by extension: `.csv` (one row per Result, run metadata beside it in
+`<name>.csv.meta.json`), `.json` (metadata and rows in one document) and `.md` (for people;
+written, never read back). Both machine formats carry `format_version`
+(export/csv.FORMAT_VERSION); files of pmppbench 0.1.0 have none and read as version 1.
+
+Promises:
+- Anything that is not a readable pmppbench result file (missing, a folder, empty, binary,
+  not CSV/JSON, wrong columns, a short or truncated row, a value of the wrong type, a newer
+  format) raises UsageError with one line naming the file, the row and the column.
+- `check_writable` refuses an --out that cannot be written before any GPU work.
+- Whole files are written to a temporary file first and renamed, so a failure never leaves
+  half a file where a good one was; `open_sink` streams rows as they finish (CSV appends,
+  JSON and Markdown are rewritten whole after each row).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from pmppbench.errors import UsageError
+from pmppbench.export import csv as csv_export
+from pmppbench.export import json as json_export
+from pmppbench.export import markdown
+from pmppbench.export.csv import FORMAT_VERSION
+from pmppbench.results import CHECK_STATES, Result
+
+FORMATS = ("csv", "json", "md")
+REQUIRED = ("workload", "variant", "shape", "check")
+_TYPES = {f.name: str(f.type) for f in fields(Result)}
+
+
+def format_for(path: Path, what: str = "--out") -> str:
+    ext = path.suffix.lower()
+    if ext[1:] in FORMATS:
+        return ext[1:]
+    if path.is_dir():
+        raise UsageError(f"{what} {path} is a folder; give a file name ending in .csv, .json or .md")
+    raise UsageError(f"{what} {path}: unknown file type {ext or '(no extension)'}; use .csv, .json or .md")
+
+
+def meta_path_for(path: Path) -> Path:
+    return path.with_name(path.name + ".meta.json")
+
+
+# ---- writing ---------------------------------------------------------------------------
+
+def check_writable(path: Path, force: bool) -> Path:
+    """Refuse, before any work, an --out that exists (without --force) or cannot be written."""
+    format_for(path)
+    if path.is_dir():
+        raise UsageError(f"--out {path} is a folder; give a file name ending in .csv, .json or .md")
+    if path.exists() and not force:
+        raise UsageError(f"--out {path} exists; pass --force to overwrite it or choose another --out")
+    if not path.parent.is_dir():
+        raise UsageError(f"--out {path}: folder {path.parent} does not exist")
+    try:
+        if path.exists():
+            with open(path, "a"):
+                pass
+        else:
+            with open(path, "x"):
+                pass
+            path.unlink()
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot write there ({exc.strerror or exc}); choose another --out") from None
+    return path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def render(path: Path, rows: list[Result], meta: dict) -> str:
+    kind = format_for(path)
+    if kind == "csv":
+        return csv_export.dumps(rows)
+    if kind == "json":
+        return json_export.dumps(rows, meta)
+    return markdown.document(rows, meta)
+
+
+def save(path: Path, rows: list[Result], meta: dict) -> None:
+    """Write a whole result file (and a CSV's metadata beside it)."""
+    rows = list(rows)
+    if format_for(path) == "csv":
+        write_atomic(meta_path_for(path), json.dumps(meta, indent=2) + "\n")
+    write_atomic(path, render(path, rows, meta))
+
+
+class _WholeFileSink:
+    """JSON and Markdown cannot be appended to: rewrite the whole file after each row."""
+
+    def __init__(self, path: Path, meta: dict):
+        self.path, self.meta, self.rows = path, meta, []
+        save(path, [], meta)
+
+    def add(self, row: Result) -> None:
+        self.rows.append(row)
+        save(self.path, self.rows, self.meta)
+
+    def close(self) -> None:
+        pass
+
+
+def open_sink(path: Path, meta: dict):
+    """A sink with add(row) / close() that keeps `path` up to date with every finished row."""
+    if format_for(path) == "csv":
+        write_atomic(meta_path_for(path), json.dumps(meta, indent=2) + "\n")
+        return csv_export.CsvSink(open(path, "w", newline=""))
+    return _WholeFileSink(path, meta)
+
+
+# ---- reading ---------------------------------------------------------------------------
+
+def load(path: Path) -> tuple[list[Result], dict]:
+    """Rows and metadata of a CSV or JSON result file, validated (UsageError otherwise)."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not a result file; give a .csv or .json written by pmppbench")
+    if not path.is_file():
+        raise UsageError(f"{path}: no such result file")
+    kind = format_for(path, "result file")
+    if kind == "md":
+        raise UsageError(f"{path}: Markdown result files cannot be read back; use the .csv or .json of the run")
+    data = path.read_bytes()
+    if b"\x00" in data:
+        raise _bad(path, "binary data")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad(path, "not UTF-8 text") from None
+    if not text.strip():
+        raise _bad(path, "the file is empty")
+    rows, meta = _load_csv(path, text) if kind == "csv" else _load_json(path, text)
+    if not rows:
+        raise UsageError(f"{path}: no result rows (only a header); nothing to read")
+    return rows, meta
+
+
+def _bad(path: Path, why: str) -> UsageError:
+    return UsageError(f"{path}: not a pmppbench result file ({why})")
+
+
+def _load_csv(path: Path, text: str) -> tuple[list[Result], dict]:
+    try:
+        table = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise _bad(path, f"unreadable CSV: {exc}") from None
+    header = table[0]
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise _bad(path, f"no column {', '.join(missing)}")
+    rows = []
+    for number, cells in enumerate(table[1:], start=2):
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise UsageError(f"{path}: line {number} has {len(cells)} fields but the header has {len(header)} "
+                             "(a truncated or edited file); rerun or restore the file")
+        rows.append(_row(path, f"line {number}", dict(zip(header, cells))))
+    meta_file = meta_path_for(path)
+    meta = {}
+    if meta_file.is_file():
+        try:
+            meta = json.loads(meta_file.read_text())
+        except (ValueError, UnicodeDecodeError):
+            raise UsageError(f"{meta_file}: not valid JSON; restore it or delete it (the rows do not need it)") from None
+        if not isinstance(meta, dict):
+            raise UsageError(f"{meta_file}: expected a JSON object of run metadata")
+    return rows, meta
+
+
+def _load_json(path: Path, text: str) -> tuple[list[Result], dict]:
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise _bad(path, f"not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise _bad(path, 'expected an object with a "results" list')
+    _version(path, doc.get("format_version", 1), "")
+    meta = doc.get("meta", {})
+    if not isinstance(meta, dict):
+        raise _bad(path, '"meta" is not an object')
+    rows = []
+    for i, entry in enumerate(doc["results"]):
+        if not isinstance(entry, dict):
+            raise UsageError(f"{path}: results[{i}] is not an object")
+        rows.append(_row(path, f"results[{i}]", entry))
+    return rows, meta
+
+
+def _version(path: Path, raw: Any, where: str) -> None:
+    try:
+        version = int(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"{path}: {where + ', ' if where else ''}format_version {raw!r} is not a number") from None
+    if version > FORMAT_VERSION:
+        raise UsageError(f"{path}: written by a newer pmppbench (format {version}; this one reads up to "
+                         f"{FORMAT_VERSION}); upgrade pmppbench to read it")
+
+
+def _row(path: Path, where: str, raw: dict[str, Any]) -> Result:
+    if "format_version" in raw and raw["format_version"] not in ("", None):
+        _version(path, raw["format_version"], where)
+    for c in REQUIRED:
+        if c not in raw or raw[c] in ("", None):
+            raise UsageError(f"{path}: {where}: column {c} is empty")
+    kwargs = {}
+    for name, type_name in _TYPES.items():
+        if name not in raw:
+            continue
+        try:
+            kwargs[name] = _value(raw[name], type_name)
+        except (TypeError, ValueError):
+            raise UsageError(f"{path}: {where}, column {name}: expected {_expected(type_name)}, "
+                             f"got {raw[name]!r}") from None
+    if kwargs["check"] not in CHECK_STATES:
+        raise UsageError(f"{path}: {where}, column check: expected one of {', '.join(CHECK_STATES)}, "
+                         f"got {kwargs['check']!r}")
+    return Result(**kwargs)
+
+
+def _expected(type_name: str) -> str:
+    for prefix, words in (("dict", "a JSON object"), ("list", "a JSON list"), ("float", "a number"),
+                          ("int", "an integer"), ("bool", "true or false")):
+        if type_name.startswith(prefix):
+            return words
+    return "text"
+
+
+def _value(raw: Any, t: str) -> Any:
+    """One cell (CSV text, or a JSON value) as the field's type; ValueError/TypeError if it is not."""
+    if raw is None or (raw == "" and "None" in t):
+        if "None" not in t and not t.startswith(("dict", "list", "str")):
+            raise ValueError("empty")
+        return None if "None" in t else ({} if t.startswith("dict") else [] if t.startswith("list") else "")
+    if t.startswith(("dict", "list")):
+        value = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(value, dict if t.startswith("dict") else list):
+            raise TypeError("wrong container")
+        return value
+    if t.startswith("float"):
+        if isinstance(raw, bool):
+            raise TypeError("bool")
+        return float(raw)
+    if t.startswith("int"):
+        if isinstance(raw, bool):
+            raise TypeError("bool")
+        value = float(raw)
+        if value != int(value):
+            raise ValueError("not whole")
+        return int(value)
+    if t.startswith("bool"):
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text not in ("true", "false", "1", "0", "yes", "no", ""):
+            raise ValueError("not a bool")
+        return text in ("true", "1", "yes")
+    if not isinstance(raw, str):
+        raise TypeError("not text")
+    return raw

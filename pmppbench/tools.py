@@ -1,0 +1,133 @@
+"""What the tool commands print: `info`, `compile` and `resources` (the CLI only parses)."""
+
+from __future__ import annotations
+
+from pmppbench import workloads
+from pmppbench.errors import CheckFailed, CompileError, UsageError
+
+
+def info(console, measure: bool) -> None:
+    """The GPU's facts and ceilings: theoretical, and measured once with --measure (PMPP 5.1)."""
+    from rich.table import Table  # noqa: PLC0415
+
+    from pmppbench import device, roofline  # noqa: PLC0415
+    from pmppbench.metadata import nvrtc_version  # noqa: PLC0415
+
+    d = device.current()
+    t = Table(title=f"{d.name} ({d.arch})", show_header=False)
+    t.add_column(justify="left")
+    t.add_column(justify="right")
+    rows = [
+        ("compute capability", d.compute_capability),
+        ("SMs", d.sm_count),
+        ("SM clock (max)", f"{d.sm_clock_mhz:.0f} MHz"),
+        ("memory clock", f"{d.mem_clock_mhz:.0f} MHz"),
+        ("memory bus", f"{d.bus_width_bits} bit"),
+        ("memory", f"{d.memory_bytes / 2**30:.1f} GiB"),
+        ("L2 cache", f"{d.l2_bytes / 2**20:.1f} MiB"),
+        ("shared memory per SM", f"{d.smem_per_sm / 1024:.0f} KiB"),
+        ("shared memory per block (opt-in)", f"{d.smem_per_block / 1024:.0f} KiB ({d.smem_per_block_optin / 1024:.0f} KiB)"),
+        ("registers per SM", f"{d.regs_per_sm}"),
+        ("max threads per SM / per block", f"{d.max_threads_per_sm} / {d.max_threads_per_block}"),
+        ("max blocks per SM", d.max_blocks_per_sm),
+        ("driver / CUDA runtime / NVRTC / CuPy", f"{d.driver} / {d.cuda_runtime} / {nvrtc_version()} / {d.cupy}"),
+        ("peak bandwidth (2 x mem clock x bus)", f"{d.peak_bandwidth_gbs:,.0f} GB/s"),
+    ]
+    if d.peak_fp32_gflops:
+        rows += [
+            (f"peak FP32 (SMs x {d.fp32_lanes_per_sm} lanes x 2 x clock)", f"{d.peak_fp32_gflops:,.0f} GFLOP/s"),
+            ("ridge point (peak FP32 / peak bandwidth)", f"{d.ridge_flop_per_byte:.1f} FLOP/B"),
+        ]
+    if measure:
+        with console.status("measuring the copy bandwidth and the cuBLAS FP32 rate..."):
+            measured = roofline.measure_and_cache()
+    else:
+        measured = roofline.load_cached(d.name, d.driver)
+    if measured:
+        rows += [
+            ("measured bandwidth (D2D copy, read + write)", f"{measured.bandwidth_gbs:,.0f} GB/s"),
+            ("measured FP32 (cuBLAS SGEMM)", f"{measured.fp32_gflops:,.0f} GFLOP/s"),
+            ("measured ridge point", f"{measured.ridge_flop_per_byte:.1f} FLOP/B"),
+        ]
+    for k, v in rows:
+        t.add_row(k, str(v))
+    console.print(t)
+    if measured:
+        console.print(f"measured ceilings: {measured.how}" + ("" if measure else " (cached; --measure to redo)"),
+                      highlight=False)
+    else:
+        console.print("no measured ceilings yet: `pmppbench info --measure` measures them once for this GPU")
+    if d.ridge_flop_per_byte:
+        console.print(f"Kernels below {d.ridge_flop_per_byte:.1f} FLOP/B are memory-bound on this GPU by the "
+                      "roofline model (vecadd: 0.083 FLOP/B; naive GEMM: 0.25 FLOP/B).")
+
+
+def supported_arch(arch: str) -> str:
+    """`arch` if this NVRTC can build it; UsageError naming the ones it can otherwise."""
+    from pmppbench.gpu import nvrtc  # noqa: PLC0415
+
+    supported = [f"sm_{a}" for a in nvrtc().getSupportedArchs()]
+    if arch not in supported:
+        raise UsageError(f"--arch {arch}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
+    return arch
+
+
+def compile_all(console, names: list[str] | None, arch: str | None, use_cache: bool) -> None:
+    """Compile every kernel of the named workloads; one aligned line per kernel: the variant's
+    table name, the kernel expression it launches, the defines, ptxas's resources."""
+    from pmppbench.compile import compile_unit  # noqa: PLC0415
+    from pmppbench.metadata import nvrtc_version  # noqa: PLC0415
+
+    chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
+    if arch is None:
+        from pmppbench import device  # noqa: PLC0415
+
+        arch = device.current().arch
+    arch = supported_arch(arch)
+    console.print(f"NVRTC {nvrtc_version()}, {arch}", highlight=False)
+    lines, failures = [], 0
+    for w in chosen:
+        for defines in w.compile_sets():
+            tag = " ".join(f"{k}={v}" for k, v in defines.items())
+            try:
+                unit = compile_unit(w.name, w.kernel_names(), arch, defines, use_cache=use_cache)
+            except CompileError as exc:
+                failures += 1
+                console.print(f"[red]FAIL[/] {w.name} {tag} {arch}")
+                console.print(str(exc), markup=False, highlight=False)
+                continue
+            for kernel, variants in w.kernel_variants():
+                rep = unit.ptxas.get(kernel)
+                res = "" if rep is None else (
+                    f"{rep.registers} regs, {rep.static_smem} B smem, {rep.stack_bytes} B stack, "
+                    f"{rep.spill_stores + rep.spill_loads} B spills")
+                lines.append((w.name, variants, kernel, tag, res))
+    widths = [max((len(line[i]) for line in lines), default=0) for i in range(4)]
+    for line in lines:
+        cells = "  ".join(cell.ljust(width) for cell, width in zip(line[:4], widths))
+        console.print(f"[green]OK[/]  {cells}  {line[4]}", highlight=False)
+    if failures:
+        raise CheckFailed(f"{failures} compile unit(s) failed")
+
+
+def resources(console, names: list[str] | None) -> None:
+    """Registers, shared and local memory and occupancy of every kernel (PMPP 5.6)."""
+    chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
+    from pmppbench import device, occupancy  # noqa: PLC0415
+    from pmppbench.gpu import require_device  # noqa: PLC0415
+
+    require_device()
+    limits = occupancy.limits_for_current_device()
+    d = device.current()
+    per_thread = d.smem_per_sm / d.max_threads_per_sm
+    console.print(f"{d.name}: {d.smem_per_sm // 1024} KB shared memory / {d.max_threads_per_sm} threads = "
+                  f"{per_thread:.0f} B per thread at full occupancy; {d.regs_per_sm} registers / "
+                  f"{d.max_threads_per_sm} threads = {d.regs_per_sm // d.max_threads_per_sm} registers per thread",
+                  highlight=False)
+    disagree = 0
+    for w in chosen:
+        rows = occupancy.resources_table_rows(w, limits=limits)
+        disagree += sum(r.agrees is False for r in rows)
+        occupancy.print_resources(console, rows, title=f"{w.title} · {w.label(w.default_shape())}")
+    if disagree:
+        raise CheckFailed(f"{disagree} kernel(s) where the hand computation and the occupancy API disagree")

@@ -1,0 +1,135 @@
+"""Result files: a broken or foreign file is one line and exit 2 for report, compare and plot,
+and nothing is overwritten; writes are atomic; the format version is checked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pmppbench.errors import UsageError
+from pmppbench.export.csv import FORMAT_VERSION
+from pmppbench.resultfile import check_writable, load, save
+from pmppbench.results import Result
+
+
+def good_rows():
+    return [Result("vecadd", "scalar", "1000", dims={"n": 1000}, check="PASS", median_ms=1.0, min_ms=0.99,
+                   max_ms=1.01, spread_pct=2.0, bytes=12000, gb_per_s=0.012, device="Test GPU")]
+
+
+def good_csv(tmp_path):
+    path = tmp_path / "good.csv"
+    save(path, good_rows(), {"name": "Test GPU"})
+    return path
+
+
+def broken_files(tmp_path):
+    """name -> (path, words the message must contain)."""
+    good = good_csv(tmp_path).read_text()
+    header, row = good.splitlines()[:2]
+    cases = {
+        "empty": ("", "the file is empty"),
+        "blank lines": ("\n\n  \n", "the file is empty"),
+        "header only": (header + "\n", "no result rows"),
+        "binary": (b"\x89PNG\r\n\x1a\n\x00\x00garbage", "binary data"),
+        "not utf-8": (b"\xff\xfe\xfa text", "not UTF-8"),
+        "foreign csv": ("a,b,c\n1,2,3\n", "no column workload, variant, shape, check"),
+        "truncated last row": (header + "\n" + row[: len(row) // 2] + "\n", "fields but the header has"),
+        "short row": (header + "\n" + "vecadd,scalar\n", "line 2 has 2 fields"),
+        "bad number": (header + "\n" + row.replace(",1.0,", ",abc,", 1) + "\n", "column median_ms: expected a number, got 'abc'"),
+        "bad check": (header + "\n" + row.replace(",PASS,", ",MAYBE,", 1) + "\n", "column check: expected one of PASS"),
+        "newer format": (header + "\n" + str(FORMAT_VERSION + 1) + row[1:] + "\n", "written by a newer pmppbench"),
+    }
+    out = {}
+    for name, (content, words) in cases.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.csv"
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+        out[name] = (path, words)
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    out["a folder"] = (folder, "is a folder")
+    js = tmp_path / "bad.json"
+    js.write_text('{"results": [{"workload": "x"')
+    out["truncated json"] = (js, "not valid JSON")
+    js2 = tmp_path / "list.json"
+    js2.write_text("[1, 2]")
+    out["json of another shape"] = (js2, 'expected an object with a "results" list')
+    js3 = tmp_path / "missing.json"
+    js3.write_text(json.dumps({"results": [{"workload": "vecadd", "variant": "scalar", "shape": "1"}]}))
+    out["json row without check"] = (js3, "column check is empty")
+    return out
+
+
+def test_every_broken_file_is_one_usage_error(tmp_path):
+    for name, (path, words) in broken_files(tmp_path).items():
+        with pytest.raises(UsageError) as info:
+            load(path)
+        message = str(info.value)
+        assert words in message, (name, message)
+        assert "\n" not in message and str(path) in message, name
+
+
+@pytest.mark.parametrize("command", ["report", "report-readme", "compare", "compare-gate", "plot"])
+def test_commands_refuse_broken_files_and_keep_everything(tmp_path, run_cli, command):
+    good = good_csv(tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:begin -->\nmeasured numbers\n<!-- results:end -->\n")
+    for name, (path, words) in broken_files(tmp_path).items():
+        args = {"report": ["report", str(path)],
+                "report-readme": ["report", str(path), "--readme", str(readme)],
+                "compare": ["compare", str(good), str(path)],
+                "compare-gate": ["compare", str(good), str(path), "--fail-on-slower", "1"],
+                "plot": ["plot", str(path), "--outdir", str(tmp_path / "plots")]}[command]
+        code, _, err = run_cli(*args)
+        assert code == 2, (name, err)
+        assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (name, err)
+    assert "measured numbers" in readme.read_text()  # README keeps its section
+    assert not (tmp_path / "plots").exists() or not list((tmp_path / "plots").iterdir())
+
+
+def test_version_1_files_still_read(tmp_path):
+    """Files of pmppbench 0.1.0 had no format_version column."""
+    path = good_csv(tmp_path)
+    lines = path.read_text().splitlines()
+    v1 = [",".join(line.split(",")[1:]) for line in lines]
+    path.write_text("\n".join(v1) + "\n")
+    rows, _ = load(path)
+    assert rows[0].median_ms == 1.0 and rows[0].dims == {"n": 1000}
+
+
+def test_round_trip_keeps_every_field(tmp_path):
+    for ext in (".csv", ".json"):
+        path = tmp_path / f"r{ext}"
+        save(path, good_rows(), {"name": "Test GPU"})
+        rows, meta = load(path)
+        assert rows == good_rows() and meta["name"] == "Test GPU"
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    path = good_csv(tmp_path)
+    before = path.read_text()
+    import pmppbench.resultfile as rf
+
+    def boom(rows):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(rf.csv_export, "dumps", boom)
+    with pytest.raises(RuntimeError):
+        save(path, good_rows(), {})
+    assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_check_writable(tmp_path):
+    with pytest.raises(UsageError, match="is a folder"):
+        check_writable(tmp_path, False)
+    existing = good_csv(tmp_path)
+    with pytest.raises(UsageError, match="--force"):
+        check_writable(existing, False)
+    assert check_writable(existing, True) == existing and existing.read_text()  # untouched
+    fresh = tmp_path / "new.json"
+    assert check_writable(fresh, False) == fresh and not fresh.exists()
