@@ -78,6 +78,9 @@ def check_writable(path: Path, force: bool) -> Path:
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to a temporary file beside `path`, then rename it over `path`."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would give, not mkstemp's 0600
     try:
         with os.fdopen(fd, "w", newline="") as fh:
             fh.write(text)
