@@ -183,9 +183,7 @@ def _parameters(w) -> list[inspect.Parameter]:
     def opt(name, flag, help_, default=None):
         return (name, typer.Option(default, flag, help=help_, show_default=False))
 
-    default = w.default_shape()
-    spec = [arg(d, f"{w.dim_help.get(d, '')} Default {default[d]}.") for d in w.dims]
-    spec.append(arg("reps", f"Calls per timed batch. Default {w.protocol.reps}."))
+    spec = [arg(d, None) for d in w.dims] + [arg("reps", None)]  # described in the help text
     spec += [opt(a.name, a.option, a.help) for a in w.axes]
     spec += [
         opt("check_only", "--check-only", "Check every variant on the workload's check shapes; no timing.", False),
@@ -204,7 +202,16 @@ def _parameters(w) -> list[inspect.Parameter]:
             for name, info in spec]
 
 
-def register_workload_command(w) -> None:
+def _help_text(w) -> str:
+    """The command's help: what it runs, then each size with its default (from the declaration)."""
+    default = w.default_shape()
+    sizes = [(d.upper(), f"{w.dim_help.get(d, '')} Default {default[d]}.") for d in w.dims]
+    sizes.append(("REPS", f"Calls per timed batch. Default {w.protocol.reps}."))
+    lines = [f"  {name:<6} {text}" for name, text in sizes]
+    return f"{w.about}\n\n\b\nArguments (each optional; give the ones before it too):\n" + "\n".join(lines)
+
+
+def register_workload_command(w, target: typer.Typer = app) -> None:
     def command(**kw):
         dims = {d: count(d.upper(), kw[d]) for d in w.dims}
         reps = count("REPS", kw["reps"])
@@ -224,8 +231,8 @@ def register_workload_command(w) -> None:
     params = _parameters(w)
     command.__signature__ = inspect.Signature(params)
     command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__doc__ = w.about
-    app.command(w.name, context_settings={"ignore_unknown_options": True})(command)
+    command.__doc__ = _help_text(w)
+    target.command(w.name, context_settings={"ignore_unknown_options": True})(command)
 
 
 # ---- the other commands ---------------------------------------------------------------------

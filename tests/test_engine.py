@@ -1,0 +1,144 @@
+"""The engine's promises, on the CPU, with the NumPy workload of tests/fake_workload.py:
+FAIL rows are never timed, one variant's failure never changes another's row, every
+finished row reaches the sink before Ctrl-C returns, a failing step becomes ERROR rows and
+the run goes on; and a new workload's command and config follow from its declaration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import typer
+
+from fake_workload import Copy2D
+from pmppbench import cli, config, session
+from pmppbench.runner import evaluate
+
+
+class ScriptedTimer:
+    """Calls each run `reps` times and reports a fixed time per variant (by its counter)."""
+
+    def __init__(self, workload, ms=None):
+        self.workload, self.ms, self.timed = workload, ms or {"rows": 2.0, "whole": 1.0}, []
+
+    def batch_ms(self, fn, reps):
+        before = dict(self.workload.calls)
+        for _ in range(reps):
+            fn()
+        (name,) = [k for k, v in self.workload.calls.items() if v != before.get(k, 0)]
+        self.timed.append(name)
+        return self.ms[name]
+
+
+def run(w, variants, shape=None, check_only=False):
+    shape = shape or w.default_shape()
+    inputs = w.make_inputs(shape, np.random.default_rng(0))
+    ctx = w.setup(shape, inputs, {})
+    timer = ScriptedTimer(w)
+    rows = evaluate(w, shape, [w.variant(v) for v in variants], inputs, ctx, protocol=w.protocol,
+                    check_only=check_only, timer=timer, run_id="r1")
+    return {r.variant: r for r in rows}, timer
+
+
+def test_fail_and_error_rows_are_never_timed():
+    w = Copy2D()
+    rows, timer = run(w, ["rows", "wrong", "crash", "whole"])
+    assert [rows[v].check for v in ("rows", "wrong", "crash", "whole")] == ["PASS", "FAIL", "ERROR", "PASS"]
+    assert "illegal memory access" in rows["crash"].error
+    assert rows["wrong"].check_detail.startswith("1 of 128 elements")
+    assert set(timer.timed) == {"rows", "whole"}
+    assert w.calls["wrong"] == 1 and w.calls["crash"] == 1  # the check's call only
+    assert w.calls["rows"] == 1 + w.protocol.warmup + w.protocol.batches * w.protocol.reps
+    assert rows["wrong"].median_ms is None and rows["crash"].median_ms is None
+    assert rows["whole"].median_ms == 1.0 and rows["whole"].speedup == 2.0 and rows["whole"].speedup_vs == "rows"
+
+
+def test_one_variants_failure_never_changes_anothers_row():
+    alone, _ = run(Copy2D(), ["rows", "whole"])
+    beside, _ = run(Copy2D(), ["rows", "wrong", "crash", "whole"])
+    for v in ("rows", "whole"):
+        a, b = alone[v].to_dict(), beside[v].to_dict()
+        a.pop("timestamp"), b.pop("timestamp")
+        assert a == b
+
+
+def test_check_only_times_nothing():
+    rows, timer = run(Copy2D(), ["rows", "whole"], check_only=True)
+    assert timer.timed == [] and all(r.median_ms is None and r.check == "PASS" for r in rows.values())
+
+
+class ListSink:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, row):
+        self.rows.append(row)
+
+
+def steps(w, n):
+    return [session.Step(w, {"m": 4 + i, "n": 4}, w.protocol, i) for i in range(n)]
+
+
+def test_every_finished_row_is_in_the_sink_when_ctrl_c_returns():
+    w, sink = Copy2D(), ListSink()
+
+    def run_shape(workload, shape, **kw):
+        if shape["m"] == 6:
+            raise KeyboardInterrupt
+        return [session.Result(workload.name, v.name, workload.label(shape), check="PASS") for v in w.variants]
+
+    out = session.run(session.Plan(steps(w, 4)), [sink], run_shape=run_shape)
+    assert out.interrupted
+    assert [r.shape for r in sink.rows] == ["4x4"] * 4 + ["5x4"] * 4 and sink.rows == out.rows
+
+
+def test_a_failing_step_is_error_rows_and_the_run_goes_on():
+    w, sink = Copy2D(), ListSink()
+
+    def run_shape(workload, shape, **kw):
+        if shape["m"] == 5:
+            raise RuntimeError("cudaErrorIllegalAddress: an illegal memory access was encountered")
+        return [session.Result(workload.name, v.name, workload.label(shape), check="PASS") for v in w.variants]
+
+    out = session.run(session.Plan(steps(w, 3), run_id="r2"), [sink], run_shape=run_shape)
+    assert not out.interrupted
+    assert [(r.shape, r.check) for r in out.rows] == ([("4x4", "PASS")] * 4 + [("5x4", "ERROR")] * 4
+                                                      + [("6x4", "PASS")] * 4)
+    assert all("cudaErrorIllegalAddress" in r.error and r.run_id == "r2" for r in out.rows if r.check == "ERROR")
+    assert isinstance(session.exit_problem(out), session.CheckFailed)
+
+
+def test_a_refused_step_exits_2_not_1():
+    w = Copy2D()
+
+    def run_shape(workload, shape, **kw):
+        raise session.UsageError("copy2d 4x4 needs 9 GiB of device memory but only 1 GiB is free")
+
+    out = session.run(session.Plan(steps(w, 1)), run_shape=run_shape)
+    assert session.exit_problem(out).exit_code == 2
+
+
+def test_the_command_follows_from_the_declaration(capsys):
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    cli.register_workload_command(Copy2D(), app)
+    group = typer.main.get_command(app)
+    try:  # --help returns, or exits through the parser with code 0, by typer version
+        group.main(["copy2d", "--help"], prog_name="pmppbench", standalone_mode=False)
+    except Exception as exc:
+        assert type(exc).__name__ == "Exit" and not getattr(exc, "exit_code", 0)
+    out = capsys.readouterr().out
+    for words in ("M", "Rows. Default 16.", "Columns. Default 8.", "Calls per timed batch. Default 2.", "--check-only"):
+        assert words in out
+
+
+def test_config_validation_follows_from_the_declaration(monkeypatch, tmp_path):
+    from pmppbench import workloads
+
+    monkeypatch.setitem(workloads._MODULES, "copy2d", "fake_workload")
+    path = tmp_path / "c.toml"
+    path.write_text("[copy2d]\nshapes = [[2, 3], {m = 5}]\nvariants = [\"rows\"]\n")
+    (plan,) = config.load(path).plans
+    assert plan.shapes == [{"m": 2, "n": 3}, {"m": 5, "n": 8}] and plan.variants == ["rows"]
+    path.write_text("[copy2d]\nshapes = [[2, 0]]\n")
+    with pytest.raises(config.UsageError, match="N must be a positive integer"):
+        config.load(path)
