@@ -120,58 +120,6 @@ def shapes_for(workload, dims: dict, axes: dict, check_only: bool) -> list[dict]
     return shapes
 
 
-# ---- running a plan ---------------------------------------------------------------------
-
-def execute(plan, *, out: Optional[Path], force: bool, quiet: bool, protocols: dict, **meta_extra) -> None:
-    """Run a plan through the session: --out checked first, rows streamed as they finish,
-    tables and the summary after, the exit from the rows."""
-    from pmppbench import metadata, resultfile, session  # noqa: PLC0415
-    from pmppbench.export import terminal  # noqa: PLC0415
-
-    out = resultfile.check_writable(out, force) if out else None
-    meta = metadata.run_meta(plan.steps[0].seed if plan.steps else 0, run_id=plan.run_id, check_only=plan.check_only,
-                             protocol={k: v.__dict__ for k, v in protocols.items()}, **meta_extra)
-    sink = resultfile.open_sink(out, meta) if out else None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
-
-    bar = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=err_console, disable=quiet, transient=True)
-    try:
-        with bar:
-            task = bar.add_task("starting", total=len(plan.steps))
-            outcome = session.run(plan, [sink] if sink else [], debug=STATE["debug"],
-                                  progress=lambda text: bar.update(task, description=text),
-                                  advance=lambda: bar.advance(task))
-    finally:
-        if sink:
-            sink.close()
-    rows = outcome.rows
-    if not quiet:
-        for name in dict.fromkeys(r.workload for r in rows):
-            mine = [r for r in rows if r.workload == name]
-            terminal.print_table(console, mine, title=workloads.get(name).title,
-                                 caption=_caption(mine, protocols[name], plan.check_only))
-        terminal.print_warnings(console, rows)
-    terminal.print_stability(console, rows)
-    passed = sum(r.check == "PASS" for r in rows)
-    console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")
-                  + (" (interrupted: finished rows kept)" if outcome.interrupted else ""), highlight=False)
-    if outcome.interrupted:
-        raise KeyboardInterrupt
-    problem = session.exit_problem(outcome)
-    if problem:
-        raise problem
-
-
-def _caption(rows, protocol, check_only: bool) -> str:
-    from pmppbench import device  # noqa: PLC0415
-
-    d = device.current()
-    tolerances = "; ".join(dict.fromkeys(r.tolerance for r in rows if r.tolerance))
-    what = f"check only · {tolerances}" if check_only else protocol.describe()
-    return f"{d.name} ({d.arch}) · {what}"
-
-
 # ---- workload commands, made from the declarations ----------------------------------------
 
 def _parameters(w) -> list[inspect.Parameter]:
@@ -225,7 +173,7 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
 
         plan = Plan([Step(w, s, protocol, seed + i, chosen) for i, s in enumerate(shapes)], kw["check_only"],
                     uuid.uuid4().hex[:8])
-        execute(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
+        _execute(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
                 protocols={w.name: protocol})
 
     params = _parameters(w)
@@ -233,6 +181,12 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
     command.__annotations__ = {p.name: p.annotation for p in params}
     command.__doc__ = _help_text(w)
     target.command(w.name, context_settings={"ignore_unknown_options": True})(command)
+
+
+def _execute(plan, **kw) -> None:
+    from pmppbench.session import run_and_report  # noqa: PLC0415
+
+    run_and_report(plan, console=console, err_console=err_console, debug=STATE["debug"], **kw)
 
 
 # ---- the other commands ---------------------------------------------------------------------
@@ -268,7 +222,7 @@ def all_cmd(
         chosen = [w.variant(v) for v in p.variants] if p.variants else None
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed_value + i, chosen) for i, s in enumerate(p.shapes)]
-    execute(Plan(steps, check_only, uuid.uuid4().hex[:8]), out=out, force=force, quiet=quiet, protocols=protocols,
+    _execute(Plan(steps, check_only, uuid.uuid4().hex[:8]), out=out, force=force, quiet=quiet, protocols=protocols,
             config=str(cfg.path), config_sha256=cfg.sha256)
 
 

@@ -4,8 +4,8 @@ A Plan is a list of Steps (one workload on one shape, with its variants, protoco
 seed). `run` hands each step to the runner, streams every finished row to the sinks the
 moment it exists, turns a step that fails as a whole (a compile error, a device fault) into
 ERROR rows for its variants and goes on, and stops cleanly on Ctrl-C with every finished
-row already in the sinks. The caller prints the tables and picks the exit code from the
-rows (`exit_problem`).
+row already in the sinks. `run_and_report` is what the commands call: --out checked first,
+the run, then the tables and the exit code from the rows (`exit_problem`).
 """
 
 from __future__ import annotations
@@ -117,3 +117,57 @@ def exit_problem(out: Outcome) -> PmppError | None:
     return CheckFailed(f"{len(bad)} of {len(out.rows)} rows did not PASS: "
                        + "; ".join(f"{r.workload} {r.variant} {r.shape}: {r.error or r.check_detail}"
                                    for r in bad[:3]))
+
+
+# ---- a run with its files and tables (what the commands call) ----------------------------
+
+def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict, console, err_console,
+                   debug: bool = False, **meta_extra: Any) -> None:
+    """--out checked before any work, rows streamed to it as they finish, a progress bar on
+    stderr, then the tables, warnings, repeatability and summary on stdout; raises what the
+    exit should say (nothing when every row passed)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+    from pmppbench import metadata, resultfile, workloads  # noqa: PLC0415
+    from pmppbench.export import terminal  # noqa: PLC0415
+
+    out = resultfile.check_writable(out, force) if out else None
+    meta = metadata.run_meta(plan.steps[0].seed if plan.steps else 0, run_id=plan.run_id, check_only=plan.check_only,
+                             protocol={k: v.__dict__ for k, v in protocols.items()}, **meta_extra)
+    sink = resultfile.open_sink(out, meta) if out else None
+    bar = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err_console, disable=quiet, transient=True)
+    try:
+        with bar:
+            task = bar.add_task("starting", total=len(plan.steps))
+            outcome = run(plan, [sink] if sink else [], debug=debug,
+                          progress=lambda text: bar.update(task, description=text), advance=lambda: bar.advance(task))
+    finally:
+        if sink:
+            sink.close()
+    rows = outcome.rows
+    if not quiet:
+        for name in dict.fromkeys(r.workload for r in rows):
+            mine = [r for r in rows if r.workload == name]
+            terminal.print_table(console, mine, title=workloads.get(name).title,
+                                 caption=caption(mine, protocols[name], plan.check_only))
+        terminal.print_warnings(console, rows)
+    terminal.print_stability(console, rows)
+    passed = sum(r.check == "PASS" for r in rows)
+    console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")
+                  + (" (interrupted: finished rows kept)" if outcome.interrupted else ""), highlight=False)
+    if outcome.interrupted:
+        raise KeyboardInterrupt
+    problem = exit_problem(outcome)
+    if problem:
+        raise problem
+
+
+def caption(rows: list[Result], protocol: Protocol, check_only: bool) -> str:
+    """The table's caption: the device, then the protocol (or the check rules)."""
+    from pmppbench import device  # noqa: PLC0415
+
+    d = device.current()
+    tolerances = "; ".join(dict.fromkeys(r.tolerance for r in rows if r.tolerance))
+    what = f"check only · {tolerances}" if check_only else protocol.describe()
+    return f"{d.name} ({d.arch}) · {what}"
