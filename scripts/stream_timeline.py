@@ -18,7 +18,10 @@ CHUNKS chunks it prints:
    length among 7): when each operation ended, and how long after the end of the
    previous one on the same engine. An event only says when its stream got there, so an
    operation's end is exact and its start is not known; the gap to the previous end of
-   its engine is the time it took if that engine serves one operation at a time.
+   its engine is the time it took if that engine serves one operation at a time. For the
+   course's order it also prints predicted_ms (copy runs, as the workload reports it) and
+   the course's assumption (copies interleaved in submission order), from the stage times
+   of part 1.
 """
 
 from __future__ import annotations
@@ -175,8 +178,12 @@ def main(chunk=1 << 22, terms=64, chunks=8, streams=(1, 2, 3, 4), json_path=None
                                 key=lambda r: max(e for *_, e in r[1]))
                 host_ms, trace = traced[TRACED_RUNS // 2]
                 span = max(e for *_, e in trace)
-                predicted = predicted_pipeline_ms(chunks, count, h, k, d) if order == "course" else None
-                pred = f", predicted {predicted:.4f}" if predicted else ""
+                predicted = course_model = None
+                pred = ""
+                if order == "course":  # the model replays the course's order only
+                    predicted = predicted_pipeline_ms(chunks, count, h, k, d)
+                    course_model = predicted_pipeline_ms(chunks, count, h, k, d, copy_runs=False)
+                    pred = f", predicted {predicted:.4f} (interleaved copies: {course_model:.4f})"
                 print(f"\n### {order} order, streams={count}: plain {plain:.4f} ms; traced run host {host_ms:.4f}, "
                       f"GPU span {span:.4f}{pred}; bound {bound:.4f}")
                 view = engine_view(trace)
@@ -185,6 +192,7 @@ def main(chunk=1 << 22, terms=64, chunks=8, streams=(1, 2, 3, 4), json_path=None
                     print(f"  {stage:<6} {cells}")
                 out["pipelines"].append({"order": order, "streams": count, "plain_host_ms": plain,
                                          "traced_host_ms": host_ms, "traced_span_ms": span, "predicted_ms": predicted,
+                                         "predicted_interleaved_ms": course_model,
                                          "trace": [list(t) for t in trace]})
     if json_path:
         with open(json_path, "w") as f:

@@ -83,36 +83,49 @@ def test_tolerance_scales_with_terms_and_covers_every_allowed_shape():
 
 # ---- overlap model: the prediction --------------------------------------------------
 
-def test_one_stream_is_serial():
-    assert predicted_pipeline_ms(3, 1, 1.0, 2.0, 0.5) == pytest.approx(3 * 3.5)
-    assert predicted_pipeline_ms(7, 1, 0.1, 0.2, 0.3) == pytest.approx(7 * 0.6)
+BOTH = pytest.mark.parametrize("copy_runs", [True, False])
 
 
+@BOTH
+def test_one_stream_is_serial(copy_runs):
+    assert predicted_pipeline_ms(3, 1, 1.0, 2.0, 0.5, copy_runs) == pytest.approx(3 * 3.5)
+    assert predicted_pipeline_ms(7, 1, 0.1, 0.2, 0.3, copy_runs) == pytest.approx(7 * 0.6)
+
+
+@BOTH
 @pytest.mark.parametrize("h, k, d", [(1, 1, 1), (1, 3, 1), (3, 1, 1), (1, 1, 3), (2, 1, 3), (0.2, 0.7, 0.4)])
 @pytest.mark.parametrize("chunks", [2, 3, 5])
-def test_stream_per_chunk_reaches_the_pipeline_bound(h, k, d, chunks):
-    assert predicted_pipeline_ms(chunks, chunks, h, k, d) == pytest.approx(h + k + d + (chunks - 1) * max(h, k, d))
-    assert predicted_pipeline_ms(chunks, chunks, h, k, d) == pytest.approx(pipeline_bound_ms(chunks, h, k, d))
+def test_stream_per_chunk_reaches_the_pipeline_bound(h, k, d, chunks, copy_runs):
+    predicted = predicted_pipeline_ms(chunks, chunks, h, k, d, copy_runs)
+    assert predicted == pytest.approx(h + k + d + (chunks - 1) * max(h, k, d))
+    assert predicted == pytest.approx(pipeline_bound_ms(chunks, h, k, d))
 
 
-def test_two_streams_three_chunks_by_hand():
+@BOTH
+def test_two_streams_three_chunks_by_hand(copy_runs):
     # Stream 0 holds chunks 0 and 2 in the order h0 h2 k0 k2 d0 d2, stream 1 holds h1 k1 d1.
-    # Unit stages: h0 0-1, h1 1-2, h2 2-3, k1 2-3, k0 3-4, d1 3-4, k2 4-5, d0 5-6, d2 6-7.
-    assert predicted_pipeline_ms(3, 2, 1.0, 1.0, 1.0) == pytest.approx(7.0)
+    # Interleaved, unit stages: h0 0-1, h1 1-2, h2 2-3, k1 2-3, k0 3-4, d1 3-4, k2 4-5,
+    # d0 5-6, d2 6-7. With copy runs: h0 0-1, h2 1-2, h1 2-3, k0 2-3, k1 3-4 (submitted
+    # before k2), k2 4-5, d1 4-5, d0 5-6, d2 6-7. Both end at 7.
+    assert predicted_pipeline_ms(3, 2, 1.0, 1.0, 1.0, copy_runs) == pytest.approx(7.0)
 
 
 def test_two_streams_eight_chunks_by_hand():
-    # The issue's layout in units (h = d = 1, k = 1.2). The greedy choice takes uploads in
-    # submission order h0..h7 (h6 ends at 7, h7 at 8), so stream 0's k0 waits for its h6
-    # (stream order) and starts at 7; the kernels then alternate between the streams
-    # (k0 k1 k2 ... k7 end at 7 + 1.2 * (c + 1)), so stream 0's d0 waits for k6 (ends at
-    # 15.4) and the eight downloads run back to back from there: 15.4 + 8 = 23.4.
-    assert predicted_pipeline_ms(8, 2, 1.0, 1.2, 1.0) == pytest.approx(23.4)
+    # The issue's layout in units (h = d = 1, k = 1.2); stream 0 holds the even chunks.
+    # Interleaved (the course's assumption): the uploads go in submission order h0..h7
+    # (h6 ends at 7, h7 at 8), so stream 0's k0 waits for its h6 and starts at 7; the
+    # kernels alternate between the streams (k_c ends at 7 + 1.2 * (c + 1)), so stream 0's
+    # d0 waits for k6 (ends at 15.4) and the eight downloads run back to back: 23.4.
+    assert predicted_pipeline_ms(8, 2, 1.0, 1.2, 1.0, copy_runs=False) == pytest.approx(23.4)
+    # Copy runs (the H200): stream 0's uploads go first (h6 ends at 4), its kernels run
+    # 4-8.8 while stream 1's uploads end at 8, then its downloads 8.8-12.8 while stream 1's
+    # kernels run 8.8-13.6; stream 1's downloads end at 13.6 + 4 = 17.6.
+    assert predicted_pipeline_ms(8, 2, 1.0, 1.2, 1.0) == pytest.approx(17.6)
 
 
-def test_more_streams_never_slower_in_the_model():
+def test_more_streams_never_slower_in_the_course_model():
     for stages in [(1, 1, 1), (0.3, 1.2, 0.3), (2, 0.5, 1)]:
-        times = [predicted_pipeline_ms(6, s, *stages) for s in range(1, 7)]
+        times = [predicted_pipeline_ms(6, s, *stages, copy_runs=False) for s in range(1, 7)]
         assert times[0] == pytest.approx(6 * sum(stages))
         assert all(t <= times[0] + 1e-12 for t in times)
 
@@ -136,9 +149,10 @@ def test_no_prediction_beats_the_bound(stages, chunks):
     # Every FIFO schedule is one of the schedules the bound covers, so none may be faster;
     # with a stream per chunk the prediction reaches it.
     bound = pipeline_bound_ms(chunks, *stages)
-    for streams in range(1, chunks + 2):
-        assert predicted_pipeline_ms(chunks, streams, *stages) >= bound - 1e-9
-    assert predicted_pipeline_ms(chunks, chunks, *stages) == pytest.approx(bound)
+    for copy_runs in (True, False):
+        for streams in range(1, chunks + 2):
+            assert predicted_pipeline_ms(chunks, streams, *stages, copy_runs) >= bound - 1e-9
+        assert predicted_pipeline_ms(chunks, chunks, *stages, copy_runs) == pytest.approx(bound)
 
 
 def test_bound_grows_with_every_stage():
@@ -301,7 +315,7 @@ def test_every_configuration_passes_on_the_check_shapes():
 
     rows = check_rows("stream", WORKLOAD.check_shapes())
     assert_all_pass(rows)
-    assert {r.variant for r in rows} == {"streams=1", "streams=2", "streams=3", "event_dependency"}
+    assert {r.variant for r in rows} == {"streams=1", "streams=2", "streams=3", "streams=4", "event_dependency"}
 
 
 @pytest.mark.gpu
