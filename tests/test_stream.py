@@ -14,8 +14,8 @@ import pytest
 from pmppbench.check import compare
 from pmppbench.errors import UsageError
 from pmppbench.workloads import stream as mod
-from pmppbench.workloads.stream import (ATOL_PER_TERM, EVENT, MAX_TERMS, WORKLOAD, ideal_pipeline_ms,
-                                        synthesize_reference)
+from pmppbench.workloads.stream import (ATOL_PER_TERM, EVENT, MAX_TERMS, WORKLOAD, pipeline_bound_ms,
+                                        predicted_pipeline_ms, stage_layouts, synthesize_reference)
 
 
 def shape(**kw):
@@ -81,30 +81,93 @@ def test_tolerance_scales_with_terms_and_covers_every_allowed_shape():
     assert MAX_TERMS * ATOL_PER_TERM < 1 / MAX_TERMS  # a missing last term stays visible
 
 
-# ---- overlap model ----------------------------------------------------------------
+# ---- overlap model: the prediction --------------------------------------------------
 
-def test_one_stream_is_serial():
-    assert ideal_pipeline_ms(3, 1, 1.0, 2.0, 0.5) == pytest.approx(3 * 3.5)
-    assert ideal_pipeline_ms(7, 1, 0.1, 0.2, 0.3) == pytest.approx(7 * 0.6)
+BOTH = pytest.mark.parametrize("copy_runs", [True, False])
 
 
+@BOTH
+def test_one_stream_is_serial(copy_runs):
+    assert predicted_pipeline_ms(3, 1, 1.0, 2.0, 0.5, copy_runs) == pytest.approx(3 * 3.5)
+    assert predicted_pipeline_ms(7, 1, 0.1, 0.2, 0.3, copy_runs) == pytest.approx(7 * 0.6)
+
+
+@BOTH
 @pytest.mark.parametrize("h, k, d", [(1, 1, 1), (1, 3, 1), (3, 1, 1), (1, 1, 3), (2, 1, 3), (0.2, 0.7, 0.4)])
 @pytest.mark.parametrize("chunks", [2, 3, 5])
-def test_stream_per_chunk_reaches_the_pipeline_bound(h, k, d, chunks):
-    assert ideal_pipeline_ms(chunks, chunks, h, k, d) == pytest.approx(h + k + d + (chunks - 1) * max(h, k, d))
+def test_stream_per_chunk_reaches_the_pipeline_bound(h, k, d, chunks, copy_runs):
+    predicted = predicted_pipeline_ms(chunks, chunks, h, k, d, copy_runs)
+    assert predicted == pytest.approx(h + k + d + (chunks - 1) * max(h, k, d))
+    assert predicted == pytest.approx(pipeline_bound_ms(chunks, h, k, d))
 
 
-def test_two_streams_three_chunks_by_hand():
+@BOTH
+def test_two_streams_three_chunks_by_hand(copy_runs):
     # Stream 0 holds chunks 0 and 2 in the order h0 h2 k0 k2 d0 d2, stream 1 holds h1 k1 d1.
-    # Unit stages: h0 0-1, h1 1-2, h2 2-3, k1 2-3, k0 3-4, d1 3-4, k2 4-5, d0 5-6, d2 6-7.
-    assert ideal_pipeline_ms(3, 2, 1.0, 1.0, 1.0) == pytest.approx(7.0)
+    # Interleaved, unit stages: h0 0-1, h1 1-2, h2 2-3, k1 2-3, k0 3-4, d1 3-4, k2 4-5,
+    # d0 5-6, d2 6-7. With copy runs: h0 0-1, h2 1-2, h1 2-3, k0 2-3, k1 3-4 (submitted
+    # before k2), k2 4-5, d1 4-5, d0 5-6, d2 6-7. Both end at 7.
+    assert predicted_pipeline_ms(3, 2, 1.0, 1.0, 1.0, copy_runs) == pytest.approx(7.0)
 
 
-def test_more_streams_never_slower_in_the_model():
+def test_two_streams_eight_chunks_by_hand():
+    # The issue's layout in units (h = d = 1, k = 1.2); stream 0 holds the even chunks.
+    # Interleaved (the course's assumption): the uploads go in submission order h0..h7
+    # (h6 ends at 7, h7 at 8), so stream 0's k0 waits for its h6 and starts at 7; the
+    # kernels alternate between the streams (k_c ends at 7 + 1.2 * (c + 1)), so stream 0's
+    # d0 waits for k6 (ends at 15.4) and the eight downloads run back to back: 23.4.
+    assert predicted_pipeline_ms(8, 2, 1.0, 1.2, 1.0, copy_runs=False) == pytest.approx(23.4)
+    # Copy runs (the H200): stream 0's uploads go first (h6 ends at 4), its kernels run
+    # 4-8.8 while stream 1's uploads end at 8, then its downloads 8.8-12.8 while stream 1's
+    # kernels run 8.8-13.6; stream 1's downloads end at 13.6 + 4 = 17.6.
+    assert predicted_pipeline_ms(8, 2, 1.0, 1.2, 1.0) == pytest.approx(17.6)
+
+
+def test_more_streams_never_slower_in_the_course_model():
     for stages in [(1, 1, 1), (0.3, 1.2, 0.3), (2, 0.5, 1)]:
-        times = [ideal_pipeline_ms(6, s, *stages) for s in range(1, 7)]
+        times = [predicted_pipeline_ms(6, s, *stages, copy_runs=False) for s in range(1, 7)]
         assert times[0] == pytest.approx(6 * sum(stages))
         assert all(t <= times[0] + 1e-12 for t in times)
+
+
+# ---- overlap model: the bound -----------------------------------------------------------
+
+def test_bound_is_the_busiest_engine_plus_fill_and_drain():
+    # Kernel-bound: one upload before the first kernel, one download after the last.
+    assert pipeline_bound_ms(8, 0.312, 0.376, 0.312) == pytest.approx(0.312 + 8 * 0.376 + 0.312)
+    # Upload-bound: every upload, then the last chunk's kernel and download.
+    assert pipeline_bound_ms(4, 2.0, 0.5, 1.0) == pytest.approx(4 * 2.0 + 0.5 + 1.0)
+    # Download-bound: the first upload and kernel, then every download.
+    assert pipeline_bound_ms(4, 0.1, 0.5, 1.0) == pytest.approx(0.1 + 0.5 + 4 * 1.0)
+    # One chunk: nothing overlaps.
+    assert pipeline_bound_ms(1, 0.3, 0.4, 0.2) == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("stages", [(1, 1, 1), (0.312, 0.376, 0.312), (2, 0.5, 1), (0.1, 0.5, 1.0), (1, 3, 1)])
+@pytest.mark.parametrize("chunks", [1, 2, 3, 5, 8, 13])
+def test_no_prediction_beats_the_bound(stages, chunks):
+    # Every FIFO schedule is one of the schedules the bound covers, so none may be faster;
+    # with a stream per chunk the prediction reaches it.
+    bound = pipeline_bound_ms(chunks, *stages)
+    for copy_runs in (True, False):
+        for streams in range(1, chunks + 2):
+            assert predicted_pipeline_ms(chunks, streams, *stages, copy_runs) >= bound - 1e-9
+        assert predicted_pipeline_ms(chunks, chunks, *stages, copy_runs) == pytest.approx(bound)
+
+
+def test_bound_grows_with_every_stage():
+    base = pipeline_bound_ms(6, 0.3, 0.4, 0.3)
+    for i in range(3):
+        stages = [0.3, 0.4, 0.3]
+        stages[i] += 0.01
+        assert pipeline_bound_ms(6, *stages) > base
+
+
+def test_stage_layouts_cap_at_the_chunks():
+    assert stage_layouts(8, (1, 2, 3, 4)) == [1, 2, 3, 4]
+    assert stage_layouts(3, (3,)) == [1, 3]
+    assert stage_layouts(3, (4, 2, 9)) == [1, 2, 3]  # 4 and 9 streams lay 3 chunks out as 3
+    assert stage_layouts(1, (1, 3)) == [1]
 
 
 # ---- shapes, variants, traffic ---------------------------------------------------
@@ -141,6 +204,8 @@ def test_check_shapes_include_chunks_off_the_block_size():
     assert any(s["chunk"] == 1 for s in shapes)
     assert any(s["terms"] == 1 for s in shapes)
     assert any(s["chunks"] % count for s in shapes for count in s["streams"])  # c % S wraps unevenly
+    # 8 chunks on every count from 1 to 4 streams: more chunks than streams, as in the reference run
+    assert any(s["chunks"] == 8 and set(s["streams"]) >= {1, 2, 3, 4} for s in shapes)
 
 
 def test_traffic_and_device_bytes():
@@ -250,7 +315,7 @@ def test_every_configuration_passes_on_the_check_shapes():
 
     rows = check_rows("stream", WORKLOAD.check_shapes())
     assert_all_pass(rows)
-    assert {r.variant for r in rows} == {"streams=1", "streams=2", "streams=3", "event_dependency"}
+    assert {r.variant for r in rows} == {"streams=1", "streams=2", "streams=3", "streams=4", "event_dependency"}
 
 
 @pytest.mark.gpu
@@ -280,15 +345,36 @@ def test_timed_run_fills_the_overlap_model():
     assert all(r.check == "PASS" for r in rows)
     assert all(r.median_ms > 0 for r in rows if r.variant != "event_dependency")
     assert by["event_dependency"].median_ms is None  # a demonstration: checked, never timed
+    keys = {"h2d_ms", "kernel_ms", "d2h_ms", "bound_ms", "pct_of_bound", "predicted_ms", "pct_of_predicted"}
     for name in ("streams=1", "streams=3"):
         m = by[name].model
-        assert {"h2d_ms", "kernel_ms", "d2h_ms", "ideal_ms", "pct_of_ideal"} <= set(m)
+        assert keys <= set(m)
         assert min(m["h2d_ms"], m["kernel_ms"], m["d2h_ms"]) > 0
+        assert m["pct_of_bound"] == pytest.approx(100 * by[name].median_ms / m["bound_ms"])
+        assert m["pct_of_predicted"] == pytest.approx(100 * by[name].median_ms / m["predicted_ms"])
     one, three = by["streams=1"].model, by["streams=3"].model
-    assert one["ideal_ms"] == pytest.approx(3 * (one["h2d_ms"] + one["kernel_ms"] + one["d2h_ms"]))
-    assert three["ideal_ms"] < one["ideal_ms"]
+    stages = (one["h2d_ms"], one["kernel_ms"], one["d2h_ms"])
+    assert one["predicted_ms"] == pytest.approx(3 * sum(stages))
+    assert one["bound_ms"] == three["bound_ms"] == pytest.approx(pipeline_bound_ms(3, *stages))
+    assert three["predicted_ms"] < one["predicted_ms"]
     assert by["streams=3"].speedup_vs == "streams=1"
-    assert by["event_dependency"].speedup is None and "ideal_ms" not in by["event_dependency"].model
+    assert by["event_dependency"].speedup is None and "bound_ms" not in by["event_dependency"].model
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("chunk, chunks, streams", [(1 << 20, 8, (1, 2, 3, 4, 8)), (1 << 22, 3, (1, 3)),
+                                                    (1 << 16, 6, (1, 4, 6))])
+def test_no_configuration_beats_the_bound(chunk, chunks, streams):
+    # The bound is a bound: every configuration, timed under the stream protocol, takes at
+    # least bound_ms, also where the hardware reaches it (a stream per chunk).
+    from pmppbench.protocol import DEFAULTS
+    from pmppbench.runner import run_shape
+
+    rows = run_shape(WORKLOAD, shape(chunk=chunk, chunks=chunks, streams=streams), protocol=DEFAULTS["stream"])
+    timed = [r for r in rows if r.median_ms]
+    assert len(timed) == len(streams) and all(r.check == "PASS" for r in rows)
+    for r in timed:
+        assert r.median_ms >= r.model["bound_ms"], (r.variant, r.median_ms, r.model)
 
 
 @pytest.mark.gpu

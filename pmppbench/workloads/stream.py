@@ -13,8 +13,16 @@ Every configuration does the same work; only the stream a chunk is queued on cha
 Unlike the other workloads, one timed call (Job.run) is a complete pipeline that ends
 synchronized, timed with the host clock (protocol "host"): transfers are the point here.
 Pinned host buffers, device buffers, streams and the event are made outside the timed call
-(setup/job) and released in teardown. After timing, annotate() measures each stage alone
-for one chunk and adds the overlap model: the ideal pipelined time those stages imply.
+(setup/job) and released in teardown. After timing, annotate() times each stage's work
+alone (every chunk's upload, every kernel, every download, on the configuration's streams
+with nothing else queued) and adds two numbers to each row (docs/stream_overlap.md):
+
+    bound_ms      a lower bound no schedule can beat: the busiest engine's total work plus
+                  the fill before it can start and the drain after it (pipeline_bound_ms).
+    predicted_ms  what the course's schedule would take if every engine served one
+                  operation at a time, a copy engine going through a stream's run of
+                  queued copies before taking another stream's, as the H200 does
+                  (predicted_pipeline_ms). A prediction under that assumption; not a bound.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from pmppbench.workloads.base import Axis, Job, Launch, Traffic, Variant, Worklo
 
 BLOCK = 256
 DEFAULT_CHUNK, DEFAULT_TERMS, DEFAULT_CHUNKS, DEFAULT_STREAMS = 1 << 20, 64, 3, (1, 3)
-STAGE_REPEATS = 5  # annotate(): timed repeats of each stage alone, after one warmup
+STAGE_REPEATS = 5  # annotate(): timed repeats of each stage's work alone, after one warmup
 
 # The check's error model. Per term k the FP32 kernel loses at most (u = 2^-24):
 #   rounding k*x            -> an argument error <= u*k*|x|, i.e. <= u*|x| <= 2*pi*u after /k
@@ -114,16 +122,41 @@ def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 15) -> np.
     return out.reshape(x.shape)
 
 
-def ideal_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: float, d2h_ms: float) -> float:
-    """The time the course's submission order would take on an ideal GPU.
+def pipeline_bound_ms(chunks: int, h2d_ms: float, kernel_ms: float, d2h_ms: float) -> float:
+    """A lower bound on the time of any schedule of `chunks` upload -> kernel -> download chains.
+
+    The stage times are per chunk and must themselves be lower bounds (annotate() takes the
+    smallest per-chunk time any of its measurements showed). Each engine has to do every
+    chunk's stage of its kind, and nothing lets it start before, or finish after, part of a
+    chain:
+        uploads:   chunks * h2d, then the last uploaded chunk's kernel and download;
+        kernels:   the first upload, chunks * kernel, then the last chunk's download;
+        downloads: the first upload and kernel, then chunks * d2h.
+    The largest is h2d + kernel + d2h + (chunks - 1) * max(stage). It holds whether or not
+    H2D and D2H share the host link (sharing only makes the copies slower) and for any
+    number of streams or submission order; it ignores that a stream runs its operations
+    one after another, so with few streams the hardware cannot reach it.
+    """
+    return h2d_ms + kernel_ms + d2h_ms + (chunks - 1) * max(h2d_ms, kernel_ms, d2h_ms)
+
+
+def predicted_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: float, d2h_ms: float,
+                          copy_runs: bool = True) -> float:
+    """The course's submission order replayed on a model of the GPU: a prediction, not a bound.
 
     Each chunk is an upload, a kernel and a download; a stage may start once the previous
     operation queued on its stream has finished (streams keep order) and its engine is
     free: one H2D copy engine, the SMs running one chunk's kernel at a time, and one D2H
-    copy engine (separate from the H2D one on H200). Whichever waiting operation could
-    start earliest goes first, as the hardware's queues would. No submission or launch
-    overhead is counted. One stream gives chunks * (h2d + kernel + d2h); with a stream per
-    chunk it is h2d + kernel + d2h + (chunks - 1) * max(stage), the pipeline bound.
+    copy engine (separate from the H2D one on H200). When an engine frees, the streams'
+    next operations that could start earliest go first, ties to the one submitted first.
+    With `copy_runs` (the H200's behaviour, docs/stream_overlap.md) a copy engine that
+    has just served a stream first carries on with that stream's next operation if it is
+    a copy in the same direction, so a stream's run of queued copies goes back to back;
+    without it (the course's assumption) the copy engines interleave the streams in
+    submission order. No submission or launch overhead is counted, and no slowdown of
+    the copies when H2D and D2H overlap (they share the host link: 8-10% on the H200).
+    One stream gives chunks * (h2d + kernel + d2h); with a stream per chunk it is
+    pipeline_bound_ms.
     """
     stage_ms = {"h2d": h2d_ms, "kernel": kernel_ms, "d2h": d2h_ms}
     queues: list[list[tuple[int, str]]] = [[] for _ in range(streams)]  # (submission index, stage)
@@ -132,16 +165,29 @@ def ideal_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: float
         queues[c % streams].append((i, stage))
     stream_free = [0.0] * streams
     engine_free = dict.fromkeys(stage_ms, 0.0)
+    last_served: dict[str, int | None] = dict.fromkeys(stage_ms)  # the stream each engine served last
     end = 0.0
+
+    def rank(t: int, q: list[tuple[int, str]]) -> tuple[float, bool, int, int]:
+        index, stage = q[0]
+        start = max(stream_free[t], engine_free[stage])
+        other_stream = copy_runs and stage != "kernel" and t != last_served[stage]
+        return start, other_stream, index, t
+
     while any(queues):
-        # (earliest start, submission index, stream) of each stream's next operation;
-        # ties go to the one submitted first, as an engine's queue would take them.
-        start, _, s = min((max(stream_free[t], engine_free[q[0][1]]), q[0][0], t)
-                          for t, q in enumerate(queues) if q)
+        start, _, _, s = min(rank(t, q) for t, q in enumerate(queues) if q)
         _, stage = queues[s].pop(0)
         stream_free[s] = engine_free[stage] = finish = start + stage_ms[stage]
+        last_served[stage] = s
         end = max(end, finish)
     return end
+
+
+def stage_layouts(chunks: int, counts) -> list[int]:
+    """The stream counts annotate() times each stage's work on: 1 and every count of the
+    shape, capped at `chunks` (chunk c goes to stream c % S, so more streams than chunks
+    lay the work out as a stream per chunk)."""
+    return sorted({1, *(min(s, chunks) for s in counts)})
 
 
 # ---- device resources ---------------------------------------------------------------
@@ -216,11 +262,14 @@ class Streams(Workload):
 
     def check_shapes(self):
         # Chunk sizes that are not multiples of the 256-thread block, a 1-element chunk, one
-        # term (the output is sin x), and 5 chunks on 2 and 3 streams, where c % S wraps
-        # unevenly and one stream carries two chunks.
+        # term (the output is sin x), 5 chunks on 2 and 3 streams, where c % S wraps
+        # unevenly and one stream carries two chunks, and 8 chunks on 1 to 4 streams (the
+        # reference run's layout, where a stream queues chunk c + S's upload before chunk
+        # c's kernel).
         shapes = [{**self.default_shape(), "chunk": c} for c in (1, 1000, 65537, 1 << 20)]
         shapes.append({**self.default_shape(), "chunk": 1000, "terms": 1})
         shapes.append({**self.default_shape(), "chunk": 65537, "chunks": 5, "streams": (1, 2, 3)})
+        shapes.append({**self.default_shape(), "chunk": 4099, "chunks": 8, "streams": (1, 2, 3, 4)})
         return shapes
 
     def label(self, shape):
@@ -420,36 +469,83 @@ class Streams(Workload):
         return Traffic(bytes=8 * cfg.n, flops=FLOPS_PER_TERM * cfg.terms * cfg.n)
 
     def annotate(self, shape, ctx, rows):
-        """The overlap model: each stage timed alone for one chunk, and the ideal it implies."""
+        """The bound and the prediction, from each stage's work timed alone.
+
+        h2d_ms, kernel_ms and d2h_ms are per chunk: the smallest, over STAGE_REPEATS repeats
+        and over the stream layouts of stage_layouts(), of the time every chunk's stage of
+        that kind takes alone (nothing else queued), divided by the chunks. Back to back
+        on one stream the per-operation cost of the events is shared by all chunks; on
+        several streams, copies may use several copy engines and one kernel's last blocks
+        overlap the next kernel's first ones. The smallest value is what the bound needs
+        (it must not exceed what the stage costs inside any pipeline); the prediction
+        uses the same values, so both columns follow from the row's own stage columns.
+        """
         timed = [r for r in rows if r.median_ms and stream_count(r.variant)]
         if not timed:
             return
         cfg = Config.of(shape)
-        h2d, kernel, d2h = self._stage_ms(cfg, ctx)
+        work = self._stage_work_ms(cfg, ctx, stage_layouts(cfg.chunks, cfg.streams))
+        h2d, kernel, d2h = (min(t.min_ms for t in work[stage].values()) / cfg.chunks
+                            for stage in ("h2d", "kernel", "d2h"))
+        bound = pipeline_bound_ms(cfg.chunks, h2d, kernel, d2h)
         for row in timed:
-            ideal = ideal_pipeline_ms(cfg.chunks, stream_count(row.variant), h2d, kernel, d2h)
-            row.model.update({"h2d_ms": h2d, "kernel_ms": kernel, "d2h_ms": d2h, "ideal_ms": ideal,
-                              "pct_of_ideal": 100.0 * ideal / row.median_ms})
+            predicted = predicted_pipeline_ms(cfg.chunks, stream_count(row.variant), h2d, kernel, d2h)
+            row.model.update({"h2d_ms": h2d, "kernel_ms": kernel, "d2h_ms": d2h,
+                              "bound_ms": bound, "pct_of_bound": 100.0 * row.median_ms / bound,
+                              "predicted_ms": predicted, "pct_of_predicted": 100.0 * row.median_ms / predicted})
 
-    def _stage_ms(self, cfg: Config, ctx: StreamContext) -> tuple[float, float, float]:
-        """Median time of chunk 0's upload, kernel and download, each alone, between CUDA events
-        on the chunk's stream (the protocol's own timer, one call per batch)."""
+    def stage_ops(self, cfg: Config, ctx: StreamContext) -> dict[str, list[Any]]:
+        """stage -> one callable per chunk that queues that chunk's stage on a given stream
+        (raw addresses, as the pipeline job uses)."""
+        rt = cupy().cuda.runtime
+        nbytes = 4 * cfg.chunk
+        h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
+        d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
+        offsets = [c * nbytes for c in range(cfg.chunks)]
+        return {
+            "h2d": [lambda s, o=o: rt.memcpyAsync(d_in + o, h_in + o, nbytes, rt.memcpyHostToDevice, s.ptr)
+                    for o in offsets],
+            "kernel": [lambda s, launch=launch: launch(s) for launch in self._chunk_launches(cfg, ctx)],
+            "d2h": [lambda s, o=o: rt.memcpyAsync(h_out + o, d_out + o, nbytes, rt.memcpyDeviceToHost, s.ptr)
+                    for o in offsets],
+        }
+
+    def _stage_work_ms(self, cfg: Config, ctx: StreamContext, layouts) -> dict[str, dict[int, Any]]:
+        """stage -> {S: Timing of every chunk's stage alone, chunk c on stream c % S}.
+
+        Timed between CUDA events on stream 0 (the protocol's event timer, with its hold, so
+        the host queues the whole batch before the GPU starts it). With S > 1 the other
+        streams wait on an event stream 0 records first and stream 0 waits on an event each
+        of them records last, so the two timing events enclose every stream's work.
+        """
         from pmppbench.protocol import EventTimer, Protocol, measure  # noqa: PLC0415
 
         cp = cupy()
-        rt = cp.cuda.runtime
-        s = ctx.streams[0]
-        nbytes = 4 * cfg.chunk
-        launch = self._chunk_launches(cfg, ctx)[0]
-        h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
-        d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
-        stages = {
-            "h2d": lambda: rt.memcpyAsync(d_in, h_in, nbytes, rt.memcpyHostToDevice, s.ptr),
-            "kernel": lambda: launch(s),
-            "d2h": lambda: rt.memcpyAsync(h_out, d_out, nbytes, rt.memcpyDeviceToHost, s.ptr),
-        }
-        t = measure(stages, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), timer=EventTimer(stream=s))
-        return t["h2d"].median_ms, t["kernel"].median_ms, t["d2h"].median_ms
+        ctx.grow_streams(max(layouts))
+        s0 = ctx.streams[0]
+        ops = self.stage_ops(cfg, ctx)
+
+        def spread(stage: str, count: int):
+            used = ctx.streams[:count]
+            queue = [(op, used[c % count]) for c, op in enumerate(ops[stage])]
+            fork = cp.cuda.Event(block=False, disable_timing=True)
+            joins = [cp.cuda.Event(block=False, disable_timing=True) for _ in used[1:]]
+
+            def run():
+                if count > 1:
+                    fork.record(s0)
+                    for s in used[1:]:
+                        s.wait_event(fork)
+                for op, s in queue:
+                    op(s)
+                for s, join in zip(used[1:], joins):
+                    join.record(s)
+                    s0.wait_event(join)
+            return run
+
+        runs = {f"{stage} x{count}": spread(stage, count) for stage in ("h2d", "kernel", "d2h") for count in layouts}
+        t = measure(runs, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), timer=EventTimer(stream=s0))
+        return {stage: {count: t[f"{stage} x{count}"] for count in layouts} for stage in ("h2d", "kernel", "d2h")}
 
 
 WORKLOAD = Streams()
