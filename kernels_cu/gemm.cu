@@ -1,15 +1,15 @@
-// GEMM C[M,N] = A[M,K] * B[K,N], FP32, row-major (PMPP 5.3-5.6 and 6.1-6.3; seeds/000, 002,
-// 003, 004). Every variant of pmppbench's GEMM table lives here, from the book's naive kernel
-// to a warp-tiled, double-buffered SGEMM (issue 10), in the order of the table:
+// GEMM C[M,N] = A[M,K] * B[K,N], FP32, row-major (PMPP 5.3-5.6 and 6.1-6.3).
+// Every variant of pmppbench's GEMM table lives here, from the book's naive kernel
+// to a warp-tiled, double-buffered SGEMM, in the order of the table:
 //
-//   naive           one thread per C element, fmaf over the full K (seeds/004)
+//   naive           one thread per C element, fmaf over the full K
 //   tiled<T>        tiled16 / tiled32: T x T tiles of A and B in shared memory (PMPP 5.4-5.5)
 //   coarsened<T,CF> one block computes CF horizontally adjacent tiles (PMPP 6.3)
-//   regtile<R>      regtile2x2 / regtile4x4: each thread an R x R block of C (seeds/002)
+//   regtile<R>      regtile2x2 / regtile4x4: each thread an R x R block of C
 //   corner_turning  B stored column-major, loaded coalesced by swapping thread roles (PMPP 6.1)
 //   dynamic_smem    extern __shared__ tiles sized at run time from the device (PMPP 5.6)
 //   warptile<...>   blocktile8x8 and warptile: 2D block tiling, A transposed in shared memory,
-//                   16-byte loads, then warp tiling (issue 10)
+//                   16-byte loads, then warp tiling
 //   double_buffer   warptile with two shared-memory stages: next tile's loads overlap the math
 //   cp_async        warptile with a 3-stage cp.async pipeline (sm_80+): copies bypass registers
 //
@@ -43,7 +43,7 @@ naive(const float* __restrict__ A, const float* __restrict__ B, float* __restric
 }
 
 // ---------------------------------------------------------------------------------------
-// tiled16 / tiled32 (PMPP 5.4, seeds/004 "gemm_tiled"): block (T,T) computes a T x T tile of
+// tiled16 / tiled32 (PMPP 5.4 "gemm_tiled"): block (T,T) computes a T x T tile of
 // C. Per phase the block loads a T x T tile of A and of B (TK = T), one element each per
 // thread, then every value in shared memory is used by T threads: global loads drop T-fold.
 // Two barriers per phase: the first so nobody reads a tile before it is complete, the second
@@ -69,7 +69,7 @@ tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restric
 }
 
 // ---------------------------------------------------------------------------------------
-// coarsened (PMPP 6.3, seeds/003 with COARSE_FACTOR = 4): block (T,T) computes CF tiles of C
+// coarsened (PMPP 6.3 with COARSE_FACTOR = 4): block (T,T) computes CF tiles of C
 // side by side. The A tile of a phase is loaded once and reused for all CF tiles of B, so A
 // is read N / (T*CF) times instead of N / T. The book assumes width % T == 0; here the usual
 // zero-fill and the guarded write make it work for any M, N, K.
@@ -106,7 +106,7 @@ coarsened(const float* __restrict__ A, const float* __restrict__ B, float* __res
 }
 
 // ---------------------------------------------------------------------------------------
-// regtile2x2 / regtile4x4 (seeds/002 register tiling): block (16,16) computes a 16R x 16R tile
+// regtile2x2 / regtile4x4 (the course notes register tiling): block (16,16) computes a 16R x 16R tile
 // of C; thread (ty, tx) keeps the R x R outputs at rows ty + 16i, cols tx + 16j in registers.
 // Per k it reads R values of A and R of B from shared memory and does R*R fmaf: shared loads
 // per FMA drop from 2 to 2/R, and the larger block tile cuts global loads another R-fold.
@@ -165,13 +165,13 @@ regtile(const float* __restrict__ A, const float* __restrict__ B, float* __restr
 }
 
 // ---------------------------------------------------------------------------------------
-// corner_turning (PMPP 6.1, seeds/003): B arrives column-major, Bcm[n * K + k] = B(k, n).
+// corner_turning (PMPP 6.1): B arrives column-major, Bcm[n * K + k] = B(k, n).
 // Loading B's tile as tiled<T> does (thread (ty,tx) takes B(base+ty, col)) would make
 // consecutive tx jump K floats apart in memory: uncoalesced. Swapping the roles, thread
 // (ty, tx) loads B(base + tx, bx*T + ty), so consecutive tx read consecutive addresses of one
 // column. The tile lands in shared memory n-major (Bs[n][k]) and the dot product reads it
 // "the wrong way", Bs[tx][k]: a warp's 32 addresses are T + 1 words apart. Without the pad
-// they would be 32 apart, all in one bank (the 32-way conflict seeds/003 warns about for
+// they would be 32 apart, all in one bank (the 32-way conflict the course notes warn about for
 // TILE_WIDTH 32); with it they fall in 32 different banks.
 template <int T>
 __global__ void __launch_bounds__(T * T)
@@ -239,7 +239,7 @@ dynamic_smem(const float* __restrict__ A, const float* __restrict__ B, float* __
 // A's tile is stored transposed in shared memory (As[k][m]) so that the TM values of A a
 // thread needs at step k are contiguous, like B's TN values: both come in as float4 (LDS.128).
 // blocktile8x8 is this kernel with one "warp tile" of 16 x 128 and TM = TN = 8 contiguous
-// (plain 2D block tiling, worklog kernel 6); warptile uses 4 x 4 pieces in a 32 x 64 warp
+// (plain 2D block tiling, kernel 6 of Simon Boehm's public SGEMM worklog); warptile uses 4 x 4 pieces in a 32 x 64 warp
 // tile, so that a warp's shared loads hit few distinct addresses without bank conflicts.
 // The tile parameters of each variant come from one table in gemm.py.
 

@@ -1,5 +1,5 @@
 // 1D stencil, y[i] = (x[i-R] + ... + x[i+R]) / (2R+1): the course lab's neighbourhood mean
-// (seeds/004, "Stencil"). Neighbours outside [0, n) count as 0 and the divisor stays 2R+1.
+// (the course notes, "Stencil"). Neighbours outside [0, n) count as 0 and the divisor stays 2R+1.
 // x and y do not overlap.
 //
 // The radius R is a compile-time constant (the course's `-DSTENCIL_RADIUS=2`): every radius

@@ -1,4 +1,4 @@
-// CUDA streams (the course's 06_stream.cu; seeds/004, "CUDA stream" to "Stream 实测").
+// CUDA streams (the course's 06_stream.cu, "CUDA stream" to "Stream 实测").
 //
 // The kernels are deliberately plain: the experiment is about the host side, how chunks of
 // an array are queued on streams so that one chunk's copies overlap another chunk's compute.

@@ -1,5 +1,5 @@
 // Matrix transpose B = A^T (PMPP 5.4 tiling, 6.1 coalescing, 6.3 thread coarsening; the
-// course lab seeds/004, "矩阵转置").
+// course lab, "矩阵转置").
 // A is M x N, B is N x M, both FP32 row-major: B[x][y] = A[y][x]. Each element is read once
 // and written once, so the logical traffic is 8*M*N bytes and there is no arithmetic at all:
 // every variant is a pure question of how well it uses the memory system.

@@ -1,4 +1,4 @@
-// Vector add, C = A + B (PMPP 2.x / 5.1; seeds/001). The bandwidth reference of pmppbench:
+// Vector add, C = A + B (PMPP 2.x / 5.1). The bandwidth reference of pmppbench:
 // 12 bytes move per element (two 4-byte reads, one 4-byte write) for 1 FLOP, an arithmetic
 // intensity of 1/12 FLOP/B -- far left of any GPU's ridge point, so the only question is
 // how close each variant gets to the memory roof.

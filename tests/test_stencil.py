@@ -88,7 +88,7 @@ def test_shapes_labels_and_defines():
 # ---- reference ------------------------------------------------------------------------
 
 def test_reference_on_the_seed_example():
-    # seeds/004: x = [1..7], R = 2, y[0] = (0 + 0 + 1 + 2 + 3) / 5 = 1.2; the divisor stays 5.
+    # The course's example: x = [1..7], R = 2, y[0] = (0 + 0 + 1 + 2 + 3) / 5 = 1.2; the divisor stays 5.
     x = np.arange(1, 8, dtype=np.float32)
     y = W.reference(shape(7, 2), {"x": x}, W.variant("naive"))
     np.testing.assert_allclose(y, [1.2, 2.0, 3.0, 4.0, 5.0, 4.4, 3.6], rtol=1e-15)
@@ -408,7 +408,7 @@ def test_timed_run_at_two_radii(run_cli, tmp_path):
     assert code == 0 and "PASS" in stdout
     rows = json.loads(out.read_text())["results"]
     assert {(r["variant"], r["shape"]) for r in rows} == {
-        (v, f"1048576 R={r}") for v in VARIANTS for r in (2, 32)}
+        (v, f"1048576 radius={r}") for v in VARIANTS for r in (2, 32)}
     for r in rows:
         assert r["check"] == "PASS" and r["median_ms"] > 0 and r["reps"] == 10 and r["warmup"] == 20
         assert r["model"]["reads_per_output"] > 0

@@ -367,10 +367,9 @@ def test_timed_run_fills_the_overlap_model():
 def test_no_configuration_beats_the_bound(chunk, chunks, streams):
     # The bound is a bound: every configuration, timed under the stream protocol, takes at
     # least bound_ms, also where the hardware reaches it (a stream per chunk).
-    from pmppbench.protocol import DEFAULTS
     from pmppbench.runner import run_shape
 
-    rows = run_shape(WORKLOAD, shape(chunk=chunk, chunks=chunks, streams=streams), protocol=DEFAULTS["stream"])
+    rows = run_shape(WORKLOAD, shape(chunk=chunk, chunks=chunks, streams=streams), protocol=WORKLOAD.protocol)
     timed = [r for r in rows if r.median_ms]
     assert len(timed) == len(streams) and all(r.check == "PASS" for r in rows)
     for r in timed:

@@ -47,7 +47,7 @@ def test_reference_on_the_seeds_2x3_example():
     a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
     b = W.reference(shape(2, 3), {"a": a}, W.variant("naive"))
     assert b.shape == (3, 2) and b.flags.c_contiguous
-    # Row-major memory: A is 1 2 3 4 5 6, B = A^T is 1 4 2 5 3 6 (seeds/004).
+    # Row-major memory: A is 1 2 3 4 5 6, B = A^T is 1 4 2 5 3 6.
     assert b.reshape(-1).tolist() == [1, 4, 2, 5, 3, 6]
     assert W.reference(shape(2, 3), {"a": a}, W.variant("copy")).reshape(-1).tolist() == [1, 2, 3, 4, 5, 6]
 

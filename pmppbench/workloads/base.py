@@ -93,7 +93,7 @@ class Traffic:
     """The variant's model: bytes it must move through global memory and FLOPs it does.
 
     `bytes` is what the effective-bandwidth column divides by (the logical traffic of the
-    algorithm, PROTOCOL.md); `extra` holds named model columns a workload adds (e.g. the
+    algorithm, the course's protocol); `extra` holds named model columns a workload adds (e.g. the
     stencil's global read requests per output).
     """
 

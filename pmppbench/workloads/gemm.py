@@ -1,7 +1,7 @@
-"""GEMM C = A*B, FP32 row-major (PMPP 5.3-5.6 and 6.1-6.3; seeds/000, 002, 003, 004; issues 4, 10).
+"""GEMM C = A*B, FP32 row-major (PMPP 5.3-5.6 and 6.1-6.3).
 
 C[M,N] = A[M,K] B[K,N]. The table climbs the book's ladder -- naive, tiled16/32, coarsened,
-register tiling, corner turning, dynamic shared memory -- then issue 10's rungs towards
+register tiling, corner turning, dynamic shared memory -- then the rungs towards
 cuBLAS: 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async
 pipeline. `cublas` is `cupy.matmul` on the same FP32 data and is the "% of" column's
 reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
@@ -93,12 +93,12 @@ class Plan:
     reuse: bool = True
 
 
-COARSE_TILE, COARSE_FACTOR = 32, 4  # coarsened<32, 4>: seeds/003's TILE_WIDTH and COARSE_FACTOR
+COARSE_TILE, COARSE_FACTOR = 32, 4  # coarsened<32, 4>: the course notes' TILE_WIDTH and COARSE_FACTOR
 DYNAMIC_TILE = 32  # dynamic_smem<32>: the C tile; the K depth of a phase is picked at run time
 
 # Issue 10: the tile parameters of every rung and of every sweep candidate, in one place.
-# Rungs: blocktile8x8 is worklog kernel 6 (each thread 8x8 contiguous; a "warp tile" of
-# 16 x 128), warptile worklog kernel 10's structure with 4x4 pieces in 32 x 64 warp tiles,
+# Rungs: blocktile8x8 is kernel 6 of Simon Boehm's public SGEMM worklog (each thread 8x8 contiguous; a "warp tile" of
+# 16 x 128), warptile kernel 10 of Simon Boehm's public SGEMM worklog's structure with 4x4 pieces in 32 x 64 warp tiles,
 # double_buffer the same tiles with two shared stages, cp_async with a 3-stage cp.async pipeline.
 RUNG_TILES = {
     "blocktile8x8": ("warptile", Tiles(128, 128, 8, 16, 128, 1, 8, 8)),
@@ -351,7 +351,7 @@ class Gemm(Workload):
         and all of B once per block row (out-of-range loads are skipped, not counted):
         4 (MK ceil(N/BN) + KN ceil(M/BM)) + 4MN. For square tiles T that is ~ 8MNK/T, T/4 FLOP/B
         (tiled16: 4, tiled32: 8, regtile4x4 (64x64): 16, 128x128 rungs: 32). coarsened's
-        32 x 128 tile gives seeds/003's 4MNK/T (1 + 1/COARSE_FACTOR) bytes, 2T/(4 (1 + 1/4)) = 12.8
+        32 x 128 tile gives the course notes' 4MNK/T (1 + 1/COARSE_FACTOR) bytes, 2T/(4 (1 + 1/4)) = 12.8
         FLOP/B. corner_turning and dynamic_smem are T = 32 tilings. cuBLAS has no model here.
         """
         m, n, k = shape["m"], shape["n"], shape["k"]

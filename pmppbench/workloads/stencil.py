@@ -1,4 +1,4 @@
-"""1D stencil y[i] = mean(x[i-R..i+R]) (the course lab, seeds/004 "Stencil").
+"""1D stencil y[i] = mean(x[i-R..i+R]) (the course lab "Stencil").
 
 Neighbours outside the array count as 0 and the divisor stays 2R+1 (y[0] of x = [1..7] at
 R = 2 is (0+0+1+2+3)/5 = 1.2). The radius R is a compile-time constant: `defines` passes

@@ -1,4 +1,4 @@
-"""CUDA streams (the course's 06_stream.cu; seeds/004, "CUDA stream" to "Stream 实测").
+"""CUDA streams (the course's 06_stream.cu, "CUDA stream" to "Stream 实测").
 
 An array of CHUNKS x CHUNK input phases goes through upload -> `synthesize` -> download,
 chunk by chunk. Chunks are independent, so on several streams one chunk's copies can run

@@ -1,4 +1,4 @@
-"""Matrix transpose B = A^T (PMPP 5.x-6.x, the course lab seeds/004 "矩阵转置").
+"""Matrix transpose B = A^T (PMPP 5.x-6.x, the course lab "矩阵转置").
 
 A is M x N FP32 row-major, B is N x M row-major. The course's four kernels (copy, naive,
 tiled<32>, tiled<33>), all with block (32, 32) and one element per thread, plus `coarsened`,

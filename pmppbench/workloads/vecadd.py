@@ -1,4 +1,4 @@
-"""Vector add (PMPP 5.1, seeds/000-001): the memory-roof reference."""
+"""Vector add (PMPP 5.1): the memory-roof reference."""
 
 from __future__ import annotations
 
