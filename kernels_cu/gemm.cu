@@ -25,8 +25,7 @@
 // naive: block (16,16), thread (ty, tx) computes C[row][col] with K fmaf's. Every product
 // reads A and B from global memory: 2 loads per 2 FLOP, 0.25 FLOP/B. The body sums the
 // terms k < kend; naive passes K (skips_last_k_tile, at the end, passes less).
-__device__ __forceinline__ void naive_dot(const float* __restrict__ A, const float* __restrict__ B,
-                                          float* __restrict__ C, int M, int N, int K, int kend) {
+__device__ __forceinline__ void naive_dot(const float* A, const float* B, float* C, int M, int N, int K, int kend) {
     const int row = blockIdx.y * blockDim.y + threadIdx.y;
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     if (row < M && col < N) {
@@ -38,7 +37,7 @@ __device__ __forceinline__ void naive_dot(const float* __restrict__ A, const flo
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-naive(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+naive(const float* A, const float* B, float* C, int M, int N, int K) {
     naive_dot(A, B, C, M, N, K, K);
 }
 
@@ -50,7 +49,7 @@ naive(const float* __restrict__ A, const float* __restrict__ B, float* __restric
 // so nobody overwrites it (next phase) while a slower thread is still reading it.
 template <int T>
 __global__ void __launch_bounds__(T * T)
-tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+tiled(const float* A, const float* B, float* C, int M, int N, int K) {
     __shared__ float As[T][T];
     __shared__ float Bs[T][T];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -75,7 +74,7 @@ tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restric
 // zero-fill and the guarded write make it work for any M, N, K.
 template <int T, int CF>
 __global__ void __launch_bounds__(T * T)
-coarsened(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+coarsened(const float* A, const float* B, float* C, int M, int N, int K) {
     __shared__ float As[T][T];
     __shared__ float Bs[T][T];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -613,7 +612,6 @@ cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 // check whenever K % 16 != 0 and to PASS when K % 16 == 0 -- proof that the check, not luck,
 // is what catches it.
 extern "C" __global__ void __launch_bounds__(256)
-skips_last_k_tile(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
-                  int K) {
+skips_last_k_tile(const float* A, const float* B, float* C, int M, int N, int K) {
     naive_dot(A, B, C, M, N, K, K / 16 * 16);
 }

@@ -4,8 +4,17 @@
 //
 // The radius R is a compile-time constant (the course's `-DSTENCIL_RADIUS=2`): every radius
 // is its own NVRTC module, so loops over the window have constant trip counts and the
-// shared tiles have constant sizes. Indices are signed 64-bit (`long long`): the halo of the
-// first block lies left of x[0], at negative indices, and n may exceed 2^31.
+// shared tiles have constant sizes.
+//
+// Index type. naive and shared are templates on their signed index type I, and the host
+// picks the instantiation per shape (pmppbench/workloads/stencil.py, index_type): `int`, the
+// course's own, whenever every index the kernel forms fits -- n + B + 2R < 2^31 -- and
+// `long long` beyond, the 64-bit path. Signed, because the halo of the first block lies left
+// of x[0], at negative indices. The width is not a detail: in naive every one of the 2R+1
+// terms computes j = i + d and tests 0 <= j < n, and in 64 bits that is an add with carry
+// and a two-instruction compare per term where 32 bits need one of each (docs/baselines.md
+// has the SASS and the H200 numbers: at R = 32 the 64-bit loop made naive 54% slower than
+// the course's int listing).
 //
 // The three variants differ in where the 2R+1 reads of each output come from:
 //   naive      2R+1 global reads per output (the L1/L2 caches absorb the overlap, if they can)
@@ -29,13 +38,14 @@ static_assert((B + 2 * R) * sizeof(float) <= 48 * 1024, "shared: tile of B + 2R 
 // naive: one thread per output; every neighbour is a bounds-checked global read. Adjacent
 // threads read overlapping windows, so most of the 2R+1 reads hit L1, but each is still a
 // load instruction and a trip through the L1 pipeline.
-extern "C" __global__ void __launch_bounds__(B)
-naive(const float* __restrict__ x, float* __restrict__ y, long long n) {
-    long long i = (long long)blockIdx.x * B + threadIdx.x;
+template <class I>
+__global__ void __launch_bounds__(B)
+naive(const float* x, float* y, I n) {
+    const I i = I(blockIdx.x) * B + I(threadIdx.x);
     if (i >= n) return;  // no barrier in this kernel, so leaving early is safe
     float sum = 0.0f;
     for (int d = -R; d <= R; ++d) {
-        long long j = i + d;
+        const I j = i + d;
         if (j >= 0 && j < n) sum += x[j];  // a missing neighbour adds nothing: it counts as 0
     }
     y[i] = sum * INV_WINDOW;
@@ -47,17 +57,18 @@ naive(const float* __restrict__ x, float* __restrict__ y, long long n) {
 // what lies outside the array, so the sums below need no bounds checks. One barrier, reached
 // by every thread (also those of the last block with no output of their own: they load too),
 // separates loading from reading. The tile is never overwritten, so no second barrier.
-extern "C" __global__ void __launch_bounds__(B)
-shared(const float* __restrict__ x, float* __restrict__ y, long long n) {
+template <class I>
+__global__ void __launch_bounds__(B)
+shared(const float* x, float* y, I n) {
     __shared__ float tile[B + 2 * R];  // tile[j] = x[base - R + j]
     const int t = threadIdx.x;
-    const long long base = (long long)blockIdx.x * B;
+    const I base = I(blockIdx.x) * B;
     for (int j = t; j < B + 2 * R; j += B) {
-        long long g = base + j - R;  // shared slot -> global input
+        const I g = base + j - R;  // shared slot -> global input
         tile[j] = (g >= 0 && g < n) ? x[g] : 0.0f;
     }
     __syncthreads();  // every input of the block is in the tile
-    long long i = base + t;
+    const I i = base + t;
     if (i < n) {
         float sum = 0.0f;
         for (int d = 0; d < WINDOW; ++d) sum += tile[t + d];  // tile[t + d] = x[i - R + d]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,6 +248,17 @@ def test_every_kernel_compiles_without_spills(arch):
     assert unit.ptxas[W.variant("warptile").kernel].static_smem == one_stage
     assert unit.ptxas[W.variant("double_buffer").kernel].static_smem == 2 * one_stage
     assert unit.ptxas[W.variant("cp_async").kernel].static_smem == 3 * one_stage
+
+
+# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+
+def test_course_listing_compiles_through_the_same_path(monkeypatch):
+    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    names = ["gemm_naive", "gemm_tiled16", "gemm_tiled32", "gemm_coarsened"]
+    unit = compile_unit("course_gemm", names, "sm_90", use_cache=False)
+    for name, report in unit.ptxas.items():
+        assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 
 
 # ---- GPU ------------------------------------------------------------------------------------
