@@ -6,15 +6,23 @@
 // is its own NVRTC module, so loops over the window have constant trip counts and the
 // shared tiles have constant sizes.
 //
-// Index type. naive and shared are templates on their signed index type I, and the host
-// picks the instantiation per shape (pmppbench/workloads/stencil.py, index_type): `int`, the
-// course's own, whenever every index the kernel forms fits -- n + B + 2R < 2^31 -- and
-// `long long` beyond, the 64-bit path. Signed, because the halo of the first block lies left
-// of x[0], at negative indices. The width is not a detail: in naive every one of the 2R+1
-// terms computes j = i + d and tests 0 <= j < n, and in 64 bits that is an add with carry
-// and a two-instruction compare per term where 32 bits need one of each (docs/baselines.md
-// has the SASS and the H200 numbers: at R = 32 the 64-bit loop made naive 54% slower than
-// the course's int listing).
+// naive and shared are the course's kernels down to the instruction (issue 15,
+// docs/baselines.md): timed beside the course's own listing on the H200, they first ran up to
+// 59% (naive, R = 32) and 3% (shared) slower, for three reasons, each read off the SASS:
+//  - Index type. Both are templates on their signed index type I, and the host picks the
+//    instantiation per shape (pmppbench/workloads/stencil.py, index_type): `int`, the
+//    course's, whenever every index the kernel forms fits -- n + B + 2R < 2^31 -- and
+//    `long long` beyond, the 64-bit path. Signed, because the halo of the first block lies
+//    left of x[0], at negative indices. In naive every one of the 2R+1 terms computes
+//    j = i + d and tests 0 <= j < n: in 64 bits an add with carry and a two-instruction
+//    compare per term, where 32 bits need one of each.
+//  - The division. The course divides, `sum / float(2R+1)` (correctly rounded); a multiply
+//    by the rounded 1/(2R+1) is cheaper by itself, but with it ptxas 13.0 schedules naive's
+//    window loop differently (IADD3 where the course's loop has VIADD, the same count), and
+//    that loop ran 7.7% slower at R = 32. With the division the SASS is the listing's.
+//  - __launch_bounds__(256) made ptxas schedule shared's tile load and sum differently
+//    (3.4% slower at R = 32); without it, again the listing's SASS.
+// coarsened keeps its own choices (one multiply per output, launch bounds).
 //
 // The three variants differ in where the 2R+1 reads of each output come from:
 //   naive      2R+1 global reads per output (the L1/L2 caches absorb the overlap, if they can)
@@ -28,7 +36,7 @@
 
 constexpr int R = STENCIL_RADIUS;
 constexpr int WINDOW = 2 * R + 1;
-constexpr float INV_WINDOW = 1.0f / WINDOW;  // one multiply per output instead of a division
+constexpr float INV_WINDOW = 1.0f / WINDOW;  // coarsened: one multiply per output instead of a division
 constexpr int B = 256;  // naive and shared: threads per block = outputs per block
 
 static_assert(R >= 0, "STENCIL_RADIUS must be >= 0");
@@ -48,7 +56,7 @@ naive(const float* x, float* y, I n) {
         const I j = i + d;
         if (j >= 0 && j < n) sum += x[j];  // a missing neighbour adds nothing: it counts as 0
     }
-    y[i] = sum * INV_WINDOW;
+    y[i] = sum / float(WINDOW);
 }
 
 // shared: the course's kernel. Block b owns outputs [b*B, b*B + B) and needs inputs
@@ -57,9 +65,9 @@ naive(const float* x, float* y, I n) {
 // what lies outside the array, so the sums below need no bounds checks. One barrier, reached
 // by every thread (also those of the last block with no output of their own: they load too),
 // separates loading from reading. The tile is never overwritten, so no second barrier.
+// Launched with B threads, like naive, but declared without __launch_bounds__ (see above).
 template <class I>
-__global__ void __launch_bounds__(B)
-shared(const float* x, float* y, I n) {
+__global__ void shared(const float* x, float* y, I n) {
     __shared__ float tile[B + 2 * R];  // tile[j] = x[base - R + j]
     const int t = threadIdx.x;
     const I base = I(blockIdx.x) * B;
@@ -72,7 +80,7 @@ shared(const float* x, float* y, I n) {
     if (i < n) {
         float sum = 0.0f;
         for (int d = 0; d < WINDOW; ++d) sum += tile[t + d];  // tile[t + d] = x[i - R + d]
-        y[i] = sum * INV_WINDOW;
+        y[i] = sum / float(WINDOW);
     }
 }
 

@@ -37,13 +37,14 @@ def shape(n, radius):
 # exact bits: the tolerance tests run them, and the GPU tests compare against them.
 
 def direct_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
-    """naive and shared: sum += x[i-R+d] for d = 0..2R (zeros at the edges), times 1/(2R+1)."""
+    """naive and shared: sum += x[i-R+d] for d = 0..2R (zeros at the edges), divided by 2R+1
+    (correctly rounded, as the course's `sum / float(2*R + 1)`)."""
     n, m = len(x), 2 * radius + 1
     padded = np.concatenate([np.zeros(radius, np.float32), x, np.zeros(radius, np.float32)])
     total = np.zeros(n, np.float32)
     for d in range(m):
         total = total + padded[d:d + n]
-    return total * (np.float32(1) / np.float32(m))
+    return total / np.float32(m)
 
 
 def running_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
