@@ -20,9 +20,17 @@ Extra columns, for finding causes (same call, same alternation):
   --ab          the rung's 64-bit instantiation at the same shape ("64-bit"), and the
                 rung's own source with __restrict__ added to every `float*` parameter
                 ("restrict": the loads become LDG.E.CONSTANT, the non-coherent read-only
-                path, where the rung and the course use plain LDG.E)
+                path, where a rung with plain pointers and the course use LDG.E)
   --before DIR  the rungs of an older kernels_cu/ (e.g. `git archive <rev> kernels_cu |
                 tar -x -C DIR`), launched with 64-bit sizes as they were
+
+Without a GPU, `--sass` compiles the same kernels for sm_90 through the same path and prints
+what their machine code has in common with the listing's: instructions, registers, S2R
+(special-register reads), plain and read-only (LDG.E.CONSTANT) global loads, and whether the
+rung's SASS is the listing's instruction for instruction. It needs cuobjdump (the CUDA
+toolkit, or pip's nvidia-cuda-cuobjdump). The SASS depends on the NVRTC version: install the
+one the GPU machine has (the H200 image's is 13.0: pip install nvidia-cuda-nvrtc==13.0.88)
+to see what it runs.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ import argparse
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -44,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from pmppbench import config, workloads  # noqa: E402
 from pmppbench.check import compare  # noqa: E402
-from pmppbench.compile import load_kernels  # noqa: E402
+from pmppbench.compile import compile_unit, load_kernels  # noqa: E402
 from pmppbench.protocol import DEFAULTS, measure  # noqa: E402
 from pmppbench.runner import clock_observer, prepared  # noqa: E402
 from pmppbench.workloads.base import Launch, grid_1d, grid_2d, instantiation  # noqa: E402
@@ -260,6 +270,92 @@ def format_row(row: Row, cols) -> str:
     return line + "  " + regs
 
 
+# ---- --sass: the machine code, no GPU needed ---------------------------------------------------
+
+SASS_RADII = (2, 32)  # the stencil radii of configs/default.toml
+
+
+def cuobjdump() -> str:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for base in sys.path:
+        candidate = Path(base) / "nvidia" / "cu13" / "bin" / "cuobjdump"
+        if candidate.is_file():
+            return str(candidate)
+    raise SystemExit("--sass needs cuobjdump: install the CUDA toolkit or `pip install nvidia-cuda-cuobjdump`")
+
+
+def sass_of(unit) -> dict[str, list[str]]:
+    """name expression -> the kernel's SASS instructions (addresses and encodings dropped)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(unit.cubin)
+        f.flush()
+        tool = cuobjdump()
+        env = {**os.environ, "PATH": f"{Path(tool).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # its nvdisasm
+        text = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True, env=env).stdout
+    parts = re.split(r"\n\s*Function : (\S+)\n", text)
+    by_symbol = {}
+    for i in range(1, len(parts), 2):
+        body = [re.sub(r"/\*[0-9a-f]{4}\*/\s*", "", line).split(";")[0].strip()
+                for line in parts[i + 1].splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
+        by_symbol[parts[i]] = [b for b in body if b and b != "NOP"]
+    return {name: by_symbol[symbol] for name, symbol in unit.lowered.items()}
+
+
+def sass_facts(code: list[str], registers: int) -> str:
+    ops = [re.sub(r"^@!?U?P\w+\s+", "", line).split()[0] for line in code]
+    loads = sum(op.startswith("LDG") and "CONSTANT" not in op for op in ops)
+    constant = sum(op.startswith("LDG") and "CONSTANT" in op for op in ops)
+    return f"{len(code):>6} {registers:>5} {ops.count('S2R'):>4} {loads:>4} {constant:>9}"
+
+
+def sass_report(args) -> int:
+    from pmppbench.gpu import nvrtc
+
+    version = ".".join(str(v) for v in nvrtc().getVersion())
+    lines = [f"# scripts/baselines.py --sass: sm_90 SASS through pmppbench.compile, NVRTC {version}",
+             f"{'workload':<10} {'R':>3} {'rung':<10} {'column':<8} {'kernel':<22} {'instr':>6} {'regs':>5} "
+             f"{'S2R':>4} {'LDG':>4} {'LDG.CONST':>9}  SASS == listing's"]
+    names = args.only.split(",") if args.only else list(PAIRS)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            w = workloads.get(name)
+            if args.before:
+                (Path(tmp) / f"before_{name}.cu").write_text((args.before / f"{name}.cu").read_text())
+            for defines in ([{"STENCIL_RADIUS": r} for r in SASS_RADII] if name == "stencil" else [{}]):
+                pairs = PAIRS[name]
+                rungs = [w.variant(p.rung) for p in pairs]
+                names_now = list(dict.fromkeys(
+                    [v.kernel for v in rungs] + [instantiation(v.kernel, "long long") for v in rungs if is_indexed(w, v)]))
+                units = {"rung": compile_unit(name, names_now, "sm_90", defines)}
+                with kernels_from(LISTINGS):
+                    units["listing"] = compile_unit(f"course_{name}", [p.listing for p in pairs], "sm_90", defines)
+                if args.before:
+                    with kernels_from(Path(tmp)):
+                        units["before"] = compile_unit(f"before_{name}", sorted({p.before for p in pairs}), "sm_90",
+                                                       defines)
+                code = {col: sass_of(u) for col, u in units.items()}
+                for pair, v in zip(pairs, rungs):
+                    listing = code["listing"][pair.listing]
+                    rows = [("listing", "listing", pair.listing), ("rung", "rung", v.kernel)]
+                    if is_indexed(w, v):
+                        rows.append(("64-bit", "rung", instantiation(v.kernel, "long long")))
+                    if args.before:
+                        rows.append(("before", "before", pair.before))
+                    for col, unit, kernel in rows:
+                        sass = code[unit][kernel]
+                        same = "-" if col == "listing" else ("yes" if sass == listing else "no")
+                        radius = defines.get("STENCIL_RADIUS", "")
+                        lines.append(f"{name:<10} {radius!s:>3} {v.name:<10} {col:<8} {kernel:<22} "
+                                     f"{sass_facts(sass, units[unit].ptxas[kernel].registers)}  {same}")
+    print("\n".join(lines))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n".join(lines) + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write the table here too")
@@ -268,7 +364,10 @@ def main(argv=None) -> int:
     parser.add_argument("--ab", action="store_true", help="add the 64-bit and __restrict__ columns")
     parser.add_argument("--only", help="comma-separated workloads (default: all four)")
     parser.add_argument("--quick", action="store_true", help="fewer batches and calls (a smoke test)")
+    parser.add_argument("--sass", action="store_true", help="no GPU: compare the rungs' and listings' SASS")
     args = parser.parse_args(argv)
+    if args.sass:
+        return sass_report(args)
 
     from pmppbench import device
     from pmppbench.gpu import require_device
