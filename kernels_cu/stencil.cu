@@ -4,8 +4,25 @@
 //
 // The radius R is a compile-time constant (the course's `-DSTENCIL_RADIUS=2`): every radius
 // is its own NVRTC module, so loops over the window have constant trip counts and the
-// shared tiles have constant sizes. Indices are signed 64-bit (`long long`): the halo of the
-// first block lies left of x[0], at negative indices, and n may exceed 2^31.
+// shared tiles have constant sizes.
+//
+// naive and shared are the course's kernels down to the instruction (see
+// docs/baselines.md): timed beside the course's own listing on the H200, they first ran up to
+// 59% (naive, R = 32) and 3% (shared) slower, for three reasons, each read off the SASS:
+//  - Index type. Both are templates on their signed index type I, and the host picks the
+//    instantiation per shape (pmppbench/workloads/stencil.py, index_type): `int`, the
+//    course's, whenever every index the kernel forms fits -- n + B + 2R < 2^31 -- and
+//    `long long` beyond, the 64-bit path. Signed, because the halo of the first block lies
+//    left of x[0], at negative indices. In naive every one of the 2R+1 terms computes
+//    j = i + d and tests 0 <= j < n: in 64 bits an add with carry and a two-instruction
+//    compare per term, where 32 bits need one of each.
+//  - The division. The course divides, `sum / float(2R+1)` (correctly rounded); a multiply
+//    by the rounded 1/(2R+1) is cheaper by itself, but with it ptxas 13.0 schedules naive's
+//    window loop differently (IADD3 where the course's loop has VIADD, the same count), and
+//    that loop ran 7.7% slower at R = 32. With the division the SASS is the listing's.
+//  - __launch_bounds__(256) made ptxas schedule shared's tile load and sum differently
+//    (3.4% slower at R = 32); without it, again the listing's SASS.
+// coarsened keeps its own choices (one multiply per output, launch bounds).
 //
 // The three variants differ in where the 2R+1 reads of each output come from:
 //   naive      2R+1 global reads per output (the L1/L2 caches absorb the overlap, if they can)
@@ -19,7 +36,7 @@
 
 constexpr int R = STENCIL_RADIUS;
 constexpr int WINDOW = 2 * R + 1;
-constexpr float INV_WINDOW = 1.0f / WINDOW;  // one multiply per output instead of a division
+constexpr float INV_WINDOW = 1.0f / WINDOW;  // coarsened: one multiply per output instead of a division
 constexpr int B = 256;  // naive and shared: threads per block = outputs per block
 
 static_assert(R >= 0, "STENCIL_RADIUS must be >= 0");
@@ -29,16 +46,17 @@ static_assert((B + 2 * R) * sizeof(float) <= 48 * 1024, "shared: tile of B + 2R 
 // naive: one thread per output; every neighbour is a bounds-checked global read. Adjacent
 // threads read overlapping windows, so most of the 2R+1 reads hit L1, but each is still a
 // load instruction and a trip through the L1 pipeline.
-extern "C" __global__ void __launch_bounds__(B)
-naive(const float* __restrict__ x, float* __restrict__ y, long long n) {
-    long long i = (long long)blockIdx.x * B + threadIdx.x;
+template <class I>
+__global__ void __launch_bounds__(B)
+naive(const float* x, float* y, I n) {
+    const I i = I(blockIdx.x) * B + I(threadIdx.x);
     if (i >= n) return;  // no barrier in this kernel, so leaving early is safe
     float sum = 0.0f;
     for (int d = -R; d <= R; ++d) {
-        long long j = i + d;
+        const I j = i + d;
         if (j >= 0 && j < n) sum += x[j];  // a missing neighbour adds nothing: it counts as 0
     }
-    y[i] = sum * INV_WINDOW;
+    y[i] = sum / float(WINDOW);
 }
 
 // shared: the course's kernel. Block b owns outputs [b*B, b*B + B) and needs inputs
@@ -47,21 +65,22 @@ naive(const float* __restrict__ x, float* __restrict__ y, long long n) {
 // what lies outside the array, so the sums below need no bounds checks. One barrier, reached
 // by every thread (also those of the last block with no output of their own: they load too),
 // separates loading from reading. The tile is never overwritten, so no second barrier.
-extern "C" __global__ void __launch_bounds__(B)
-shared(const float* __restrict__ x, float* __restrict__ y, long long n) {
+// Launched with B threads, like naive, but declared without __launch_bounds__ (see above).
+template <class I>
+__global__ void shared(const float* x, float* y, I n) {
     __shared__ float tile[B + 2 * R];  // tile[j] = x[base - R + j]
     const int t = threadIdx.x;
-    const long long base = (long long)blockIdx.x * B;
+    const I base = I(blockIdx.x) * B;
     for (int j = t; j < B + 2 * R; j += B) {
-        long long g = base + j - R;  // shared slot -> global input
+        const I g = base + j - R;  // shared slot -> global input
         tile[j] = (g >= 0 && g < n) ? x[g] : 0.0f;
     }
     __syncthreads();  // every input of the block is in the tile
-    long long i = base + t;
+    const I i = base + t;
     if (i < n) {
         float sum = 0.0f;
         for (int d = 0; d < WINDOW; ++d) sum += tile[t + d];  // tile[t + d] = x[i - R + d]
-        y[i] = sum * INV_WINDOW;
+        y[i] = sum / float(WINDOW);
     }
 }
 

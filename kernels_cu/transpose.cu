@@ -4,8 +4,16 @@
 // and written once, so the logical traffic is 8*M*N bytes and there is no arithmetic at all:
 // every variant is a pure question of how well it uses the memory system.
 //
-// x is always a column of A and y a row of A. m and n are size_t and so are the products
-// y * n + x: a 65536 x 65536 matrix already has 2^32 elements.
+// x is always a column of A and y a row of A.
+//
+// Index type. copy, naive and tiled are templates on the type I of m, n, x, y and
+// the offsets y * n + x, and the host picks the instantiation per shape
+// (pmppbench/workloads/transpose.py, index_type): `int`, the course's, while M*N and the
+// padded edges fit in 31 bits, and `long long` beyond -- a 65536 x 65536 matrix already has
+// 2^32 elements. The 64-bit instantiation needs 20 registers where int needs 12, and on the
+// H200 ran shared32 / padded33 2.6-10% slower than the course's int listing at the course's
+// sizes (docs/baselines.md); with int every one of the four is within 1% of it. Their
+// pointers are plain, as the course's: __restrict__ (LDG.E.CONSTANT loads) measured no faster.
 //
 // The variants, in the order of the table:
 //   copy       the same 32x32 block and one element per thread, but B = A: the bandwidth
@@ -23,22 +31,24 @@ constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of th
 // the write are coalesced. It is the course's reference and deliberately stays that simple:
 // a copy that moves several elements per thread (like coarsened) would be a different
 // access pattern, so coarsened may well exceed 100% of this copy.
-extern "C" __global__ void copy(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    size_t x = size_t(blockIdx.x) * TILE_DIM + threadIdx.x;  // column of A
-    size_t y = size_t(blockIdx.y) * TILE_DIM + threadIdx.y;  // row of A
+template <class I>
+__global__ void copy(const float* a, float* b, I m, I n) {
+    const I x = I(blockIdx.x) * TILE_DIM + I(threadIdx.x);  // column of A
+    const I y = I(blockIdx.y) * TILE_DIM + I(threadIdx.y);  // row of A
     if (x < n && y < m) b[y * n + x] = a[y * n + x];
 }
 
 // naive: one thread per element, block (32, 32). Within a warp x runs over 32 adjacent
 // columns: the read of A is one 128-byte row segment, but the write B[x][y] puts adjacent
 // threads M floats apart, 32 separate sectors for one store instruction.
-extern "C" __global__ void naive(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    size_t x = size_t(blockIdx.x) * TILE_DIM + threadIdx.x;  // column of A
-    size_t y = size_t(blockIdx.y) * TILE_DIM + threadIdx.y;  // row of A
+template <class I>
+__global__ void naive(const float* a, float* b, I m, I n) {
+    const I x = I(blockIdx.x) * TILE_DIM + I(threadIdx.x);  // column of A
+    const I y = I(blockIdx.y) * TILE_DIM + I(threadIdx.y);  // row of A
     if (x < n && y < m) b[x * m + y] = a[y * n + x];
 }
 
-// tiled<TILE_STRIDE>: the course's shared-memory transpose (PMPP 5.4 tiling applied to data
+// tiled<TILE_STRIDE, I>: the course's shared-memory transpose (PMPP 5.4 tiling applied to data
 // movement). The block loads a 32x32 tile of A row by row (coalesced), waits, then writes the
 // tile to B row by row (coalesced) with two swaps: block indices (the tile lands at the
 // mirrored place in B) and tile indices (tile[tx][ty], so a row of the tile becomes a column).
@@ -53,16 +63,16 @@ extern "C" __global__ void naive(const float* __restrict__ a, float* __restrict_
 // reaches __syncthreads(), including those outside A on an edge tile. That single barrier
 // sits between the shared writes and reads of *other* threads' elements; nothing is written
 // to the tile after it, so no second barrier is needed.
-template <int TILE_STRIDE>
-__global__ void tiled(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+template <int TILE_STRIDE, class I>
+__global__ void tiled(const float* a, float* b, I m, I n) {
     __shared__ float tile[TILE_DIM][TILE_STRIDE];
-    unsigned tx = threadIdx.x, ty = threadIdx.y;
-    size_t x = size_t(blockIdx.x) * TILE_DIM + tx;  // column of A
-    size_t y = size_t(blockIdx.y) * TILE_DIM + ty;  // row of A
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    const I x = I(blockIdx.x) * TILE_DIM + I(tx);  // column of A
+    const I y = I(blockIdx.y) * TILE_DIM + I(ty);  // row of A
     if (x < n && y < m) tile[ty][tx] = a[y * n + x];
     __syncthreads();
-    size_t out_x = size_t(blockIdx.y) * TILE_DIM + tx;  // column of B: from A's row block
-    size_t out_y = size_t(blockIdx.x) * TILE_DIM + ty;  // row of B: from A's column block
+    const I out_x = I(blockIdx.y) * TILE_DIM + I(tx);  // column of B: from A's row block
+    const I out_y = I(blockIdx.x) * TILE_DIM + I(ty);  // row of B: from A's column block
     if (out_x < m && out_y < n) b[out_y * m + out_x] = tile[tx][ty];
 }
 

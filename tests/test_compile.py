@@ -30,8 +30,8 @@ def test_the_protocols_hold_kernel_compiles(arch):
 def test_second_compile_comes_from_disk_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
     before = comp.STATS["nvrtc_runs"]
-    first = comp.compile_unit("vecadd", ["scalar"], "sm_90")
-    second = comp.compile_unit("vecadd", ["scalar"], "sm_90")
+    first = comp.compile_unit("vecadd", ["scalar<int>"], "sm_90")
+    second = comp.compile_unit("vecadd", ["scalar<int>"], "sm_90")
     assert not first.from_cache and second.from_cache
     assert comp.STATS["nvrtc_runs"] == before + 1
     assert second.cubin == first.cubin and second.ptxas == first.ptxas
@@ -39,8 +39,8 @@ def test_second_compile_comes_from_disk_cache(tmp_path, monkeypatch):
 
 def test_defines_change_the_cache_key(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
-    comp.compile_unit("vecadd", ["scalar"], "sm_90", {"UNUSED": 1})
-    assert not comp.compile_unit("vecadd", ["scalar"], "sm_90", {"UNUSED": 2}).from_cache
+    comp.compile_unit("vecadd", ["scalar<int>"], "sm_90", {"UNUSED": 1})
+    assert not comp.compile_unit("vecadd", ["scalar<int>"], "sm_90", {"UNUSED": 2}).from_cache
 
 
 def test_compile_error_reports_file_and_line(tmp_path, monkeypatch):
@@ -59,7 +59,7 @@ def test_unknown_name_expression_is_a_compile_error():
 
 def test_bad_arch_is_a_usage_error():
     with pytest.raises(UsageError, match="sm_90"):
-        comp.compile_unit("vecadd", ["scalar"], "ninety")
+        comp.compile_unit("vecadd", ["scalar<int>"], "ninety")
 
 
 def test_ptxas_log_parser():
@@ -74,7 +74,7 @@ ptxas info    : Used 18 registers, used 1 barriers, 4224 bytes smem, 384 bytes c
 
 def test_cubin_is_a_whole_elf_image():
     """cuobjdump/nvdisasm need the full image; CuPy's getCUBIN returns one byte short."""
-    cubin = comp.compile_unit("vecadd", ["scalar"], "sm_90", use_cache=False).cubin
+    cubin = comp.compile_unit("vecadd", ["scalar<int>"], "sm_90", use_cache=False).cubin
     shoff = int.from_bytes(cubin[0x28:0x30], "little")
     shentsize, shnum = int.from_bytes(cubin[0x3A:0x3C], "little"), int.from_bytes(cubin[0x3C:0x3E], "little")
     assert len(cubin) >= shoff + shentsize * shnum

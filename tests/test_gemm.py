@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,6 +249,44 @@ def test_every_kernel_compiles_without_spills(arch):
     assert unit.ptxas[W.variant("warptile").kernel].static_smem == one_stage
     assert unit.ptxas[W.variant("double_buffer").kernel].static_smem == 2 * one_stage
     assert unit.ptxas[W.variant("cp_async").kernel].static_smem == 3 * one_stage
+
+
+# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+
+def test_course_listing_compiles_through_the_same_path(monkeypatch):
+    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    names = ["gemm_naive", "gemm_tiled16", "gemm_tiled32", "gemm_coarsened"]
+    unit = compile_unit("course_gemm", names, "sm_90", use_cache=False)
+    for name, report in unit.ptxas.items():
+        assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
+
+
+@pytest.mark.parametrize("workload", ["vecadd", "transpose", "gemm", "stencil"])
+def test_baselines_script_pairs_every_textbook_rung_and_its_sources_compile(workload, tmp_path, monkeypatch):
+    """scripts/baselines.py: each pair names a real variant and listing kernel, and the
+    `--ab` source (__restrict__ on every float* parameter) still compiles."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "baselines.py"
+    spec = importlib.util.spec_from_file_location("baselines", path)
+    baselines = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look themselves up there
+    spec.loader.exec_module(baselines)
+    w = workloads.get(workload)
+    pairs = baselines.PAIRS[workload]
+    textbook = {"vecadd": ["scalar"], "transpose": ["copy", "naive", "shared32", "padded33"],
+                "gemm": ["naive", "tiled16", "tiled32", "coarsened"], "stencil": ["naive", "shared"]}
+    assert [p.rung for p in pairs] == textbook[workload]
+    baselines.with_restrict(Path(__file__).resolve().parent.parent / "kernels_cu" / f"{workload}.cu", tmp_path,
+                            f"restrict_{workload}")
+    text = (tmp_path / f"restrict_{workload}.cu").read_text()
+    assert "float* a," not in text and "float* x," not in text and "float* A," not in text
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(tmp_path))
+    names = sorted({w.variant(p.rung).kernel for p in pairs})
+    defines = {"STENCIL_RADIUS": 32} if workload == "stencil" else {}
+    unit = compile_unit(f"restrict_{workload}", names, "sm_90", defines, use_cache=False)
+    assert set(unit.ptxas) == set(names)
 
 
 # ---- GPU ------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +17,11 @@ from gpu_helpers import assert_all_pass, check_rows
 from pmppbench.check import compare
 from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import CompileError, UsageError
+from pmppbench.workloads import stencil
+from pmppbench.workloads.base import INT_MAX
 from pmppbench.workloads.stencil import (
     BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, STATIC_SMEM, U, WORKLOAD,
-    coarsened_smem_bytes, error_bound, halo, shared_smem_bytes, stencil_reference,
+    coarsened_smem_bytes, error_bound, halo, sampled_reference, shared_smem_bytes, stencil_reference,
 )
 
 W = WORKLOAD
@@ -34,13 +37,14 @@ def shape(n, radius):
 # exact bits: the tolerance tests run them, and the GPU tests compare against them.
 
 def direct_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
-    """naive and shared: sum += x[i-R+d] for d = 0..2R (zeros at the edges), times 1/(2R+1)."""
+    """naive and shared: sum += x[i-R+d] for d = 0..2R (zeros at the edges), divided by 2R+1
+    (correctly rounded, as the course's `sum / float(2*R + 1)`)."""
     n, m = len(x), 2 * radius + 1
     padded = np.concatenate([np.zeros(radius, np.float32), x, np.zeros(radius, np.float32)])
     total = np.zeros(n, np.float32)
     for d in range(m):
         total = total + padded[d:d + n]
-    return total * (np.float32(1) / np.float32(m))
+    return total / np.float32(m)
 
 
 def running_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
@@ -71,14 +75,15 @@ def model_of(variant: str):
 
 def test_variants_and_table_attributes():
     assert W.variant_names() == VARIANTS
-    assert [v.kernel for v in W.variants] == ["naive", "shared", f"coarsened<{COARSE_THREADS}, {COARSE_C}>"]
+    assert [v.kernel for v in W.variants] == ["naive<int>", "shared<int>", f"coarsened<{COARSE_THREADS}, {COARSE_C}>"]
     assert (W.baseline, W.roof, W.rate, W.dims) == ("naive", None, "GB/s", ("n",))
     assert W.tolerance_for(W.default_shape()).rule == "elementwise"
 
 
 def test_shapes_labels_and_defines():
     assert W.default_shape() == shape(16777216, 32)
-    assert W.check_shapes() == [shape(n, r) for r in (1, 2, 32, 64) for n in (1, 2, 255, 257, 4194304, 16777219)]
+    assert W.check_shapes() == [shape(n, r) for r in (1, 2, 32, 64) for n in (1, 2, 255, 257, 4194304, 16777219)] + [
+        shape(2**31 + 4101, 64)]  # past 2^31: naive's and shared's 64-bit path
     assert W.label(shape(16777216, 32)) == "16777216 radius=32"
     assert W.defines(shape(100, 2)) == {"STENCIL_RADIUS": 2}
     assert W.compile_sets() == [{"STENCIL_RADIUS": r} for r in (1, 2, 32, 64)]
@@ -100,6 +105,40 @@ def test_reference_equals_the_definition(n, radius):
     direct = [sum(float(x[j]) for j in range(i - radius, i + radius + 1) if 0 <= j < n) / (2 * radius + 1)
               for i in range(n)]
     np.testing.assert_allclose(stencil_reference(x, radius), direct, rtol=0, atol=1e-15)
+
+
+# ---- index paths and the check past 2^31 ----------------------------------
+
+def test_int_while_every_index_fits():
+    # shared's halo load forms g = base + j - R up to n + B + R; naive's j = i + d up to n + R.
+    assert W.index_type(shape(16777216, 32)) == "int"
+    assert W.index_type(shape(INT_MAX - BLOCK - 64, 32)) == "int"
+    assert W.index_type(shape(INT_MAX - BLOCK - 63, 32)) == "long long"
+    assert W.index_type(shape(INT_MAX - BLOCK, 0)) == "int"
+    assert W.index_type(W.check_shapes()[-1]) == "long long"
+    assert {"naive<long long>", "shared<long long>"} <= set(W.kernel_names())
+
+
+@pytest.mark.parametrize("radius", [0, 2, 64])
+def test_sampled_reference_is_the_reference_at_the_samples(radius):
+    x = np.random.default_rng(radius).random(5000, dtype=np.float32) * 2 - 1
+    idx = np.array([0, 1, radius, 2499, 4999 - radius, 4998, 4999])
+    np.testing.assert_allclose(sampled_reference(x, radius, idx), stencil_reference(x, radius)[idx], rtol=0,
+                               atol=1e-15)
+
+
+def test_large_shapes_are_checked_on_samples(monkeypatch):
+    """Past SAMPLE_ABOVE outputs: a repeated random block as input, the reference at the
+    sampled outputs only (the first and last among them); 5000 stands in for 2^31."""
+    monkeypatch.setattr(stencil, "SAMPLE_ABOVE", 1000)
+    monkeypatch.setattr(stencil, "SAMPLES", 64)
+    s = shape(5000, 32)
+    inputs = W.make_inputs(s, np.random.default_rng(1))
+    x, idx = inputs["x"], inputs["samples"]
+    assert x.dtype == np.float32 and -1 <= x.min() and x.max() < 1 and np.count_nonzero(x) == x.size
+    assert idx[0] == 0 and idx[-1] == 4999 and len(idx) < 5000
+    np.testing.assert_allclose(W.reference(s, inputs, W.variant("naive")), stencil_reference(x, 32)[idx], rtol=0,
+                               atol=1e-15)
 
 
 def test_inputs_are_fp32_in_minus_one_to_one():
@@ -213,7 +252,7 @@ def test_compile_command_builds_every_radius(run_cli):
     code, out, _ = run_cli("compile", "--arch", "sm_90", "stencil")
     assert code == 0
     lines = [line for line in out.splitlines() if line.startswith("OK")]
-    assert len(lines) == len(RADII) * len(VARIANTS)
+    assert len(lines) == len(RADII) * (len(VARIANTS) + 2)  # + naive's and shared's 64-bit paths
     assert all("0 B spills" in line for line in lines)
 
 
@@ -280,6 +319,7 @@ template <class K> void launch(K kernel, long long blocks, int threads, const fl
 }
 
 int main(int argc, char** argv) {  // emulator VARIANT N < x (N floats) > y (N floats)
+    // VARIANT: 0 naive<int>, 1 shared<int>, 2 coarsened, 3 naive<long long>, 4 shared<long long>
     int variant = std::atoi(argv[1]);
     long long n = std::atoll(argv[2]);
     // x and y sit between NaN guards: a read outside x makes a NaN output, a write outside y
@@ -289,8 +329,10 @@ int main(int argc, char** argv) {  // emulator VARIANT N < x (N floats) > y (N f
     float *x = xs.data() + guard, *y = ys.data() + guard;
     if (std::fread(x, sizeof(float), n, stdin) != size_t(n)) return 1;
     constexpr int OUT = EMU_THREADS * EMU_C;
-    if (variant == 0) launch(naive, (n + B - 1) / B, B, x, y, n);
-    if (variant == 1) launch(shared, (n + B - 1) / B, B, x, y, n);
+    if (variant == 0) launch(naive<int>, (n + B - 1) / B, B, x, y, n);
+    if (variant == 1) launch(shared<int>, (n + B - 1) / B, B, x, y, n);
+    if (variant == 3) launch(naive<long long>, (n + B - 1) / B, B, x, y, n);
+    if (variant == 4) launch(shared<long long>, (n + B - 1) / B, B, x, y, n);
     if (variant == 2) launch(coarsened<EMU_THREADS, EMU_C>, (n + OUT - 1) / OUT, EMU_THREADS, x, y, n);
     for (long long i = 0; i < guard; ++i)
         if (!std::isnan(y[-1 - i]) || !std::isnan(y[n + i])) return 3;
@@ -329,6 +371,8 @@ def emulator(tmp_path_factory):
 
 # Sizes around every block edge: 256 for naive/shared, 3968 for coarsened, float4 tails.
 EMULATED_NS = (1, 2, 3, 5, 255, 257, COARSE_OUT - 1, COARSE_OUT, COARSE_OUT + 1, 2 * COARSE_OUT + 6)
+# The emulator's variant numbers: the table's three, then naive's and shared's 64-bit paths.
+EMULATED = [*VARIANTS, "naive", "shared"]
 
 
 @pytest.mark.parametrize("radius", [0, *RADII])
@@ -337,7 +381,7 @@ def test_kernels_on_the_cpu_emulation(emulator, radius):
     for n in EMULATED_NS:
         x = np.random.default_rng(n).random(n, dtype=np.float32) * 2 - 1
         ref = stencil_reference(x, radius)
-        for index, variant in enumerate(VARIANTS):
+        for index, variant in enumerate(EMULATED):
             run = subprocess.run([str(binary), str(index), str(n)], input=x.tobytes(), capture_output=True,
                                  check=True)
             y = np.frombuffer(run.stdout, dtype=np.float32)
@@ -350,11 +394,21 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
     binary = emulator(MAX_RADIUS)
     for n in (5, 2 * MAX_RADIUS + 1, COARSE_OUT + 2 * MAX_RADIUS + 3):
         x = np.random.default_rng(n).random(n, dtype=np.float32) * 2 - 1
-        for index, variant in enumerate(VARIANTS):
+        for index, variant in enumerate(EMULATED):
             run = subprocess.run([str(binary), str(index), str(n)], input=x.tobytes(), capture_output=True,
                                  check=True)
             np.testing.assert_array_equal(np.frombuffer(run.stdout, dtype=np.float32),
                                           model_of(variant)(x, MAX_RADIUS), err_msg=f"{variant} n={n}")
+
+
+# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+
+def test_course_listing_compiles_through_the_same_path(monkeypatch):
+    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"STENCIL_RADIUS": 32}, use_cache=False)
+    for name, report in unit.ptxas.items():
+        assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 
 
 # ---- GPU ------------------------------------------------------------------------------
@@ -363,7 +417,7 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
 def test_every_variant_passes_on_the_check_shapes():
     rows = check_rows("stencil", W.check_shapes())
     assert_all_pass(rows)
-    assert len(rows) == len(VARIANTS) * len(RADII) * len(CHECK_NS)
+    assert len(rows) == len(VARIANTS) * (len(RADII) * len(CHECK_NS) + 1)  # + the shape past 2^31
     for r in rows:
         assert r.spill_bytes == 0 and r.threads_per_block == (COARSE_THREADS if r.variant == "coarsened" else BLOCK)
 
@@ -381,10 +435,12 @@ def test_largest_radius_passes():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("index", ["int", "long long"])
 @pytest.mark.parametrize("n,radius", [(COARSE_OUT * 5 + 3, 2), (COARSE_OUT * 5 + 3, 32), (1 << 20, 64)])
-def test_kernels_are_bit_exact_with_their_summation_order(n, radius):
+def test_kernels_are_bit_exact_with_their_summation_order(n, radius, index):
     """naive and shared add in the same order (so agree bit for bit); coarsened's running sum
-    matches its FP32 model exactly. A real difference here is an indexing change, not rounding."""
+    matches its FP32 model exactly. A real difference here is an indexing change, not rounding.
+    naive and shared run in both instantiations (the long long one forced on a small n)."""
     from pmppbench.compile import load_kernels
     from pmppbench.gpu import cupy
 
@@ -392,7 +448,9 @@ def test_kernels_are_bit_exact_with_their_summation_order(n, radius):
     inputs = W.make_inputs(s, np.random.default_rng(5))
     ctx = W.setup(s, inputs, load_kernels("stencil", W.kernel_names(), W.defines(s)))
     for variant in VARIANTS:
-        job = W.job(W.variant(variant), s, ctx)
+        job = W.job(W.variant(variant), s, ctx, index=index)
+        if variant != "coarsened":
+            assert job.launch.kernel.name == f"{variant}<{index}>"
         job.poison()
         job.run()
         cupy().cuda.Device().synchronize()

@@ -3,6 +3,8 @@ every variant bit-exact on edge shapes on the GPU."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from gpu_helpers import assert_all_pass, check_rows
@@ -10,8 +12,9 @@ from gpu_helpers import assert_all_pass, check_rows
 from pmppbench.check import compare
 from pmppbench.compile import compile_unit
 from pmppbench.errors import UsageError
-from pmppbench.workloads.base import MAX_GRID_Y
-from pmppbench.workloads.transpose import COARSENED_TILE, TILE_DIM, WORKLOAD, launch_geometry
+from pmppbench.workloads import transpose
+from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y
+from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD, launch_geometry
 
 W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
@@ -28,7 +31,8 @@ def test_variants_are_the_course_four_plus_coarsened():
     assert W.variant_names() == ["copy", *TRANSPOSES]
     kernels = {v.name: v.kernel for v in W.variants}
     # shared32 and padded33 are one template; the shared row stride is the only difference.
-    assert kernels["shared32"] == "tiled<32>" and kernels["padded33"] == "tiled<33>"
+    assert kernels["shared32"] == "tiled<32, int>" and kernels["padded33"] == "tiled<33, int>"
+    assert kernels["copy"] == "copy<int>" and kernels["naive"] == "naive<int>"
     assert kernels["coarsened"] == f"coarsened<{COARSENED_TILE}>"
     assert (W.baseline, W.roof, W.rate) == ("naive", "copy", "GB/s")
     assert W.tolerance.rule == "exact"
@@ -37,6 +41,9 @@ def test_variants_are_the_course_four_plus_coarsened():
 def test_check_shapes_cover_edges():
     shapes = {(s["m"], s["n"]) for s in W.check_shapes()}
     assert {(4096, 4096), (1000, 3000), (33, 31), (31, 33), (1, 1), (1, 4097), (4097, 1)} <= shapes
+    # one shape past 2^31 elements, with partial tiles on both edges: the 64-bit path
+    m, n = LARGE_CHECK["m"], LARGE_CHECK["n"]
+    assert (m, n) in shapes and m * n > 2**31 and m % 32 and n % 32 and W.index_type(LARGE_CHECK) == "long long"
     assert W.default_shape() == shape(4096, 4096)
     assert W.label(shape(1000, 3000)) == "1000x3000"
 
@@ -126,11 +133,47 @@ def test_every_kernel_compiles_for_sm90_without_spills():
         assert report.registers > 0, name
         assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), name
     smem = {name: r.static_smem for name, r in unit.ptxas.items()}
-    assert smem["copy"] == smem["naive"] == 0
-    assert smem["tiled<32>"] == 32 * 32 * 4
-    assert smem["tiled<33>"] == 32 * 33 * 4  # the pad: 128 bytes more per block
+    for index in ("int", "long long"):  # both index paths of the course's four
+        assert smem[f"copy<{index}>"] == smem[f"naive<{index}>"] == 0
+        assert smem[f"tiled<32, {index}>"] == 32 * 32 * 4
+        assert smem[f"tiled<33, {index}>"] == 32 * 33 * 4  # the pad: 128 bytes more per block
     assert smem[f"coarsened<{COARSENED_TILE}>"] == COARSENED_TILE * (COARSENED_TILE + 1) * 4
     assert smem["coarsened<32>"] == 32 * 33 * 4
+
+
+# ---- index paths --------------------------------------------------------
+
+def test_int_while_every_offset_fits():
+    assert W.index_type(shape(4096, 4096)) == W.index_type(shape(46340, 46340)) == "int"
+    assert W.index_type(shape(46341, 46341)) == "long long"  # 2,147,488,281 elements
+    assert W.index_type(shape(1, INT_MAX - TILE_DIM)) == "int"
+    assert W.index_type(shape(1, INT_MAX - TILE_DIM + 1)) == "long long"  # x runs to the rounded-up edge
+    assert W.index_type(shape(INT_MAX - TILE_DIM + 1, 1)) == "long long"
+    names = W.kernel_names()
+    for v in W.variants:
+        if v.name != "coarsened":
+            assert v.kernel.endswith(", int>") or v.kernel.endswith("<int>")
+            assert v.kernel.replace("int>", "long long>") in names
+
+
+@pytest.mark.parametrize("name", ["copy", "naive", "padded33"])
+def test_large_shapes_are_checked_on_sampled_rows_and_columns(monkeypatch, name):
+    """Above SAMPLE_ABOVE elements the reference holds sampled whole rows and then columns of
+    the output, the last ones among them; this small shape stands in for one past 2^31."""
+    monkeypatch.setattr(transpose, "SAMPLE_ABOVE", 1000)
+    monkeypatch.setattr(transpose, "SAMPLES", 8)
+    s = shape(300, 450)
+    inputs = W.make_inputs(s, np.random.default_rng(3))
+    rows_m, rows_n = inputs["rows_m"], inputs["rows_n"]
+    assert rows_m[-1] == 299 and rows_n[-1] == 449 and len(rows_m) < 300 and len(rows_n) < 450
+    a = inputs["a"]
+    out = a if name == "copy" else np.ascontiguousarray(a.T)
+    rows, cols = (rows_m, rows_n) if name == "copy" else (rows_n, rows_m)
+    expected = np.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()])
+    np.testing.assert_array_equal(W.reference(s, inputs, W.variant(name)), expected)
+    # copy's sample is not a transpose's: the two references still tell them apart
+    if name != "copy":
+        assert not np.array_equal(W.reference(s, inputs, W.variant("copy"))[: expected.size], expected)
 
 
 # ---- CLI bad input (exit 2 before any GPU work) ------------------------------------
@@ -147,6 +190,16 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args, words):
     assert code == 2
     assert words in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+
+def test_course_listing_compiles_through_the_same_path(monkeypatch):
+    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    unit = compile_unit("course_transpose", ["copy", "naive", "shared32", "padded33"], "sm_90", use_cache=False)
+    for name, report in unit.ptxas.items():
+        assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 
 
 # ---- GPU ---------------------------------------------------------------------------
@@ -191,3 +244,24 @@ def test_copy_is_checked_as_a_copy_on_the_device(m, n):
     assert compare(outputs["naive"], transpose_ref, W.tolerance).passed
     assert not compare(outputs["naive"], copy_ref, W.tolerance).passed
     assert not compare(outputs["copy"], transpose_ref, W.tolerance).passed
+
+
+@pytest.mark.gpu
+def test_the_64_bit_path_passes_on_edge_shapes_too():
+    """The long long instantiations, forced where the host would pick int, are right too."""
+    from pmppbench.compile import load_kernels
+    from pmppbench.gpu import cupy
+
+    for s in (shape(33, 31), shape(1000, 3000), shape(1, 4097)):
+        inputs = W.make_inputs(s, np.random.default_rng(11))
+        ctx = W.setup(s, inputs, load_kernels("transpose", W.kernel_names()))
+        for v in W.variants:
+            if v.name == "coarsened":
+                continue
+            job = W.job(v, s, ctx, index="long long")
+            assert job.launch.kernel.name.endswith("long long>")
+            job.poison()
+            job.run()
+            cupy().cuda.Device().synchronize()
+            result = compare(job.output(), W.reference(s, inputs, v), W.tolerance)
+            assert result.passed, f"{v.name} {s}: {result.detail}"

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from gpu_helpers import assert_all_pass, check_rows
 from pmppbench import workloads
+from pmppbench.check import compare
+from pmppbench.compile import compile_unit
+from pmppbench.workloads import vecadd
+from pmppbench.workloads.base import INT_MAX
+from pmppbench.workloads.vecadd import LARGE_CHECK
 
 
 def test_traffic_model_is_12_bytes_per_element():
@@ -27,7 +34,51 @@ def test_reference_is_the_fp32_sum():
 
 def test_check_shapes_cover_the_issue_sizes():
     sizes = [s["n"] for s in workloads.get("vecadd").check_shapes()]
-    assert sizes == [1, 3, 1000003, 1 << 26]
+    assert sizes == [1, 3, 1000003, 1 << 26, (1 << 31) + 7]  # the last on scalar's 64-bit path
+
+
+# ---- index paths -------------------------------------------------------------
+
+def test_scalar_takes_int_while_every_index_fits():
+    w = workloads.get("vecadd")
+    # i = blockIdx.x * 256 + threadIdx.x reaches n + 255 in the last block.
+    assert w.index_type({"n": 1 << 26}) == "int"
+    assert w.index_type({"n": INT_MAX - 256}) == "int"
+    assert w.index_type({"n": INT_MAX - 255}) == "long long"
+    assert w.index_type(LARGE_CHECK) == "long long"
+    assert w.variant("scalar").kernel == "scalar<int>"
+    assert "scalar<long long>" in w.kernel_names()
+
+
+def test_both_scalar_paths_compile_to_the_same_kernel_but_for_the_index():
+    unit = compile_unit("vecadd", workloads.get("vecadd").kernel_names(), "sm_90")
+    for name in ("scalar<int>", "scalar<long long>"):
+        report = unit.ptxas[name]
+        assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
+
+
+def test_large_shapes_are_checked_on_samples(monkeypatch):
+    """Past SAMPLE_ABOVE elements the inputs repeat one random block and the reference is the
+    sum at the sampled indices only; the small shape here stands in for 2^31."""
+    w = workloads.get("vecadd")
+    monkeypatch.setattr(vecadd, "SAMPLE_ABOVE", 1000)
+    monkeypatch.setattr(vecadd, "SAMPLES", 100)
+    shape = {"n": 5000}
+    inputs = w.make_inputs(shape, np.random.default_rng(0))
+    idx = inputs["samples"]
+    assert idx[0] == 0 and idx[-1] == 4999 and len(idx) < 5000 and np.all(np.diff(idx) > 0)
+    np.testing.assert_array_equal(w.reference(shape, inputs, w.variant("scalar")), (inputs["a"] + inputs["b"])[idx])
+    assert np.all(inputs["a"] != 0) and not np.array_equal(inputs["a"], inputs["b"])
+
+
+# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+
+def test_course_listing_compiles_through_the_same_path(monkeypatch):
+    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    unit = compile_unit("course_vecadd", ["vector_add"], "sm_90", use_cache=False)
+    for name, report in unit.ptxas.items():
+        assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 
 
 @pytest.mark.gpu
@@ -50,3 +101,25 @@ def test_timed_run_produces_sane_rows(run_cli, tmp_path):
         assert row["check"] == "PASS" and row["median_ms"] > 0
         assert len(row["batch_means_ms"]) == 5 and row["reps"] == 10
         assert row["registers"] > 0 and row["threads_per_block"] == 256
+
+
+@pytest.mark.gpu
+def test_the_64_bit_path_passes_on_edge_sizes_too():
+    """scalar<long long>, forced where the host would pick int: both instantiations are right."""
+    from pmppbench.compile import load_kernels
+    from pmppbench.gpu import cupy
+
+    w = workloads.get("vecadd")
+    v = w.variant("scalar")
+    for n in (1, 3, 257, 1000003):
+        shape = {"n": n}
+        inputs = w.make_inputs(shape, np.random.default_rng(n))
+        ctx = w.setup(shape, inputs, load_kernels("vecadd", w.kernel_names()))
+        for index in ("int", "long long"):
+            job = w.job(v, shape, ctx, index=index)
+            assert job.launch.kernel.name == f"scalar<{index}>"
+            job.poison()
+            job.run()
+            cupy().cuda.Device().synchronize()
+            result = compare(job.output(), w.reference(shape, inputs, v), w.tolerance_for(shape))
+            assert result.passed, f"{index} n={n}: {result.detail}"

@@ -169,12 +169,20 @@ class Workload:
         return unique_kernels(self.variants)
 
     def kernel_variants(self) -> list[tuple[str, str]]:
-        """(kernel expression, the table names of the variants launching it), for `compile`."""
+        """(kernel expression, the table names of the variants launching it) for every kernel
+        `compile` builds; a 64-bit instantiation is named after its variants' int path."""
         names: dict[str, list[str]] = {}
         for v in self.variants:
             if v.kernel:
                 names.setdefault(v.kernel, []).append(v.name)
-        return [(k, ", ".join(vs)) for k, vs in names.items()]
+        out = []
+        for kernel in self.kernel_names():
+            if kernel in names:
+                out.append((kernel, ", ".join(names[kernel])))
+                continue
+            narrow = next((k for k in names if k.endswith(">") and _wide(k) == kernel), None)
+            out.append((kernel, ", ".join(names[narrow]) + " (64-bit path)" if narrow else ""))
+        return out
 
     # ---- data ---------------------------------------------------------------------
     def make_inputs(self, shape: Shape, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -243,3 +251,91 @@ def is_int(value: Any, minimum: int) -> bool:
 def unique_kernels(variants) -> list[str]:
     """The kernels `variants` launch, each once, in order: one compile and load per kernel."""
     return list(dict.fromkeys(v.kernel for v in variants if v.kernel))
+
+
+# ---- index paths ---------------------------------------------------------------
+# The textbook kernels index with the course's `int` where every index they form fits, and
+# take a second, 64-bit instantiation of the same template where it would not. The host
+# chooses per shape; both are compiled by `pmppbench compile` and checked by --check-only
+# (each workload checks one shape past 2^31 elements).
+
+INT_MAX = 2**31 - 1
+INDEX_TYPES = ("int", "long long")
+
+
+def index_type(largest: int) -> str:
+    """The C++ index type for a launch whose indices reach at most `largest` (in magnitude):
+    the course's `int` while that fits in 31 bits, `long long` -- the 64-bit path -- beyond."""
+    return "int" if largest <= INT_MAX else "long long"
+
+
+def index_arg(index: str, value: int) -> np.integer:
+    """A size argument in the kernel's index type."""
+    return np.int32(value) if index == "int" else np.int64(value)
+
+
+def instantiation(kernel: str, index: str) -> str:
+    """The name expression of `kernel` (whose last template argument is the index type, as
+    written in the Variant: "tiled<32, int>") for another index type: "tiled<32, long long>"."""
+    head, sep, last = kernel.rpartition(",") if "," in kernel else kernel.rpartition("<")
+    if not kernel.endswith(">") or last.strip(" >") not in INDEX_TYPES:
+        raise ValueError(f"{kernel!r} does not end in an index type argument")
+    return f"{head}{sep}{' ' if sep == ',' else ''}{index}>"
+
+
+def indexed_kernel(workload: Workload, shape: Shape, ctx: dict, kernel: str, index: str):
+    """The loaded kernel `kernel` instantiated for `index`. The runner loads the variants' own
+    names (the int path); another instantiation is compiled and loaded on first use, through
+    the same cache, and kept in ctx["kernels"]."""
+    name = instantiation(kernel, index)
+    kernels = ctx["kernels"]
+    if name not in kernels:
+        from pmppbench.compile import load_kernels  # noqa: PLC0415 (needs a GPU)
+
+        kernels[name] = load_kernels(workload.name, [name], workload.defines(shape))[name]
+    return kernels[name]
+
+
+def _wide(kernel: str) -> str | None:
+    try:
+        return instantiation(kernel, "long long")
+    except ValueError:
+        return None
+
+
+def with_wide_paths(names: list[str], indexed: set[str]) -> list[str]:
+    """`names` plus the 64-bit instantiation of each of them in `indexed`: what `pmppbench
+    compile` builds."""
+    return names + [instantiation(n, "long long") for n in names if n in indexed]
+
+
+# ---- inputs and checks past 2^31 elements -------------------------------------------------
+
+REPEAT_PERIOD = (1 << 24) - 3  # odd: no power-of-two wrap of an index lands on an equal value
+
+
+def repeated_random(count: int, rng: np.random.Generator, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+    """`count` FP32 values: one random block of REPEAT_PERIOD values, uniform in [low, high),
+    repeated. Drawing 2^31 random numbers would take the host tens of seconds; copying one block
+    takes about one. An index that wrapped by 2^31 or 2^32 (a 32-bit overflow) moves by a
+    non-multiple of the odd period, so it reads a different value and the check sees it."""
+    block = (rng.random(min(count, REPEAT_PERIOD), dtype=np.float32) * np.float32(high - low) + np.float32(low))
+    out = np.empty(count, dtype=np.float32)
+    out[: block.size] = block
+    filled = block.size
+    while filled < count:  # doubling copies
+        step = min(filled, count - filled)
+        out[filled: filled + step] = out[:step]
+        filled += step
+    return out
+
+
+def checked_indices(size: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted indices into range(size) for a sampled check: one random index in each of
+    `count` equal strata, the first and last 64, and the 64 on either side of 2^31 and 2^32
+    (where a 32-bit index would wrap)."""
+    edges = np.linspace(0, size, count + 1).astype(np.int64)
+    picks = rng.integers(edges[:-1], np.maximum(edges[1:], edges[:-1] + 1))
+    near = [np.arange(c - 64, c + 64) for c in (0, size, 1 << 31, 1 << 32)]
+    out = np.unique(np.concatenate([picks, *near]))
+    return out[(out >= 0) & (out < size)]

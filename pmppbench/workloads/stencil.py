@@ -7,13 +7,22 @@ STENCIL_RADIUS to NVRTC, so every radius is its own module (compile.py caches ea
 Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `shared` (the
 course's halo tile, B = 256), `coarsened` (C = 31 outputs per thread with a running sum).
 
+Index paths: naive and shared are templates on their index type. The host picks
+`int`, the course's, while n + B + 2R fits in 31 bits and `long long` beyond (index_type;
+on the H200 the 64-bit loop made naive 59% slower than the course's listing at R = 32,
+docs/baselines.md). The check
+shapes include n = 2^31 + 4101, on the 64-bit path; above SAMPLE_ABOVE outputs the input is
+a repeated random block (base.repeated_random) and the check is exact on a sample of the
+outputs (base.checked_indices), whose windows the float64 reference sums directly.
+
 Tolerance (tolerance_for, per radius). Inputs are uniform in [-1, 1), so a partial sum of k
 terms is at most k in magnitude and each FP32 operation rounds by at most u*|result|, with
 u = 2^-24. A direct sum of the m = 2R+1 terms (naive, shared) is then off by at most
 u*(2 + 3 + ... + m) ~ u*m^2/2, which is u*m/2 after dividing by m. The running sum of
 `coarsened` starts from such a sum and, for each of its C-1 later outputs, rounds once for
 (entering - leaving), |.| <= 2, and once for the new sum, |.| <= m+2: (C-1)*(m+4)*u more in
-the sum, (C-1)*(m+4)/m*u on the mean. The multiply by the rounded 1/m adds 2u, and u/2
+the sum, (C-1)*(m+4)/m*u on the mean. The last step adds at most 2u (coarsened's multiply
+by the rounded 1/m; naive's and shared's division, correctly rounded, only u), and u/2
 more is kept as margin (the check compares with the float64 reference itself), so
 
     |out - ref| <= (m/2 + (C-1)*(m+4)/m + 3) * u      (R = 2: 60u, R = 32: 67u, R = 64: 98u)
@@ -32,7 +41,10 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Axis, Launch, Traffic, Variant, Workload, grid_1d, is_int, kernel_job
+from pmppbench.workloads.base import (
+    Axis, Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
+    is_int, kernel_job, repeated_random, with_wide_paths,
+)
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
 COARSE_THREADS = 128  # coarsened: threads per block
@@ -41,6 +53,10 @@ COARSE_OUT = COARSE_THREADS * COARSE_C  # 3968 outputs per block
 STATIC_SMEM = 48 * 1024  # CUDA's cap on a block's static __shared__ arrays
 RADII = (1, 2, 32, 64)  # the modules `pmppbench compile` builds and --check-only checks
 CHECK_NS = (1, 2, 255, 257, 4194304, 16777216 + 3)
+LARGE_CHECK = {"n": (1 << 31) + 4101, "radius": 64}  # past 2^31 outputs: the 64-bit path
+SAMPLE_ABOVE = 1 << 30  # larger n: repeated-block input, exact check on SAMPLES sampled outputs
+SAMPLES = 1 << 14
+INDEXED = {"naive<int>", "shared<int>"}  # kernels with a 64-bit instantiation
 U = 2.0**-24  # FP32 unit roundoff
 
 
@@ -83,6 +99,14 @@ def stencil_reference(x: np.ndarray, radius: int) -> np.ndarray:
     return (p[m:] - p[:-m]) / m
 
 
+def sampled_reference(x: np.ndarray, radius: int, samples: np.ndarray) -> np.ndarray:
+    """stencil_reference at the indices `samples` only, each window summed directly in float64."""
+    window = samples[:, None] + np.arange(-radius, radius + 1)[None, :]
+    inside = (window >= 0) & (window < len(x))
+    values = np.where(inside, x[np.clip(window, 0, len(x) - 1)].astype(np.float64), 0.0)
+    return values.sum(axis=1) / (2 * radius + 1)
+
+
 def error_bound(radius: int) -> float:
     """The worst |out - ref| of any variant for inputs in [-1, 1) (derived in the module docstring)."""
     m = 2 * radius + 1
@@ -100,8 +124,8 @@ class Stencil(Workload):
     # The course's stencil protocol: more warmup, and the variants' batches interleaved.
     protocol = Protocol(warmup=20, batches=5, reps=100, alternate=True)
     variants = (
-        Variant("naive", "naive", "one thread per output, 2R+1 bounds-checked global reads"),
-        Variant("shared", "shared", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
+        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads"),
+        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
         Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}>",
                 f"{COARSE_C} outputs per thread by running sum; float4 tile loads, staged float4 stores"),
     )
@@ -116,7 +140,7 @@ class Stencil(Workload):
         return {"n": 16777216, "radius": 32}
 
     def check_shapes(self):
-        return [{"n": n, "radius": r} for r in RADII for n in CHECK_NS]
+        return [{"n": n, "radius": r} for r in RADII for n in CHECK_NS] + [dict(LARGE_CHECK)]
 
     def validate(self, shape):
         super().validate(shape)
@@ -140,12 +164,28 @@ class Stencil(Workload):
     def compile_sets(self):
         return [{"STENCIL_RADIUS": r} for r in RADII]
 
+    def kernel_names(self):
+        return with_wide_paths(super().kernel_names(), INDEXED)
+
+    def index_type(self, shape) -> str:
+        """int while every index naive and shared form fits: j = i + d < n + R in naive,
+        g = base + j - R < n + B + R in shared's halo load."""
+        return index_type(shape["n"] + BLOCK + 2 * shape["radius"])
+
     # ---- data ---------------------------------------------------------------------
+    def sampled(self, shape) -> bool:
+        return shape["n"] > SAMPLE_ABOVE
+
     def make_inputs(self, shape, rng):
         # Uniform in [-1, 1): signed, never all zero, and bounded, which the tolerance needs.
-        return {"x": rng.random(shape["n"], dtype=np.float32) * 2 - 1}
+        n = shape["n"]
+        if not self.sampled(shape):
+            return {"x": rng.random(n, dtype=np.float32) * 2 - 1}
+        return {"x": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
 
     def reference(self, shape, inputs, variant):
+        if "samples" in inputs:
+            return sampled_reference(inputs["x"], shape["radius"], inputs["samples"])
         return stencil_reference(inputs["x"], shape["radius"])
 
     def setup(self, shape, inputs, kernels):
@@ -154,18 +194,27 @@ class Stencil(Workload):
         y = cp.empty(shape["n"], dtype=cp.float32)
         # coarsened's float4 loads and stores need 16-byte aligned arrays (CuPy gives 256 B).
         assert x.data.ptr % 16 == 0 and y.data.ptr % 16 == 0
-        return {"x": x, "y": y, "kernels": kernels}
+        ctx = {"x": x, "y": y, "kernels": dict(kernels)}
+        if "samples" in inputs:
+            ctx["samples"] = cp.asarray(inputs["samples"])
+        return ctx
 
-    def job(self, variant, shape, ctx):
+    def job(self, variant, shape, ctx, index: str | None = None):
+        """`index` forces an instantiation of naive / shared (scripts/baselines.py times both
+        at one shape); by default the shape's own (index_type)."""
         n = shape["n"]
-        kernel = ctx["kernels"][variant.kernel]
+        x, y = ctx["x"], ctx["y"]
         if variant.name == "coarsened":
             grid, block = grid_1d(n, COARSE_OUT), (COARSE_THREADS,)
+            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
         else:
-            grid, block = grid_1d(n, BLOCK), (BLOCK,)
-        x, y = ctx["x"], ctx["y"]
-        launch = Launch(kernel, grid, block, (x, y, np.int64(n)))
-        return kernel_job(launch, y)
+            index = index or self.index_type(shape)
+            kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
+            launch = Launch(kernel, grid_1d(n, BLOCK), (BLOCK,), (x, y, index_arg(index, n)))
+        if "samples" not in ctx:
+            return kernel_job(launch, y)
+        samples = ctx["samples"]
+        return Job(run=launch, output=lambda: y[samples].get(), poison=lambda: y.fill(np.nan), launch=launch)
 
     # ---- model --------------------------------------------------------------------
     def traffic(self, shape, variant):

@@ -6,6 +6,13 @@ a 32 x 8 block moving a padded 64 x 64 tile. Every variant moves 8*M*N logical b
 
 `copy` writes A unchanged, so it has its own reference (A itself, M x N) and can never pass
 as a transpose; the transposes share the reference A^T (N x M).
+
+Index paths: copy, naive and tiled are templates on their index type, `int` (the
+course's) while M*N and the rounded-up edges fit in 31 bits, `long long` beyond; the host
+picks per shape (index_type). The check shapes include a 32771 x 65537 matrix, 2^31 + 229,379
+elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeated random block
+(base.repeated_random) and the check is exact on sampled whole rows and columns of the output
+(as GEMM's), the last ones always among them: there a 32-bit offset would have wrapped.
 """
 
 from __future__ import annotations
@@ -15,11 +22,18 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d, kernel_job
+from pmppbench.workloads.base import (
+    Job, Launch, Traffic, Variant, Workload, check_row_tiles, checked_indices, grid_2d, index_arg, index_type,
+    indexed_kernel, kernel_job, repeated_random, with_wide_paths,
+)
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
 COARSENED_TILE = 64  # coarsened<64>: tile edge; its block is (32, COARSENED_ROWS)
 COARSENED_ROWS = 8
+LARGE_CHECK = {"m": 32771, "n": 65537}  # 2^31 + 229,379 elements: the 64-bit path
+SAMPLE_ABOVE = 1 << 30  # more elements: repeated-block input, exact check on sampled rows and columns
+SAMPLES = 64  # sampled rows and columns of the output, each way
+INDEXED = {"copy<int>", "naive<int>", "tiled<32, int>", "tiled<33, int>"}  # with a 64-bit instantiation
 
 
 class Transpose(Workload):
@@ -30,10 +44,10 @@ class Transpose(Workload):
     dim_help = {"m": "Rows of the FP32 input A.", "n": "Columns of A."}
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("copy", "copy", "B = A, same 32x32 block and one element per thread: the bandwidth reference"),
-        Variant("naive", "naive", "one element per thread: coalesced reads, writes strided by M floats"),
-        Variant("shared32", "tiled<32>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out"),
-        Variant("padded33", "tiled<33>", "the same kernel with shared row stride 33: no bank conflicts"),
+        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference"),
+        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats"),
+        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out"),
+        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts"),
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each, loads issued first"),
@@ -51,7 +65,8 @@ class Transpose(Workload):
         # Square, non-square with partial tiles on both edges, just past one tile either way,
         # the seed's 2x3 example, a single element, and one row / one column of 4097.
         return [{"m": m, "n": n} for m, n in
-                ((4096, 4096), (1000, 3000), (33, 31), (31, 33), (2, 3), (1, 1), (1, 4097), (4097, 1))]
+                ((4096, 4096), (1000, 3000), (33, 31), (31, 33), (2, 3), (1, 1), (1, 4097), (4097, 1))] + [
+                    dict(LARGE_CHECK)]
 
     def validate(self, shape):
         super().validate(shape)
@@ -60,28 +75,71 @@ class Transpose(Workload):
     def device_bytes(self, shape):
         return 2 * 4 * shape["m"] * shape["n"]  # A and B
 
+    def kernel_names(self):
+        return with_wide_paths(super().kernel_names(), INDEXED)
+
+    def index_type(self, shape) -> str:
+        """int while every offset y * n + x and every x, y (up to the tile-rounded edges) fits."""
+        m, n = shape["m"], shape["n"]
+        return index_type(max(m * n, m + TILE_DIM, n + TILE_DIM))
+
+    def sampled(self, shape) -> bool:
+        return shape["m"] * shape["n"] > SAMPLE_ABOVE
+
     def make_inputs(self, shape, rng):
-        return {"a": rng.standard_normal((shape["m"], shape["n"]), dtype=np.float32)}
+        m, n = shape["m"], shape["n"]
+        if not self.sampled(shape):
+            return {"a": rng.standard_normal((m, n), dtype=np.float32)}
+        # The output is N x M after a transpose, M x N after copy: sample rows and columns of both.
+        return {"a": repeated_random(m * n, rng).reshape(m, n),
+                "rows_n": checked_indices(n, SAMPLES, rng), "rows_m": checked_indices(m, SAMPLES, rng)}
 
     def reference_key(self, variant):
         return "copy" if variant.name == "copy" else "transpose"
 
     def reference(self, shape, inputs, variant):
         a = inputs["a"]
-        return a if self.reference_key(variant) == "copy" else np.ascontiguousarray(a.T)
+        copy = self.reference_key(variant) == "copy"
+        if "rows_n" not in inputs:
+            return a if copy else np.ascontiguousarray(a.T)
+        rows_m, rows_n = inputs["rows_m"], inputs["rows_n"]
+        if copy:  # output M x N = A: rows rows_m, columns rows_n
+            return np.concatenate([a[rows_m, :].ravel(), a[:, rows_n].T.ravel()])
+        # output N x M = A^T: its rows rows_n are A's columns, its columns rows_m A's rows
+        return np.concatenate([a[:, rows_n].T.ravel(), a[rows_m, :].ravel()])
 
     def setup(self, shape, inputs, kernels):
         cp = cupy()
         m, n = shape["m"], shape["n"]
         # One output buffer serves every variant: read as N x M after a transpose, M x N after copy.
-        return {"a": cp.asarray(inputs["a"]), "b": cp.empty(m * n, dtype=cp.float32), "kernels": kernels}
+        ctx = {"a": cp.asarray(inputs["a"]), "b": cp.empty(m * n, dtype=cp.float32), "kernels": dict(kernels)}
+        if "rows_n" in inputs:
+            ctx["rows_m"], ctx["rows_n"] = cp.asarray(inputs["rows_m"]), cp.asarray(inputs["rows_n"])
+        return ctx
 
-    def job(self, variant, shape, ctx):
+    def job(self, variant, shape, ctx, index: str | None = None):
+        """`index` forces an instantiation of the textbook kernels (scripts/baselines.py times
+        both at one shape); by default the shape's own (index_type)."""
         m, n = shape["m"], shape["n"]
         grid, block = launch_geometry(variant, m, n)
         a, b = ctx["a"], ctx["b"]
-        launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
-        return kernel_job(launch, b, (m, n) if self.reference_key(variant) == "copy" else (n, m))
+        if variant.name == "coarsened":
+            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
+        else:
+            index = index or self.index_type(shape)
+            kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
+            launch = Launch(kernel, grid, block, (a, b, index_arg(index, m), index_arg(index, n)))
+        out_shape = (m, n) if self.reference_key(variant) == "copy" else (n, m)
+        if "rows_n" not in ctx:
+            return kernel_job(launch, b, out_shape)
+        out = b.reshape(out_shape)
+        rows, cols = (ctx["rows_m"], ctx["rows_n"]) if out_shape == (m, n) else (ctx["rows_n"], ctx["rows_m"])
+        cp = cupy()
+
+        def output():
+            return cp.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()]).get()
+
+        return Job(run=launch, output=output, poison=lambda: b.fill(np.nan), launch=launch)
 
     def traffic(self, shape, variant):
         # Logical traffic: each element read once and written once, 4 bytes each way.

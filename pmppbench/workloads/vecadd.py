@@ -1,4 +1,10 @@
-"""Vector add (PMPP 5.1): the memory-roof reference."""
+"""Vector add (PMPP 5.1): the memory-roof reference.
+
+Index paths: `scalar` is a template on its index type, `int` (the course's) while
+N + 256 fits in 31 bits and `long long` beyond; the host picks per N (index_type). The check
+shapes include N = 2^31 + 7, on the 64-bit path; above SAMPLE_ABOVE elements the inputs are
+repeated random blocks (base.repeated_random) and the check is exact on sampled elements.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,17 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, grid_1d, kernel_job
+from pmppbench.workloads.base import (
+    Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
+    kernel_job, repeated_random, with_wide_paths,
+)
 
 BLOCK = 256
 BLOCKS_PER_SM = 8  # grid_stride: enough resident blocks to saturate memory, no more
+LARGE_CHECK = {"n": (1 << 31) + 7}  # past 2^31 elements: scalar's 64-bit path
+SAMPLE_ABOVE = 1 << 30  # larger N: repeated-block inputs, exact check on SAMPLES sampled elements
+SAMPLES = 1 << 16
+INDEXED = {"scalar<int>"}  # kernels with a 64-bit instantiation
 
 
 class VecAdd(Workload):
@@ -21,7 +34,7 @@ class VecAdd(Workload):
     dim_help = {"n": "Elements per vector."}
     protocol = Protocol(warmup=3, batches=5, reps=100)
     variants = (
-        Variant("scalar", "scalar", "one element per thread, 256 threads per block, if (i < n)"),
+        Variant("scalar", "scalar<int>", "one element per thread, 256 threads per block, if (i < n)"),
         Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4"),
         Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array"),
     )
@@ -34,37 +47,62 @@ class VecAdd(Workload):
         return {"n": 1 << 26}
 
     def check_shapes(self):
-        return [{"n": 1}, {"n": 3}, {"n": 1000003}, {"n": 1 << 26}]
+        return [{"n": 1}, {"n": 3}, {"n": 1000003}, {"n": 1 << 26}, dict(LARGE_CHECK)]
 
     def device_bytes(self, shape):
         return 3 * 4 * shape["n"]
 
+    def kernel_names(self):
+        return with_wide_paths(super().kernel_names(), INDEXED)
+
+    def index_type(self, shape) -> str:
+        """int while i = blockIdx.x * 256 + threadIdx.x fits: below n + 256."""
+        return index_type(shape["n"] + BLOCK)
+
+    def sampled(self, shape) -> bool:
+        return shape["n"] > SAMPLE_ABOVE
+
     def make_inputs(self, shape, rng):
         n = shape["n"]
-        return {"a": rng.standard_normal(n, dtype=np.float32), "b": rng.standard_normal(n, dtype=np.float32)}
+        if not self.sampled(shape):
+            return {"a": rng.standard_normal(n, dtype=np.float32), "b": rng.standard_normal(n, dtype=np.float32)}
+        return {"a": repeated_random(n, rng), "b": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
 
     def reference(self, shape, inputs, variant):
-        return inputs["a"] + inputs["b"]  # FP32 add on the CPU rounds exactly as the GPU does
+        a, b = inputs["a"], inputs["b"]
+        if "samples" in inputs:
+            a, b = a[inputs["samples"]], b[inputs["samples"]]
+        return a + b  # FP32 add on the CPU rounds exactly as the GPU does
 
     def setup(self, shape, inputs, kernels):
         cp = cupy()
-        return {"a": cp.asarray(inputs["a"]), "b": cp.asarray(inputs["b"]),
-                "c": cp.empty(shape["n"], dtype=cp.float32), "kernels": kernels}
+        ctx = {"a": cp.asarray(inputs["a"]), "b": cp.asarray(inputs["b"]),
+               "c": cp.empty(shape["n"], dtype=cp.float32), "kernels": dict(kernels)}
+        if "samples" in inputs:
+            ctx["samples"] = cp.asarray(inputs["samples"])
+        return ctx
 
-    def job(self, variant, shape, ctx):
+    def job(self, variant, shape, ctx, index: str | None = None):
+        """`index` forces an instantiation of scalar (scripts/baselines.py times both at one
+        shape); by default the shape's own (index_type)."""
         from pmppbench import device  # noqa: PLC0415
 
         n = shape["n"]
-        kernel = ctx["kernels"][variant.kernel]
-        if variant.name == "float4":
-            grid = grid_1d(max(n // 4, n % 4, 1), BLOCK)
-        elif variant.name == "grid_stride":
-            grid = (min(grid_1d(n, BLOCK)[0], BLOCKS_PER_SM * device.current().sm_count),)
-        else:
-            grid = grid_1d(n, BLOCK)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
-        launch = Launch(kernel, grid, (BLOCK,), (a, b, c, np.uint64(n)))
-        return kernel_job(launch, c)
+        if variant.name == "scalar":
+            index = index or self.index_type(shape)
+            kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
+            launch = Launch(kernel, grid_1d(n, BLOCK), (BLOCK,), (a, b, c, index_arg(index, n)))
+        else:
+            if variant.name == "float4":
+                grid = grid_1d(max(n // 4, n % 4, 1), BLOCK)
+            else:  # grid_stride
+                grid = (min(grid_1d(n, BLOCK)[0], BLOCKS_PER_SM * device.current().sm_count),)
+            launch = Launch(ctx["kernels"][variant.kernel], grid, (BLOCK,), (a, b, c, np.uint64(n)))
+        if "samples" not in ctx:
+            return kernel_job(launch, c)
+        samples = ctx["samples"]
+        return Job(run=launch, output=lambda: c[samples].get(), poison=lambda: c.fill(np.nan), launch=launch)
 
     def traffic(self, shape, variant):
         n = shape["n"]
