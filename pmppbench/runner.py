@@ -171,7 +171,13 @@ def evaluate(
         row.timer, row.alternate = protocol.timer, protocol.alternate
         derive.fill_rates(row)
     derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
-    workload.annotate(shape, ctx, out_rows)
+    extra = workload.model_runs(shape, ctx, out_rows)
+    model_timings = {}
+    if extra and extra.runs:
+        from pmppbench.protocol import EventTimer  # noqa: PLC0415
+
+        model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream))
+    workload.annotate(shape, ctx, out_rows, model_timings)
     for row in out_rows:
         if ceilings:
             derive.fill_speed_of_light(row, ceilings)

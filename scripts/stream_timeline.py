@@ -32,9 +32,9 @@ import sys
 import time
 
 from pmppbench import workloads
-from pmppbench.protocol import _hold_launcher
+from pmppbench.protocol import EventTimer, Protocol, _hold_launcher, measure
 from pmppbench.runner import prepared
-from pmppbench.workloads.stream import Config, predicted_pipeline_ms, pipeline_bound_ms, stage_layouts
+from pmppbench.workloads.stream import STAGE_REPEATS, Config, predicted_pipeline_ms, pipeline_bound_ms, stage_layouts
 
 STAGES = ("h2d", "kernel", "d2h")
 HOLD_US = 2000  # lets the host queue a whole experiment before the GPU starts it
@@ -139,7 +139,9 @@ def main(chunk=1 << 22, terms=64, chunks=8, streams=(1, 2, 3, 4), json_path=None
 
         # 1. each stage's work alone
         layouts = stage_layouts(chunks, streams)
-        work = wl._stage_work_ms(cfg, ctx, layouts)
+        timed = measure(wl.stage_runs(cfg, ctx, layouts), Protocol(warmup=1, batches=STAGE_REPEATS, reps=1),
+                        timer=EventTimer(stream=ctx.streams[0]))
+        work = {stage: {s: timed[f"{stage} x{s}"] for s in layouts} for stage in STAGES}
         print(f"## 1. each stage's work alone, {chunks} chunks of {chunk} floats: ms per chunk (median / min of 5)")
         print("stage    " + "".join(f"{'S=' + str(s):>16}" for s in layouts))
         out["stage_work"] = {}

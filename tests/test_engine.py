@@ -142,3 +142,22 @@ def test_config_validation_follows_from_the_declaration(monkeypatch, tmp_path):
     path.write_text("[copy2d]\nshapes = [[2, 0]]\n")
     with pytest.raises(config.UsageError, match="N must be a positive integer"):
         config.load(path)
+
+
+def test_model_runs_are_timed_by_the_runner_and_passed_to_annotate():
+    """A workload never times: what its model needs (the stream stages alone) it declares as
+    model_runs, the runner times them after the variants, annotate() gets the timings."""
+    from pmppbench.workloads.base import ModelRuns
+
+    class WithModel(Copy2D):
+        def model_runs(self, shape, ctx, rows):
+            return ModelRuns({"rows": lambda: self.job(self.variant("rows"), shape, ctx).run()}, self.protocol)
+
+        def annotate(self, shape, ctx, rows, timings):
+            for r in rows:
+                if r.median_ms:
+                    r.model["stage_ms"] = timings["rows"].median_ms
+
+    rows, timer = run(WithModel(), ["rows", "wrong", "whole"])
+    assert timer.timed.count("rows") == 2 * WithModel.protocol.batches  # the variant's batches, then the model's
+    assert rows["whole"].model == {"stage_ms": 2.0} and rows["wrong"].model == {}

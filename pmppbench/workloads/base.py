@@ -88,6 +88,16 @@ def kernel_job(launch: Launch, out, out_shape: tuple[int, ...] | None = None) ->
     return Job(run=launch, output=view.get, poison=lambda: out.fill(np.nan), launch=launch)
 
 
+@dataclass
+class ModelRuns:
+    """Runs the runner times for a workload's model columns, never as a variant's row:
+    name -> zero-argument run, under `protocol`, with the event timer on `stream`."""
+
+    runs: dict[str, Callable[[], None]]
+    protocol: Protocol
+    stream: Any = None
+
+
 @dataclass(frozen=True)
 class Traffic:
     """The variant's model: bytes it must move through global memory and FLOPs it does.
@@ -209,8 +219,14 @@ class Workload:
     def traffic(self, shape: Shape, variant: Variant) -> Traffic:
         raise NotImplementedError
 
-    def annotate(self, shape: Shape, ctx: Any, rows: list) -> None:
-        """Optional: add measured model columns to the shape's rows after timing."""
+    def model_runs(self, shape: Shape, ctx: Any, rows: list) -> "ModelRuns | None":
+        """Optional: extra runs the runner times after the variants, for model columns (the
+        stream workload's stages alone). A workload never times anything itself."""
+        return None
+
+    def annotate(self, shape: Shape, ctx: Any, rows: list, timings: dict) -> None:
+        """Optional: add model columns to the shape's timed rows; `timings` holds the runner's
+        Timing of each of model_runs() (empty without them)."""
 
     # ---- helpers for subclasses ---------------------------------------------------
     def variant(self, name: str) -> Variant:

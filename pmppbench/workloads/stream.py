@@ -13,7 +13,7 @@ Every configuration does the same work; only the stream a chunk is queued on cha
 Unlike the other workloads, one timed call (Job.run) is a complete pipeline that ends
 synchronized, timed with the host clock (protocol "host"): transfers are the point here.
 Pinned host buffers, device buffers, streams and the event are made outside the timed call
-(setup/job) and released in teardown. After timing, annotate() times each stage's work
+(setup/job) and released in teardown. After timing, the runner times each stage's work
 alone (every chunk's upload, every kernel, every download, on the configuration's streams
 with nothing else queued) and adds two numbers to each row (docs/stream_overlap.md):
 
@@ -37,11 +37,11 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Axis, Job, Launch, Traffic, Variant, Workload, grid_1d, is_int
+from pmppbench.workloads.base import Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, grid_1d, is_int
 
 BLOCK = 256
 DEFAULT_CHUNK, DEFAULT_TERMS, DEFAULT_CHUNKS, DEFAULT_STREAMS = 1 << 20, 64, 3, (1, 3)
-STAGE_REPEATS = 5  # annotate(): timed repeats of each stage's work alone, after one warmup
+STAGE_REPEATS = 5  # model_runs(): timed repeats of each stage's work alone, after one warmup
 
 # The check's error model. Per term k the FP32 kernel loses at most (u = 2^-24):
 #   rounding k*x            -> an argument error <= u*k*|x|, i.e. <= u*|x| <= 2*pi*u after /k
@@ -125,8 +125,8 @@ def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 15) -> np.
 def pipeline_bound_ms(chunks: int, h2d_ms: float, kernel_ms: float, d2h_ms: float) -> float:
     """A lower bound on the time of any schedule of `chunks` upload -> kernel -> download chains.
 
-    The stage times are per chunk and must themselves be lower bounds (annotate() takes the
-    smallest per-chunk time any of its measurements showed). Each engine has to do every
+    The stage times are per chunk and must themselves be lower bounds (the runner times
+    model_runs() and annotate() takes the smallest per-chunk time any of them showed). Each engine has to do every
     chunk's stage of its kind, and nothing lets it start before, or finish after, part of a
     chain:
         uploads:   chunks * h2d, then the last uploaded chunk's kernel and download;
@@ -184,7 +184,7 @@ def predicted_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: f
 
 
 def stage_layouts(chunks: int, counts) -> list[int]:
-    """The stream counts annotate() times each stage's work on: 1 and every count of the
+    """The stream counts model_runs() times each stage's work on: 1 and every count of the
     shape, capped at `chunks` (chunk c goes to stream c % S, so more streams than chunks
     lay the work out as a stream per chunk)."""
     return sorted({1, *(min(s, chunks) for s in counts)})
@@ -468,7 +468,17 @@ class Streams(Workload):
         # Every element is uploaded and downloaded once: 4 + 4 bytes over the host link.
         return Traffic(bytes=8 * cfg.n, flops=FLOPS_PER_TERM * cfg.terms * cfg.n)
 
-    def annotate(self, shape, ctx, rows):
+    def model_runs(self, shape, ctx, rows):
+        """Each stage's work alone (every chunk's upload, kernel or download, nothing else
+        queued), on 1 stream and on each stream count of the shape (stage_layouts), timed by
+        the runner between CUDA events on stream 0, STAGE_REPEATS batches of one run."""
+        if not any(r.median_ms and stream_count(r.variant) for r in rows):
+            return None
+        cfg = Config.of(shape)
+        runs = self.stage_runs(cfg, ctx, stage_layouts(cfg.chunks, cfg.streams))
+        return ModelRuns(runs, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), stream=ctx.streams[0])
+
+    def annotate(self, shape, ctx, rows, timings):
         """The bound and the prediction, from each stage's work timed alone.
 
         h2d_ms, kernel_ms and d2h_ms are per chunk: the smallest, over STAGE_REPEATS repeats
@@ -481,11 +491,10 @@ class Streams(Workload):
         uses the same values, so both columns follow from the row's own stage columns.
         """
         timed = [r for r in rows if r.median_ms and stream_count(r.variant)]
-        if not timed:
+        if not timed or not timings:
             return
         cfg = Config.of(shape)
-        work = self._stage_work_ms(cfg, ctx, stage_layouts(cfg.chunks, cfg.streams))
-        h2d, kernel, d2h = (min(t.min_ms for t in work[stage].values()) / cfg.chunks
+        h2d, kernel, d2h = (min(t.min_ms for name, t in timings.items() if name.split(" ")[0] == stage) / cfg.chunks
                             for stage in ("h2d", "kernel", "d2h"))
         bound = pipeline_bound_ms(cfg.chunks, h2d, kernel, d2h)
         for row in timed:
@@ -510,16 +519,13 @@ class Streams(Workload):
                     for o in offsets],
         }
 
-    def _stage_work_ms(self, cfg: Config, ctx: StreamContext, layouts) -> dict[str, dict[int, Any]]:
-        """stage -> {S: Timing of every chunk's stage alone, chunk c on stream c % S}.
+    def stage_runs(self, cfg: Config, ctx: StreamContext, layouts) -> dict[str, Any]:
+        """"<stage> x<S>" -> a run queueing every chunk's stage alone, chunk c on stream c % S.
 
-        Timed between CUDA events on stream 0 (the protocol's event timer, with its hold, so
-        the host queues the whole batch before the GPU starts it). With S > 1 the other
-        streams wait on an event stream 0 records first and stream 0 waits on an event each
-        of them records last, so the two timing events enclose every stream's work.
+        Meant for the event timer on stream 0: with S > 1 the other streams wait on an event
+        stream 0 records first and stream 0 waits on an event each of them records last, so
+        the two timing events enclose every stream's work.
         """
-        from pmppbench.protocol import EventTimer, Protocol, measure  # noqa: PLC0415
-
         cp = cupy()
         ctx.grow_streams(max(layouts))
         s0 = ctx.streams[0]
@@ -543,9 +549,7 @@ class Streams(Workload):
                     s0.wait_event(join)
             return run
 
-        runs = {f"{stage} x{count}": spread(stage, count) for stage in ("h2d", "kernel", "d2h") for count in layouts}
-        t = measure(runs, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), timer=EventTimer(stream=s0))
-        return {stage: {count: t[f"{stage} x{count}"] for count in layouts} for stage in ("h2d", "kernel", "d2h")}
+        return {f"{stage} x{count}": spread(stage, count) for stage in ("h2d", "kernel", "d2h") for count in layouts}
 
 
 WORKLOAD = Streams()
