@@ -144,6 +144,8 @@ def _parameters(w) -> list[inspect.Parameter]:
         opt("flush_l2", "--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its "
             "own events (default: hot, back-to-back calls).", False),
         opt("quiet", "--quiet", "No progress bar or tables; only errors and the summary line.", False),
+        opt("timeout", "--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
+            "(default: derived from the workload, at least 60)."),
     ]
     return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
                               annotation=bool if isinstance(info.default, bool) else Optional[str])
@@ -174,7 +176,7 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
         plan = Plan([Step(w, s, protocol, seed + i, chosen) for i, s in enumerate(shapes)], kw["check_only"],
                     uuid.uuid4().hex[:8])
         _execute(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
-                protocols={w.name: protocol})
+                 protocols={w.name: protocol}, timeout_s=count("--timeout", kw["timeout"]))
 
     params = _parameters(w)
     command.__signature__ = inspect.Signature(params)
@@ -208,6 +210,8 @@ def all_cmd(
     seed: Optional[str] = typer.Option(None, "--seed", help="Seed of the random inputs (default: the config's, else 0)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or tables; only errors and the summary line."),
     flush_l2: bool = typer.Option(False, "--flush-l2", help="Cold-cache timing for every event-timed workload."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", help="Seconds a check, warmup or batch may take before "
+                                          "its variant is killed (default: derived from the workload, at least 60)."),
 ):
     """Every workload and variant on the sizes of a config; rows are written as they finish."""
     from pmppbench import config as configs  # noqa: PLC0415
@@ -223,7 +227,7 @@ def all_cmd(
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed_value + i, chosen) for i, s in enumerate(p.shapes)]
     _execute(Plan(steps, check_only, uuid.uuid4().hex[:8]), out=out, force=force, quiet=quiet, protocols=protocols,
-            config=str(cfg.path), config_sha256=cfg.sha256)
+             timeout_s=count("--timeout", timeout), config=str(cfg.path), config_sha256=cfg.sha256)
 
 
 @app.command("report")

@@ -77,8 +77,10 @@ def run_shape(
     variants: list[Variant] | None = None,
     progress: Progress | None = None,
     run_id: str = "",
+    at: Callable[[str, str], None] | None = None,
 ) -> list[Result]:
-    """Check (and time) every variant of one workload on one shape on the GPU; return its rows."""
+    """Check (and time) every variant of one workload on one shape on the GPU; return its rows.
+    `at(variant, phase)` hears what runs next (the worker's heartbeat to its supervisor)."""
     require_device()
     from pmppbench import device  # noqa: PLC0415
 
@@ -89,7 +91,7 @@ def run_shape(
         return evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name,
                         synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
-                        observer=clock_observer)
+                        observer=clock_observer, at=at)
 
 
 def evaluate(
@@ -109,6 +111,7 @@ def evaluate(
     ceilings: list | None = None,
     observer: Callable[[], ClockObserver | None] = lambda: None,
     timer: Any = None,
+    at: Callable[[str, str], None] | None = None,
 ) -> list[Result]:
     """The runner's promises on a shape already set up (no GPU needed by this function):
     every variant is checked first with its output poisoned; one variant's failure (launch
@@ -125,6 +128,8 @@ def evaluate(
         row = rows[v.name]
         if progress:
             progress(workload.name, v.name, label)
+        if at:
+            at(v.name, "check")
         try:
             job = workload.job(v, shape, ctx)
             _fill_resources(row, job)
@@ -135,6 +140,9 @@ def evaluate(
         except PmppError:
             raise
         except Exception as exc:  # a launch failure belongs to this variant's row
+            sticky = sticky_error(exc)
+            if sticky:  # the context is poisoned: nothing after this can run in this process
+                raise StickyCudaError(v.name, sticky, f"{type(exc).__name__}: {exc}") from exc
             if type(exc).__name__ == "OutOfMemoryError":
                 raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
             row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
@@ -159,7 +167,7 @@ def evaluate(
     if check_only or not jobs:
         return out_rows
     clocks = observer()
-    timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks)
+    timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks, at=at)
     for name, timing in timings.items():
         row = rows[name]
         if clocks:
@@ -176,13 +184,46 @@ def evaluate(
     if extra and extra.runs:
         from pmppbench.protocol import EventTimer  # noqa: PLC0415
 
-        model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream))
+        model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
     workload.annotate(shape, ctx, out_rows, model_timings)
     for row in out_rows:
         if ceilings:
             derive.fill_speed_of_light(row, ceilings)
         row.warnings = diagnose(row)
     return out_rows
+
+
+# CUDA errors after which the context is unusable: every later call in the process fails too.
+# Runtime API names (cudaError...) and driver API names (CUDA_ERROR_...), as CuPy words them.
+STICKY_ERRORS = ("IllegalAddress", "MisalignedAddress", "LaunchFailure", "ECCUncorrectable",
+                 "IllegalInstruction", "HardwareStackError", "InvalidPc", "InvalidAddressSpace", "Assert",
+                 "LaunchTimeout")
+
+
+def _driver_spelling(name: str) -> str:
+    return "CUDA_ERROR_" + "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
+
+
+_STICKY_SPELLINGS = [(f"cudaError{n}", f"cudaError{n}") for n in STICKY_ERRORS] + \
+    [(_driver_spelling(n), f"cudaError{n}") for n in STICKY_ERRORS] + [("CUDA_ERROR_LAUNCH_FAILED", "cudaErrorLaunchFailure"),
+                                                                       ("CUDA_ERROR_ECC_UNCORRECTABLE", "cudaErrorECCUncorrectable")]
+
+
+def sticky_error(exc: BaseException) -> str | None:
+    """The runtime API name of a sticky CUDA error in `exc` (e.g. cudaErrorIllegalAddress), or None."""
+    text = f"{type(exc).__name__}: {exc}"
+    for spelling, name in _STICKY_SPELLINGS:
+        if spelling in text:
+            return name
+    return None
+
+
+class StickyCudaError(Exception):
+    """A variant left the CUDA context unusable; only a fresh process can go on."""
+
+    def __init__(self, variant: str, name: str, detail: str):
+        super().__init__(f"{name} in variant {variant}: {detail}")
+        self.variant, self.name, self.detail = variant, name, detail
 
 
 @cache

@@ -122,10 +122,11 @@ def exit_problem(out: Outcome) -> PmppError | None:
 # ---- a run with its files and tables (what the commands call) ----------------------------
 
 def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict, console, err_console,
-                   debug: bool = False, **meta_extra: Any) -> None:
-    """--out checked before any work, rows streamed to it as they finish, a progress bar on
-    stderr, then the tables, warnings, repeatability and summary on stdout; raises what the
-    exit should say (nothing when every row passed)."""
+                   debug: bool = False, timeout_s: float | None = None, **meta_extra: Any) -> None:
+    """--out checked before any work, the steps run by a supervised worker process
+    (pmppbench/worker.py), rows streamed to --out as they finish, a progress bar on stderr,
+    then the tables, warnings, repeatability and summary on stdout; raises what the exit
+    should say (nothing when every row passed)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
 
     from pmppbench import metadata, resultfile, workloads  # noqa: PLC0415
@@ -137,12 +138,18 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     sink = resultfile.open_sink(out, meta) if out else None
     bar = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=err_console, disable=quiet, transient=True)
+    from pmppbench.worker import Supervisor  # noqa: PLC0415
+
+    supervisor = Supervisor(timeout_s)
     try:
         with bar:
             task = bar.add_task("starting", total=len(plan.steps))
+            # --debug runs in this process, for tracebacks; otherwise a supervised worker does
             outcome = run(plan, [sink] if sink else [], debug=debug,
-                          progress=lambda text: bar.update(task, description=text), advance=lambda: bar.advance(task))
+                          progress=lambda text: bar.update(task, description=text), advance=lambda: bar.advance(task),
+                          **({} if debug else {"run_shape": supervisor.run_shape}))
     finally:
+        supervisor.close()
         if sink:
             sink.close()
     rows = outcome.rows

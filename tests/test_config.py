@@ -91,6 +91,10 @@ def fake_gpu(monkeypatch):
                 for v in (kw.get("variants") or w.variants_for(s))]
 
     monkeypatch.setattr(runner, "run_shape", fake_run)
+    # in this process: the worker process would have no fake device (tests/test_worker.py covers it)
+    from pmppbench import worker
+
+    monkeypatch.setattr(worker.Supervisor, "run_shape", lambda self, w, s, **kw: runner.run_shape(w, s, **kw))
 
 
 def test_all_keeps_rows_before_a_failure_and_exits_1(tmp_path, run_cli, fake_gpu):
