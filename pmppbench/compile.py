@@ -39,6 +39,15 @@ def kernels_dir() -> Path:
     return Path(resources.files("pmppbench.kernels_cu"))  # a regular package: a real folder
 
 
+def source_path(workload: str) -> Path:
+    """<workload>.cu in kernels_dir(), else in a folder of $PMPPBENCH_KERNEL_PATH (os.pathsep-separated)."""
+    folders = [kernels_dir()] + [Path(p) for p in os.environ.get("PMPPBENCH_KERNEL_PATH", "").split(os.pathsep) if p]
+    for folder in folders:
+        if (folder / f"{workload}.cu").is_file():
+            return folder / f"{workload}.cu"
+    raise UsageError(f"no kernel source for workload {workload!r} at {folders[0] / (workload + '.cu')}")
+
+
 def cache_dir() -> Path:
     env = os.environ.get("PMPPBENCH_CACHE_DIR")
     if env:
@@ -127,9 +136,7 @@ def compile_unit(
     defines = dict(defines or {})
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise UsageError(f"--arch must look like sm_90 (got {arch!r})")
-    path = kernels_dir() / f"{workload}.cu"
-    if not path.is_file():
-        raise UsageError(f"no kernel source for workload {workload!r} at {path}")
+    path = source_path(workload)
     text = path.read_text()
     lib = nvrtc()
     options = _options(arch, defines)
