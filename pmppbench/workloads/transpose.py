@@ -2,10 +2,13 @@
 
 A is M x N FP32 row-major, B is N x M row-major. The course's four kernels (copy, naive,
 tiled<32>, tiled<33>), all with block (32, 32) and one element per thread, plus `coarsened`,
-a 32 x 8 block moving a padded 64 x 64 tile. Every variant moves 8*M*N logical bytes.
+a 32 x 8 block moving a padded 64 x 64 tile with float4 loads and streaming float4 stores,
+and `memcpy`, the driver's device-to-device copy of A into B: the ceiling for moving these
+bytes and the roof of the "% of memcpy" column (docs/memory_roof.md). Every variant moves
+8*M*N logical bytes.
 
-`copy` writes A unchanged, so it has its own reference (A itself, M x N) and can never pass
-as a transpose; the transposes share the reference A^T (N x M).
+`copy` and `memcpy` write A unchanged, so they have their own reference (A itself, M x N)
+and can never pass as a transpose; the transposes share the reference A^T (N x M).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import numpy as np
 
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d, kernel_job
+from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d, kernel_job
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
 COARSENED_TILE = 64  # coarsened<64>: tile edge; its block is (32, COARSENED_ROWS)
@@ -32,12 +35,14 @@ class Transpose(Workload):
         Variant("padded33", "tiled<33>", "the same kernel with shared row stride 33: no bank conflicts"),
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
-                f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each, loads issued first"),
+                f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
+                "first; streaming loads and stores"),
+        Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
     tolerance = Tolerance("exact")
     baseline = "naive"
-    roof = "copy"
+    roof = "memcpy"  # "% of memcpy": the ceiling for moving these bytes, timed in the same run
     rate = "GB/s"
 
     def default_shape(self):
@@ -60,7 +65,7 @@ class Transpose(Workload):
         return {"a": rng.standard_normal((shape["m"], shape["n"]), dtype=np.float32)}
 
     def reference_key(self, variant):
-        return "copy" if variant.name == "copy" else "transpose"
+        return "copy" if variant.name in ("copy", "memcpy") else "transpose"
 
     def reference(self, shape, inputs, variant):
         a = inputs["a"]
@@ -74,8 +79,11 @@ class Transpose(Workload):
 
     def job(self, variant, shape, ctx):
         m, n = shape["m"], shape["n"]
-        grid, block = launch_geometry(variant, m, n)
         a, b = ctx["a"], ctx["b"]
+        if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
+            return Job(run=lambda: b.data.copy_from_device_async(a.data, 4 * m * n),
+                       output=b.reshape(m, n).get, poison=lambda: b.fill(np.nan))
+        grid, block = launch_geometry(variant, m, n)
         launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
         return kernel_job(launch, b, (m, n) if self.reference_key(variant) == "copy" else (n, m))
 
