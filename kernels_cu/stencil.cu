@@ -72,29 +72,34 @@ shared(const float* __restrict__ x, float* __restrict__ y, long long n) {
 // The goal is the memory roof: a device-to-device memcpy of the same 8 bytes per output,
 // timed in the same run (the `memcpy` row). Before issue 22 this kernel was one design for
 // every R -- a 3968-output shared tile per 128-thread block (C = 31) -- and on the H200 it
-// reached 89.5% of memcpy at n = 2^24, R = 2, 86.5% at R = 32, and 76% / 65.5% at n = 2^22
-// (results/h200/memory-roof/sweep2.txt, both in one run with memcpy). What closed the gap,
-// each step measured against memcpy in one run (docs/memory_roof.md has the tables):
+// reached 89.1% of memcpy at n = 2^24, R = 2, 88.0% at R = 32, and 75.8% / 64.4% at
+// n = 2^22; as below, 99.2%, 100.6%, 94.1% and 87.1%, the two builds and memcpy timed in one
+// process (results/h200/memory-roof/final.txt; the benchmark commands of the same run: 99.5%,
+// 98.6%, 91.3%, 85.9%, commands.txt). What closed the gap, from the study of
+// results/h200/memory-roof/sweep2.txt (scripts/memory_roof_study/stencil.cu, every candidate
+// in one run with memcpy):
 //
-//  1. Smaller tiles, more of them in flight. The C = 31 block needs 31.8 KB of shared memory
-//     and 76 registers, so only 6-7 blocks (about 800 threads) fit on an SM, and at 2^22 its
-//     1058 blocks are 1.15 waves of 924: the second wave runs 14% full. With C = 9 a block is
-//     1152 outputs, 10 KB and 32 registers: 16 blocks (2048 threads) per SM, 14564 blocks at
-//     2^24, and the tail is a small fraction of the run.
-//  2. Fewer instructions per output. At R = 32 the old thread spent ~370 instructions per
-//     tile (25 per output): 64-bit bounds tests on every float4 (load4/store4) and a serial
-//     65-term first window. Now a block that lies wholly inside x and y (all but the first
-//     and last) loads and stores without any test, and for R > 4 the first window of each
-//     thread is built from C-element chunk sums of its neighbours (below), so the serial
-//     work per thread is about C + (2R+1)/C + C adds instead of 2R + C.
+//  1. Smaller tiles, more of them in flight. The C = 31 block needs 31.8 KB of shared memory,
+//     so only 7 blocks (896 threads) fit on an SM, and at 2^22 its 1058 blocks are 1.15 waves
+//     of 924: the second wave runs 15% full. With C = 9 a block is 1152 outputs, 10 KB and 32
+//     registers: 16 blocks (2048 threads) per SM, 14564 blocks at 2^24, and the tail is a
+//     small part of the run. At 2^24 C = 7 and 9 reach 98.9-99.1% of memcpy at R = 2 and
+//     R = 32; C = 15 stays near 90% (C = 11: 98.9% at R = 2, 90.5% at R = 32).
+//  2. Fewer instructions per output. At 2^22 the data fits in L2 (60 MB), so DRAM is not what
+//     limits the kernel; instructions and their latency are. A block that lies wholly inside
+//     x and y (all but the first and last) loads and stores without the per-float4 64-bit
+//     bounds tests, and for R > 4 each thread's first window is built from C-element chunk
+//     sums of its neighbours (below) instead of a serial 2R+1-term sum: at R = 32, C = 15 the
+//     chunk sums alone took 2^22 from 71.8% to 78.3% of memcpy and 2^24 from 86.4% to 90.8%.
 //  3. Streaming stores (st.global.cs, `__stcs`): y is written once and never read back by
-//     this kernel, so its lines are marked evict-first in L2 instead of displacing x.
+//     this kernel, so its lines are marked evict-first in L2 instead of displacing x. C = 15
+//     with the chunked first window: 78.3% -> 83.3% at 2^22, R = 32; 90.8% -> 93.5% at 2^24.
 //  4. For R <= 4 no shared memory at all. Each thread makes 4 outputs (one float4) from the
-//     float4s x[4g - HALO .. 4g + 3 + HALO]: 3 16-byte loads, of which two are also loaded by
-//     the neighbouring threads and come from L1. No barrier, no stage, no second shared round
-//     trip -- the kernel is a float4 copy with 2 extra L1 hits per thread. For larger R the L1
-//     traffic grows as (2*HALO/4 + 1) loads per 4 outputs (17 at R = 32), more than L1 can
-//     serve at DRAM speed, so the shared tile stays.
+//     float4s x[4g - HALO .. 4g + 3 + HALO]: 3 16-byte loads, two of which the neighbouring
+//     threads load too, so they come from L1. No barrier, no stage, no second shared round
+//     trip: 99.3% of memcpy at 2^24, R = 2, and 94.1% at 2^22 (the best shared tile: 91.1%).
+//     For larger R the L1 traffic grows as 2*HALO/4 + 1 loads per 4 outputs (17 at R = 32),
+//     more than L1 serves at DRAM speed, so the shared tile stays.
 //
 // Shared-tile path (R > 4). A block (THREADS threads, OUT = THREADS*C outputs) runs:
 //   1. load   x[base - HALO, base + OUT + HALO) into `tile` with float4 loads, every load of a

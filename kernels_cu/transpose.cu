@@ -82,23 +82,27 @@ __global__ void tiled(const float* __restrict__ a, float* __restrict__ b, size_t
 //    contiguous bytes instead of 128.
 //
 // The memory roof (issue 22): the ceiling is a device-to-device memcpy of the same bytes, the
-// `memcpy` row. With 16 scalar loads and stores per thread this kernel (before issue 22)
-// reached 93.9% of memcpy at 8192^2 and 95.0% at 4096^2 on the H200; now 95.3% and 97.5%,
-// all in one run (results/h200/memory-roof/sweep2.txt). What moved it, measured:
-//  - Vector width together with the store path. float4 loads and stores let a warp move 512
+// `memcpy` row of the table. With 16 scalar loads and stores per thread this kernel reached
+// 94.0% of memcpy at 8192^2 and 95.3% at 4096^2 on the H200; as below, 95.5% and 97.7%, the
+// two builds and memcpy timed in one process (results/h200/memory-roof/final.txt; the
+// benchmark commands of the same run: 95.7% and 97.5%, commands.txt). What moved it, from the
+// study of results/h200/memory-roof/sweep2.txt (scripts/memory_roof_study/transpose.cu, every
+// candidate in one run with memcpy, 8192^2):
+//  - Vector width together with the cache hints. float4 loads and stores let a warp move 512
 //    bytes per instruction (2 rows of 256) instead of 128, a quarter of the memory
-//    instructions, but with plain stores the 64x64 float4 kernel ran at only 66% of memcpy:
-//    the writes of B are the scattered side of a transpose (each tile writes 64 rows of B,
-//    256 bytes each, M floats apart), and plain stores leave those lines in L2 at normal
-//    priority, competing with the rows of A still being read. Streaming stores
-//    (st.global.cs, `__stcs`) mark them evict-first: 94.7%; streaming loads (ld.global.cs,
-//    `__ldcs`) do the same for A, which is read exactly once: 95.3% (4096^2: 97.5%). The
-//    scalar kernel stays at 92-92.5% with or without the hints.
+//    instructions. Both sides are touched exactly once: streaming loads (ld.global.cs,
+//    `__ldcs`) and streaming stores (st.global.cs, `__stcs`) mark A's and B's lines
+//    evict-first in L2, so the scattered 256-byte row pieces of B a tile writes do not sit in
+//    L2 at normal priority next to the rows of A still to be read. float4 with streaming
+//    stores: 94.7%, with streaming loads too: 95.3% (4096^2: 95.0% and 97.5%). The scalar
+//    kernel stays at 92.0-92.5% with or without the hints: it is the pair that pays.
 //  - What did not help: persistent blocks sized to whole waves of 132 SMs (each block looping
-//    over tiles with the next tile's loads in flight) lost 3-7 points against one tile per
-//    block: the hardware's in-order dispatch keeps the tiles being moved at any moment close
-//    together in A and B, and blocks that loop drift apart. 32x32 tiles (4 elements per
-//    thread) lost 10 points: too few bytes in flight per thread.
+//    over tiles, the next tile's loads in flight while it writes the current one) lost 3.6
+//    points at 8192^2 and 1.7 at 4096^2 against one tile per block: the hardware's in-order
+//    dispatch keeps the tiles in flight at any moment close together in A and B, and blocks
+//    that loop drift apart. 32x32 tiles (4 elements per thread) lost 9.5-11.5 points: too
+//    few bytes in flight per thread. 512-thread blocks of 8 scalar elements each: 94.2%,
+//    still below the float4 kernel.
 // The tile rows are TILE + 1 floats: TILE + 1 = 1 (mod 32). The scalar path's transposed read
 // tile[c][r] of one warp (c = 32 consecutive values) hits 32 different banks; the float4 path
 // reads tile[c + e][r] with c = 4 * (lane % 16), a 2-way conflict, which costs nothing
