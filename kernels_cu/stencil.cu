@@ -101,6 +101,14 @@ shared(const float* __restrict__ x, float* __restrict__ y, long long n) {
 //     For larger R the L1 traffic grows as 2*HALO/4 + 1 loads per 4 outputs (17 at R = 32),
 //     more than L1 serves at DRAM speed, so the shared tile stays.
 //
+// Why a running sum over a shared tile: `shared` stays far from the memory roof at R = 32
+// because every output still performs 65 shared-memory reads, and shared memory delivers 32
+// floats per clock per SM -- at 2^24 outputs on an H200 about 4x the time the 8 bytes per
+// output need at DRAM speed. The fix is register reuse: thread t computes C consecutive
+// outputs, the first with the full window sum, each next one from the previous by adding the
+// element that enters the window and subtracting the one that leaves. Shared reads per output
+// fall from 2R+1 to about (2R+C)/C, plus the staged output.
+//
 // Shared-tile path (R > 4). A block (THREADS threads, OUT = THREADS*C outputs) runs:
 //   1. load   x[base - HALO, base + OUT + HALO) into `tile` with float4 loads, every load of a
 //             thread issued before the first shared store so they are all in flight
