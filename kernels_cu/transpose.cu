@@ -91,7 +91,7 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 //  - Longer runs. With TILE = 64 every row of A read and every row of B written is 256
 //    contiguous bytes instead of 128.
 //
-// The memory roof (issue 22): the ceiling is a device-to-device memcpy of the same bytes, the
+// The memory roof: the ceiling is a device-to-device memcpy of the same bytes, the
 // `memcpy` row of the table. With 16 scalar loads and stores per thread this kernel reached
 // 94.0% of memcpy at 8192^2 and 95.3% at 4096^2 on the H200; as below, 95.5% and 97.7%, the
 // two builds and memcpy timed in one process (results/h200/memory-roof/final.txt; the

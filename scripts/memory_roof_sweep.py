@@ -1,5 +1,5 @@
 """Candidate configurations of the coarsened transpose and stencil kernels, timed in one process
-against a device-to-device memcpy of the same bytes (issue 22, docs/memory_roof.md).
+against a device-to-device memcpy of the same bytes (docs/memory_roof.md).
 
 Run on a GPU machine:  python3 scripts/memory_roof_sweep.py [--before DIR] [--final] [--json FILE]
 
@@ -13,7 +13,7 @@ writes (8 bytes per element); `copy4` is a one-float4-per-thread SM copy kernel.
 Candidates are template instantiations of the study kernels in scripts/memory_roof_study/
 (results/h200/memory-roof/sweep2.txt came from them) plus, with --before DIR, the coarsened
 kernels of an earlier build (DIR/transpose.cu, DIR/stencil.cu, e.g. from `git show
-7c56340:kernels_cu/stencil.cu`, the build before issue 22), so that "before" and "after"
+7c56340:kernels_cu/stencil.cu`, the build before this work), so that "before" and "after"
 share one run. With --final only three rows per shape are timed: memcpy, the earlier build's
 coarsened kernel and this build's `coarsened` variant, launched through the workload itself.
 

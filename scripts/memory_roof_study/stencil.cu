@@ -1,4 +1,4 @@
-// Study form of the coarsened stencil (issue 22), kept as the source of the numbers in
+// Study form of the coarsened stencil, kept as the source of the numbers in
 // results/h200/memory-roof/sweep2.txt: scripts/memory_roof_sweep.py compiles it with NVRTC per
 // radius and times its instantiations next to a device-to-device memcpy. The kernel the
 // workload runs is kernels_cu/stencil.cu's coarsened<128, 9>: PATH 3 with streaming stores for

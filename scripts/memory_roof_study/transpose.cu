@@ -1,4 +1,4 @@
-// Study form of the coarsened transpose (issue 22), kept as the source of the numbers in
+// Study form of the coarsened transpose, kept as the source of the numbers in
 // results/h200/memory-roof/sweep2.txt: scripts/memory_roof_sweep.py compiles it with NVRTC and
 // times its instantiations next to a device-to-device memcpy. The kernel the workload runs is
 // kernels_cu/transpose.cu's coarsened<64>, which is this template at TILE = 64, ROWS = 8,
