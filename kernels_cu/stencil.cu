@@ -2,7 +2,7 @@
 // (the course notes, "Stencil"). Neighbours outside [0, n) count as 0 and the divisor stays 2R+1.
 // x and y do not overlap.
 //
-// The radius R is a compile-time constant (the course's `-DSTENCIL_RADIUS=2`): every radius
+// The radius R is a compile-time constant (the course's `-DRADIUS=2`): every radius
 // is its own NVRTC module, so loops over the window have constant trip counts and the
 // shared tiles have constant sizes.
 //
@@ -32,16 +32,16 @@
 //              sum over a shared tile, (2R+C)/C shared reads per output; float4 global loads,
 //              float4 streaming stores
 
-#ifndef STENCIL_RADIUS
-#define STENCIL_RADIUS 32  // the course's default build
+#ifndef RADIUS
+#define RADIUS 32  // the course's default build
 #endif
 
-constexpr int R = STENCIL_RADIUS;
+constexpr int R = RADIUS;
 constexpr int WINDOW = 2 * R + 1;
 constexpr float INV_WINDOW = 1.0f / WINDOW;  // coarsened: one multiply per output instead of a division
 constexpr int B = 256;  // naive and shared: threads per block = outputs per block
 
-static_assert(R >= 0, "STENCIL_RADIUS must be >= 0");
+static_assert(R >= 0, "RADIUS must be >= 0");
 // The course's tile is static shared memory, which CUDA caps at 48 KB per block.
 static_assert((B + 2 * R) * sizeof(float) <= 48 * 1024, "shared: tile of B + 2R floats exceeds 48 KB");
 

@@ -8,7 +8,7 @@ One compile path serves both uses:
   disk cache) and loads it, giving launchable kernels that also know their resources.
 
 Options are the course's nvcc line translated for NVRTC: -std=c++17, -arch=sm_XX, -lineinfo,
-plus -D defines (e.g. STENCIL_RADIUS) and C++ template instantiations by name (`tiled<33>`).
+plus -D defines (e.g. RADIUS) and C++ template instantiations by name (`tiled<33>`).
 """
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ def sass_report(args) -> int:
             w = workloads.get(name)
             if args.before:
                 (Path(tmp) / f"before_{name}.cu").write_text((args.before / f"{name}.cu").read_text())
-            for defines in ([{"STENCIL_RADIUS": r} for r in SASS_RADII] if name == "stencil" else [{}]):
+            for defines in ([{"RADIUS": r} for r in SASS_RADII] if name == "stencil" else [{}]):
                 pairs = PAIRS[name]
                 rungs = [w.variant(p.rung) for p in pairs]
                 names_now = list(dict.fromkeys(
@@ -346,7 +346,7 @@ def sass_report(args) -> int:
                     for col, unit, kernel in rows:
                         sass = code[unit][kernel]
                         same = "-" if col == "listing" else ("yes" if sass == listing else "no")
-                        radius = defines.get("STENCIL_RADIUS", "")
+                        radius = defines.get("RADIUS", "")
                         lines.append(f"{name:<10} {radius!s:>3} {v.name:<10} {col:<8} {kernel:<22} "
                                      f"{sass_facts(sass, units[unit].ptxas[kernel].registers)}  {same}")
     print("\n".join(lines))

@@ -233,12 +233,12 @@ def sweep_stencil(table: Table, before: Path | None):
         names = [s_name(*c) for c in cands]
         t0 = time.time()
         with study_kernels():
-            kernels = load_kernels("stencil", names, {"STENCIL_RADIUS": radius})
+            kernels = load_kernels("stencil", names, {"RADIUS": radius})
         print(f"# stencil R={radius}: {len(names)} kernels compiled in {time.time() - t0:.1f} s", flush=True)
         old = None
         if before:
             old = raw_module((before / "stencil.cu").read_text(), ["coarsened<128, 31>"],
-                             {"STENCIL_RADIUS": radius}).get_function("coarsened<128, 31>")
+                             {"RADIUS": radius}).get_function("coarsened<128, 31>")
         for n in (1 << 24, 1 << 22):
             x_host = np.random.default_rng(1).random(n, dtype=np.float32) * 2 - 1
             ref = stencil_reference(x_host, radius)

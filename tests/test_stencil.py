@@ -116,8 +116,8 @@ def test_shapes_labels_and_defines():
     assert W.check_shapes() == [shape(n, r) for r in (1, 2, 32, 64) for n in (1, 2, 255, 257, 4194304, 16777219)] + [
         shape(2**31 + 4101, 64)]  # past 2^31: naive's and shared's 64-bit path
     assert W.label(shape(16777216, 32)) == "16777216 radius=32"
-    assert W.defines(shape(100, 2)) == {"STENCIL_RADIUS": 2}
-    assert W.compile_sets() == [{"STENCIL_RADIUS": r} for r in (1, 2, 32, 64)]
+    assert W.defines(shape(100, 2)) == {"RADIUS": 2}
+    assert W.compile_sets() == [{"RADIUS": r} for r in (1, 2, 32, 64)]
     assert W.device_bytes(shape(1000, 64)) == 8000
 
 
@@ -296,7 +296,7 @@ def test_every_kernel_compiles_per_radius_without_spills(radius):
 
 def test_radius_past_the_limit_fails_in_the_kernel_source_too():
     with pytest.raises(CompileError, match="exceed 48 KB"):
-        compile_unit("stencil", W.kernel_names(), "sm_90", {"STENCIL_RADIUS": smem_max_radius() + 1}, use_cache=False)
+        compile_unit("stencil", W.kernel_names(), "sm_90", {"RADIUS": smem_max_radius() + 1}, use_cache=False)
 
 
 def test_compile_command_builds_every_radius(run_cli):
@@ -395,7 +395,7 @@ int main(int argc, char** argv) {  // emulator VARIANT N < x (N floats) > y (N f
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory):
-    """radius -> path of the emulator binary built with that STENCIL_RADIUS."""
+    """radius -> path of the emulator binary built with that RADIUS."""
     cxx = shutil.which("g++")
     if cxx is None:
         pytest.skip("no g++ to build the CPU emulation of the kernels")
@@ -412,7 +412,7 @@ def emulator(tmp_path_factory):
         if radius not in built:
             binary = folder / f"emulator_r{radius}"
             subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
-                            f"-DSTENCIL_RADIUS={radius}", f"-DEMU_THREADS={COARSE_THREADS}", f"-DEMU_C={COARSE_C}",
+                            f"-DRADIUS={radius}", f"-DEMU_THREADS={COARSE_THREADS}", f"-DEMU_C={COARSE_C}",
                             f'-DKERNELS="{kernels_dir() / "stencil.cu"}"', str(source), "-o", str(binary)],
                            check=True, capture_output=True, text=True)
             built[radius] = binary
@@ -460,7 +460,7 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
-    unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"STENCIL_RADIUS": 32}, use_cache=False)
+    unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"RADIUS": 32}, use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 

@@ -2,7 +2,7 @@
 
 Neighbours outside the array count as 0 and the divisor stays 2R+1 (y[0] of x = [1..7] at
 R = 2 is (0+0+1+2+3)/5 = 1.2). The radius R is a compile-time constant: `defines` passes
-STENCIL_RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
+RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
 
 Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `shared` (the
 course's halo tile, B = 256), `coarsened` (the memory-roof kernel: for R <= 4 a register
@@ -209,10 +209,10 @@ class Stencil(Workload):
 
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
-        return {"STENCIL_RADIUS": shape["radius"]}
+        return {"RADIUS": shape["radius"]}
 
     def compile_sets(self):
-        return [{"STENCIL_RADIUS": r} for r in RADII]
+        return [{"RADIUS": r} for r in RADII]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED)
