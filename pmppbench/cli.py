@@ -87,6 +87,29 @@ def pick_variants(workload, spec: Optional[str]):
     return [workload.variant(p) for p in parts]
 
 
+def learner_variant(workload, spec: Optional[str], like: Optional[str]):
+    """--kernel FILE.cu:NAME --like V: NAME from the learner's file, run as V is run."""
+    from pmppbench.workloads.base import Variant  # noqa: PLC0415
+
+    if spec is None and like is None:
+        return None
+    if spec is None or like is None:
+        raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
+                         f"{workload.variant_names()[0]}")
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name.isidentifier():
+        raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
+    if not Path(path).is_file():
+        raise UsageError(f"--kernel {spec}: no such file {path}")
+    base = workload.variant(like)
+    if base.kernel is None or base.source:
+        raise UsageError(f"--like {like}: it calls a library, not a kernel; choose one of "
+                         f"{', '.join(v.name for v in workload.variants if v.kernel)}")
+    if name in workload.variant_names():
+        raise UsageError(f"--kernel {spec}: {name!r} is already a variant's name; rename your kernel")
+    return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
+
+
 def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False):
     """The workload's declared protocol with the user's overrides."""
     protocol = workload.protocol.with_reps(reps)
@@ -146,6 +169,9 @@ def _parameters(w) -> list[inspect.Parameter]:
         opt("quiet", "--quiet", "No progress bar or tables; only errors and the summary line.", False),
         opt("timeout", "--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
             "(default: derived from the workload, at least 60)."),
+        opt("kernel", "--kernel", "Your own kernel, FILE.cu:NAME, checked and timed beside the others "
+            "(needs --like)."),
+        opt("like", "--like", "The variant whose signature, launch geometry, reference and model --kernel takes."),
     ]
     return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
                               annotation=bool if isinstance(info.default, bool) else Optional[str])
@@ -169,6 +195,9 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
         protocol = protocol_for(w, reps, count("--warmup", kw["warmup"], 0), count("--batches", kw["batches"]),
                                 kw["flush_l2"])
         chosen = pick_variants(w, kw["variants"])
+        learner = learner_variant(w, kw["kernel"], kw["like"])
+        if learner:
+            chosen = [*(chosen or w.variants), learner]
         seed = count("--seed", kw["seed"], 0)
         shapes = shapes_for(w, dims, axes, kw["check_only"])
         from pmppbench.session import Plan, Step  # noqa: PLC0415

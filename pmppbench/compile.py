@@ -130,13 +130,14 @@ def _cache_key(text: str, names: list[str], options: list[str], nvrtc_version) -
 
 def compile_unit(
     workload: str, names: list[str], arch: str, defines: dict[str, Any] | None = None,
-    use_cache: bool = True,
+    use_cache: bool = True, source: Path | None = None,
 ) -> CompiledUnit:
-    """Compile kernels_cu/<workload>.cu for `arch`, instantiating `names` (e.g. "tiled<33>")."""
+    """Compile kernels_cu/<workload>.cu (or `source`, a learner's own file) for `arch`,
+    instantiating `names` (e.g. "tiled<33>")."""
     defines = dict(defines or {})
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise UsageError(f"--arch must look like sm_90 (got {arch!r})")
-    path = source_path(workload)
+    path = Path(source) if source else source_path(workload)
     text = path.read_text()
     lib = nvrtc()
     options = _options(arch, defines)
@@ -151,7 +152,7 @@ def compile_unit(
         except (OSError, ValueError, KeyError):
             pass  # a damaged cache entry is simply rebuilt
 
-    display_name = _display_path(path)
+    display_name = str(source) if source else _display_path(path)  # a learner's file as they named it
     prog = lib.createProgram(text, display_name, [], [])
     try:
         for name in names:
@@ -234,7 +235,8 @@ class Kernel:
 _LOADED: dict[tuple, dict[str, Kernel]] = {}
 
 
-def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None = None) -> dict[str, Kernel]:
+def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None = None,
+                 source: Path | None = None) -> dict[str, Kernel]:
     """Compile (or fetch from cache) for the current device and load: name expression -> Kernel.
 
     Loaded modules are kept for the life of the process, so a second shape of the same
@@ -242,11 +244,11 @@ def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None
     """
     from pmppbench import device  # noqa: PLC0415 (needs a GPU)
 
-    memo_key = (workload, tuple(names), tuple(sorted((defines or {}).items())))
+    memo_key = (workload, str(source or ""), tuple(names), tuple(sorted((defines or {}).items())))
     if memo_key in _LOADED:
         return _LOADED[memo_key]
 
-    unit = compile_unit(workload, names, device.current().arch, defines)
+    unit = compile_unit(workload, names, device.current().arch, defines, source=source)
     cp = cupy()
     module = cp.cuda.function.Module()
     module.load(unit.cubin)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -22,12 +23,12 @@ from pmppbench import derive, roofline
 from pmppbench.check import compare
 from pmppbench.clocks import ClockObserver, ClockWatch
 from pmppbench.compile import load_kernels
-from pmppbench.errors import PmppError, UsageError
+from pmppbench.errors import CompileError, PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import Protocol, measure
 from pmppbench.results import Result, now_iso
-from pmppbench.workloads.base import Shape, Variant, Workload, unique_kernels
+from pmppbench.workloads.base import Job, Shape, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -57,7 +58,7 @@ def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: in
     compiled and loaded, seeded inputs made and set up on the device. Yields (inputs, ctx)
     and tears the setup down on the way out, whatever happened inside."""
     ensure_memory(workload, shape)
-    names = unique_kernels(variants)
+    names = unique_kernels([v for v in variants if not v.source])  # a learner's kernel compiles from its own file
     kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
     inputs = workload.make_inputs(shape, np.random.default_rng(seed))
     ctx = workload.setup(shape, inputs, kernels)
@@ -131,12 +132,17 @@ def evaluate(
         if at:
             at(v.name, "check")
         try:
-            job = workload.job(v, shape, ctx)
+            job = learner_job(workload, v, shape, ctx) if v.source else workload.job(v, shape, ctx)
             _fill_resources(row, job)
             job.poison()
             job.run()
             synchronize()
             out = job.output()
+        except CompileError as exc:
+            if not v.source:
+                raise
+            row.check, row.error = "ERROR", str(exc)  # a learner's kernel: NVRTC's message, file and line
+            continue
         except PmppError:
             raise
         except Exception as exc:  # a launch failure belongs to this variant's row
@@ -147,9 +153,9 @@ def evaluate(
                 raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
             row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
             continue
-        key = workload.reference_key(v)
+        key = workload.reference_key(modelled(workload, v))
         if key not in references:
-            references[key] = workload.reference(shape, inputs, v)
+            references[key] = workload.reference(shape, inputs, modelled(workload, v))
         result = compare(out, references[key], tolerance)
         row.check = result.status
         row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
@@ -157,7 +163,7 @@ def evaluate(
             jobs[v.name] = job
 
     for v in variants:
-        t = workload.traffic(shape, v)
+        t = workload.traffic(shape, modelled(workload, v))
         row = rows[v.name]
         row.bytes, row.flops, row.model = t.bytes, t.flops, dict(t.extra)
         if t.bytes and t.flops:
@@ -178,6 +184,12 @@ def evaluate(
         row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
         row.timer, row.alternate = protocol.timer, protocol.alternate
         derive.fill_rates(row)
+    for v in variants:  # a learner's kernel must still be right after its batches
+        if v.source and v.name in jobs:
+            if at:
+                at(v.name, "check after timing")
+            recheck(rows[v.name], jobs[v.name], references[workload.reference_key(modelled(workload, v))], tolerance,
+                    synchronize)
     derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
     extra = workload.model_runs(shape, ctx, out_rows)
     model_timings = {}
@@ -191,6 +203,39 @@ def evaluate(
             derive.fill_speed_of_light(row, ceilings)
         row.warnings = diagnose(row)
     return out_rows
+
+
+def modelled(workload: Workload, variant: Variant) -> Variant:
+    """The variant whose reference and traffic model apply: a learner's kernel has its --like's."""
+    return workload.variant(variant.like) if variant.like else variant
+
+
+def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job:
+    """A learner's kernel (--kernel FILE:NAME --like V) in V's job: the same buffers, arguments,
+    grid and block, only the kernel swapped. Compiled with the shape's defines (e.g. RADIUS)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    like = workload.variant(variant.like)
+    base = workload.job(like, shape, ctx)
+    if base.launch is None or base.run is not base.launch:
+        raise UsageError(f"--like {like.name}: that variant's call is not one kernel launch; "
+                         "choose a variant that launches one kernel")
+    kernel = load_kernels(workload.name, [variant.kernel], workload.defines(shape), source=Path(variant.source))
+    launch = replace(base.launch, kernel=kernel[variant.kernel])
+    return Job(run=launch, output=base.output, poison=base.poison, launch=launch)
+
+
+def recheck(row: Result, job: Job, reference: np.ndarray, tolerance, synchronize: Callable[[], None]) -> None:
+    """Check a timed learner kernel once more, poisoned first: one that is right only on its
+    first call, or only thanks to what another variant left behind, FAILs (and loses its times)."""
+    job.poison()
+    job.run()
+    synchronize()
+    again = compare(job.output(), reference, tolerance)
+    if not again.passed:
+        row.check, row.check_detail = "FAIL", f"after its timed batches: {again.detail}"
+        row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None
+        row.batch_means_ms = []
 
 
 # CUDA errors after which the context is unusable: every later call in the process fails too.

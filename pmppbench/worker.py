@@ -38,7 +38,7 @@ class StepSpec:
 
     workload: str
     shape: dict
-    variants: list[str]
+    variants: list  # Variant objects: a learner's kernel (--kernel) exists only here
     protocol: Protocol
     check_only: bool
     seed: int
@@ -69,7 +69,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
         w = workloads.get(spec.workload)
         try:
             rows = run_shape(w, spec.shape, protocol=spec.protocol, check_only=spec.check_only, seed=spec.seed,
-                             variants=[w.variant(v) for v in spec.variants], run_id=spec.run_id, at=at)
+                             variants=spec.variants, run_id=spec.run_id, at=at)
             conn.send(("rows", rows))
         except StickyCudaError as exc:
             conn.send(("sticky", exc.variant, exc.name, exc.detail))
@@ -164,8 +164,7 @@ class Supervisor:
             if self._proc is None or not self._proc.is_alive():
                 self._stop()
                 self._start()
-            self._conn.send(StepSpec(workload.name, dict(shape), [v.name for v in remaining], protocol, check_only,
-                                     seed, run_id))
+            self._conn.send(StepSpec(workload.name, dict(shape), remaining, protocol, check_only, seed, run_id))
             culprit, phase, reason = None, "starting", ""
             while True:
                 if not self._conn.poll(limit):
@@ -194,10 +193,11 @@ class Supervisor:
             self._stop()  # killed, crashed or poisoned: the next try gets a fresh worker
             names = [v.name for v in remaining]
             if culprit not in names:  # before any variant ran (compile, setup): the step's rows say so
-                for name in names:
-                    faults[name] = self._fault_row(workload, shape, name, reason, seed, run_id, hint=False)
+                for v in remaining:
+                    faults[v.name] = self._fault_row(workload, shape, v, reason, seed, run_id, hint=False)
                 break
-            faults[culprit] = self._fault_row(workload, shape, culprit, reason, seed, run_id)
+            guilty = next(v for v in remaining if v.name == culprit)
+            faults[culprit] = self._fault_row(workload, shape, guilty, reason, seed, run_id)
             remaining = [v for v in remaining if v.name != culprit]
         return self._merge(variants, [], faults)
 
@@ -208,13 +208,13 @@ class Supervisor:
         return [by_name[v.name] for v in variants if v.name in by_name]
 
     @staticmethod
-    def _fault_row(workload, shape, variant: str, reason: str, seed: int, run_id: str, hint: bool = True) -> Result:
+    def _fault_row(workload, shape, variant, reason: str, seed: int, run_id: str, hint: bool = True) -> Result:
         advice = f"; to find it: {sanitizer_command(workload, shape, variant)}" if hint else ""
-        return Result(workload.name, variant, workload.label(shape), dims=dict(shape), check="ERROR",
+        return Result(workload.name, variant.name, workload.label(shape), dims=dict(shape), check="ERROR",
                       error=reason + advice, seed=seed, run_id=run_id, timestamp=now_iso())
 
 
-def sanitizer_command(workload, shape: dict, variant: str) -> str:
+def sanitizer_command(workload, shape: dict, variant) -> str:
     """The command line that reruns one variant's check under compute-sanitizer's memcheck."""
     sizes = " ".join(str(shape[d]) for d in workload.dims)
     options = []
@@ -222,8 +222,13 @@ def sanitizer_command(workload, shape: dict, variant: str) -> str:
         if axis.name in shape:
             value = shape[axis.name]
             options.append(f"{axis.option} {','.join(map(str, value)) if isinstance(value, (tuple, list)) else value}")
+    if getattr(variant, "source", None):  # a learner's kernel: the same --kernel and --like
+        options += [f"--kernel {variant.source}:{variant.kernel}", f"--like {variant.like}",
+                    f"--variants {variant.like}"]
+    else:
+        options.append(f"--variants {getattr(variant, 'name', variant)}")
     return (f"compute-sanitizer --tool memcheck pmppbench {workload.name} {sizes} "
-            + " ".join(options + [f"--variants {variant}", "--check-only"])).replace("  ", " ")
+            + " ".join(options + ["--check-only"])).replace("  ", " ")
 
 
 __all__ = ["Supervisor", "StepSpec", "WorkerFault", "serve", "sanitizer_command"]

@@ -27,7 +27,7 @@ def fake_serve(conn, quiet_stderr=True):
         if spec is None:
             return
         rows = []
-        for v in spec.variants:
+        for v in (variant.name for variant in spec.variants):
             conn.send(("at", v, "check"))
             if v == "crash":
                 os._exit(1)

@@ -31,6 +31,8 @@ class Variant:
     kernel: str | None  # NVRTC name expression in kernels_cu/<workload>.cu: "tiled<33>"; None for library calls
     about: str  # one line: what this variant changes and why it should be faster
     timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
+    source: str | None = None  # a learner's own .cu file (--kernel FILE:NAME); `kernel` is NAME in it
+    like: str | None = None  # ... launched with this variant's signature and geometry (--like)
 
 
 @dataclass(frozen=True)
