@@ -169,6 +169,10 @@ def _parameters(w) -> list[inspect.Parameter]:
         opt("quiet", "--quiet", "No progress bar or tables; only errors and the summary line.", False),
         opt("timeout", "--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
             "(default: derived from the workload, at least 60)."),
+        opt("devices", "--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each "
+            "runs the same plan, concurrently."),
+        opt("parallel_host_link", "--parallel-host-link", "With --devices, run host-link work (the stream "
+            "workload) on every GPU at once instead of one GPU at a time.", False),
         opt("kernel", "--kernel", "Your own kernel, FILE.cu:NAME, checked and timed beside the others "
             "(needs --like)."),
         opt("like", "--like", "The variant whose signature, launch geometry, reference and model --kernel takes."),
@@ -205,7 +209,8 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
         plan = Plan([Step(w, s, protocol, seed + i, chosen) for i, s in enumerate(shapes)], kw["check_only"],
                     uuid.uuid4().hex[:8])
         _execute(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
-                 protocols={w.name: protocol}, timeout_s=count("--timeout", kw["timeout"]))
+                 protocols={w.name: protocol}, timeout_s=count("--timeout", kw["timeout"]), devices=kw["devices"],
+                 host_link_parallel=kw["parallel_host_link"])
 
     params = _parameters(w)
     command.__signature__ = inspect.Signature(params)
@@ -241,6 +246,10 @@ def all_cmd(
     flush_l2: bool = typer.Option(False, "--flush-l2", help="Cold-cache timing for every event-timed workload."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Seconds a check, warmup or batch may take before "
                                           "its variant is killed (default: derived from the workload, at least 60)."),
+    devices: Optional[str] = typer.Option(None, "--devices", help="GPUs to run on, all or indices such as 0,2 "
+                                          "(default: the current one); each runs the same plan, concurrently."),
+    parallel_host_link: bool = typer.Option(False, "--parallel-host-link", help="With --devices, run the stream "
+                                            "workload on every GPU at once instead of one GPU at a time."),
 ):
     """Every workload and variant on the sizes of a config; rows are written as they finish."""
     from pmppbench import config as configs  # noqa: PLC0415
@@ -256,7 +265,8 @@ def all_cmd(
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed_value + i, chosen) for i, s in enumerate(p.shapes)]
     _execute(Plan(steps, check_only, uuid.uuid4().hex[:8]), out=out, force=force, quiet=quiet, protocols=protocols,
-             timeout_s=count("--timeout", timeout), config=str(cfg.path), config_sha256=cfg.sha256)
+             timeout_s=count("--timeout", timeout), devices=devices, host_link_parallel=parallel_host_link,
+             config=str(cfg.path), config_sha256=cfg.sha256)
 
 
 @app.command("report")

@@ -69,7 +69,9 @@ class Result:
     # context
     error: str = ""
     seed: int | None = None
-    device: str = ""
+    device: str = ""  # the GPU's name
+    device_uuid: str = ""  # which GPU of several with the same name (--devices)
+    device_pci: str = ""
     run_id: str = ""
     timestamp: str = ""
 

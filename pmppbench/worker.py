@@ -21,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, Pmpp
 from pmppbench.protocol import Protocol
 from pmppbench.results import Result, now_iso
 
+_ENV_LOCK = threading.Lock()
 DEFAULT_PHASE_S = 60.0  # no check, warmup or batch of the bundled workloads comes near this
 SLOW_FRACTION = 0.01  # a variant at 1% of the device's peaks still finishes a batch in time
 
@@ -97,8 +99,10 @@ class WorkerFault(Exception):
 class Supervisor:
     """Runs steps in a worker process; `run_shape` has the runner's signature (session.run's seam)."""
 
-    def __init__(self, timeout_s: float | None = None, target=serve, quiet_stderr: bool = True):
-        self.timeout_s, self.target, self.quiet_stderr = timeout_s, target, quiet_stderr
+    def __init__(self, timeout_s: float | None = None, target=serve, quiet_stderr: bool = True,
+                 pin: str | None = None):
+        """`pin`: the CUDA_VISIBLE_DEVICES value the worker starts with (one GPU of --devices)."""
+        self.timeout_s, self.target, self.quiet_stderr, self.pin = timeout_s, target, quiet_stderr, pin
         self._ctx = multiprocessing.get_context("spawn")  # CUDA does not survive fork
         self._proc = self._conn = None
         self.started = 0  # workers started so far (tests and the summary read it)
@@ -120,7 +124,18 @@ class Supervisor:
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
         self._proc = self._ctx.Process(target=self.target, args=(child, self.quiet_stderr), daemon=True)
-        self._proc.start()
+        with _ENV_LOCK:  # a spawned child copies os.environ when it starts: pin it there, then restore
+            before = os.environ.get("CUDA_VISIBLE_DEVICES")
+            if self.pin is not None:
+                os.environ["CUDA_VISIBLE_DEVICES"] = self.pin
+            try:
+                self._proc.start()
+            finally:
+                if self.pin is not None:
+                    if before is None:
+                        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+                    else:
+                        os.environ["CUDA_VISIBLE_DEVICES"] = before
         child.close()
         self._conn = parent
         self.started += 1

@@ -92,7 +92,9 @@ def fake_gpu(monkeypatch):
 
     monkeypatch.setattr(runner, "run_shape", fake_run)
     # in this process: the worker process would have no fake device (tests/test_worker.py covers it)
-    from pmppbench import worker
+    from pmppbench import devices, worker
+
+    monkeypatch.setattr(devices, "visible", lambda: [devices.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
 
     monkeypatch.setattr(worker.Supervisor, "run_shape", lambda self, w, s, **kw: runner.run_shape(w, s, **kw))
 

@@ -124,6 +124,7 @@ class Workload:
     dim_help: dict[str, str] = {}  # what each size means, for the command's help
     axes: tuple[Axis, ...] = ()  # shape keys given as options (--radius, --streams)
     protocol: Protocol = Protocol(warmup=3, batches=5, reps=20)  # the timing contract (README, "The protocol")
+    shares_host_link: bool = False  # its timed work crosses PCIe: with --devices, one GPU at a time
     variants: tuple[Variant, ...] = ()
     tolerance: Tolerance | None = None  # the check rule, unless tolerance_for derives one per shape
     baseline: str | None = None  # "speedup vs" column: this variant's time / each variant's time
