@@ -31,7 +31,11 @@ class DeviceId:
 
 
 def _uuid(raw) -> str:
-    data = bytes(raw)[:16] if raw is not None else b""
+    try:
+        data = raw.encode("latin-1") if isinstance(raw, str) else bytes(raw or b"")
+    except (TypeError, ValueError):  # a runtime that reports it in another form: no UUID
+        return ""
+    data = data[:16]
     if len(data) != 16 or not any(data):
         return ""
     h = data.hex()
@@ -48,7 +52,8 @@ def visible() -> list[DeviceId]:
     for i in range(count):
         props = rt.getDeviceProperties(i)
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        pci = f"{props.get('pciDomainID', 0):04x}:{props.get('pciBusID', 0):02x}:{props.get('pciDeviceID', 0):02x}.0"
+        bus = [int(props.get(k, 0) or 0) for k in ("pciDomainID", "pciBusID", "pciDeviceID")]
+        pci = f"{bus[0]:04x}:{bus[1]:02x}:{bus[2]:02x}.0"
         out.append(DeviceId(i, name, _uuid(props.get("uuid")), pci))
     return out
 

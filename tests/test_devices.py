@@ -131,3 +131,21 @@ def test_compare_keeps_gpus_of_one_name_apart():
     rep = compare_results(base, new, fail_on_slower_pct=10)
     assert [(c.new.device_uuid, c.verdict) for c in rep.matched] == [(GPUS[0].uuid, "SAME"), (GPUS[1].uuid, "SLOWER")]
     assert rep.exit_code == 1
+
+
+def test_visible_reads_the_runtimes_properties(monkeypatch):
+    """The default run names its GPU too; a runtime without a UUID still works."""
+    import types
+
+    from pmppbench import devices, gpu
+
+    props = [{"name": b"NVIDIA H200", "uuid": bytes(range(16)), "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0},
+             {"name": "Other GPU", "pciBusID": 0x3b}]
+    runtime = types.SimpleNamespace(getDeviceProperties=lambda i: props[i])
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
+    monkeypatch.setattr(gpu, "require_device", lambda: 2)
+    monkeypatch.setattr(gpu, "cupy", lambda: fake)
+    a, b = devices.visible()
+    assert (a.name, a.uuid, a.pci_bus_id, a.pin) == ("NVIDIA H200", "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
+                                                     "0000:19:00.0", a.uuid)
+    assert (b.name, b.uuid, b.pci_bus_id, b.pin) == ("Other GPU", "", "0000:3b:00.0", "1")
