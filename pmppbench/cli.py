@@ -171,6 +171,8 @@ def _parameters(w) -> list[inspect.Parameter]:
             "(default: derived from the workload, at least 60)."),
         opt("devices", "--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each "
             "runs the same plan, concurrently."),
+        opt("ray", "--ray", "Run on every GPU of a Ray cluster: auto (this machine's, or a new local one) or its "
+            "address (needs pmppbench[fleet])."),
         opt("parallel_host_link", "--parallel-host-link", "With --devices, run host-link work (the stream "
             "workload) on every GPU at once instead of one GPU at a time.", False),
         opt("kernel", "--kernel", "Your own kernel, FILE.cu:NAME, checked and timed beside the others "
@@ -210,7 +212,7 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
                     uuid.uuid4().hex[:8])
         _execute(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
                  protocols={w.name: protocol}, timeout_s=count("--timeout", kw["timeout"]), devices=kw["devices"],
-                 host_link_parallel=kw["parallel_host_link"])
+                 host_link_parallel=kw["parallel_host_link"], ray=kw["ray"])
 
     params = _parameters(w)
     command.__signature__ = inspect.Signature(params)
@@ -250,6 +252,8 @@ def all_cmd(
                                           "(default: the current one); each runs the same plan, concurrently."),
     parallel_host_link: bool = typer.Option(False, "--parallel-host-link", help="With --devices, run the stream "
                                             "workload on every GPU at once instead of one GPU at a time."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run on every GPU of a Ray cluster: auto or its address "
+                                      "(needs pmppbench[fleet])."),
 ):
     """Every workload and variant on the sizes of a config; rows are written as they finish."""
     from pmppbench import config as configs  # noqa: PLC0415
@@ -265,7 +269,7 @@ def all_cmd(
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed_value + i, chosen) for i, s in enumerate(p.shapes)]
     _execute(Plan(steps, check_only, uuid.uuid4().hex[:8]), out=out, force=force, quiet=quiet, protocols=protocols,
-             timeout_s=count("--timeout", timeout), devices=devices, host_link_parallel=parallel_host_link,
+             timeout_s=count("--timeout", timeout), devices=devices, host_link_parallel=parallel_host_link, ray=ray,
              config=str(cfg.path), config_sha256=cfg.sha256)
 
 

@@ -19,6 +19,7 @@ class DeviceId:
     name: str
     uuid: str  # "GPU-8f2c...", or "" when the runtime does not report one
     pci_bus_id: str  # "0000:19:00.0"
+    host: str = ""  # the machine, for GPUs of a Ray fleet
 
     @property
     def pin(self) -> str:
@@ -27,7 +28,8 @@ class DeviceId:
 
     @property
     def label(self) -> str:
-        return f"GPU {self.index} ({self.name}, {self.pci_bus_id})"
+        where = f"{self.host} " if self.host else ""
+        return f"{where}GPU {self.index} ({self.name}, {self.pci_bus_id})"
 
 
 def _uuid(raw) -> str:

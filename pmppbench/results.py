@@ -72,6 +72,7 @@ class Result:
     device: str = ""  # the GPU's name
     device_uuid: str = ""  # which GPU of several with the same name (--devices)
     device_pci: str = ""
+    host: str = ""  # the machine (a Ray fleet's node)
     run_id: str = ""
     timestamp: str = ""
 

@@ -79,6 +79,7 @@ class Lane:
 
     run_shape: RunShape
     device: Any = None  # devices.DeviceId; None: the current device, untagged
+    actor: Any = None  # a Ray fleet's actor behind run_shape (fleet.py), for whoever must stop it
 
 
 def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = None,
@@ -176,7 +177,7 @@ def exit_problem(out: Outcome) -> PmppError | None:
 
 def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict, console, err_console,
                    debug: bool = False, timeout_s: float | None = None, devices: str | None = None,
-                   host_link_parallel: bool = False, **meta_extra: Any) -> None:
+                   host_link_parallel: bool = False, ray: str | None = None, **meta_extra: Any) -> None:
     """--out checked before any work, the steps run by a supervised worker process
     (pmppbench/worker.py), rows streamed to --out as they finish, a progress bar on stderr,
     then the tables, warnings, repeatability and summary on stdout; raises what the exit
@@ -188,21 +189,32 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
 
     from pmppbench import devices as gpus  # noqa: PLC0415
 
+    if ray and devices:
+        raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
     out = resultfile.check_writable(out, force) if out else None
-    visible = gpus.visible()
-    chosen = [visible[i] for i in gpus.parse(devices, len(visible))] if devices else [visible[0]]
+    supervisors, lanes = [], []
+    if ray:  # every GPU of a Ray cluster, each through its actor (pmppbench/fleet.py)
+        from pmppbench import fleet  # noqa: PLC0415
+
+        lanes = fleet.lanes(ray, timeout_s)
+        chosen = [lane.device for lane in lanes]
+    else:
+        visible = gpus.visible()
+        chosen = [visible[i] for i in gpus.parse(devices, len(visible))] if devices else [visible[0]]
     meta = metadata.run_meta(plan.steps[0].seed if plan.steps else 0, run_id=plan.run_id, check_only=plan.check_only,
                              protocol={k: v.__dict__ for k, v in protocols.items()},
-                             devices=[d.__dict__ for d in chosen], **meta_extra)
+                             devices=[d.__dict__ for d in chosen], ray=ray or "", gpu_required=not ray, **meta_extra)
     sink = resultfile.open_sink(out, meta) if out else None
     bar = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=err_console, disable=quiet, transient=True)
     from pmppbench.worker import Supervisor  # noqa: PLC0415
 
-    # One supervised worker per GPU, pinned to it when --devices names GPUs (unpinned: the current one)
-    supervisors = [Supervisor(timeout_s, pin=d.pin if devices else None) for d in chosen]
-    # --debug runs in this process, for tracebacks (the current GPU only)
-    lanes = [Lane(_default_run_shape, chosen[0])] if debug else [Lane(s.run_shape, d) for s, d in zip(supervisors, chosen)]
+    if not ray:
+        # One supervised worker per GPU, pinned to it when --devices names GPUs (unpinned: the current one)
+        supervisors = [Supervisor(timeout_s, pin=d.pin if devices else None) for d in chosen]
+        # --debug runs in this process, for tracebacks (the current GPU only)
+        lanes = [Lane(_default_run_shape, chosen[0])] if debug else [Lane(s.run_shape, d)
+                                                                    for s, d in zip(supervisors, chosen)]
     try:
         with bar:
             task = bar.add_task("starting", total=len(plan.steps) * len(lanes))
@@ -242,7 +254,11 @@ def caption(rows: list[Result], protocol: Protocol, check_only: bool) -> str:
     """The table's caption: the device, then the protocol (or the check rules)."""
     from pmppbench import device  # noqa: PLC0415
 
-    d = device.current()
+    try:
+        d = device.current()
+        where = f"{d.name} ({d.arch})"
+    except EnvironmentProblem:  # a Ray driver without a GPU: the rows name theirs
+        where = ", ".join(dict.fromkeys(r.device for r in rows if r.device)) or "?"
     tolerances = "; ".join(dict.fromkeys(r.tolerance for r in rows if r.tolerance))
     what = f"check only · {tolerances}" if check_only else protocol.describe()
-    return f"{d.name} ({d.arch}) · {what}"
+    return f"{where} · {what}"
