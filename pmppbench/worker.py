@@ -105,6 +105,7 @@ class Supervisor:
         self.timeout_s, self.target, self.quiet_stderr, self.pin = timeout_s, target, quiet_stderr, pin
         self._ctx = multiprocessing.get_context("spawn")  # CUDA does not survive fork
         self._proc = self._conn = None
+        self._busy = False  # inside run_shape, waiting on the worker
         self.started = 0  # workers started so far (tests and the summary read it)
 
     def __enter__(self) -> "Supervisor":
@@ -114,12 +115,14 @@ class Supervisor:
         self.close()
 
     def close(self) -> None:
-        if self._conn is not None:
+        """Let an idle worker exit; kill one still inside a step (after Ctrl-C) at once."""
+        if self._conn is not None and not self._busy:
             try:
                 self._conn.send(None)
             except (OSError, ValueError):
                 pass
-        self._stop(graceful=True)
+        self._stop(graceful=not self._busy)
+        self._busy = False
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
@@ -171,6 +174,18 @@ class Supervisor:
 
     def run_shape(self, workload, shape, *, protocol, check_only=False, seed=0, variants=None, run_id="",
                   progress=None) -> list[Result]:
+        self._busy = True
+        try:
+            rows = self._run_shape(workload, shape, protocol, check_only, seed, variants, run_id, progress)
+        except KeyboardInterrupt:
+            raise  # still busy: close() kills the worker rather than waiting for its step
+        except Exception:
+            self._busy = False  # the step failed as a whole; the worker itself is idle again
+            raise
+        self._busy = False
+        return rows
+
+    def _run_shape(self, workload, shape, protocol, check_only, seed, variants, run_id, progress) -> list[Result]:
         variants = list(variants or workload.variants_for(shape))
         faults: dict[str, Result] = {}
         remaining = list(variants)

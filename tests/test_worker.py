@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from fake_workload import Copy2D
 from pmppbench import session
 from pmppbench.results import Result
@@ -104,3 +106,21 @@ def test_sanitizer_command_carries_the_options():
     st = workloads.get("stencil")
     assert sanitizer_command(st, {"n": 1000, "radius": 32}, "coarsened") == (
         "compute-sanitizer --tool memcheck pmppbench stencil 1000 --radius 32 --variants coarsened --check-only")
+
+
+def test_close_after_ctrl_c_kills_a_busy_worker_at_once(monkeypatch):
+    w = Faulty()
+    sup = Supervisor(timeout_s=30, target=fake_serve)
+
+    def interrupted_poll(self_conn, timeout):
+        raise KeyboardInterrupt
+
+    import multiprocessing.connection as mpc
+
+    monkeypatch.setattr(mpc.Connection, "poll", interrupted_poll)
+    with pytest.raises(KeyboardInterrupt):
+        sup.run_shape(w, w.default_shape(), protocol=w.protocol, variants=[w.variant("hang")])
+    monkeypatch.undo()
+    t0 = time.monotonic()
+    sup.close()
+    assert time.monotonic() - t0 < 3 and sup._proc is None
