@@ -11,6 +11,7 @@ failure, wrong result) is recorded in its row and the others go on.
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -37,6 +38,28 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB"
 
 
+# ---- where the time goes (`all` prints it; the run metadata records it) ---------------------
+
+SPENT: dict[str, float] = {}  # phase -> seconds in this process, since take_spent() last ran
+PHASES = ("timed", "checks", "references", "inputs", "compile")  # the rest of the wall time is "other"
+
+
+@contextmanager
+def spent(phase: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        SPENT[phase] = SPENT.get(phase, 0.0) + time.perf_counter() - t0
+
+
+def take_spent() -> dict[str, float]:
+    """This process's phase seconds so far, and start again from zero."""
+    out = dict(SPENT)
+    SPENT.clear()
+    return out
+
+
 def ensure_memory(workload: Workload, shape: Shape) -> None:
     """Refuse, before allocating, a shape that cannot fit in free device memory."""
     from pmppbench.device import free_memory_bytes  # noqa: PLC0415
@@ -59,9 +82,11 @@ def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: in
     and tears the setup down on the way out, whatever happened inside."""
     ensure_memory(workload, shape)
     names = unique_kernels([v for v in variants if not v.source])  # a learner's kernel compiles from its own file
-    kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
-    inputs = workload.make_inputs(shape, np.random.default_rng(seed))
-    ctx = workload.setup(shape, inputs, kernels)
+    with spent("compile"):
+        kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
+    with spent("inputs"):
+        inputs = workload.make_inputs(shape, np.random.default_rng(seed))
+        ctx = workload.setup(shape, inputs, kernels)
     try:
         yield inputs, ctx
     finally:
@@ -155,8 +180,10 @@ def evaluate(
             continue
         key = workload.reference_key(modelled(workload, v))
         if key not in references:
-            references[key] = workload.reference(shape, inputs, modelled(workload, v))
-        result = compare(out, references[key], tolerance)
+            with spent("references"):
+                references[key] = workload.reference(shape, inputs, modelled(workload, v))
+        with spent("checks"):
+            result = compare(out, references[key], tolerance)
         row.check = result.status
         row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
         if result.passed and v.timed:
@@ -173,7 +200,8 @@ def evaluate(
     if check_only or not jobs:
         return out_rows
     clocks = observer()
-    timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks, at=at)
+    with spent("timed"):
+        timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks, at=at)
     for name, timing in timings.items():
         row = rows[name]
         if clocks:
@@ -196,7 +224,8 @@ def evaluate(
     if extra and extra.runs:
         from pmppbench.protocol import EventTimer  # noqa: PLC0415
 
-        model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
+        with spent("timed"):
+            model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
     workload.annotate(shape, ctx, out_rows, model_timings)
     for row in out_rows:
         if ceilings:

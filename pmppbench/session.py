@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol as TypingProtocol
@@ -191,6 +192,7 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
 
     if ray and devices:
         raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
+    started = time.perf_counter()
     out = resultfile.check_writable(out, force) if out else None
     supervisors, lanes = [], []
     if ray:  # every GPU of a Ray cluster, each through its actor (pmppbench/fleet.py)
@@ -207,6 +209,7 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     sink = resultfile.open_sink(out, meta) if out else None
     bar = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=err_console, disable=quiet, transient=True)
+    from pmppbench.runner import take_spent  # noqa: PLC0415 (the in-process phases, --debug)
     from pmppbench.worker import Supervisor  # noqa: PLC0415
 
     if not ray:
@@ -223,8 +226,11 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     finally:
         for sup in supervisors:
             sup.close()
+        where = wall_time(time.perf_counter() - started, [sup.spent for sup in supervisors] + [take_spent()],
+                          len(lanes))
+        meta["wall_s"] = where
         if sink:
-            sink.close()
+            sink.close(meta)
     rows = outcome.rows
     several = len(lanes) > 1
     if not quiet:
@@ -240,6 +246,7 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
 
         print_health(console, rows)
     terminal.print_stability(console, rows)
+    console.print(wall_line(meta["wall_s"]), highlight=False)
     passed = sum(r.check == "PASS" for r in rows)
     console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")
                   + (" (interrupted: finished rows kept)" if outcome.interrupted else ""), highlight=False)
@@ -248,6 +255,25 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     problem = exit_problem(outcome)
     if problem:
         raise problem
+
+
+def wall_time(wall: float, reports: list[dict[str, float]], gpus: int) -> dict[str, float]:
+    """Where the run's wall time went: each runner phase (summed over the workers' reports,
+    averaged over the GPUs that ran at once), and `other` (worker start-up, transfers,
+    printing) for the rest."""
+    from pmppbench.runner import PHASES  # noqa: PLC0415
+
+    out = {"wall": wall}
+    for phase in PHASES:
+        out[phase] = sum(r.get(phase, 0.0) for r in reports) / max(gpus, 1)
+    out["other"] = max(0.0, wall - sum(out[p] for p in PHASES))
+    return out
+
+
+def wall_line(w: dict[str, float]) -> str:
+    names = {"timed": "timed GPU work", "checks": "checks", "references": "references", "inputs": "inputs",
+             "compile": "compile", "other": "other"}
+    return f"wall time {w['wall']:.1f} s: " + ", ".join(f"{label} {w[k]:.1f} s" for k, label in names.items())
 
 
 def caption(rows: list[Result], protocol: Protocol, check_only: bool) -> str:

@@ -56,7 +56,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
     from pmppbench import workloads  # noqa: PLC0415
-    from pmppbench.runner import StickyCudaError, run_shape, sticky_error  # noqa: PLC0415
+    from pmppbench.runner import StickyCudaError, run_shape, sticky_error, take_spent  # noqa: PLC0415
 
     last = [""]
 
@@ -72,7 +72,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
         try:
             rows = run_shape(w, spec.shape, protocol=spec.protocol, check_only=spec.check_only, seed=spec.seed,
                              variants=spec.variants, run_id=spec.run_id, at=at)
-            conn.send(("rows", rows))
+            conn.send(("rows", rows, take_spent()))
         except StickyCudaError as exc:
             conn.send(("sticky", exc.variant, exc.name, exc.detail))
             os._exit(70)  # the context is gone; exit without running its destructors
@@ -106,6 +106,7 @@ class Supervisor:
         self._ctx = multiprocessing.get_context("spawn")  # CUDA does not survive fork
         self._proc = self._conn = None
         self._busy = False  # inside run_shape, waiting on the worker
+        self.spent: dict[str, float] = {}  # phase -> seconds its workers reported (runner.spent)
         self.started = 0  # workers started so far (tests and the summary read it)
 
     def __enter__(self) -> "Supervisor":
@@ -212,6 +213,8 @@ class Supervisor:
                         progress(workload.name, msg[1], workload.label(shape))
                     continue
                 if msg[0] == "rows":
+                    for phase, seconds in (msg[2] if len(msg) > 2 else {}).items():
+                        self.spent[phase] = self.spent.get(phase, 0.0) + seconds
                     return self._merge(variants, msg[1], faults)
                 if msg[0] == "sticky":
                     culprit = msg[1] or culprit
