@@ -112,8 +112,12 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
                 rows = lane.run_shape(step.workload, step.shape, protocol=step.protocol, check_only=plan.check_only,
                                       seed=step.seed, variants=step.variants, run_id=plan.run_id,
                                       progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None)
-        except (KeyboardInterrupt, EnvironmentProblem):
-            raise  # Ctrl-C, or nothing can run on this machine (exit 3)
+        except KeyboardInterrupt:
+            raise
+        except EnvironmentProblem as exc:
+            if len(lanes) == 1:
+                raise  # nothing can run on this machine (exit 3); with several GPUs only this one's rows
+            return tag(error_rows(step, exc, plan.run_id), lane)
         except Exception as exc:  # the step's rows say what went wrong; the run goes on
             if debug and not isinstance(exc, PmppError):
                 raise
@@ -121,6 +125,9 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
                 with lock:
                     out.usage_errors.append(str(exc))
             rows = error_rows(step, exc, plan.run_id)
+        return tag(rows, lane)
+
+    def tag(rows: list[Result], lane: Lane) -> list[Result]:
         if lane.device is not None:
             for row in rows:
                 row.device_uuid, row.device_pci = lane.device.uuid, lane.device.pci_bus_id

@@ -213,8 +213,8 @@ class Supervisor:
                         progress(workload.name, msg[1], workload.label(shape))
                     continue
                 if msg[0] == "rows":
-                    for phase, seconds in (msg[2] if len(msg) > 2 else {}).items():
-                        self.spent[phase] = self.spent.get(phase, 0.0) + seconds
+                    for name, seconds in (msg[2] if len(msg) > 2 else {}).items():
+                        self.spent[name] = self.spent.get(name, 0.0) + seconds
                     return self._merge(variants, msg[1], faults)
                 if msg[0] == "sticky":
                     culprit = msg[1] or culprit

@@ -149,3 +149,21 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
     assert (a.name, a.uuid, a.pci_bus_id, a.pin) == ("NVIDIA H200", "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
                                                      "0000:19:00.0", a.uuid)
     assert (b.name, b.uuid, b.pci_bus_id, b.pin) == ("Other GPU", "", "0000:3b:00.0", "1")
+
+
+def test_a_gpu_the_machine_cannot_use_costs_only_its_rows():
+    from pmppbench.errors import EnvironmentProblem
+
+    w = Copy2D()
+
+    def ok(workload, shape, **kw):
+        return [Result(workload.name, "rows", "16x8", check="PASS", median_ms=1.0)]
+
+    def gone(workload, shape, **kw):
+        raise EnvironmentProblem("no usable CUDA device (cudaErrorNoDevice)")
+
+    out = session.run(session.Plan([session.Step(w, w.default_shape(), w.protocol, 0, [w.variant("rows")])]),
+                      lanes=[session.Lane(ok, GPUS[0]), session.Lane(gone, GPUS[1])])
+    by = {r.device_uuid: r for r in out.rows}
+    assert by[GPUS[0].uuid].check == "PASS" and by[GPUS[1].uuid].check == "ERROR"
+    assert "no usable CUDA device" in by[GPUS[1].uuid].error
