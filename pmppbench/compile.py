@@ -17,6 +17,8 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -37,6 +39,21 @@ def kernels_dir() -> Path:
     if checkout.is_dir():
         return checkout
     return Path(resources.files("pmppbench.kernels_cu"))  # a regular package: a real folder
+
+
+@contextmanager
+def kernels_from(folder: Path) -> Iterator[None]:
+    """While inside, kernels_dir() is `folder` (the scripts compile the course's listings and
+    study kernels through the same NVRTC options and cache; the cache key has the source)."""
+    before = os.environ.get("PMPPBENCH_KERNELS")
+    os.environ["PMPPBENCH_KERNELS"] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PMPPBENCH_KERNELS"]
+        else:
+            os.environ["PMPPBENCH_KERNELS"] = before
 
 
 def source_path(workload: str) -> Path:

@@ -268,28 +268,25 @@ def recheck(row: Result, job: Job, reference: np.ndarray, tolerance, synchronize
 
 
 # CUDA errors after which the context is unusable: every later call in the process fails too.
-# Runtime API names (cudaError...) and driver API names (CUDA_ERROR_...), as CuPy words them.
-STICKY_ERRORS = ("IllegalAddress", "MisalignedAddress", "LaunchFailure", "ECCUncorrectable",
-                 "IllegalInstruction", "HardwareStackError", "InvalidPc", "InvalidAddressSpace", "Assert",
-                 "LaunchTimeout")
-
-
-def _driver_spelling(name: str) -> str:
-    return "CUDA_ERROR_" + "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
-
-
-_STICKY_SPELLINGS = [(f"cudaError{n}", f"cudaError{n}") for n in STICKY_ERRORS] + \
-    [(_driver_spelling(n), f"cudaError{n}") for n in STICKY_ERRORS] + [("CUDA_ERROR_LAUNCH_FAILED", "cudaErrorLaunchFailure"),
-                                                                       ("CUDA_ERROR_ECC_UNCORRECTABLE", "cudaErrorECCUncorrectable")]
+# The runtime API's name, then the driver API's (CuPy words an error either way).
+STICKY_ERRORS = {
+    "cudaErrorIllegalAddress": "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "cudaErrorMisalignedAddress": "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "cudaErrorLaunchFailure": "CUDA_ERROR_LAUNCH_FAILED",
+    "cudaErrorECCUncorrectable": "CUDA_ERROR_ECC_UNCORRECTABLE",
+    "cudaErrorIllegalInstruction": "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "cudaErrorHardwareStackError": "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "cudaErrorInvalidPc": "CUDA_ERROR_INVALID_PC",
+    "cudaErrorInvalidAddressSpace": "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    "cudaErrorAssert": "CUDA_ERROR_ASSERT",
+    "cudaErrorLaunchTimeout": "CUDA_ERROR_LAUNCH_TIMEOUT",
+}
 
 
 def sticky_error(exc: BaseException) -> str | None:
     """The runtime API name of a sticky CUDA error in `exc` (e.g. cudaErrorIllegalAddress), or None."""
     text = f"{type(exc).__name__}: {exc}"
-    for spelling, name in _STICKY_SPELLINGS:
-        if spelling in text:
-            return name
-    return None
+    return next((name for name, driver in STICKY_ERRORS.items() if name in text or driver in text), None)
 
 
 class StickyCudaError(Exception):

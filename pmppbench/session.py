@@ -19,7 +19,7 @@ from typing import Any, Protocol as TypingProtocol
 
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
 from pmppbench.protocol import Protocol
-from pmppbench.results import Result, now_iso
+from pmppbench.results import Result, error_row
 from pmppbench.workloads.base import Shape, Variant, Workload
 
 
@@ -69,8 +69,7 @@ def error_rows(step: Step, exc: BaseException, run_id: str) -> list[Result]:
     message = f"{type(exc).__name__}: {exc}".splitlines()[0] if not isinstance(exc, PmppError) \
         else str(exc).splitlines()[0]
     w = step.workload
-    return [Result(w.name, v.name, w.label(step.shape), dims=dict(step.shape), check="ERROR", error=message,
-                   seed=step.seed, run_id=run_id, timestamp=now_iso())
+    return [error_row(w.name, v.name, w.label(step.shape), step.shape, message, step.seed, run_id)
             for v in (step.variants or w.variants_for(step.shape))]
 
 

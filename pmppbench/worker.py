@@ -23,11 +23,10 @@ import os
 import signal
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, PmppError, UsageError
 from pmppbench.protocol import Protocol
-from pmppbench.results import Result, now_iso
+from pmppbench.results import Result, error_row
 
 _ENV_LOCK = threading.Lock()
 DEFAULT_PHASE_S = 60.0  # no check, warmup or batch of the bundled workloads comes near this
@@ -243,8 +242,7 @@ class Supervisor:
     @staticmethod
     def _fault_row(workload, shape, variant, reason: str, seed: int, run_id: str, hint: bool = True) -> Result:
         advice = f"; to find it: {sanitizer_command(workload, shape, variant)}" if hint else ""
-        return Result(workload.name, variant.name, workload.label(shape), dims=dict(shape), check="ERROR",
-                      error=reason + advice, seed=seed, run_id=run_id, timestamp=now_iso())
+        return error_row(workload.name, variant.name, workload.label(shape), shape, reason + advice, seed, run_id)
 
 
 def sanitizer_command(workload, shape: dict, variant) -> str:

@@ -43,7 +43,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -54,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from pmppbench import config, workloads  # noqa: E402
 from pmppbench.check import compare  # noqa: E402
-from pmppbench.compile import compile_unit, load_kernels  # noqa: E402
+from pmppbench.compile import compile_unit, kernels_from, load_kernels  # noqa: E402
 from pmppbench.protocol import measure  # noqa: E402
 from pmppbench.runner import clock_observer, prepared  # noqa: E402
 from pmppbench.workloads.base import Launch, grid_1d, grid_2d, instantiation  # noqa: E402
@@ -118,20 +117,6 @@ PAIRS = {
 
 
 # ---- loading kernels from another source folder, through the same compile path ------------
-
-@contextmanager
-def kernels_from(folder: Path):
-    """load_kernels reads <folder>/<name>.cu while inside (the same NVRTC options and cache)."""
-    old = os.environ.get("PMPPBENCH_KERNELS")
-    os.environ["PMPPBENCH_KERNELS"] = str(folder)
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["PMPPBENCH_KERNELS"]
-        else:
-            os.environ["PMPPBENCH_KERNELS"] = old
-
 
 def load_from(folder: Path, unit: str, names: list[str], defines: dict) -> dict:
     with kernels_from(folder):

@@ -29,17 +29,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from pmppbench import device, occupancy, workloads
 from pmppbench.check import Tolerance, compare
-from pmppbench.compile import load_kernels
+from pmppbench.compile import kernels_from, load_kernels
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol, measure
 from pmppbench.workloads.stencil import U, stencil_reference
@@ -53,21 +51,6 @@ extern "C" __global__ void copy4(const float4* __restrict__ a, float4* __restric
 
 
 STUDY = Path(__file__).resolve().parent / "memory_roof_study"
-
-
-@contextmanager
-def study_kernels():
-    """load_kernels reads kernels_cu/ from $PMPPBENCH_KERNELS: point it at the study sources while
-    they compile (the cache key includes the source text, so nothing mixes with the real ones)."""
-    old = os.environ.get("PMPPBENCH_KERNELS")
-    os.environ["PMPPBENCH_KERNELS"] = str(STUDY)
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["PMPPBENCH_KERNELS"]
-        else:
-            os.environ["PMPPBENCH_KERNELS"] = old
 
 
 def grid_for(mode: str, tiles: int, slots: int) -> int:
@@ -135,7 +118,7 @@ def sweep_transpose(table: Table, before: Path | None):
     dev = device.current()
     names = [t_name(*c[:6]) for c in T_CANDIDATES]
     t0 = time.time()
-    with study_kernels():
+    with kernels_from(STUDY):
         kernels = load_kernels("transpose", names)
     print(f"# transpose: {len(names)} kernels compiled in {time.time() - t0:.1f} s", flush=True)
     olds = {}
@@ -232,7 +215,7 @@ def sweep_stencil(table: Table, before: Path | None):
         cands = [c for c in S_CANDIDATES if c[2] != 3 or radius <= 4]
         names = [s_name(*c) for c in cands]
         t0 = time.time()
-        with study_kernels():
+        with kernels_from(STUDY):
             kernels = load_kernels("stencil", names, {"RADIUS": radius})
         print(f"# stencil R={radius}: {len(names)} kernels compiled in {time.time() - t0:.1f} s", flush=True)
         old = None

@@ -37,25 +37,26 @@ def shape(n, radius):
 # numpy's float32 operations round like the GPU's FADD/FMUL, so these give the kernels'
 # exact bits: the tolerance tests run them, and the GPU tests compare against them.
 
-def direct_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
-    """naive and shared: sum += x[i-R+d] for d = 0..2R (zeros at the edges), divided by 2R+1
-    (correctly rounded, as the course's `sum / float(2*R + 1)`)."""
+def window_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
+    """sum += x[i-R+d] for d = 0..2R, zeros at the edges, in FP32: naive's, shared's and the
+    register window's order."""
     n, m = len(x), 2 * radius + 1
     padded = np.concatenate([np.zeros(radius, np.float32), x, np.zeros(radius, np.float32)])
     total = np.zeros(n, np.float32)
     for d in range(m):
         total = total + padded[d:d + n]
-    return total / np.float32(m)
+    return total
+
+
+def direct_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
+    """naive and shared: the window sum divided by 2R+1 (correctly rounded, as the course's
+    `sum / float(2*R + 1)`)."""
+    return window_sum_fp32(x, radius) / np.float32(2 * radius + 1)
 
 
 def window_fp32(x: np.ndarray, radius: int) -> np.ndarray:
-    """coarsened for R <= 4 (the register window): the same direct sum, times the rounded 1/(2R+1)."""
-    n, m = len(x), 2 * radius + 1
-    padded = np.concatenate([np.zeros(radius, np.float32), x, np.zeros(radius, np.float32)])
-    total = np.zeros(n, np.float32)
-    for d in range(m):
-        total = total + padded[d:d + n]
-    return total * (np.float32(1) / np.float32(m))
+    """coarsened for R <= 4 (the register window): the same sum, times the rounded 1/(2R+1)."""
+    return window_sum_fp32(x, radius) * (np.float32(1) / np.float32(2 * radius + 1))
 
 
 def running_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:

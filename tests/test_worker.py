@@ -124,3 +124,17 @@ def test_close_after_ctrl_c_kills_a_busy_worker_at_once(monkeypatch):
     t0 = time.monotonic()
     sup.close()
     assert time.monotonic() - t0 < 3 and sup._proc is None
+
+
+@pytest.mark.parametrize("text, name", [
+    ("CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered", "cudaErrorIllegalAddress"),
+    ("CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access", "cudaErrorIllegalAddress"),
+    ("CUDADriverError: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure", "cudaErrorLaunchFailure"),
+    ("CUDARuntimeError: cudaErrorMisalignedAddress: misaligned address", "cudaErrorMisalignedAddress"),
+    ("CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", None),  # not sticky: the context lives
+    ("ValueError: bad shape", None),
+])
+def test_sticky_errors_are_told_from_the_others(text, name):
+    from pmppbench.runner import sticky_error
+
+    assert sticky_error(RuntimeError(text)) == name

@@ -27,7 +27,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Job, Launch, Traffic, Variant, Workload, check_row_tiles, checked_indices, grid_2d, index_arg, index_type,
-    indexed_kernel, kernel_job, repeated_random, with_wide_paths,
+    indexed_kernel, repeated_random, with_wide_paths,
 )
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
