@@ -51,11 +51,27 @@ def _where(index: int, shape: tuple[int, ...]) -> str:
     return f"index {index} {tuple(int(c) for c in coords)}"
 
 
-CHUNK = 1 << 20  # elements per pass: the float64 temporaries stay in cache, so 64M-element checks take ~0.1 s
+CHUNK = 1 << 20  # host elements per pass: the float64 temporaries stay in cache
+DEVICE_CHUNK = 1 << 23  # device elements per pass: a few 64 MB temporaries, whatever the output's size
 
 
-def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance) -> CheckResult:
-    out, ref = np.asarray(out), np.asarray(ref)
+def _array_module(out):
+    """numpy for a host output, cupy for one still on the GPU. The GPU path compares there
+    against the CPU reference uploaded chunk by chunk (CuPy's own elementwise kernels and
+    reductions, never the kernel under test), so the output is not copied back at all."""
+    if type(out).__module__.startswith("cupy"):
+        from pmppbench.gpu import cupy  # noqa: PLC0415
+
+        return cupy()
+    return np
+
+
+def compare(out, ref: np.ndarray, tol: Tolerance) -> CheckResult:
+    """Check `out` (a host array, or a device array compared on the GPU) against the CPU
+    reference `ref` under `tol`; every element is compared, in float64."""
+    xp = _array_module(out)
+    out = out if xp is not np else np.asarray(out)
+    ref = np.asarray(ref)
     if out.shape != ref.shape:
         return CheckResult(False, float("inf"), float("inf"), None, f"shape {out.shape} != expected {ref.shape}")
     if tol.rule not in ("exact", "elementwise", "normwise"):
@@ -64,37 +80,41 @@ def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance) -> CheckResult:
     if flat_out.size == 0:
         return CheckResult(True, 0.0, 0.0, None, "empty")
 
+    chunk = CHUNK if xp is np else DEVICE_CHUNK
     max_abs = max_rel = 0.0
     diff_sq = ref_sq = 0.0
     n_bad, first_bad, worst, worst_err = 0, None, 0, -1.0
     all_finite = True
-    for lo in range(0, flat_out.size, CHUNK):
-        o, r = flat_out[lo:lo + CHUNK], flat_ref[lo:lo + CHUNK]
-        o64, r64 = o.astype(np.float64), r.astype(np.float64)
-        finite = np.isfinite(o64)
-        all_finite &= bool(finite.all())
+    for lo in range(0, flat_out.size, chunk):
+        o, r = flat_out[lo:lo + chunk], xp.asarray(flat_ref[lo:lo + chunk])
+        o64, r64 = o.astype(np.float64, copy=False), r.astype(np.float64, copy=False)
+        finite = xp.isfinite(o64)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            err = np.where(finite, np.abs(o64 - r64), np.inf)
-            mag = np.abs(r64)
-            rel = np.where(mag > 0, err / mag, np.where(err > 0, np.inf, 0.0))
-        max_abs, max_rel = max(max_abs, float(err.max())), max(max_rel, float(rel.max()))
-        i = int(err.argmax())
-        if err[i] > worst_err:
-            worst, worst_err = lo + i, float(err[i])
+            err = xp.where(finite, xp.abs(o64 - r64), np.inf)
+            mag = xp.abs(r64)
+            rel = xp.where(mag > 0, err / mag, xp.where(err > 0, np.inf, 0.0))
         if tol.rule == "exact":
             # Compare bits, so -0.0 vs 0.0 and NaN payloads count as differences too.
             r_same = r.astype(o.dtype)
-            bad = (o != r_same) | ~finite | (np.signbit(o) != np.signbit(r_same))
+            bad = (o != r_same) | ~finite | (xp.signbit(o) != xp.signbit(r_same))
         elif tol.rule == "elementwise":
             bad = ~(err <= tol.atol + tol.rtol * mag)
         else:
             bad = ~finite
-            diff_sq += float(np.square(np.where(finite, o64 - r64, 0.0)).sum())
-            ref_sq += float(np.square(r64).sum())
-        count = int(np.count_nonzero(bad))
+            diff_sq += float(xp.square(xp.where(finite, o64 - r64, 0.0)).sum())
+            ref_sq += float(xp.square(r64).sum())
+        i = int(err.argmax())
+        # One transfer of the chunk's scalars (one synchronization on the GPU path).
+        c_max_abs, c_max_rel, c_worst, c_finite, count, c_first = (
+            float(v) for v in _host(xp, xp.stack([err[i], rel.max(), err[i], finite.all(),
+                                                  xp.count_nonzero(bad), bad.argmax()]).astype(np.float64)))
+        max_abs, max_rel = max(max_abs, c_max_abs), max(max_rel, c_max_rel)
+        all_finite &= bool(c_finite)
+        if c_worst > worst_err:
+            worst, worst_err = lo + i, c_worst
         if count and first_bad is None:
-            first_bad = lo + int(np.flatnonzero(bad)[0])
-        n_bad += count
+            first_bad = lo + int(c_first)  # argmax of a boolean array: its first True
+        n_bad += int(count)
 
     if tol.rule == "normwise":
         ref_norm = ref_sq ** 0.5
@@ -111,3 +131,7 @@ def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance) -> CheckResult:
     detail = (f"{summary}; {which} at {_where(i, out.shape)}: got {float(flat_out[i]):.9g}, "
               f"expected {float(flat_ref[i]):.9g}")
     return CheckResult(False, max_abs, max_rel, i, detail)
+
+
+def _host(xp, a) -> np.ndarray:
+    return a if xp is np else a.get()

@@ -75,15 +75,22 @@ def ensure_memory(workload: Workload, shape: Shape) -> None:
         )
 
 
+def kernel_unit(workload: Workload, shape: Shape, variants: list[Variant]) -> tuple[str, tuple[str, ...], tuple]:
+    """What one shape compiles: (workload, kernel names, sorted defines), for load_kernels and
+    compile.Prefetch. A learner's kernel (--kernel) compiles from its own file, in its job."""
+    names = tuple(unique_kernels([v for v in variants if not v.source]))
+    return workload.name, names, tuple(sorted(workload.defines(shape).items()))
+
+
 @contextmanager
 def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: int = 0) -> Iterator[tuple[dict, Any]]:
     """One shape made ready for its variants' jobs: memory checked, the kernels they launch
     compiled and loaded, seeded inputs made and set up on the device. Yields (inputs, ctx)
     and tears the setup down on the way out, whatever happened inside."""
     ensure_memory(workload, shape)
-    names = unique_kernels([v for v in variants if not v.source])  # a learner's kernel compiles from its own file
+    _, names, defines = kernel_unit(workload, shape, variants)
     with spent("compile"):
-        kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
+        kernels = load_kernels(workload.name, list(names), dict(defines)) if names else {}
     with spent("inputs"):
         inputs = workload.make_inputs(shape, np.random.default_rng(seed))
         ctx = workload.setup(shape, inputs, kernels)

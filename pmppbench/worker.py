@@ -57,6 +57,8 @@ def serve(conn, quiet_stderr: bool = True) -> None:
     from pmppbench import workloads  # noqa: PLC0415
     from pmppbench.runner import StickyCudaError, run_shape, sticky_error, take_spent  # noqa: PLC0415
 
+    _make_context()
+
     last = [""]
 
     def at(variant: str, phase: str) -> None:
@@ -83,6 +85,18 @@ def serve(conn, quiet_stderr: bool = True) -> None:
                 conn.send(("sticky", last[0], name, f"{type(exc).__name__}: {exc}"))
                 os._exit(70)
             conn.send(("failed", type(exc).__name__, f"{type(exc).__name__}: {exc}"))
+
+
+def _make_context() -> None:
+    """Create this process's CUDA context before the first step arrives; a machine without a
+    GPU says so in that step's rows instead."""
+    try:
+        from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
+
+        require_device()
+        cupy().cuda.runtime.free(0)  # the first runtime call makes the primary context
+    except Exception:  # noqa: BLE001
+        pass
 
 
 # ---- the supervisor -------------------------------------------------------------------------
@@ -123,6 +137,13 @@ class Supervisor:
                 pass
         self._stop(graceful=not self._busy)
         self._busy = False
+
+    def start(self) -> None:
+        """Start the worker now rather than at the first step (it gets its CUDA context ready
+        while the session does other work)."""
+        if self._proc is None or not self._proc.is_alive():
+            self._stop()
+            self._start()
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()

@@ -16,7 +16,7 @@ from pmppbench.check import compare
 from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
-from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y
+from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y, to_host
 from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD, launch_geometry
 
 W = WORKLOAD
@@ -331,7 +331,7 @@ def test_copy_is_checked_as_a_copy_on_the_device(m, n):
         job.poison()
         job.run()
         cupy().cuda.Device().synchronize()
-        outputs[name] = job.output()
+        outputs[name] = to_host(job.output())
     copy_ref = W.reference(s, inputs, W.variant("copy"))
     transpose_ref = W.reference(s, inputs, W.variant("naive"))
     assert outputs["copy"].shape == (m, n) and outputs["naive"].shape == (n, m)

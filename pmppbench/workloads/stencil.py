@@ -53,7 +53,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Axis, Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
-    is_int, kernel_job, repeated_random, with_wide_paths,
+    is_int, kernel_job, repeated_random, with_wide_paths, random_array, uniform32
 )
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
@@ -230,7 +230,7 @@ class Stencil(Workload):
         # Uniform in [-1, 1): signed, never all zero, and bounded, which the tolerance needs.
         n = shape["n"]
         if not self.sampled(shape):
-            return {"x": rng.random(n, dtype=np.float32) * 2 - 1}
+            return {"x": random_array(n, rng, uniform32(-1.0, 1.0))}
         return {"x": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
 
     def reference_key(self, variant):
@@ -263,7 +263,7 @@ class Stencil(Workload):
             def copy():
                 y.data.copy_from_device_async(x.data, 4 * n)
 
-            output = (lambda: y[ctx["samples"]].get()) if "samples" in ctx else y.get
+            output = (lambda: y[ctx["samples"]]) if "samples" in ctx else (lambda: y)
             return Job(run=copy, output=output, poison=lambda: y.fill(np.nan))
         if variant.name == "coarsened":
             grid, block = grid_1d(n, coarsened_outputs_per_block(shape["radius"])), (COARSE_THREADS,)
@@ -275,7 +275,7 @@ class Stencil(Workload):
         if "samples" not in ctx:
             return kernel_job(launch, y)
         samples = ctx["samples"]
-        return Job(run=launch, output=lambda: y[samples].get(), poison=lambda: y.fill(np.nan), launch=launch)
+        return Job(run=launch, output=lambda: y[samples], poison=lambda: y.fill(np.nan), launch=launch)
 
     # ---- model --------------------------------------------------------------------
     def traffic(self, shape, variant):

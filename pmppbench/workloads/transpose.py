@@ -27,7 +27,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Job, Launch, Traffic, Variant, Workload, check_row_tiles, checked_indices, grid_2d, index_arg, index_type,
-    indexed_kernel, repeated_random, with_wide_paths,
+    indexed_kernel, repeated_random, with_wide_paths, random_array
 )
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
@@ -94,7 +94,7 @@ class Transpose(Workload):
     def make_inputs(self, shape, rng):
         m, n = shape["m"], shape["n"]
         if not self.sampled(shape):
-            return {"a": rng.standard_normal((m, n), dtype=np.float32)}
+            return {"a": random_array((m, n), rng)}
         # The output is N x M after a transpose, M x N after copy: sample rows and columns of both.
         return {"a": repeated_random(m * n, rng).reshape(m, n),
                 "rows_n": checked_indices(n, SAMPLES, rng), "rows_m": checked_indices(m, SAMPLES, rng)}
@@ -143,12 +143,12 @@ class Transpose(Workload):
         out_shape = (m, n) if self.reference_key(variant) == "copy" else (n, m)
         out = b.reshape(out_shape)
         if "rows_n" not in ctx:
-            return Job(run=run, output=out.get, poison=lambda: b.fill(np.nan), launch=launch)
+            return Job(run=run, output=lambda: out, poison=lambda: b.fill(np.nan), launch=launch)
         rows, cols = (ctx["rows_m"], ctx["rows_n"]) if out_shape == (m, n) else (ctx["rows_n"], ctx["rows_m"])
         cp = cupy()
 
         def output():
-            return cp.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()]).get()
+            return cp.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()])
 
         return Job(run=run, output=output, poison=lambda: b.fill(np.nan), launch=launch)
 

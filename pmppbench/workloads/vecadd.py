@@ -15,7 +15,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
-    kernel_job, repeated_random, with_wide_paths,
+    kernel_job, repeated_random, with_wide_paths, random_array
 )
 
 BLOCK = 256
@@ -65,7 +65,7 @@ class VecAdd(Workload):
     def make_inputs(self, shape, rng):
         n = shape["n"]
         if not self.sampled(shape):
-            return {"a": rng.standard_normal(n, dtype=np.float32), "b": rng.standard_normal(n, dtype=np.float32)}
+            return {"a": random_array(n, rng), "b": random_array(n, rng)}
         return {"a": repeated_random(n, rng), "b": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
 
     def reference(self, shape, inputs, variant):
@@ -102,7 +102,7 @@ class VecAdd(Workload):
         if "samples" not in ctx:
             return kernel_job(launch, c)
         samples = ctx["samples"]
-        return Job(run=launch, output=lambda: c[samples].get(), poison=lambda: c.fill(np.nan), launch=launch)
+        return Job(run=launch, output=lambda: c[samples], poison=lambda: c.fill(np.nan), launch=launch)
 
     def traffic(self, shape, variant):
         n = shape["n"]
