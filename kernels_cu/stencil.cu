@@ -180,13 +180,30 @@ __device__ __forceinline__ void store4(float* __restrict__ y, long long g, long 
     if (g + 2 < n) y[g + 2] = v.z;
 }
 
-template <int THREADS, int C>
-__global__ void __launch_bounds__(THREADS)
+// coarsened<THREADS, C, REGISTER_THREADS>: THREADS threads of C outputs each on the shared-tile
+// path (R > 4), REGISTER_THREADS threads of 4 outputs each on the register path (R <= 4); the
+// host launches the block size of the path its radius compiles (pmppbench/workloads/stencil.py).
+// cp.async (sm_80 and later): a 16-byte copy from global to shared memory that does not pass
+// through the thread's registers; .cg caches it in L2 only. wait_async_copies() waits for all
+// of the thread's outstanding copies (cp.async.wait_all also commits them). Defined only under
+// a CUDA compiler: the CPU emulation in tests/test_stencil.py supplies host versions (a 16-byte
+// copy and a no-op), as it does for __ldg and __stcs.
+#ifdef __CUDACC__
+__device__ __forceinline__ void copy16_async(float* smem, const float* gmem) {
+    unsigned dst;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(dst) : "l"(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+#endif
+
+template <int THREADS, int C, int REGISTER_THREADS>
+__global__ void __launch_bounds__(R <= REGISTER_MAX_R ? REGISTER_THREADS : THREADS)
 coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
     if constexpr (R <= REGISTER_MAX_R) {
         // Register window: thread g makes y[4g .. 4g+3], each a direct sum in naive's order.
         constexpr int K4 = 2 * HALO / 4 + 1;  // float4s covering x[4g - HALO .. 4g + 3 + HALO]
-        const long long g = (long long)blockIdx.x * THREADS + threadIdx.x;
+        const long long g = (long long)blockIdx.x * REGISTER_THREADS + threadIdx.x;
         if (4 * g >= n) return;  // no barrier in this path, so leaving early is safe
         const long long first = 4 * g - HALO;
         float4 w[K4];
@@ -226,28 +243,31 @@ coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
         const int t = threadIdx.x;
         const long long base = (long long)blockIdx.x * OUT;
 
-        // 1. load: all loads into registers first, then all shared stores.
-        float4 v[LOADS];
+        // 1. load: an interior block copies its float4s global -> shared with cp.async, all of
+        //    them in flight before the thread waits; the first and last blocks load through
+        //    registers with the zero-fill of load4, all loads before the first shared store.
         if (base - HALO >= 0 && base + OUT + HALO <= n) {  // interior: no bounds to test
-            const float4* src = reinterpret_cast<const float4*>(x + (base - HALO));
+            const float* src = x + (base - HALO);
 #pragma unroll
             for (int k = 0; k < LOADS; ++k) {
                 int q = t + k * THREADS;  // float4 slot in the tile
-                if (q < IN / 4) v[k] = __ldg(src + q);
+                if (q < IN / 4) copy16_async(tile + 4 * q, src + 4 * q);
             }
+            wait_async_copies();  // this thread's copies have landed
         } else {
+            float4 v[LOADS];
 #pragma unroll
             for (int k = 0; k < LOADS; ++k) {
                 int q = t + k * THREADS;
                 if (q < IN / 4) v[k] = load4(x, base - HALO + 4LL * q, n);
             }
-        }
 #pragma unroll
-        for (int k = 0; k < LOADS; ++k) {
-            int q = t + k * THREADS;
-            if (q < IN / 4) reinterpret_cast<float4*>(tile)[q] = v[k];
+            for (int k = 0; k < LOADS; ++k) {
+                int q = t + k * THREADS;
+                if (q < IN / 4) reinterpret_cast<float4*>(tile)[q] = v[k];
+            }
         }
-        __syncthreads();  // the tile is complete
+        __syncthreads();  // the tile is complete: every thread's copies and stores are visible
 
         // 2. sum: output o = t*C + c needs x[base + o - R + d] = tile[s + c + d], d = 0..2R.
         //    The elements that later leave the window, tile[s .. s+C-2], stay in registers.

@@ -135,8 +135,13 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
 
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const int r0 = tid / VPR, c = tid % VPR * VEC;  // this thread: rows r0 + k*STEP, columns c .. c+3
-    const size_t x0 = size_t(blockIdx.x) * TILE;  // first column of A in this tile
-    const size_t y0 = size_t(blockIdx.y) * TILE;  // first row of A in this tile
+    // Tile order: the grid has one block per tile (gridDim.x tile columns, gridDim.y tile rows
+    // of A), but the blocks, dispatched in the order of t, take A's tiles column by column,
+    // i.e. B's tiles row by row: the tiles in flight at one moment write one contiguous band
+    // of B (see above).
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;
+    const size_t x0 = t / gridDim.y * TILE;  // first column of A in this tile
+    const size_t y0 = t % gridDim.y * TILE;  // first row of A in this tile
     const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
     const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
     const bool vector = rows == TILE && cols == TILE && n % VEC == 0 && m % VEC == 0;
