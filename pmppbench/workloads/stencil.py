@@ -7,7 +7,7 @@ RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
 Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `shared` (the
 course's halo tile, B = 256), `coarsened` (the memory-roof kernel: for R <= 4 a register
 window of 4 outputs per thread, otherwise C = 9 outputs per thread with a running sum over a
-shared tile), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
+shared tile that cp.async fills), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
 "% of memcpy" column (docs/memory_roof.md).
 
 Index paths: naive and shared are templates on their index type. The host picks

@@ -1,8 +1,10 @@
-// Study form of the coarsened stencil, kept as the source of the numbers in
-// results/h200/memory-roof/sweep2.txt: scripts/memory_roof_sweep.py compiles it with NVRTC per
-// radius and times its instantiations next to a device-to-device memcpy. The kernel the
-// workload runs is kernels_cu/stencil.cu's coarsened<128, 9>: PATH 3 with streaming stores for
-// R <= 4, PATH 2 with streaming stores for larger R.
+// Study forms of the coarsened stencil, kept as the source of the numbers in
+// results/h200/memory-roof/sweep2.txt (coarsened<...>, round 1) and sweep3.txt (pipe<...>,
+// round 2): scripts/memory_roof_sweep.py compiles them with NVRTC per radius and times their
+// instantiations next to a device-to-device memcpy. The kernel the workload runs is
+// kernels_cu/stencil.cu's coarsened<128, 9, 256>: for R <= 4 coarsened<256, 1, 3, true> (the
+// register window, 256 threads, streaming stores), for larger R pipe<128, 9, 1, true, false>
+// (PATH 2 with its tile filled by cp.async).
 //
 // coarsened<THREADS, C, PATH, CS>: PATH 1 shared tile with a direct first window, PATH 2 the
 // same with the first window from chunk sums, PATH 3 register window (4 outputs per thread,

@@ -1,9 +1,11 @@
-// Study form of the coarsened transpose, kept as the source of the numbers in
-// results/h200/memory-roof/sweep2.txt: scripts/memory_roof_sweep.py compiles it with NVRTC and
-// times its instantiations next to a device-to-device memcpy. The kernel the workload runs is
-// kernels_cu/transpose.cu's coarsened<64>, which is this template at TILE = 64, ROWS = 8,
-// VEC = 4, PREFETCH = false, CS = 2 (streaming loads and stores), MINB = 8, launched on a 2-D
-// grid of one tile per block.
+// Study forms of the coarsened transpose, kept as the source of the numbers in
+// results/h200/memory-roof/sweep2.txt (coarsened<...>, round 1) and sweep3.txt / sweep3b.log
+// (ordered<...>, round 2): scripts/memory_roof_sweep.py compiles them with NVRTC and times
+// their instantiations next to a device-to-device memcpy. The kernel the workload runs is
+// kernels_cu/transpose.cu's coarsened<64>: round 1's coarsened<64, 8, 4, false, 2, 8> (TILE =
+// 64, ROWS = 8, VEC = 4, no prefetch, streaming loads and stores, MINB = 8) on a 2-D grid of
+// one tile per block, in round 2's column-major tile order, ordered<GROUP, 2> with GROUP at
+// least the number of tile rows (ordered<128, 2> at 8192^2).
 //
 // TILE x TILE tile, 32 x ROWS threads, VEC-wide loads and stores; the block takes tiles
 // blockIdx.x, + gridDim.x, ... (a 1-D grid of tiles, row-major over A); PREFETCH issues the
