@@ -199,6 +199,7 @@ struct float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 struct Index { unsigned x, y; };
 thread_local Index threadIdx, blockIdx;
+static Index gridDim;
 static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 template <class T> T __ldcs(const T* p) { return *p; }
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {  // emulator M N < A (M*N floats) > B (N*M flo
     float *a = as.data() + guard, *b = bs.data() + guard;
     if (std::fread(a, sizeof(float), m * n, stdin) != m * n) return 1;
     unsigned gx = (n + EMU_TILE - 1) / EMU_TILE, gy = (m + EMU_TILE - 1) / EMU_TILE;
+    gridDim = {gx, gy};
     std::barrier<> bar(256);
     block_barrier = &bar;
     std::vector<std::thread> team;

@@ -7,7 +7,7 @@ RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
 Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `shared` (the
 course's halo tile, B = 256), `coarsened` (the memory-roof kernel: for R <= 4 a register
 window of 4 outputs per thread, otherwise C = 9 outputs per thread with a running sum over a
-shared tile), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
+shared tile that cp.async fills), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
 "% of memcpy" column (docs/memory_roof.md).
 
 Index paths: naive and shared are templates on their index type. The host picks
@@ -57,11 +57,12 @@ from pmppbench.workloads.base import (
 )
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
-COARSE_THREADS = 128  # coarsened: threads per block
+COARSE_THREADS = 128  # coarsened, R > 4: threads per block on the shared-tile path
 COARSE_C = 9  # coarsened, R > 4: consecutive outputs per thread (odd: conflict-free shared accesses)
 COARSE_OUT = COARSE_THREADS * COARSE_C  # 1152 outputs per block on the shared-tile path
 REGISTER_MAX_R = 4  # coarsened: up to this R the register window (REGISTER_MAX_R in stencil.cu)
-REGISTER_OUT = 4 * COARSE_THREADS  # 512 outputs per block on the register-window path
+REGISTER_THREADS = 256  # coarsened, R <= 4: threads per block on the register-window path
+REGISTER_OUT = 4 * REGISTER_THREADS  # 1024 outputs per block on the register-window path
 STATIC_SMEM = 48 * 1024  # CUDA's cap on a block's static __shared__ arrays
 RADII = (1, 2, 32, 64)  # the modules `pmppbench compile` builds and --check-only checks
 CHECK_NS = (1, 2, 255, 257, 4194304, 16777216 + 3)
@@ -89,6 +90,11 @@ def chunks(radius: int) -> int:
 
 def coarsened_outputs_per_block(radius: int) -> int:
     return REGISTER_OUT if radius <= REGISTER_MAX_R else COARSE_OUT
+
+
+def coarsened_threads(radius: int) -> int:
+    """coarsened's block: the register path's (R <= 4) or the shared-tile path's."""
+    return REGISTER_THREADS if radius <= REGISTER_MAX_R else COARSE_THREADS
 
 
 def coarsened_smem_bytes(radius: int) -> int:
@@ -169,9 +175,10 @@ class Stencil(Workload):
     variants = (
         Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads"),
         Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
-        Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}>",
-                f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window; else {COARSE_C} per "
-                "thread by running sum over a shared tile; float4 loads, streaming float4 stores"),
+        Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>",
+                f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window ({REGISTER_THREADS} "
+                f"threads); else {COARSE_C} per thread ({COARSE_THREADS} threads) by running sum over a shared tile "
+                "filled by cp.async; float4 loads, streaming float4 stores"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof"),
     )
     baseline = "naive"
@@ -266,7 +273,8 @@ class Stencil(Workload):
             output = (lambda: y[ctx["samples"]]) if "samples" in ctx else (lambda: y)
             return Job(run=copy, output=output, poison=lambda: y.fill(np.nan))
         if variant.name == "coarsened":
-            grid, block = grid_1d(n, coarsened_outputs_per_block(shape["radius"])), (COARSE_THREADS,)
+            r = shape["radius"]
+            grid, block = grid_1d(n, coarsened_outputs_per_block(r)), (coarsened_threads(r),)
             launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
         else:
             index = index or self.index_type(shape)

@@ -3,6 +3,7 @@
 A is M x N FP32 row-major, B is N x M row-major. The course's four kernels (copy, naive,
 tiled<32>, tiled<33>), all with block (32, 32) and one element per thread, plus `coarsened`,
 a 32 x 8 block moving a padded 64 x 64 tile with float4 loads and streaming float4 stores,
+the tiles taken column by column over A (B's row by row; the grid stays one block per tile),
 and `memcpy`, the driver's device-to-device copy of A into B: the ceiling for moving these
 bytes and the roof of the "% of memcpy" column (docs/memory_roof.md). Every variant moves
 8*M*N logical bytes.
@@ -54,7 +55,7 @@ class Transpose(Workload):
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
-                "first; streaming loads and stores"),
+                "first; streaming loads and stores; tiles column by column"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
