@@ -275,7 +275,9 @@ def _prefetch(plan: Plan, archs: set[str]):
     from pmppbench.compile import Prefetch  # noqa: PLC0415
     from pmppbench.runner import kernel_unit  # noqa: PLC0415
 
-    units = [("timing", ("hold",), ())] if not plan.check_only else []
+    from pmppbench.check import CHECK_KERNELS  # noqa: PLC0415
+
+    units = [("check", CHECK_KERNELS, ())] + ([("timing", ("hold",), ())] if not plan.check_only else [])
     for step in plan.steps:
         try:
             unit = kernel_unit(step.workload, step.shape, list(step.variants or step.workload.variants_for(step.shape)))

@@ -27,6 +27,15 @@ def test_the_protocols_hold_kernel_compiles(arch):
     assert unit.ptxas["hold"].registers > 0 and unit.ptxas["hold"].spill_stores == 0
 
 
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
+def test_the_checks_kernel_compiles(arch):
+    from pmppbench.check import CHECK_KERNELS
+
+    unit = comp.compile_unit("check", list(CHECK_KERNELS), arch, use_cache=False)
+    for name in CHECK_KERNELS:
+        assert unit.ptxas[name].registers > 0 and unit.ptxas[name].spill_stores == 0, name
+
+
 def test_second_compile_comes_from_disk_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
     before = comp.STATS["nvrtc_runs"]
