@@ -105,13 +105,14 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
             for s in sinks:
                 s.add(row)
 
-    def one(step: Step, lane: Lane) -> list[Result]:
+    def one(step: Step, lane: Lane, later: list[Step]) -> list[Result]:
         try:
             shared = step.workload.shares_host_link and len(lanes) > 1 and not host_link_parallel
             with host_link if shared else contextlib.nullcontext():
                 rows = lane.run_shape(step.workload, step.shape, protocol=step.protocol, check_only=plan.check_only,
                                       seed=step.seed, variants=step.variants, run_id=plan.run_id,
-                                      progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None)
+                                      progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None,
+                                      ahead=[(s.workload.name, dict(s.shape), s.variants, s.seed) for s in later])
         except KeyboardInterrupt:
             raise
         except EnvironmentProblem as exc:
@@ -136,10 +137,10 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
 
     def walk(lane: Lane, failure: list) -> None:
         try:
-            for step in plan.steps:
+            for i, step in enumerate(plan.steps):
                 if stop.is_set():
                     return
-                for row in one(step, lane):
+                for row in one(step, lane, plan.steps[i + 1:]):
                     keep(row)
                 if advance:
                     advance()
