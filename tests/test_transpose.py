@@ -17,7 +17,7 @@ from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
 from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y, to_host
-from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD, launch_geometry
+from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD
 
 W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
@@ -119,7 +119,7 @@ def test_validate_guards_the_grid_y_limit():
 @pytest.mark.parametrize("m,n", [(1, 1), (33, 31), (1000, 3000), (1, 4097), (4097, 1), (8192, 8192), (MAX_M, 3)])
 @pytest.mark.parametrize("name", ["copy", *TRANSPOSES])
 def test_launch_geometry_covers_the_matrix_with_no_empty_tile(name, m, n):
-    (gx, gy), (bx, by) = launch_geometry(W.variant(name), m, n)
+    (gx, gy), (bx, by) = W.variant(name).launch_geometry({"m": m, "n": n})
     tile = COARSENED_TILE if name == "coarsened" else TILE_DIM
     assert bx == 32 and (bx, by) == ((32, 8) if name == "coarsened" else (32, 32))
     assert gx * tile >= n > (gx - 1) * tile  # x runs over A's columns

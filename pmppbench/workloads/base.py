@@ -23,6 +23,7 @@ from pmppbench.errors import UsageError
 from pmppbench.protocol import Protocol
 
 Shape = dict[str, int]  # named sizes and compile-time parameters, e.g. {"n": 1 << 26}
+Geometry = Callable[[Shape], tuple[tuple[int, ...], tuple[int, ...]]]  # shape -> (grid, block)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,12 @@ class Variant:
     timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
     source: str | None = None  # a learner's own .cu file (--kernel FILE:NAME); `kernel` is NAME in it
     like: str | None = None  # ... launched with this variant's signature and geometry (--like)
+    geometry: Geometry | None = field(default=None, compare=False)  # its launch: shape -> (grid, block)
+
+    def launch_geometry(self, shape: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if self.geometry is None:
+            raise ValueError(f"variant {self.name} declares no launch geometry")
+        return self.geometry(shape)
 
 
 @dataclass(frozen=True)
@@ -249,6 +256,11 @@ class Workload:
 
 def grid_1d(n: int, block: int) -> tuple[int]:
     return ((n + block - 1) // block,)
+
+
+def per_thread(elements: Callable[[Shape], int], block: int) -> Geometry:
+    """One thread per item, `elements(shape)` items, in 1-D blocks of `block` threads."""
+    return lambda shape: (grid_1d(max(elements(shape), 1), block), (block,))
 
 
 def grid_2d(cols: int, rows: int, bx: int, by: int) -> tuple[int, int]:

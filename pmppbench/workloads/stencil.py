@@ -53,7 +53,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Axis, Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
-    is_int, kernel_job, repeated_random, with_wide_paths, random_array, uniform32
+    is_int, kernel_job, per_thread, repeated_random, with_wide_paths, random_array, uniform32
 )
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
@@ -173,12 +173,16 @@ class Stencil(Workload):
     # The course's stencil protocol: more warmup, and the variants' batches interleaved.
     protocol = Protocol(warmup=20, batches=5, reps=100, alternate=True)
     variants = (
-        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads"),
-        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
+        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads",
+                geometry=per_thread(lambda s: s["n"], BLOCK)),
+        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory",
+                geometry=per_thread(lambda s: s["n"], BLOCK)),
         Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>",
                 f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window ({REGISTER_THREADS} "
                 f"threads); else {COARSE_C} per thread ({COARSE_THREADS} threads) by running sum over a shared tile "
-                "filled by cp.async; float4 loads, streaming float4 stores"),
+                "filled by cp.async; float4 loads, streaming float4 stores",
+                geometry=lambda s: (grid_1d(s["n"], coarsened_outputs_per_block(s["radius"])),
+                                    (coarsened_threads(s["radius"]),))),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof"),
     )
     baseline = "naive"
@@ -272,14 +276,13 @@ class Stencil(Workload):
 
             output = (lambda: y[ctx["samples"]]) if "samples" in ctx else (lambda: y)
             return Job(run=copy, output=output, poison=lambda: y.fill(np.nan))
-        if variant.name == "coarsened":
-            r = shape["radius"]
-            grid, block = grid_1d(n, coarsened_outputs_per_block(r)), (coarsened_threads(r),)
-            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
-        else:
+        grid, block = variant.launch_geometry(shape)
+        if variant.kernel in INDEXED:  # an int or a long long index, chosen on the host
             index = index or self.index_type(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
-            launch = Launch(kernel, grid_1d(n, BLOCK), (BLOCK,), (x, y, index_arg(index, n)))
+            launch = Launch(kernel, grid, block, (x, y, index_arg(index, n)))
+        else:
+            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
         if "samples" not in ctx:
             return kernel_job(launch, y)
         samples = ctx["samples"]

@@ -40,6 +40,14 @@ SAMPLES = 64  # sampled rows and columns of the output, each way
 INDEXED = {"copy<int>", "naive<int>", "tiled<32, int>", "tiled<33, int>"}  # with a 64-bit instantiation
 
 
+def tiles(edge: int, block: tuple[int, int]):
+    """x over A's columns, y over its rows, one block per edge x edge tile of A."""
+    return lambda shape: (grid_2d(shape["n"], shape["m"], edge, edge), block)
+
+
+ONE_PER_THREAD = tiles(TILE_DIM, (TILE_DIM, TILE_DIM))  # the course's block (32, 32)
+
+
 class Transpose(Workload):
     name = "transpose"
     title = "Matrix transpose B = A^T (FP32)"
@@ -48,14 +56,19 @@ class Transpose(Workload):
     dim_help = {"m": "Rows of the FP32 input A.", "n": "Columns of A."}
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference"),
-        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats"),
-        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out"),
-        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts"),
+        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference",
+                geometry=ONE_PER_THREAD),
+        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats",
+                geometry=ONE_PER_THREAD),
+        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out",
+                geometry=ONE_PER_THREAD),
+        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts",
+                geometry=ONE_PER_THREAD),
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
-                "first; streaming loads and stores; tiles column by column"),
+                "first; streaming loads and stores; tiles column by column",
+                geometry=tiles(COARSENED_TILE, (TILE_DIM, COARSENED_ROWS))),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
@@ -133,8 +146,8 @@ class Transpose(Workload):
                 b.data.copy_from_device_async(a.data, 4 * m * n)
             launch = None
         else:
-            grid, block = launch_geometry(variant, m, n)
-            if variant.name == "coarsened":
+            grid, block = variant.launch_geometry(shape)
+            if variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
                 index = index or self.index_type(shape)
@@ -156,13 +169,6 @@ class Transpose(Workload):
     def traffic(self, shape, variant):
         # Logical traffic: each element read once and written once, 4 bytes each way.
         return Traffic(bytes=8 * shape["m"] * shape["n"], flops=0)
-
-
-def launch_geometry(variant: Variant, m: int, n: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(grid, block) for one variant on an M x N input: x runs over A's columns, y over its rows."""
-    if variant.name == "coarsened":
-        return grid_2d(n, m, COARSENED_TILE, COARSENED_TILE), (TILE_DIM, COARSENED_ROWS)
-    return grid_2d(n, m, TILE_DIM, TILE_DIM), (TILE_DIM, TILE_DIM)
 
 
 WORKLOAD = Transpose()
