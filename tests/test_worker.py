@@ -185,3 +185,20 @@ def test_the_step_uses_the_references_it_is_given():
     rows = evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}), protocol=w.protocol,
                     check_only=True, references=wrong)
     assert rows[0].check == "FAIL"
+
+
+def test_every_declared_variant_reaches_a_worker_whole():
+    """Steps travel by pickle; a variant's launch geometry (often a lambda) stays behind and
+    the worker takes the declared variant back by name."""
+    import pickle
+
+    from pmppbench import workloads
+
+    for name in workloads.names():
+        w = workloads.get(name)
+        for shape in [w.default_shape(), *w.check_shapes()[:1]]:
+            sent = list(w.variants_for(shape))
+            arrived = w.resolve(pickle.loads(pickle.dumps(sent)))
+            assert [v.name for v in arrived] == [v.name for v in sent]
+            for before, after in zip(sent, arrived):
+                assert after.geometry is before.geometry, (name, before.name)

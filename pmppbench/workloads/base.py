@@ -36,6 +36,15 @@ class Variant:
     like: str | None = None  # ... launched with this variant's signature and geometry (--like)
     geometry: Geometry | None = field(default=None, compare=False)  # its launch: shape -> (grid, block)
 
+    def __getstate__(self) -> dict:
+        # Steps travel to worker processes (and Ray actors) by pickle; a geometry is often a
+        # lambda, so it stays behind and the worker takes the declared variant by name
+        # (Workload.resolve).
+        return {**self.__dict__, "geometry": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
     def launch_geometry(self, shape: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
         if self.geometry is None:
             raise ValueError(f"variant {self.name} declares no launch geometry")
@@ -249,6 +258,18 @@ class Workload:
             if v.name == name:
                 return v
         raise UsageError(f"{self.name}: unknown variant {name!r}; choose from {', '.join(self.variant_names())}")
+
+    def resolve(self, variants: list[Variant]) -> list[Variant]:
+        """Variants that came through a pickle, as declared (with their geometry); a learner's
+        kernel and any variant the workload does not declare stay as they came."""
+        out = []
+        for v in variants:
+            try:
+                declared = self.variant(v.name)
+            except UsageError:
+                declared = None
+            out.append(declared if declared is not None and declared == v else v)
+        return out
 
     def variant_names(self) -> list[str]:
         return [v.name for v in self.variants]
