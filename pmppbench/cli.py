@@ -110,9 +110,11 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
     return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
 
 
-def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False):
+def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False, counters=False):
     """The workload's declared protocol with the user's overrides."""
     protocol = workload.protocol.with_reps(reps)
+    if counters:
+        protocol = replace(protocol, counters=True)
     if warmup is not None:
         protocol = replace(protocol, warmup=warmup)
     if batches is not None:
@@ -145,6 +147,11 @@ def shapes_for(workload, dims: dict, axes: dict, check_only: bool) -> list[dict]
 
 # ---- workload commands, made from the declarations ----------------------------------------
 
+COUNTERS_HELP = ("After the timed batches, run each passing variant once more, untimed, under Nsight Compute (ncu) "
+                 "and show its hardware counters beside the model: DRAM bytes, L2/L1 hit rates, shared-memory "
+                 "wavefronts per request, achieved occupancy.")
+COUNTERS_HELP_ALL = COUNTERS_HELP.replace("After the timed batches", "After each step's timed batches")
+
 def _parameters(w) -> list[inspect.Parameter]:
     """The command's parameters, all read as text and parsed by count()/counts(), so a
     0, a -1 and an abc are worded the same way."""
@@ -166,6 +173,7 @@ def _parameters(w) -> list[inspect.Parameter]:
         opt("batches", "--batches", "Override the protocol's number of batches."),
         opt("flush_l2", "--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its "
             "own events (default: hot, back-to-back calls).", False),
+        opt("counters", "--counters", COUNTERS_HELP, False),
         opt("quiet", "--quiet", "No progress bar or tables; only errors and the summary line.", False),
         opt("timeout", "--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
             "(default: derived from the workload, at least 60)."),
@@ -199,7 +207,7 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
         reps = count("REPS", kw["reps"])
         axes = {a.name: (counts if a.many else count)(a.option, kw[a.name], a.minimum) for a in w.axes}
         protocol = protocol_for(w, reps, count("--warmup", kw["warmup"], 0), count("--batches", kw["batches"]),
-                                kw["flush_l2"])
+                                kw["flush_l2"], kw["counters"])
         chosen = pick_variants(w, kw["variants"])
         learner = learner_variant(w, kw["kernel"], kw["like"])
         if learner:
@@ -246,6 +254,7 @@ def all_cmd(
     seed: Optional[str] = typer.Option(None, "--seed", help="Seed of the random inputs (default: the config's, else 0)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or tables; only errors and the summary line."),
     flush_l2: bool = typer.Option(False, "--flush-l2", help="Cold-cache timing for every event-timed workload."),
+    counters: bool = typer.Option(False, "--counters", help=COUNTERS_HELP_ALL),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Seconds a check, warmup or batch may take before "
                                           "its variant is killed (default: derived from the workload, at least 60)."),
     devices: Optional[str] = typer.Option(None, "--devices", help="GPUs to run on, all or indices such as 0,2 "
@@ -264,7 +273,8 @@ def all_cmd(
     protocols, steps = {}, []
     for p in cfg.plans:
         w = workloads.get(p.name)
-        protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, flush_l2 and w.protocol.timer == "events")
+        protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, flush_l2 and w.protocol.timer == "events",
+                                         counters)
         chosen = [w.variant(v) for v in p.variants] if p.variants else None
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed_value + i, chosen) for i, s in enumerate(p.shapes)]

@@ -1,7 +1,8 @@
 """The columns of a result table: a header with its unit and a cell formatter per column.
 
 Optional columns appear only when some row has a value, and a column never changes meaning
-between rows: the speed-of-light column names its ceiling (`SoL_measured_%` against the
+between rows. `counter_columns_for` gives the second table --counters adds (each hardware
+counter beside its model, units in the headers: MB = 10^6 bytes, x = a ratio to the model); the speed-of-light column names its ceiling (`SoL_measured_%` against the
 ceilings `pmppbench info --measure` measured, `SoL_peak_%` against the datasheet-style
 peaks) and the "x vs" / "% of" columns name their reference variant.
 """
@@ -83,3 +84,43 @@ def model_keys(rows: list[Result]) -> list[str]:
             if k not in keys:
                 keys.append(k)
     return keys
+
+
+def mb(v) -> str:
+    return "" if v is None else f"{v / 1e6:,.1f}"
+
+
+def has_counters(rows: list[Result]) -> bool:
+    return any(r.counters for r in rows)
+
+
+def counter_columns_for(rows: list[Result]) -> list[Column]:
+    """The hardware-counter table's columns (--counters): each counter beside its model;
+    empty when no row has counters (the run's warning says why). A column no row has a value
+    for is left out; rows without counters say why in counters_note."""
+    if not has_counters(rows):
+        return []
+    cols = [Column("variant", lambda r: r.variant, "left"), Column("shape", lambda r: r.shape, "left")]
+    optional = [
+        ("model_MB", lambda r: r.bytes, mb),
+        ("DRAM_read_MB", lambda r: r.dram_read_bytes, mb),
+        ("DRAM_write_MB", lambda r: r.dram_write_bytes, mb),
+        ("DRAM_x_model", lambda r: r.dram_vs_model, lambda v: num(v, ".3f")),
+        ("requested_MB", lambda r: r.requested_bytes, mb),
+        ("requested_x_model", lambda r: r.requested_vs_model, lambda v: num(v, ".3f")),
+        ("L2_hit_%", lambda r: r.l2_hit_pct, lambda v: num(v, ".1f")),
+        ("L1_hit_%", lambda r: r.l1_hit_pct, lambda v: num(v, ".1f")),
+        ("smem_ld_wavefronts/req", lambda r: r.smem_ld_wavefronts_per_request, lambda v: num(v, ".2f")),
+        ("smem_ld_conflicts/req", lambda r: r.smem_ld_conflicts_per_request, lambda v: num(v, ".2f")),
+        ("smem_st_wavefronts/req", lambda r: r.smem_st_wavefronts_per_request, lambda v: num(v, ".2f")),
+        ("occupancy_theoretical_%", lambda r: r.occupancy_theoretical_pct, lambda v: num(v, ".1f")),
+        ("occupancy_achieved_%", lambda r: r.occupancy_achieved_pct, lambda v: num(v, ".1f")),
+        ("occupancy_x_theoretical", lambda r: r.occupancy_vs_theoretical, lambda v: num(v, ".3f")),
+    ]
+    counted = [r for r in rows if r.counters]
+    for header, value, fmt in optional:
+        if header == "model_MB" or any(value(r) is not None for r in counted):
+            cols.append(Column(header, lambda r, value=value, fmt=fmt: fmt(value(r))))
+    if any(r.counters_note for r in rows):
+        cols.append(Column("counters_note", lambda r: r.counters_note, "left"))
+    return cols
