@@ -215,8 +215,7 @@ def collect(workload, shape: dict, variants: list, rows: list, *, seed: int,
         mine = grouped.get(v.name)
         if not mine:
             launched = next((m.get("launches") for m in manifest if m["variant"] == v.name), None)
-            row.counters_note = ("ncu saw no kernel in its run (a copy launches none)" if launched is None
-                                 else "ncu's kernels could not be matched to it")
+            row.counters_note = "no kernel ran (a copy)" if launched is None else "kernels not matched"
             continue
         row.counters = combine(mine)
         derive.fill_counters(row)

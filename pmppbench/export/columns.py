@@ -2,7 +2,8 @@
 
 Optional columns appear only when some row has a value, and a column never changes meaning
 between rows. `counter_columns_for` gives the second table --counters adds (each hardware
-counter beside its model, units in the headers: MB = 10^6 bytes, x = a ratio to the model); the speed-of-light column names its ceiling (`SoL_measured_%` against the
+counter beside its model, units in the headers: MB = 10^6 bytes, wf/req and conf/req =
+wavefronts and bank conflicts per warp request, a/b = a ratio); the speed-of-light column names its ceiling (`SoL_measured_%` against the
 ceilings `pmppbench info --measure` measured, `SoL_peak_%` against the datasheet-style
 peaks) and the "x vs" / "% of" columns name their reference variant.
 """
@@ -103,19 +104,19 @@ def counter_columns_for(rows: list[Result]) -> list[Column]:
     cols = [Column("variant", lambda r: r.variant, "left"), Column("shape", lambda r: r.shape, "left")]
     optional = [
         ("model_MB", lambda r: r.bytes, mb),
-        ("DRAM_read_MB", lambda r: r.dram_read_bytes, mb),
-        ("DRAM_write_MB", lambda r: r.dram_write_bytes, mb),
-        ("DRAM_x_model", lambda r: r.dram_vs_model, lambda v: num(v, ".3f")),
-        ("requested_MB", lambda r: r.requested_bytes, mb),
-        ("requested_x_model", lambda r: r.requested_vs_model, lambda v: num(v, ".3f")),
+        ("DRAM_rd_MB", lambda r: r.dram_read_bytes, mb),
+        ("DRAM_wr_MB", lambda r: r.dram_write_bytes, mb),
+        ("DRAM/model", lambda r: r.dram_vs_model, lambda v: num(v, ".3f")),
+        ("req_MB", lambda r: r.requested_bytes, mb),
+        ("req/model", lambda r: r.requested_vs_model, lambda v: num(v, ".3f")),
         ("L2_hit_%", lambda r: r.l2_hit_pct, lambda v: num(v, ".1f")),
         ("L1_hit_%", lambda r: r.l1_hit_pct, lambda v: num(v, ".1f")),
-        ("smem_ld_wavefronts/req", lambda r: r.smem_ld_wavefronts_per_request, lambda v: num(v, ".2f")),
-        ("smem_ld_conflicts/req", lambda r: r.smem_ld_conflicts_per_request, lambda v: num(v, ".2f")),
-        ("smem_st_wavefronts/req", lambda r: r.smem_st_wavefronts_per_request, lambda v: num(v, ".2f")),
-        ("occupancy_theoretical_%", lambda r: r.occupancy_theoretical_pct, lambda v: num(v, ".1f")),
-        ("occupancy_achieved_%", lambda r: r.occupancy_achieved_pct, lambda v: num(v, ".1f")),
-        ("occupancy_x_theoretical", lambda r: r.occupancy_vs_theoretical, lambda v: num(v, ".3f")),
+        ("smem_ld_wf/req", lambda r: r.smem_ld_wavefronts_per_request, lambda v: num(v, ".2f")),
+        ("smem_ld_conf/req", lambda r: r.smem_ld_conflicts_per_request, lambda v: num(v, ".2f")),
+        ("smem_st_wf/req", lambda r: r.smem_st_wavefronts_per_request, lambda v: num(v, ".2f")),
+        ("occ_theory_%", lambda r: r.occupancy_theoretical_pct, lambda v: num(v, ".1f")),
+        ("occ_achieved_%", lambda r: r.occupancy_achieved_pct, lambda v: num(v, ".1f")),
+        ("occ/theory", lambda r: r.occupancy_vs_theoretical, lambda v: num(v, ".3f")),
     ]
     counted = [r for r in rows if r.counters]
     for header, value, fmt in optional:
