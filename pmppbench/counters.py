@@ -32,7 +32,8 @@ with the same seed and runs each passing variant once, inside an NVTX range name
 else it launches (uploads, fills) is profiled. Clocks are left as found (--clock-control
 none). The timed batches never run under the profiler: counters come from this extra
 run alone. A machine without ncu, or one where counters are refused (ERR_NVGPUCTRPERM),
-gets one line saying how to fix it, and the run goes on without counters.
+gets one line saying how to fix it, and the run goes on without counters; a metric this GPU
+lacks is dropped, with one line, and the rest are read.
 """
 
 from __future__ import annotations
@@ -201,7 +202,11 @@ def collect(workload, shape: dict, variants: list, rows: list, *, seed: int,
     if ncu is None:
         _fail([by_name[v.name] for v in todo], NO_NCU)
         return
-    kernels, manifest, why = _profile(ncu, workload, shape, todo, seed, at)
+    kernels, manifest, why, dropped = _profile(ncu, workload, shape, todo, seed, at)
+    if dropped:  # the rows go on with the metrics ncu did give
+        first = by_name[todo[0].name]
+        first.warnings = [*first.warnings, f"--counters: ncu has no metric {', '.join(dropped)} on this GPU; the rows "
+                                           "go on without it"]
     if why:
         _fail([by_name[v.name] for v in todo], why)
         return
@@ -244,8 +249,9 @@ def _theoretical_occupancy(rows: list) -> None:
         row.occupancy_theoretical_pct = occ.occupancy_pct
 
 
-def _profile(ncu: str, workload, shape: dict, variants: list, seed: int, at) -> tuple[list, list, str | None]:
-    """Run the child under ncu; (kernels, manifest, None) or ([], [], the one-line problem).
+def _profile(ncu: str, workload, shape: dict, variants: list, seed: int, at) -> tuple[list, list, str | None, list]:
+    """Run the child under ncu: (kernels, manifest, None, metrics dropped) or ([], [], the
+    one-line problem, metrics dropped).
     A metric this GPU or ncu does not know, or an option an older ncu lacks (the NVTX
     renaming), is dropped and the step profiled once more without it (the row's counters
     then lack that metric; without the renaming kernels are matched by launch order)."""
@@ -268,14 +274,15 @@ def _profile(ncu: str, workload, shape: dict, variants: list, seed: int, at) -> 
             cmd = ncu_command(ncu, log, spec, metrics, rename)
             log_text, child_text, code, timed_out = _run(cmd, Path(tmp, f"child{attempt}.txt"), variants, at)
             _keep(workload, shape, log_text, child_text)
+            dropped = [m for m in METRICS if m not in metrics]
             if timed_out:
                 return [], [], (f"--counters: ncu took over {TIMEOUT_S:.0f} s on {workload.name} "
-                                f"{workload.label(shape)} and was stopped; the run went on without its counters")
+                                f"{workload.label(shape)} and was stopped; the run went on without its counters"), dropped
             kernels = parse_csv(log_text)
             manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else []
             why = problem(log_text + "\n" + child_text, code)
             if kernels or not why:
-                return kernels, manifest, None
+                return kernels, manifest, None, dropped
             errors = "\n".join(ln for ln in (log_text + "\n" + child_text).splitlines() if "ERROR" in ln)
             unknown = [m for m in metrics if m in errors]
             if unknown and why != NO_PERMISSION:
@@ -287,8 +294,8 @@ def _profile(ncu: str, workload, shape: dict, variants: list, seed: int, at) -> 
             tail = [ln for ln in child_text.splitlines() if ln.strip() and not ln.startswith("==")][-1:]
             if tail and code:  # the child's own last word (a traceback's last line)
                 why += f" (the rerun said: {tail[0][:200]})"
-            return [], [], why
-    return [], [], "--counters: ncu refused every metric; the run went on without counters"
+            return [], [], why, dropped
+    return [], [], "--counters: ncu refused every metric; the run went on without counters", list(METRICS)
 
 
 def _run(cmd: list[str], out_path: Path, variants: list, at) -> tuple[str, str, int | None, bool]:

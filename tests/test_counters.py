@@ -401,6 +401,8 @@ def test_a_metric_ncu_does_not_know_is_dropped_and_the_step_profiled_again(fake_
     calls = fake_ncu()
     assert len(calls) == 2 and k.SMEM_ST_CONFLICTS not in calls[1][calls[1].index("--metrics") + 1]
     assert k.SMEM_ST_CONFLICTS not in rows[0].counters and rows[0].smem_ld_wavefronts_per_request == 32.0
+    assert rows[0].warnings == [f"--counters: ncu has no metric {k.SMEM_ST_CONFLICTS} on this GPU; the rows go on "
+                                "without it"] and rows[1].warnings == []
 
 
 def test_refused_permission_is_one_warning_and_no_retry(fake_ncu, monkeypatch):

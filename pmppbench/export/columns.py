@@ -1,11 +1,13 @@
 """The columns of a result table: a header with its unit and a cell formatter per column.
 
 Optional columns appear only when some row has a value, and a column never changes meaning
-between rows. `counter_columns_for` gives the second table --counters adds (each hardware
-counter beside its model, units in the headers: MB = 10^6 bytes, wf/req and conf/req =
-wavefronts and bank conflicts per warp request, a/b = a ratio); the speed-of-light column names its ceiling (`SoL_measured_%` against the
+between rows: the speed-of-light column names its ceiling (`SoL_measured_%` against the
 ceilings `pmppbench info --measure` measured, `SoL_peak_%` against the datasheet-style
 peaks) and the "x vs" / "% of" columns name their reference variant.
+
+`counter_columns_for` gives the second table --counters adds: each hardware counter beside
+its model, units in the headers (MB = 10^6 bytes; wf/req and conf/req = wavefronts and bank
+conflicts per warp request; a/b = a ratio).
 """
 
 from __future__ import annotations
