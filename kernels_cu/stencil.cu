@@ -28,9 +28,9 @@
 //   naive      2R+1 global reads per output (the L1/L2 caches absorb the overlap, if they can)
 //   shared     the course's kernel: (B+2R)/B global reads, 2R+1 shared reads per output
 //   coarsened  the memory-roof kernel: for R <= 4 a register window (4 outputs per thread,
-//              no shared memory); otherwise C consecutive outputs per thread with a running
-//              sum over a shared tile, (2R+C)/C shared reads per output; float4 global loads,
-//              float4 streaming stores
+//              256 threads, no shared memory); otherwise C consecutive outputs per thread
+//              (128 threads) with a running sum over a shared tile filled by cp.async,
+//              (2R+C)/C shared reads per output; float4 global loads, float4 streaming stores
 
 #ifndef RADIUS
 #define RADIUS 32  // the course's default build
@@ -92,11 +92,14 @@ __global__ void shared(const float* x, float* y, I n) {
 // timed in the same run (the `memcpy` row). Before the memory-roof work this kernel was one design for
 // every R -- a 3968-output shared tile per 128-thread block (C = 31) -- and on the H200 it
 // reached 89.1% of memcpy at n = 2^24, R = 2, 88.0% at R = 32, and 75.8% / 64.4% at
-// n = 2^22; as below, 99.2%, 100.6%, 94.1% and 87.1%, the two builds and memcpy timed in one
-// process (results/h200/memory-roof/final.txt; the benchmark commands of the same run: 99.5%,
-// 98.6%, 91.3%, 85.9%, commands.txt). What closed the gap, from the study of
-// results/h200/memory-roof/sweep2.txt (scripts/memory_roof_study/stencil.cu, every candidate
-// in one run with memcpy):
+// n = 2^22; after round 1 (points 1-4 below) 99.2%, 100.6%, 94.1% and 87.1%, the two builds
+// and memcpy timed in one process (results/h200/memory-roof/round1/final.txt). Round 2 (points
+// 5 and 6), in a run of the same kind (final.txt): round 1's build 99.3%, 100.7%, 94.7%,
+// 85.4%, this one 99.2%, 100.5%, 105.9%, 93.4% (the benchmark commands of the same run: 99.2%,
+// 98.5%, 101.9%, 93.5%, commands.txt). At 2^22 a call takes 6-7 us and both x and y stay in
+// L2, so memcpy is no DRAM ceiling there and a kernel can pass it. What closed the gap, from
+// the studies scripts/memory_roof_study/stencil.cu, every candidate in one run with memcpy
+// (results/h200/memory-roof/sweep2.txt for round 1, sweep3.txt for round 2):
 //
 //  1. Smaller tiles, more of them in flight. The C = 31 block needs 31.8 KB of shared memory,
 //     so only 7 blocks (896 threads) fit on an SM, and at 2^22 its 1058 blocks are 1.15 waves
@@ -119,6 +122,20 @@ __global__ void shared(const float* x, float* y, I n) {
 //     trip: 99.3% of memcpy at 2^24, R = 2, and 94.1% at 2^22 (the best shared tile: 91.1%).
 //     For larger R the L1 traffic grows as 2*HALO/4 + 1 loads per 4 outputs (17 at R = 32),
 //     more than L1 serves at DRAM speed, so the shared tile stays.
+//  5. cp.async for the shared tile (round 2). An interior block's threads copy their float4s
+//     global -> shared with cp.async.cg: no register round trip (a load, its wait, a shared
+//     store), the line cached in L2 only. Same tile, same sums, the same bits: at 2^22,
+//     R = 32, 88.8% (round 1's kernel) -> 96.1% of memcpy; at 2^24 98.2% -> 97.8% (sweep3.txt;
+//     the benchmark command above: 98.5%). What did not pay (same tiles, same bits): the chunk sums
+//     of the next threads by warp shuffles and staging each warp's outputs behind a
+//     __syncwarp instead of two block barriers (88.0%: the barriers are not the cost); two
+//     tiles per block with the second one's loads in flight during the first one's sums, in
+//     registers (82.0%, 40 registers, 12 blocks per SM) or by cp.async into a second buffer
+//     (95.2%), four such tiles (90.6%), and with those 256- or 64-thread blocks or C = 7 or
+//     11 (85.3-92.2%).
+//  6. The register path's block (round 2): 256 threads instead of 128, with streaming stores:
+//     94.3% -> 106.0% of memcpy at 2^22, R = 2, and 99.4% -> 99.2% at 2^24 (sweep3.txt); 512
+//     threads 105.3% and 97.8%.
 //
 // Why a running sum over a shared tile: `shared` stays far from the memory roof at R = 32
 // because every output still performs 65 shared-memory reads, and shared memory delivers 32
@@ -129,8 +146,9 @@ __global__ void shared(const float* x, float* y, I n) {
 // fall from 2R+1 to about (2R+C)/C, plus the staged output.
 //
 // Shared-tile path (R > 4). A block (THREADS threads, OUT = THREADS*C outputs) runs:
-//   1. load   x[base - HALO, base + OUT + HALO) into `tile` with float4 loads, every load of a
-//             thread issued before the first shared store so they are all in flight
+//   1. load   x[base - HALO, base + OUT + HALO) into `tile`, 16 bytes at a time: by cp.async
+//             inside x (every copy of a thread in flight before it waits), through registers
+//             with zero-fill in the first and last blocks
 //   2. sum    thread t's outputs are tile-consecutive, base + t*C + c; they go to `stage`
 //   3. store  `stage` -> y with float4 streaming stores, coalesced again
 // HALO is R rounded up to a multiple of 4, so `base - HALO` is float4-aligned (OUT is a
@@ -180,13 +198,30 @@ __device__ __forceinline__ void store4(float* __restrict__ y, long long g, long 
     if (g + 2 < n) y[g + 2] = v.z;
 }
 
-template <int THREADS, int C>
-__global__ void __launch_bounds__(THREADS)
+// coarsened<THREADS, C, REGISTER_THREADS>: THREADS threads of C outputs each on the shared-tile
+// path (R > 4), REGISTER_THREADS threads of 4 outputs each on the register path (R <= 4); the
+// host launches the block size of the path its radius compiles (pmppbench/workloads/stencil.py).
+// cp.async (sm_80 and later): a 16-byte copy from global to shared memory that does not pass
+// through the thread's registers; .cg caches it in L2 only. wait_async_copies() waits for all
+// of the thread's outstanding copies (cp.async.wait_all also commits them). Defined only under
+// a CUDA compiler: the CPU emulation in tests/test_stencil.py supplies host versions (a 16-byte
+// copy and a no-op), as it does for __ldg and __stcs.
+#ifdef __CUDACC__
+__device__ __forceinline__ void copy16_async(float* smem, const float* gmem) {
+    unsigned dst;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(dst) : "l"(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+#endif
+
+template <int THREADS, int C, int REGISTER_THREADS>
+__global__ void __launch_bounds__(R <= REGISTER_MAX_R ? REGISTER_THREADS : THREADS)
 coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
     if constexpr (R <= REGISTER_MAX_R) {
         // Register window: thread g makes y[4g .. 4g+3], each a direct sum in naive's order.
         constexpr int K4 = 2 * HALO / 4 + 1;  // float4s covering x[4g - HALO .. 4g + 3 + HALO]
-        const long long g = (long long)blockIdx.x * THREADS + threadIdx.x;
+        const long long g = (long long)blockIdx.x * REGISTER_THREADS + threadIdx.x;
         if (4 * g >= n) return;  // no barrier in this path, so leaving early is safe
         const long long first = 4 * g - HALO;
         float4 w[K4];
@@ -226,28 +261,31 @@ coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
         const int t = threadIdx.x;
         const long long base = (long long)blockIdx.x * OUT;
 
-        // 1. load: all loads into registers first, then all shared stores.
-        float4 v[LOADS];
+        // 1. load: an interior block copies its float4s global -> shared with cp.async, all of
+        //    them in flight before the thread waits; the first and last blocks load through
+        //    registers with the zero-fill of load4, all loads before the first shared store.
         if (base - HALO >= 0 && base + OUT + HALO <= n) {  // interior: no bounds to test
-            const float4* src = reinterpret_cast<const float4*>(x + (base - HALO));
+            const float* src = x + (base - HALO);
 #pragma unroll
             for (int k = 0; k < LOADS; ++k) {
                 int q = t + k * THREADS;  // float4 slot in the tile
-                if (q < IN / 4) v[k] = __ldg(src + q);
+                if (q < IN / 4) copy16_async(tile + 4 * q, src + 4 * q);
             }
+            wait_async_copies();  // this thread's copies have landed
         } else {
+            float4 v[LOADS];
 #pragma unroll
             for (int k = 0; k < LOADS; ++k) {
                 int q = t + k * THREADS;
                 if (q < IN / 4) v[k] = load4(x, base - HALO + 4LL * q, n);
             }
-        }
 #pragma unroll
-        for (int k = 0; k < LOADS; ++k) {
-            int q = t + k * THREADS;
-            if (q < IN / 4) reinterpret_cast<float4*>(tile)[q] = v[k];
+            for (int k = 0; k < LOADS; ++k) {
+                int q = t + k * THREADS;
+                if (q < IN / 4) reinterpret_cast<float4*>(tile)[q] = v[k];
+            }
         }
-        __syncthreads();  // the tile is complete
+        __syncthreads();  // the tile is complete: every thread's copies and stores are visible
 
         // 2. sum: output o = t*C + c needs x[base + o - R + d] = tile[s + c + d], d = 0..2R.
         //    The elements that later leave the window, tile[s .. s+C-2], stay in registers.

@@ -23,7 +23,7 @@
 //              conflicts on the transposed shared read
 //   padded33   tiled<33>: the same kernel with a row stride of 33 -- no bank conflicts
 //   coarsened  coarsened<64>: 32x8 threads move a 64x64 padded tile, 16 elements each, as
-//              float4 loads and streaming float4 stores
+//              float4 loads and streaming float4 stores, tiles taken column by column
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -92,27 +92,41 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 //    contiguous bytes instead of 128.
 //
 // The memory roof: the ceiling is a device-to-device memcpy of the same bytes, the
-// `memcpy` row of the table. With 16 scalar loads and stores per thread this kernel reached
-// 94.0% of memcpy at 8192^2 and 95.3% at 4096^2 on the H200; as below, 95.5% and 97.7%, the
-// two builds and memcpy timed in one process (results/h200/memory-roof/final.txt; the
-// benchmark commands of the same run: 95.7% and 97.5%, commands.txt). What moved it, from the
-// study of results/h200/memory-roof/sweep2.txt (scripts/memory_roof_study/transpose.cu, every
-// candidate in one run with memcpy, 8192^2):
-//  - Vector width together with the cache hints. float4 loads and stores let a warp move 512
-//    bytes per instruction (2 rows of 256) instead of 128, a quarter of the memory
-//    instructions. Both sides are touched exactly once: streaming loads (ld.global.cs,
-//    `__ldcs`) and streaming stores (st.global.cs, `__stcs`) mark A's and B's lines
-//    evict-first in L2, so the scattered 256-byte row pieces of B a tile writes do not sit in
-//    L2 at normal priority next to the rows of A still to be read. float4 with streaming
-//    stores: 94.7%, with streaming loads too: 95.3% (4096^2: 95.0% and 97.5%). The scalar
-//    kernel stays at 92.0-92.5% with or without the hints: it is the pair that pays.
+// `memcpy` row of the table. On the H200, at 8192^2 and 4096^2: with 16 scalar loads and
+// stores per thread this kernel reached 94.0% and 95.3% of memcpy; float4 with streaming
+// hints (round 1) 95.5% and 97.7% (results/h200/memory-roof/round1/final.txt, the two builds
+// and memcpy in one process); and in round 2's run of the same kind (final.txt) that build
+// 95.6% and 97.9%, this one, with the column-major tile order, 97.9% and 98.4% (the benchmark
+// commands of the same run: 97.9% and 97.6%, commands.txt). What
+// moved it, from the studies scripts/memory_roof_study/transpose.cu, every candidate in one
+// run with memcpy (sweep2.txt for round 1, sweep3.txt and sweep3b.log for round 2, 8192^2):
+//  - The tile order (round 2). Blocks start roughly in the order of their linear id, so
+//    about 1056 consecutive tiles are in flight at once (8 blocks x 132 SMs). Taken
+//    row by row over A, as the grid's own order, those tiles read a contiguous band of 528
+//    rows of A (17 MB) but write 2 KB into each of B's 8192 rows. Taken column by column over
+//    A (t -> tile column t / gridDim.y, tile row t % gridDim.y), they write a contiguous band
+//    of 528 rows of B and read 2 KB from each row of A: 95.5% -> 97.3% of memcpy at 8192^2
+//    (second run: 95.6% -> 97.8%), 97.3% -> 97.2% at 4096^2 (97.8% -> 98.1%). Bands of 8 tile
+//    columns taken row by row, which also write B in a contiguous band, gave 96.7% (97.3%);
+//    bands of 2 to 64 tile rows, column by column inside (both sides a few KB per row),
+//    94.9-96.1%, little or nothing over row-major. The write side is the one that wants
+//    contiguity.
+//  - Vector width together with the cache hints (round 1). float4 loads and stores let a
+//    warp move 512 bytes per instruction (2 rows of 256) instead of 128, a quarter of the
+//    memory instructions. Both sides are touched exactly once: streaming loads
+//    (ld.global.cs, `__ldcs`) and streaming stores (st.global.cs, `__stcs`) mark A's and B's
+//    lines evict-first in L2. float4 with streaming stores: 94.7%, with streaming loads too:
+//    95.3% (4096^2: 95.0% and 97.5%); the scalar kernel stays at 92.0-92.5% with or without
+//    the hints. Round 2 confirmed them in other orders (bands of 16 and 32 tile rows):
+//    streaming stores only 94.1%, plain loads and stores 69.0%, streaming loads with the
+//    L2::256B prefetch-size hint 94.1-94.3% (also row-major), against 94.9-95.0% for both
+//    streaming hints alone.
 //  - What did not help: persistent blocks sized to whole waves of 132 SMs (each block looping
 //    over tiles, the next tile's loads in flight while it writes the current one) lost 3.6
-//    points at 8192^2 and 1.7 at 4096^2 against one tile per block: the hardware's in-order
-//    dispatch keeps the tiles in flight at any moment close together in A and B, and blocks
-//    that loop drift apart. 32x32 tiles (4 elements per thread) lost 9.5-11.5 points: too
-//    few bytes in flight per thread. 512-thread blocks of 8 scalar elements each: 94.2%,
-//    still below the float4 kernel.
+//    points at 8192^2 and 1.7 at 4096^2 against one tile per block: blocks that loop drift
+//    apart and spread the tiles in flight over A and B. 32x32 tiles (4 elements per thread)
+//    lost 9.5-11.5 points: too few bytes in flight per thread. 512-thread blocks of 8 scalar
+//    elements each: 94.2%, still below the float4 kernel.
 // The tile rows are TILE + 1 floats: TILE + 1 = 1 (mod 32). The scalar path's transposed read
 // tile[c][r] of one warp (c = 32 consecutive values) hits 32 different banks; the float4 path
 // reads tile[c + e][r] with c = 4 * (lane % 16), a 2-way conflict, which costs nothing
@@ -135,8 +149,13 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
 
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const int r0 = tid / VPR, c = tid % VPR * VEC;  // this thread: rows r0 + k*STEP, columns c .. c+3
-    const size_t x0 = size_t(blockIdx.x) * TILE;  // first column of A in this tile
-    const size_t y0 = size_t(blockIdx.y) * TILE;  // first row of A in this tile
+    // Tile order: the grid has one block per tile (gridDim.x tile columns, gridDim.y tile rows
+    // of A), but the blocks, dispatched in the order of t, take A's tiles column by column,
+    // i.e. B's tiles row by row: the tiles in flight at one moment write one contiguous band
+    // of B (see above).
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;
+    const size_t x0 = t / gridDim.y * TILE;  // first column of A in this tile
+    const size_t y0 = t % gridDim.y * TILE;  // first row of A in this tile
     const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
     const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
     const bool vector = rows == TILE && cols == TILE && n % VEC == 0 && m % VEC == 0;

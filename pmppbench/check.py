@@ -51,63 +51,152 @@ def _where(index: int, shape: tuple[int, ...]) -> str:
     return f"index {index} {tuple(int(c) for c in coords)}"
 
 
-CHUNK = 1 << 20  # elements per pass: the float64 temporaries stay in cache, so 64M-element checks take ~0.1 s
+CHUNK = 1 << 20  # host elements per pass: the float64 temporaries stay in cache
+DEVICE_CHUNK = 1 << 23  # device elements per pass of the CuPy path (outputs other than FP32)
+CHECK_THREADS, CHECK_BLOCKS, STATS = 256, 2048, 8  # kernels_cu/check.cu's block, grid and values per block
+RULES = {"exact": 0, "elementwise": 1, "normwise": 2}
 
 
-def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance) -> CheckResult:
-    out, ref = np.asarray(out), np.asarray(ref)
-    if out.shape != ref.shape:
-        return CheckResult(False, float("inf"), float("inf"), None, f"shape {out.shape} != expected {ref.shape}")
-    if tol.rule not in ("exact", "elementwise", "normwise"):
-        raise ValueError(f"unknown tolerance rule {tol.rule!r}")
-    flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
-    if flat_out.size == 0:
-        return CheckResult(True, 0.0, 0.0, None, "empty")
+def on_device(a) -> bool:
+    return type(a).__module__.startswith("cupy")
 
-    max_abs = max_rel = 0.0
-    diff_sq = ref_sq = 0.0
-    n_bad, first_bad, worst, worst_err = 0, None, 0, -1.0
-    all_finite = True
-    for lo in range(0, flat_out.size, CHUNK):
-        o, r = flat_out[lo:lo + CHUNK], flat_ref[lo:lo + CHUNK]
-        o64, r64 = o.astype(np.float64), r.astype(np.float64)
-        finite = np.isfinite(o64)
-        all_finite &= bool(finite.all())
+
+def device_copy(ref: np.ndarray):
+    """The reference uploaded once, for every variant of a shape whose output is on the GPU."""
+    from pmppbench.gpu import cupy  # noqa: PLC0415
+
+    return cupy().asarray(ref)
+
+
+@dataclass
+class _Stats:
+    """What a pass over the elements leaves: the verdict is worded from these alone."""
+
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    n_bad: int = 0
+    first_bad: int | None = None
+    worst: int = 0
+    worst_err: float = -1.0
+    all_finite: bool = True
+    diff_sq: float = 0.0
+    ref_sq: float = 0.0
+
+    def add(self, lo: int, max_err: float, worst: int, max_rel: float, count: int, first: int | None,
+            finite: bool, diff_sq: float, ref_sq: float) -> None:
+        """One chunk starting at flat index `lo` (chunks come in order)."""
+        self.max_abs, self.max_rel = max(self.max_abs, max_err), max(self.max_rel, max_rel)
+        if max_err > self.worst_err:
+            self.worst, self.worst_err = lo + worst, max_err
+        if count and self.first_bad is None:
+            self.first_bad = lo + first
+        self.n_bad += count
+        self.all_finite &= finite
+        self.diff_sq += diff_sq
+        self.ref_sq += ref_sq
+
+
+def _chunk_stats(flat_out, flat_ref, tol: Tolerance, xp) -> _Stats:
+    """The array-module path: NumPy on the host (chunks that stay in cache), or CuPy for a
+    device output that the check kernel does not take."""
+    stats = _Stats()
+    chunk = CHUNK if xp is np else DEVICE_CHUNK
+    for lo in range(0, flat_out.size, chunk):
+        o, r = flat_out[lo:lo + chunk], xp.asarray(flat_ref[lo:lo + chunk])
+        o64, r64 = o.astype(np.float64, copy=False), r.astype(np.float64, copy=False)
+        finite = xp.isfinite(o64)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            err = np.where(finite, np.abs(o64 - r64), np.inf)
-            mag = np.abs(r64)
-            rel = np.where(mag > 0, err / mag, np.where(err > 0, np.inf, 0.0))
-        max_abs, max_rel = max(max_abs, float(err.max())), max(max_rel, float(rel.max()))
-        i = int(err.argmax())
-        if err[i] > worst_err:
-            worst, worst_err = lo + i, float(err[i])
+            err = xp.where(finite, xp.abs(o64 - r64), np.inf)
+            mag = xp.abs(r64)
+            rel = xp.where(mag > 0, err / mag, xp.where(err > 0, np.inf, 0.0))
+        diff_sq = ref_sq = 0.0
         if tol.rule == "exact":
             # Compare bits, so -0.0 vs 0.0 and NaN payloads count as differences too.
             r_same = r.astype(o.dtype)
-            bad = (o != r_same) | ~finite | (np.signbit(o) != np.signbit(r_same))
+            bad = (o != r_same) | ~finite | (xp.signbit(o) != xp.signbit(r_same))
         elif tol.rule == "elementwise":
             bad = ~(err <= tol.atol + tol.rtol * mag)
         else:
             bad = ~finite
-            diff_sq += float(np.square(np.where(finite, o64 - r64, 0.0)).sum())
-            ref_sq += float(np.square(r64).sum())
-        count = int(np.count_nonzero(bad))
-        if count and first_bad is None:
-            first_bad = lo + int(np.flatnonzero(bad)[0])
-        n_bad += count
+            diff_sq = float(xp.square(xp.where(finite, o64 - r64, 0.0)).sum())
+            ref_sq = float(xp.square(r64).sum())
+        i = int(err.argmax())
+        count = int(xp.count_nonzero(bad))
+        stats.add(lo, float(err[i]), i, float(rel.max()), count, int(bad.argmax()) if count else None,
+                  bool(finite.all()), diff_sq, ref_sq)  # argmax of a boolean array: its first True
+    return stats
 
+
+def _kernel_stats(flat_out, flat_ref, tol: Tolerance) -> _Stats:
+    """kernels_cu/check.cu: one launch over the whole output, then the blocks combined here."""
+    from pmppbench.compile import load_kernels  # noqa: PLC0415
+    from pmppbench.gpu import cupy  # noqa: PLC0415
+
+    cp = cupy()
+    name = f"compare<{'double' if flat_ref.dtype == np.float64 else 'float'}, {RULES[tol.rule]}>"
+    kernel = load_kernels("check", list(CHECK_KERNELS))[name]
+    n = flat_out.size
+    blocks = max(1, min(CHECK_BLOCKS, -(-n // CHECK_THREADS)))
+    partial = cp.empty(blocks * STATS, dtype=cp.float64)
+    kernel((blocks,), (CHECK_THREADS,), (cp.ascontiguousarray(flat_out), cp.ascontiguousarray(flat_ref),
+                                         np.uint64(n), np.float64(tol.rtol), np.float64(tol.atol), partial))
+    p = partial.get().reshape(blocks, STATS)
+    max_err = float(p[:, 0].max())
+    first = int(p[:, 4].min())
+    count = int(p[:, 3].sum())
+    stats = _Stats()
+    stats.add(0, max_err, int(p[p[:, 0] == max_err, 1].min()), float(p[:, 2].max()), count,
+              first if count else None, bool(p[:, 5].all()), float(p[:, 6].sum()), float(p[:, 7].sum()))
+    return stats
+
+
+CHECK_KERNELS = tuple(f"compare<{r}, {rule}>" for r in ("float", "double") for rule in range(3))
+
+
+def compare(out, ref, tol: Tolerance) -> CheckResult:
+    """Check `out` against the CPU reference `ref` under `tol`: every element, in float64.
+    A host output is compared with NumPy; one still on the GPU is compared there (by
+    kernels_cu/check.cu, or CuPy for dtypes it does not take) against the reference
+    uploaded (`device_copy`), so the output is never copied back."""
+    device = on_device(out)
+    if not device:
+        out = np.asarray(out)
+    if not on_device(ref):
+        ref = np.asarray(ref)
+    if out.shape != ref.shape:
+        return CheckResult(False, float("inf"), float("inf"), None, f"shape {out.shape} != expected {ref.shape}")
+    if tol.rule not in RULES:
+        raise ValueError(f"unknown tolerance rule {tol.rule!r}")
+    flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
+    if flat_out.size == 0:
+        return CheckResult(True, 0.0, 0.0, None, "empty")
+    if device and flat_out.dtype == np.float32 and flat_ref.dtype in (np.float32, np.float64):
+        if not on_device(flat_ref):
+            flat_ref = device_copy(flat_ref)
+        stats = _kernel_stats(flat_out, flat_ref, tol)
+    elif device:
+        from pmppbench.gpu import cupy  # noqa: PLC0415
+
+        stats = _chunk_stats(flat_out, flat_ref, tol, cupy())
+    else:
+        stats = _chunk_stats(flat_out, flat_ref.get() if on_device(flat_ref) else flat_ref, tol, np)
+    return _verdict(stats, tol, out.shape, flat_out, flat_ref)
+
+
+def _verdict(s: _Stats, tol: Tolerance, shape: tuple[int, ...], flat_out, flat_ref) -> CheckResult:
+    max_rel, first_bad = s.max_rel, s.first_bad
     if tol.rule == "normwise":
-        ref_norm = ref_sq ** 0.5
-        max_rel = (diff_sq ** 0.5) / ref_norm if ref_norm > 0 else diff_sq ** 0.5  # reported: the norm ratio
-        if all_finite and max_rel > tol.rtol:
-            first_bad = worst  # point at the worst element
+        ref_norm = s.ref_sq ** 0.5
+        max_rel = (s.diff_sq ** 0.5) / ref_norm if ref_norm > 0 else s.diff_sq ** 0.5  # reported: the norm ratio
+        if s.all_finite and max_rel > tol.rtol:
+            first_bad = s.worst  # point at the worst element
     if first_bad is None:
-        return CheckResult(True, max_abs, max_rel, None, f"max abs err {max_abs:.3g}")
-    if tol.rule == "normwise" and all_finite:
+        return CheckResult(True, s.max_abs, max_rel, None, f"max abs err {s.max_abs:.3g}")
+    if tol.rule == "normwise" and s.all_finite:
         summary, which = f"normwise error {max_rel:.3g} > {tol.rtol:g}", "worst"
     else:
-        summary, which = f"{n_bad} of {flat_out.size} elements wrong", "first"
+        summary, which = f"{s.n_bad} of {flat_out.size} elements wrong", "first"
     i = first_bad
-    detail = (f"{summary}; {which} at {_where(i, out.shape)}: got {float(flat_out[i]):.9g}, "
+    detail = (f"{summary}; {which} at {_where(i, shape)}: got {float(flat_out[i]):.9g}, "
               f"expected {float(flat_ref[i]):.9g}")
-    return CheckResult(False, max_abs, max_rel, i, detail)
+    return CheckResult(False, s.max_abs, max_rel, i, detail)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -50,150 +48,69 @@ def _root(
     pass  # --debug is read by main() before parsing, wherever it stands
 
 
-# ---- values the user types ------------------------------------------------------------
+# ---- options, declared once for every command that takes them ---------------------------
 
-def count(name: str, text: Optional[str], minimum: int = 1) -> Optional[int]:
-    """A size or count from the command line, with one wording for 0, -1 and abc alike."""
-    if text is None:
-        return None
-    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-    if str(text).startswith("--"):
-        raise UsageError(f"no such option {text}")
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} must be {what}, got {text!r}") from None
-    if value < minimum:
-        raise UsageError(f"{name} must be {what}, got {value}")
-    return value
+def _opt(flag: str, help_: str, default=None):
+    return typer.Option(default, flag, help=help_, show_default=False)
 
 
-def counts(name: str, text: Optional[str], minimum: int = 1) -> Optional[list[int]]:
-    if text is None:
-        return None
-    parts = text.split(",")
-    if not text.strip() or any(not p.strip() for p in parts):
-        raise UsageError(f"{name} takes comma-separated integers such as 2,32, got {text!r}")
-    return [count(name, p.strip(), minimum) for p in parts]
+RUN_OPTIONS = {  # every command that runs a plan: the workload commands and `all`
+    "check_only": _opt("--check-only", "Check every variant (on the check shapes, or the config's); no timing.", False),
+    "out": _opt("--out", "Write results to FILE (.csv, .json or .md), row by row."),
+    "force": _opt("--force", "Overwrite --out if it exists.", False),
+    "quiet": _opt("--quiet", "No progress bar or tables; only errors and the summary line.", False),
+    "flush_l2": _opt("--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its own "
+                     "events (default: hot, back-to-back calls).", False),
+    "counters": _opt("--counters", "After the timed batches, run each passing variant once more, untimed, under "
+                     "Nsight Compute (ncu) and show its hardware counters beside the model: DRAM bytes, L2/L1 hit "
+                     "rates, shared-memory wavefronts per request, achieved occupancy.", False),
+    "timeout": _opt("--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
+                    "(default: derived from the workload, at least 60)."),
+    "devices": _opt("--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each runs "
+                    "the same plan, concurrently."),
+    "ray": _opt("--ray", "Run on every GPU of a Ray cluster: auto (this machine's, or a new local one) or its "
+                "address (needs pmppbench[fleet])."),
+    "parallel_host_link": _opt("--parallel-host-link", "With --devices, run host-link work (the stream workload) "
+                               "on every GPU at once instead of one GPU at a time.", False),
+}
+WORKLOAD_OPTIONS = {
+    "seed": _opt("--seed", "Seed of the random input generator (>= 0).", "0"),
+    "variants": _opt("--variants", "Comma-separated subset of variants to run."),
+    "warmup": _opt("--warmup", "Override the protocol's warmup calls."),
+    "batches": _opt("--batches", "Override the protocol's number of batches."),
+    "kernel": _opt("--kernel", "Your own kernel, FILE.cu:NAME, checked and timed beside the others (needs --like)."),
+    "like": _opt("--like", "The variant whose signature, launch geometry, reference and model --kernel takes."),
+}
 
 
-def pick_variants(workload, spec: Optional[str]):
-    if spec is None:
-        return None
-    parts = [p.strip() for p in spec.split(",")]
-    if not spec.strip() or any(not p for p in parts):
-        raise UsageError(f"--variants takes comma-separated names such as {','.join(workload.variant_names()[:2])}, "
-                         f"got {spec!r}")
-    return [workload.variant(p) for p in parts]
+def _bundled_configs() -> str:
+    from pmppbench.config import bundled  # noqa: PLC0415
+
+    return ", ".join(bundled())
 
 
-def learner_variant(workload, spec: Optional[str], like: Optional[str]):
-    """--kernel FILE.cu:NAME --like V: NAME from the learner's file, run as V is run."""
-    from pmppbench.workloads.base import Variant  # noqa: PLC0415
-
-    if spec is None and like is None:
-        return None
-    if spec is None or like is None:
-        raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
-                         f"{workload.variant_names()[0]}")
-    path, sep, name = spec.rpartition(":")
-    if not sep or not path or not name.isidentifier():
-        raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
-    if not Path(path).is_file():
-        raise UsageError(f"--kernel {spec}: no such file {path}")
-    base = workload.variant(like)
-    if base.kernel is None or base.source:
-        raise UsageError(f"--like {like}: it calls a library, not a kernel; choose one of "
-                         f"{', '.join(v.name for v in workload.variants if v.kernel)}")
-    if name in workload.variant_names():
-        raise UsageError(f"--kernel {spec}: {name!r} is already a variant's name; rename your kernel")
-    return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
+ALL_OPTIONS = {
+    "config": _opt("--config", f"TOML config file, or the name of a bundled one ({_bundled_configs()}); "
+                   "default: default."),
+    "only": _opt("--only", "Comma-separated workloads to run from the config."),
+    "seed": _opt("--seed", "Seed of the random inputs (default: the config's, else 0)."),
+}
 
 
-def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False, counters=False):
-    """The workload's declared protocol with the user's overrides."""
-    protocol = workload.protocol.with_reps(reps)
-    if counters:
-        protocol = replace(protocol, counters=True)
-    if warmup is not None:
-        protocol = replace(protocol, warmup=warmup)
-    if batches is not None:
-        protocol = replace(protocol, batches=batches)
-    if flush_l2:
-        if protocol.timer != "events":
-            raise UsageError(f"--flush-l2 does not apply to {workload.name}: its timing already includes host transfers")
-        protocol = replace(protocol, timer="cold")
-    return protocol
-
-
-def shapes_for(workload, dims: dict, axes: dict, check_only: bool) -> list[dict]:
-    """Explicit sizes win; otherwise --check-only uses the check shapes, timing the default.
-    A swept axis (the stencil's radius) makes one shape per value."""
-    given = {k: v for k, v in dims.items() if v is not None}
-    shapes = workload.check_shapes() if check_only and not given else [{**workload.default_shape(), **given}]
-    for axis in workload.axes:
-        value = axes.get(axis.name)
-        if value is None:
-            continue
-        if axis.sweep:
-            shapes = [{**s, axis.name: v} for v in value for s in shapes]
-            shapes = list({tuple(sorted(s.items())): s for s in shapes}.values())
-        else:
-            shapes = [{**s, axis.name: tuple(value) if axis.many else value} for s in shapes]
-    for shape in shapes:
-        workload.validate(shape)
-    return shapes
-
-
-# ---- workload commands, made from the declarations ----------------------------------------
-
-COUNTERS_HELP = ("After the timed batches, run each passing variant once more, untimed, under Nsight Compute (ncu) "
-                 "and show its hardware counters beside the model: DRAM bytes, L2/L1 hit rates, shared-memory "
-                 "wavefronts per request, achieved occupancy.")
-COUNTERS_HELP_ALL = COUNTERS_HELP.replace("After the timed batches", "After each step's timed batches")
-
-def _parameters(w) -> list[inspect.Parameter]:
-    """The command's parameters, all read as text and parsed by count()/counts(), so a
-    0, a -1 and an abc are worded the same way."""
-    def arg(name, help_):
-        return (name, typer.Argument(None, help=help_, show_default=False, metavar=name.upper()))
-
-    def opt(name, flag, help_, default=None):
-        return (name, typer.Option(default, flag, help=help_, show_default=False))
-
-    spec = [arg(d, None) for d in w.dims] + [arg("reps", None)]  # described in the help text
-    spec += [opt(a.name, a.option, a.help) for a in w.axes]
-    spec += [
-        opt("check_only", "--check-only", "Check every variant on the workload's check shapes; no timing.", False),
-        opt("seed", "--seed", "Seed of the random input generator (>= 0).", "0"),
-        opt("out", "--out", "Write results to FILE (.csv, .json or .md), row by row."),
-        opt("force", "--force", "Overwrite --out if it exists.", False),
-        opt("variants", "--variants", "Comma-separated subset of variants to run."),
-        opt("warmup", "--warmup", "Override the protocol's warmup calls."),
-        opt("batches", "--batches", "Override the protocol's number of batches."),
-        opt("flush_l2", "--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its "
-            "own events (default: hot, back-to-back calls).", False),
-        opt("counters", "--counters", COUNTERS_HELP, False),
-        opt("quiet", "--quiet", "No progress bar or tables; only errors and the summary line.", False),
-        opt("timeout", "--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
-            "(default: derived from the workload, at least 60)."),
-        opt("devices", "--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each "
-            "runs the same plan, concurrently."),
-        opt("ray", "--ray", "Run on every GPU of a Ray cluster: auto (this machine's, or a new local one) or its "
-            "address (needs pmppbench[fleet])."),
-        opt("parallel_host_link", "--parallel-host-link", "With --devices, run host-link work (the stream "
-            "workload) on every GPU at once instead of one GPU at a time.", False),
-        opt("kernel", "--kernel", "Your own kernel, FILE.cu:NAME, checked and timed beside the others "
-            "(needs --like)."),
-        opt("like", "--like", "The variant whose signature, launch geometry, reference and model --kernel takes."),
-    ]
-    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
-                              annotation=bool if isinstance(info.default, bool) else Optional[str])
-            for name, info in spec]
+def _command(fn, params: dict, doc: str):
+    """`fn(**kw)` as a Typer command with these parameters, all read as text (or flags) and
+    parsed by planning.count()/counts(), so a 0, a -1 and an abc are worded the same way."""
+    sig = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
+                             annotation=bool if isinstance(info.default, bool) else Optional[str])
+           for name, info in params.items()]
+    fn.__signature__ = inspect.Signature(sig)
+    fn.__annotations__ = {p.name: p.annotation for p in sig}
+    fn.__doc__ = doc
+    return fn
 
 
 def _help_text(w) -> str:
-    """The command's help: what it runs, then each size with its default (from the declaration)."""
+    """A workload command's help: what it runs, then each size with its default (from the declaration)."""
     default = w.default_shape()
     sizes = [(d.upper(), f"{w.dim_help.get(d, '')} Default {default[d]}.") for d in w.dims]
     sizes.append(("REPS", f"Calls per timed batch. Default {w.protocol.reps}."))
@@ -202,86 +119,45 @@ def _help_text(w) -> str:
 
 
 def register_workload_command(w, target: typer.Typer = app) -> None:
+    """`pmppbench <workload> [SIZES...] [REPS]` with its axes and the common options."""
+    def arg(name):
+        return typer.Argument(None, show_default=False, metavar=name.upper())  # described in the help text
+
+    params = {d: arg(d) for d in [*w.dims, "reps"]}
+    params |= {a.name: _opt(a.option, a.help) for a in w.axes}
+    params |= WORKLOAD_OPTIONS | RUN_OPTIONS
+
     def command(**kw):
-        dims = {d: count(d.upper(), kw[d]) for d in w.dims}
-        reps = count("REPS", kw["reps"])
-        axes = {a.name: (counts if a.many else count)(a.option, kw[a.name], a.minimum) for a in w.axes}
-        protocol = protocol_for(w, reps, count("--warmup", kw["warmup"], 0), count("--batches", kw["batches"]),
-                                kw["flush_l2"], kw["counters"])
-        chosen = pick_variants(w, kw["variants"])
-        learner = learner_variant(w, kw["kernel"], kw["like"])
-        if learner:
-            chosen = [*(chosen or w.variants), learner]
-        seed = count("--seed", kw["seed"], 0)
-        shapes = shapes_for(w, dims, axes, kw["check_only"])
-        from pmppbench.session import Plan, Step  # noqa: PLC0415
+        from pmppbench.planning import workload_plan  # noqa: PLC0415
 
-        plan = Plan([Step(w, s, protocol, seed + i, chosen) for i, s in enumerate(shapes)], kw["check_only"],
-                    uuid.uuid4().hex[:8])
-        _execute(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
-                 protocols={w.name: protocol}, timeout_s=count("--timeout", kw["timeout"]), devices=kw["devices"],
-                 host_link_parallel=kw["parallel_host_link"], ray=kw["ray"])
+        plan, protocols = workload_plan(w, kw)
+        _execute(plan, protocols, kw)
 
-    params = _parameters(w)
-    command.__signature__ = inspect.Signature(params)
-    command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__doc__ = _help_text(w)
-    target.command(w.name, context_settings={"ignore_unknown_options": True})(command)
+    target.command(w.name, context_settings={"ignore_unknown_options": True})(_command(command, params, _help_text(w)))
 
 
-def _execute(plan, **kw) -> None:
+def all_cmd(**kw):
+    from pmppbench.planning import config_plan  # noqa: PLC0415
+
+    plan, protocols, cfg = config_plan(kw)
+    _execute(plan, protocols, kw, config=str(cfg.path), config_sha256=cfg.sha256)
+
+
+app.command("all")(_command(all_cmd, ALL_OPTIONS | RUN_OPTIONS,
+                            "Every workload and variant on the sizes of a config; rows are written as they finish."))
+
+
+def _execute(plan, protocols: dict, kw: dict, **meta) -> None:
+    from pmppbench.planning import count  # noqa: PLC0415
     from pmppbench.session import run_and_report  # noqa: PLC0415
 
-    run_and_report(plan, console=console, err_console=err_console, debug=STATE["debug"], **kw)
+    run_and_report(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
+                   protocols=protocols, console=console, err_console=err_console, debug=STATE["debug"],
+                   timeout_s=count("--timeout", kw["timeout"]), devices=kw["devices"],
+                   host_link_parallel=kw["parallel_host_link"], ray=kw["ray"], **meta)
 
 
 # ---- the other commands ---------------------------------------------------------------------
-
-def _bundled_configs() -> str:
-    from pmppbench.config import bundled  # noqa: PLC0415
-
-    return ", ".join(bundled())
-
-
-@app.command("all")
-def all_cmd(
-    config: Optional[str] = typer.Option(None, "--config", help="TOML config file, or the name of a bundled one "
-                                         f"({_bundled_configs()}); default: default."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write results to FILE (.csv, .json or .md), row by row."),
-    force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
-    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated workloads to run from the config."),
-    check_only: bool = typer.Option(False, "--check-only", help="Check every variant on the config's shapes; no timing."),
-    seed: Optional[str] = typer.Option(None, "--seed", help="Seed of the random inputs (default: the config's, else 0)."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or tables; only errors and the summary line."),
-    flush_l2: bool = typer.Option(False, "--flush-l2", help="Cold-cache timing for every event-timed workload."),
-    counters: bool = typer.Option(False, "--counters", help=COUNTERS_HELP_ALL),
-    timeout: Optional[str] = typer.Option(None, "--timeout", help="Seconds a check, warmup or batch may take before "
-                                          "its variant is killed (default: derived from the workload, at least 60)."),
-    devices: Optional[str] = typer.Option(None, "--devices", help="GPUs to run on, all or indices such as 0,2 "
-                                          "(default: the current one); each runs the same plan, concurrently."),
-    parallel_host_link: bool = typer.Option(False, "--parallel-host-link", help="With --devices, run the stream "
-                                            "workload on every GPU at once instead of one GPU at a time."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Run on every GPU of a Ray cluster: auto or its address "
-                                      "(needs pmppbench[fleet])."),
-):
-    """Every workload and variant on the sizes of a config; rows are written as they finish."""
-    from pmppbench import config as configs  # noqa: PLC0415
-    from pmppbench.session import Plan, Step  # noqa: PLC0415
-
-    cfg = configs.load(config, None if only is None else [x.strip() for x in only.split(",") if x.strip()] or [""])
-    seed_value = cfg.seed if seed is None else count("--seed", seed, 0)
-    protocols, steps = {}, []
-    for p in cfg.plans:
-        w = workloads.get(p.name)
-        protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, flush_l2 and w.protocol.timer == "events",
-                                         counters)
-        chosen = [w.variant(v) for v in p.variants] if p.variants else None
-        # Shape i of a workload gets seed + i, as in the workload commands.
-        steps += [Step(w, s, protocols[p.name], seed_value + i, chosen) for i, s in enumerate(p.shapes)]
-    _execute(Plan(steps, check_only, uuid.uuid4().hex[:8]), out=out, force=force, quiet=quiet, protocols=protocols,
-             timeout_s=count("--timeout", timeout), devices=devices, host_link_parallel=parallel_host_link, ray=ray,
-             config=str(cfg.path), config_sha256=cfg.sha256)
-
 
 @app.command("report")
 def report_cmd(

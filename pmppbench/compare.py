@@ -41,9 +41,12 @@ FASTER, SLOWER, SAME, FAIL, UNTIMED = "FASTER", "SLOWER", "SAME", "FAIL", "UNTIM
 Key = tuple[str, str, str, str]  # (workload, variant, dims, device)
 
 
-def row_key(r: Result) -> Key:
+def row_key(r: Result, by_uuid: bool = False) -> Key:
+    """`by_uuid` when the file holds several GPUs of one name (--devices): each is its own
+    device; otherwise the GPU's name is the device, so a file from before UUIDs were recorded,
+    or from another machine with the same GPU, lines up with this one."""
     dims = json.dumps(r.dims, sort_keys=True) if r.dims else r.shape  # tuples and lists alike
-    return (r.workload, r.variant, dims, r.device_uuid or r.device)  # several GPUs of one name: by UUID
+    return (r.workload, r.variant, dims, (r.device_uuid if by_uuid else "") or r.device)
 
 
 def noise_band(r: Result) -> tuple[float, float] | None:
@@ -77,10 +80,7 @@ class Comparison:
     base: Result
     new: Result
     verdict: str
-
-    @property
-    def key(self) -> Key:
-        return row_key(self.new)
+    key: Key = ("", "", "", "")  # what matched them (row_key)
 
     @property
     def ratio(self) -> float | None:
@@ -149,9 +149,13 @@ def _rows(n: int) -> str:
 
 
 def _index(rows: Iterable[Result], name: str) -> dict[Key, Result]:
+    rows = list(rows)
+    uuids: dict[str, set] = {}
+    for r in rows:
+        uuids.setdefault(r.device, set()).add(r.device_uuid)
     out: dict[Key, Result] = {}
     for r in rows:
-        k = row_key(r)
+        k = row_key(r, by_uuid=len(uuids[r.device]) > 1)
         if k in out:
             raise UsageError(f"{name} has two rows for {r.workload} {r.variant} {r.shape}{' on ' + r.device if r.device else ''}; "
                              "compare files with one row per workload, variant, shape and device")
@@ -170,7 +174,7 @@ def compare_results(base_rows: Iterable[Result], new_rows: Iterable[Result],
         raise UsageError(f"--fail-on-slower takes a percentage >= 0, got {fail_on_slower_pct:g}")
     base = _index(base_rows, base_name)
     new = _index(new_rows, new_name)
-    matched = [Comparison(base[k], n, verdict(base[k], n)) for k, n in new.items() if k in base]
+    matched = [Comparison(base[k], n, verdict(base[k], n), k) for k, n in new.items() if k in base]
     report = CompareReport(
         matched=matched,
         only_base=[r for k, r in base.items() if k not in new],

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -195,11 +196,57 @@ def compile_unit(
     if use_cache:
         try:
             cubin_path.parent.mkdir(parents=True, exist_ok=True)
-            cubin_path.write_bytes(cubin)
-            meta_path.write_text(json.dumps({"lowered": lowered, "log": log}))
+            # Each file whole or not at all (a prefetching process may compile the same unit at
+            # once), and the meta last: a reader that finds it finds a complete cubin.
+            _write_whole(cubin_path, cubin)
+            _write_whole(meta_path, json.dumps({"lowered": lowered, "log": log}).encode())
         except OSError:
             pass  # an unwritable cache only costs a recompile next time
     return _unit(path, arch, defines, cubin, lowered, log, False)
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+# ---- compiling a run's kernels ahead of it -----------------------------------------------
+
+Unit = tuple[str, tuple[str, ...], tuple[tuple[str, Any], ...]]  # (workload, names, sorted defines)
+
+
+def _compile_quietly(unit: Unit, arch: str) -> None:
+    workload, names, defines = unit
+    try:
+        compile_unit(workload, list(names), arch, dict(defines))
+    except Exception:  # noqa: BLE001 -- the step that needs the unit compiles it again and reports why
+        pass
+
+
+class Prefetch:
+    """NVRTC runs for a whole plan in a pool of processes, started before the first step:
+    each unit lands in the disk cache, where the worker finds it when its step comes (or
+    compiles it itself if it gets there first). NVRTC holds the GIL in CuPy's binding, so
+    threads would compile one unit at a time; processes compile one per core. Cold, the
+    default plan's units take about as long together as the largest one alone."""
+
+    def __init__(self, units: list[Unit], arch: str, workers: int | None = None):
+        import multiprocessing  # noqa: PLC0415
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+        self._pool = None
+        todo = list(dict.fromkeys(units))
+        if not todo:
+            return
+        count = workers or max(1, min(len(todo), (os.cpu_count() or 2) // 2))
+        self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))
+        self.futures = [self._pool.submit(_compile_quietly, unit, arch) for unit in todo]
+
+    def close(self, wait: bool = True) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=not wait)
+            self._pool = None
 
 
 def _whole_elf(cubin: bytes) -> bytes:

@@ -20,6 +20,7 @@ class DeviceId:
     uuid: str  # "GPU-8f2c...", or "" when the runtime does not report one
     pci_bus_id: str  # "0000:19:00.0"
     host: str = ""  # the machine, for GPUs of a Ray fleet
+    arch: str = ""  # "sm_90": what NVRTC compiles for (compile.Prefetch)
 
     @property
     def pin(self) -> str:
@@ -44,19 +45,46 @@ def _uuid(raw) -> str:
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+def _nvml_uuids() -> dict[str, str]:
+    """PCI bus id -> UUID from NVML (the `nvml` extra), or {} without it. CuPy's device
+    properties carry the UUID as a C string, cut at its first zero byte, so they cannot be
+    trusted for it; NVML reports it whole, as nvidia-smi prints it."""
+    try:
+        import pynvml  # noqa: PLC0415 (optional)
+
+        from pmppbench.clocks import _norm_bus_id  # noqa: PLC0415
+
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 -- no NVML: the UUID comes from CUDA where it can
+        return {}
+    out = {}
+    try:
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            uuid = pynvml.nvmlDeviceGetUUID(h)
+            out[_norm_bus_id(pynvml.nvmlDeviceGetPciInfo(h).busId)] = uuid.decode() if isinstance(uuid, bytes) else uuid
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
 def visible() -> list[DeviceId]:
     """The GPUs this process can see, in CUDA's order (needs a GPU)."""
+    from pmppbench.clocks import _norm_bus_id  # noqa: PLC0415
     from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
 
     count = require_device()
     rt = cupy().cuda.runtime
+    by_bus = _nvml_uuids()
     out = []
     for i in range(count):
         props = rt.getDeviceProperties(i)
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         bus = [int(props.get(k, 0) or 0) for k in ("pciDomainID", "pciBusID", "pciDeviceID")]
         pci = f"{bus[0]:04x}:{bus[1]:02x}:{bus[2]:02x}.0"
-        out.append(DeviceId(i, name, _uuid(props.get("uuid")), pci))
+        uuid = by_bus.get(_norm_bus_id(pci)) or _uuid(props.get("uuid"))
+        arch = f"sm_{props['major']}{props['minor']}" if "major" in props else ""
+        out.append(DeviceId(i, name, uuid, pci, arch=arch))
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+from dataclasses import replace
 from typing import Any, Callable
 
 from pmppbench.devices import DeviceId
@@ -59,6 +60,10 @@ class FleetWorker:
             r.host = self.host
         return rows
 
+    def spent(self) -> dict[str, float]:
+        """Where this GPU's worker time went (runner phases), for the run's wall-time line."""
+        return dict(self.supervisor.spent)
+
     def pid(self) -> int:
         return os.getpid()
 
@@ -88,10 +93,13 @@ def lanes(address: str, timeout_s: float | None = None, *, target: Callable | No
     actors = [actor_class.remote(timeout_s, target, identify) for _ in range(gpus)]
     out = []
     for actor, (gpu, host) in zip(actors, ray.get([a.identity.remote() for a in actors])):
-        gpu = DeviceId(gpu.index, gpu.name, gpu.uuid, gpu.pci_bus_id, host)
+        gpu = replace(gpu, host=host)
 
         def run_shape(workload, shape, *, actor=actor, progress=None, **kw):
             return ray.get(actor.run_shape.remote(workload.name, shape, **kw))  # progress stays on the driver
 
-        out.append(Lane(run_shape, gpu, actor))
+        def spent(actor=actor) -> dict[str, float]:
+            return ray.get(actor.spent.remote())
+
+        out.append(Lane(run_shape, gpu, actor, spent))
     return out

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from pmppbench import derive, roofline
-from pmppbench.check import compare
+from pmppbench.check import compare, device_copy, on_device
 from pmppbench.clocks import ClockObserver, ClockWatch
 from pmppbench.compile import load_kernels
 from pmppbench.errors import CompileError, PmppError, UsageError
@@ -75,17 +75,43 @@ def ensure_memory(workload: Workload, shape: Shape) -> None:
         )
 
 
+def kernel_unit(workload: Workload, shape: Shape, variants: list[Variant]) -> tuple[str, tuple[str, ...], tuple]:
+    """What one shape compiles: (workload, kernel names, sorted defines), for load_kernels and
+    compile.Prefetch. A learner's kernel (--kernel) compiles from its own file, in its job."""
+    names = tuple(unique_kernels([v for v in variants if not v.source]))
+    return workload.name, names, tuple(sorted(workload.defines(shape).items()))
+
+
+HostWork = tuple[dict, dict]  # (inputs, references by reference_key)
+
+
+def host_work(workload: Workload, shape: Shape, variants: list[Variant], seed: int) -> HostWork:
+    """What a shape needs from the host alone: its seeded inputs and every CPU reference its
+    variants compare with. No GPU, so a worker can do it for the next steps while the GPU
+    runs this one (worker.Ahead)."""
+    inputs = workload.make_inputs(shape, np.random.default_rng(seed))
+    references: dict = {}
+    for v in variants:
+        model = modelled(workload, v)
+        key = workload.reference_key(model)
+        if key not in references:
+            references[key] = workload.reference(shape, inputs, model)
+    return inputs, references
+
+
 @contextmanager
-def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: int = 0) -> Iterator[tuple[dict, Any]]:
+def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: int = 0,
+             inputs: dict | None = None) -> Iterator[tuple[dict, Any]]:
     """One shape made ready for its variants' jobs: memory checked, the kernels they launch
-    compiled and loaded, seeded inputs made and set up on the device. Yields (inputs, ctx)
-    and tears the setup down on the way out, whatever happened inside."""
+    compiled and loaded, seeded inputs made (unless given) and set up on the device. Yields
+    (inputs, ctx) and tears the setup down on the way out, whatever happened inside."""
     ensure_memory(workload, shape)
-    names = unique_kernels([v for v in variants if not v.source])  # a learner's kernel compiles from its own file
+    _, names, defines = kernel_unit(workload, shape, variants)
     with spent("compile"):
-        kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
+        kernels = load_kernels(workload.name, list(names), dict(defines)) if names else {}
     with spent("inputs"):
-        inputs = workload.make_inputs(shape, np.random.default_rng(seed))
+        if inputs is None:
+            inputs = workload.make_inputs(shape, np.random.default_rng(seed))
         ctx = workload.setup(shape, inputs, kernels)
     try:
         yield inputs, ctx
@@ -104,17 +130,22 @@ def run_shape(
     progress: Progress | None = None,
     run_id: str = "",
     at: Callable[[str, str], None] | None = None,
+    host: HostWork | None = None,
+    ahead: list | None = None,
 ) -> list[Result]:
     """Check (and time) every variant of one workload on one shape on the GPU; return its rows.
-    `at(variant, phase)` hears what runs next (the worker's heartbeat to its supervisor)."""
+    `at(variant, phase)` hears what runs next (the worker's heartbeat to its supervisor);
+    `host` is the shape's host_work() when it was done ahead; `ahead` (the steps after this
+    one) is for a worker, which prepares them; in this process it is not used."""
     require_device()
     from pmppbench import device  # noqa: PLC0415
 
     cp = cupy()
     variants = list(variants or workload.variants_for(shape))
     dev = device.current()
-    with prepared(workload, shape, variants, seed) as (inputs, ctx):
+    with prepared(workload, shape, variants, seed, inputs=host[0] if host else None) as (inputs, ctx):
         rows = evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
+                        references=dict(host[1]) if host else None,
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name,
                         synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
                         observer=clock_observer, at=at)
@@ -144,6 +175,7 @@ def evaluate(
     observer: Callable[[], ClockObserver | None] = lambda: None,
     timer: Any = None,
     at: Callable[[str, str], None] | None = None,
+    references: dict | None = None,
 ) -> list[Result]:
     """The runner's promises on a shape already set up (no GPU needed by this function):
     every variant is checked first with its output poisoned; one variant's failure (launch
@@ -155,7 +187,8 @@ def evaluate(
                            run_id=run_id, timestamp=now_iso(), tolerance=tolerance.describe())
             for v in variants}
     jobs = {}
-    references: dict[str, np.ndarray] = {}
+    references = references if references is not None else {}  # key -> CPU reference, made at first use
+    uploaded: dict[str, Any] = {}  # the references on the GPU, for outputs checked there
     for v in variants:
         row = rows[v.name]
         if progress:
@@ -189,7 +222,10 @@ def evaluate(
             with spent("references"):
                 references[key] = workload.reference(shape, inputs, modelled(workload, v))
         with spent("checks"):
-            result = compare(out, references[key], tolerance)
+            ref = references[key]
+            if on_device(out):  # uploaded once per shape, whichever variants compare with it
+                ref = uploaded[key] if key in uploaded else uploaded.setdefault(key, device_copy(ref))
+            result = compare(out, ref, tolerance)
         row.check = result.status
         row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
         if result.passed and v.timed:

@@ -80,6 +80,7 @@ class Lane:
     run_shape: RunShape
     device: Any = None  # devices.DeviceId; None: the current device, untagged
     actor: Any = None  # a Ray fleet's actor behind run_shape (fleet.py), for whoever must stop it
+    spent: Callable[[], dict[str, float]] | None = None  # its worker's runner phases so far (wall-time line)
 
 
 def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = None,
@@ -104,13 +105,14 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
             for s in sinks:
                 s.add(row)
 
-    def one(step: Step, lane: Lane) -> list[Result]:
+    def one(step: Step, lane: Lane, later: list[Step]) -> list[Result]:
         try:
             shared = step.workload.shares_host_link and len(lanes) > 1 and not host_link_parallel
             with host_link if shared else contextlib.nullcontext():
                 rows = lane.run_shape(step.workload, step.shape, protocol=step.protocol, check_only=plan.check_only,
                                       seed=step.seed, variants=step.variants, run_id=plan.run_id,
-                                      progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None)
+                                      progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None,
+                                      ahead=[(s.workload.name, dict(s.shape), s.variants, s.seed) for s in later])
         except KeyboardInterrupt:
             raise
         except EnvironmentProblem as exc:
@@ -135,10 +137,10 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
 
     def walk(lane: Lane, failure: list) -> None:
         try:
-            for step in plan.steps:
+            for i, step in enumerate(plan.steps):
                 if stop.is_set():
                     return
-                for row in one(step, lane):
+                for row in one(step, lane, plan.steps[i + 1:]):
                     keep(row)
                 if advance:
                     advance()
@@ -218,21 +220,27 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     from pmppbench.runner import take_spent  # noqa: PLC0415 (the in-process phases, --debug)
     from pmppbench.worker import Supervisor  # noqa: PLC0415
 
+    prefetch = None
     if not ray:
         # One supervised worker per GPU, pinned to it when --devices names GPUs (unpinned: the current one)
         supervisors = [Supervisor(timeout_s, pin=d.pin if devices else None) for d in chosen]
         # --debug runs in this process, for tracebacks (the current GPU only)
-        lanes = [Lane(_default_run_shape, chosen[0])] if debug else [Lane(s.run_shape, d)
-                                                                    for s, d in zip(supervisors, chosen)]
+        lanes = [Lane(_default_run_shape, chosen[0])] if debug else [
+            Lane(s.run_shape, d, spent=lambda s=s: s.spent) for s, d in zip(supervisors, chosen)]
+        for sup in supervisors if not debug else ():
+            sup.start()  # each worker imports CuPy and makes its context while the kernels compile
+        prefetch = _prefetch(plan, {d.arch for d in chosen})
     try:
         with bar:
             task = bar.add_task("starting", total=len(plan.steps) * len(lanes))
             outcome = run(plan, [sink] if sink else [], debug=debug, lanes=lanes, host_link_parallel=host_link_parallel,
                           progress=lambda text: bar.update(task, description=text), advance=lambda: bar.advance(task))
     finally:
+        if prefetch:
+            prefetch.close(wait=False)
         for sup in supervisors:
             sup.close()
-        where = wall_time(time.perf_counter() - started, [sup.spent for sup in supervisors] + [take_spent()],
+        where = wall_time(time.perf_counter() - started, [_spent(lane) for lane in lanes] + [take_spent()],
                           len(lanes))
         meta["wall_s"] = where
         if sink:
@@ -261,6 +269,34 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     problem = exit_problem(outcome)
     if problem:
         raise problem
+
+
+def _prefetch(plan: Plan, archs: set[str]):
+    """Every unit the plan compiles, compiled ahead in a pool of processes (compile.Prefetch)."""
+    from pmppbench.compile import Prefetch  # noqa: PLC0415
+    from pmppbench.runner import kernel_unit  # noqa: PLC0415
+
+    from pmppbench.check import CHECK_KERNELS  # noqa: PLC0415
+
+    units = [("check", CHECK_KERNELS, ())] + ([("timing", ("hold",), ())] if not plan.check_only else [])
+    for step in plan.steps:
+        try:
+            unit = kernel_unit(step.workload, step.shape, list(step.variants or step.workload.variants_for(step.shape)))
+        except PmppError:
+            continue  # the step itself will say what is wrong
+        if unit[1]:
+            units.append(unit)
+    archs = {a for a in archs if a}
+    if len(archs) != 1 or len(units) < 2:
+        return None  # one unit gains nothing from a pool; GPUs of several architectures compile in their steps
+    return Prefetch(units, archs.pop())
+
+
+def _spent(lane: Lane) -> dict[str, float]:
+    try:
+        return lane.spent() if lane.spent else {}
+    except Exception:  # noqa: BLE001 -- a dead Ray actor: its share shows as "other"
+        return {}
 
 
 def wall_time(wall: float, reports: list[dict[str, float]], gpus: int) -> dict[str, float]:

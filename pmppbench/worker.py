@@ -22,7 +22,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, PmppError, UsageError
 from pmppbench.protocol import Protocol
@@ -44,6 +44,81 @@ class StepSpec:
     check_only: bool
     seed: int
     run_id: str
+    ahead: list = field(default_factory=list)  # the steps after this one: (workload, shape, variants, seed)
+
+    @property
+    def key(self) -> tuple:
+        return step_key(self.workload, self.shape, self.variants, self.seed)
+
+
+def step_key(workload: str, shape: dict, variants, seed: int) -> tuple:
+    names = tuple(v.name for v in variants) if variants else None
+    return workload, tuple(sorted((k, repr(v)) for k, v in shape.items())), names, seed
+
+
+# ---- host work ahead ------------------------------------------------------------------------
+
+AHEAD_BYTES = 8 << 30  # at most this much host memory (by the workloads' own estimates) held ahead
+
+
+class Ahead:
+    """The next steps' host work (seeded inputs, CPU references: runner.host_work) done on a
+    background thread while the GPU runs the current step, so a step finds it ready.
+
+    Event-timed batches do not notice: the protocol's hold keeps the GPU busy until every
+    call of a batch is queued, however long the host takes to queue them. A step that shares
+    the host link (the stream workload's host-timed PCIe copies) does notice the host's
+    memory and CPU being busy, so before one runs, the work in flight is finished first and
+    nothing new starts until it is done."""
+
+    def __init__(self, budget_bytes: int = AHEAD_BYTES, lookup=None):
+        """`lookup`: workload name -> Workload (the registry's; a seam for tests)."""
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        from pmppbench import workloads  # noqa: PLC0415
+
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="pmppbench-ahead")
+        self.jobs: dict[tuple, tuple[object, int]] = {}  # step key -> (future, estimated bytes)
+        self.budget, self.lookup = budget_bytes, lookup or workloads.get
+
+    def take(self, spec: StepSpec):
+        """The step's host work if it was done ahead (waiting for it if still running), else None."""
+        job = self.jobs.pop(spec.key, None)
+        if job is None:
+            return None
+        try:
+            return job[0].result()
+        except Exception:  # noqa: BLE001 -- made again in the step, where its error gets its rows
+            return None
+
+    def plan(self, ahead: list) -> None:
+        """Start the host work of the steps in `ahead`, in order, while the estimates fit."""
+        from pmppbench.runner import host_work  # noqa: PLC0415
+
+        held = sum(size for _, size in self.jobs.values())
+        for name, shape, variants, seed in ahead:
+            try:
+                w = self.lookup(name)
+                chosen = list(variants or w.variants_for(shape))
+                size = 2 * int(w.device_bytes(shape))  # inputs and references, about the device's share
+            except Exception:  # noqa: BLE001 -- a step refused as bad input says so itself
+                continue
+            key = step_key(name, shape, chosen, seed)
+            if key in self.jobs:
+                continue
+            if held + size > self.budget:
+                return
+            held += size
+            self.jobs[key] = (self.pool.submit(host_work, w, shape, chosen, seed), size)
+
+    def drain(self) -> None:
+        """Finish the work in flight (before a step that shares the host link)."""
+        for future, _ in list(self.jobs.values()):
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001
+                pass
+
 
 
 # ---- the worker process -------------------------------------------------------------------
@@ -55,8 +130,10 @@ def serve(conn, quiet_stderr: bool = True) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
     from pmppbench import workloads  # noqa: PLC0415
-    from pmppbench.runner import StickyCudaError, run_shape, sticky_error, take_spent  # noqa: PLC0415
+    from pmppbench.runner import StickyCudaError, run_shape, spent, sticky_error, take_spent  # noqa: PLC0415
 
+    _make_context()
+    ahead = Ahead()
     last = [""]
 
     def at(variant: str, phase: str) -> None:
@@ -69,8 +146,14 @@ def serve(conn, quiet_stderr: bool = True) -> None:
             return
         w = workloads.get(spec.workload)
         try:
+            with spent("inputs"):  # what the step waits for of its host work (none when it was done ahead)
+                host = ahead.take(spec)
+                if w.shares_host_link:
+                    ahead.drain()
+            if not w.shares_host_link:
+                ahead.plan(spec.ahead)
             rows = run_shape(w, spec.shape, protocol=spec.protocol, check_only=spec.check_only, seed=spec.seed,
-                             variants=spec.variants, run_id=spec.run_id, at=at)
+                             variants=spec.variants, run_id=spec.run_id, at=at, host=host)
             conn.send(("rows", rows, take_spent()))
         except StickyCudaError as exc:
             conn.send(("sticky", exc.variant, exc.name, exc.detail))
@@ -83,6 +166,18 @@ def serve(conn, quiet_stderr: bool = True) -> None:
                 conn.send(("sticky", last[0], name, f"{type(exc).__name__}: {exc}"))
                 os._exit(70)
             conn.send(("failed", type(exc).__name__, f"{type(exc).__name__}: {exc}"))
+
+
+def _make_context() -> None:
+    """Create this process's CUDA context before the first step arrives; a machine without a
+    GPU says so in that step's rows instead."""
+    try:
+        from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
+
+        require_device()
+        cupy().cuda.runtime.free(0)  # the first runtime call makes the primary context
+    except Exception:  # noqa: BLE001
+        pass
 
 
 # ---- the supervisor -------------------------------------------------------------------------
@@ -123,6 +218,13 @@ class Supervisor:
                 pass
         self._stop(graceful=not self._busy)
         self._busy = False
+
+    def start(self) -> None:
+        """Start the worker now rather than at the first step (it gets its CUDA context ready
+        while the session does other work)."""
+        if self._proc is None or not self._proc.is_alive():
+            self._stop()
+            self._start()
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
@@ -173,10 +275,12 @@ class Supervisor:
         return max(DEFAULT_PHASE_S, 10 * max(protocol.reps, protocol.warmup, 1) * worst)
 
     def run_shape(self, workload, shape, *, protocol, check_only=False, seed=0, variants=None, run_id="",
-                  progress=None) -> list[Result]:
+                  progress=None, ahead=None) -> list[Result]:
+        """`ahead`: the steps after this one, whose host work the worker may start (Ahead)."""
         self._busy = True
         try:
-            rows = self._run_shape(workload, shape, protocol, check_only, seed, variants, run_id, progress)
+            rows = self._run_shape(workload, shape, protocol, check_only, seed, variants, run_id, progress,
+                                   list(ahead or []))
         except KeyboardInterrupt:
             raise  # still busy: close() kills the worker rather than waiting for its step
         except Exception:
@@ -185,7 +289,8 @@ class Supervisor:
         self._busy = False
         return rows
 
-    def _run_shape(self, workload, shape, protocol, check_only, seed, variants, run_id, progress) -> list[Result]:
+    def _run_shape(self, workload, shape, protocol, check_only, seed, variants, run_id, progress,
+                   ahead) -> list[Result]:
         variants = list(variants or workload.variants_for(shape))
         faults: dict[str, Result] = {}
         remaining = list(variants)
@@ -194,7 +299,7 @@ class Supervisor:
             if self._proc is None or not self._proc.is_alive():
                 self._stop()
                 self._start()
-            self._conn.send(StepSpec(workload.name, dict(shape), remaining, protocol, check_only, seed, run_id))
+            self._conn.send(StepSpec(workload.name, dict(shape), remaining, protocol, check_only, seed, run_id, ahead))
             culprit, phase, reason = None, "starting", ""
             while True:
                 if not self._conn.poll(limit):

@@ -2,8 +2,10 @@
 # The issue-22 run on a GPU machine (results/h200/memory-roof/, docs/memory_roof.md): the four
 # benchmark commands, each with its `memcpy` roof row; the GPU tests of transpose and stencil;
 # compute-sanitizer memcheck and racecheck over the sanitize config; then, with BEFORE set to a
-# folder holding the earlier build's transpose.cu and stencil.cu, the before/after table of
-# scripts/memory_roof_sweep.py --final. Each step writes one file under ${OUT:-out}.
+# folder holding an earlier build's transpose.cu and stencil.cu (fb7189f, before round 2, or
+# 7c56340, before round 1), the before/after table of scripts/memory_roof_sweep.py --final.
+# Each step writes one file under ${OUT:-out}.
+#   mkdir before; for k in transpose stencil; do git show fb7189f:kernels_cu/$k.cu > before/$k.cu; done
 #   BEFORE=before bash scripts/memory_roof_run.sh
 set -uo pipefail
 out=${OUT:-out}
@@ -41,5 +43,5 @@ fi
 # The summary: every coarsened and memcpy row with its % of memcpy, the test and sanitizer verdicts.
 grep -E "^== |^(│|\|) *(coarsened|memcpy) " "$out/commands.txt" | sed 's/ \{2,\}/ /g'
 tail -n 2 "$out/gpu-tests.txt"
-for tool in memcheck racecheck; do echo "$tool: $(grep -E 'ERROR SUMMARY|rows' "$out/sanitizer-$tool.txt" | tr '\n' ' ') $(tail -n 1 "$out/sanitizer-$tool.txt")"; done
+for tool in memcheck racecheck; do echo "$tool: $(grep -E 'SUMMARY|rows' "$out/sanitizer-$tool.txt" | tr '\n' ' ') $(tail -n 1 "$out/sanitizer-$tool.txt")"; done
 [ -f "$out/final.txt" ] && sed -n '/^# shape/,$p' "$out/final.txt"

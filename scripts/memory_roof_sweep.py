@@ -13,8 +13,10 @@ writes (8 bytes per element); `copy4` is a one-float4-per-thread SM copy kernel.
 Candidates are template instantiations of the study kernels in scripts/memory_roof_study/
 (results/h200/memory-roof/sweep2.txt came from them) plus, with --before DIR, the coarsened
 kernels of an earlier build (DIR/transpose.cu, DIR/stencil.cu, e.g. from `git show
-7c56340:kernels_cu/stencil.cu`, the build before this work), so that "before" and "after"
-share one run. With --final only three rows per shape are timed: memcpy, the earlier build's
+fb7189f:kernels_cu/stencil.cu`, the build before the second round, or 7c56340, the build before
+the first), so that "before" and "after" share one run. With --study3 the tile orders of the
+transpose and the stencil's latency candidates (ordered<> and pipe<> in the study kernels) are
+timed next to memcpy and the kernel the workload runs now (sweep3.txt). With --final only three rows per shape are timed: memcpy, the earlier build's
 coarsened kernel and this build's `coarsened` variant, launched through the workload itself.
 
 Grid modes for the persistent transpose kernels (the block loops over tiles blockIdx.x, +gridDim.x, ...):
@@ -40,7 +42,7 @@ from pmppbench.check import Tolerance, compare
 from pmppbench.compile import kernels_from, load_kernels
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol, measure
-from pmppbench.workloads.stencil import U, stencil_reference
+from pmppbench.workloads.stencil import COARSE_C, U, coarsened_outputs_per_block, coarsened_threads, stencil_reference
 
 COPY4 = r"""
 extern "C" __global__ void copy4(const float4* __restrict__ a, float4* __restrict__ b, long long n4) {
@@ -271,12 +273,133 @@ def sweep_stencil(table: Table, before: Path | None):
                           pct_memcpy=f"{100 * roof / ms:.1f}", **info.get(key, {}))
 
 
+# ---- study 3: tile orders (transpose), latency at 2^22 (stencil) -----------------------
+
+T3_CANDIDATES = [(0, 2), (2, 2), (4, 2), (8, 2), (16, 2), (32, 2), (64, 2), (128, 2), (-8, 2), (-32, 2),
+                 (16, 1), (32, 1), (32, 0), (0, 3), (32, 3)]  # ordered<GROUP, CS>
+
+S3_PIPES = [  # pipe<THREADS, C, TPB, ASYNC, WARP>, R > 4 only
+    (128, 9, 1, False, False), (128, 9, 2, False, False), (128, 9, 1, True, False), (128, 9, 2, True, False),
+    (128, 9, 4, True, False), (128, 9, 1, False, True), (128, 9, 2, False, True), (128, 9, 2, True, True),
+    (128, 9, 4, True, True), (256, 9, 1, False, True), (256, 9, 2, True, True), (64, 9, 2, True, True),
+    (128, 7, 2, True, True), (128, 11, 2, True, True),
+]
+S3_REGISTER = [(128, True), (256, True), (512, True), (256, False)]  # coarsened<THREADS, 1, 3, CS>, R <= 4
+
+
+def pipe_name(threads, c, tpb, asyn, warp):
+    return f"pipe<{threads}, {c}, {tpb}, {str(asyn).lower()}, {str(warp).lower()}>"
+
+
+def study3_transpose(table: Table, repeats: int):
+    cp = cupy()
+    names = [f"ordered<{g}, {cs}>" for g, cs in T3_CANDIDATES]
+    with kernels_from(STUDY):
+        kernels = load_kernels("transpose", names)
+    now = load_kernels("transpose", ["coarsened<64>"])["coarsened<64>"]
+    for m, n in ((8192, 8192), (4096, 4096)):
+        a_host = np.random.default_rng(0).standard_normal((m, n), dtype=np.float32)
+        ref = np.ascontiguousarray(a_host.T)
+        a = cp.asarray(a_host)
+        b = cp.empty(m * n, dtype=cp.float32)
+        grid, args = ((n + 63) // 64, (m + 63) // 64), (a, b, np.uint64(m), np.uint64(n))
+        runs = {"memcpy": lambda: b.data.copy_from_device_async(a.data, 4 * m * n),
+                "now coarsened<64>": lambda: now(grid, (32, 8), args)}  # the kernel the workload runs
+        for name in names:
+            runs[name] = lambda k=kernels[name]: k(grid, (32, 8), args)
+        good = {}
+        for key, fn in runs.items():
+            b.fill(np.nan)
+            fn()
+            cp.cuda.Device().synchronize()
+            out = b.get().reshape((m, n) if key == "memcpy" else (n, m))
+            if np.array_equal(out, a_host if key == "memcpy" else ref):
+                good[key] = fn
+            else:
+                table.add(workload="transpose", shape=f"{m}x{n}", cand=key, check="FAIL")
+        del ref
+        times = time_all(good, reps=20, repeats=repeats)
+        roof = min(times["memcpy"])
+        for key, ts in times.items():
+            ms = min(ts)
+            regs = kernels[key].registers if key in kernels else ""
+            table.add(workload="transpose", shape=f"{m}x{n}", cand=key, check="PASS", ms=f"{ms:.4f}",
+                      ms_repeats="/".join(f"{t:.4f}" for t in ts), gbs=f"{8 * m * n / ms / 1e6:.0f}",
+                      pct_memcpy=f"{100 * roof / ms:.1f}", regs=regs)
+        del a, b
+
+
+def study3_stencil(table: Table, repeats: int):
+    cp = cupy()
+    for radius in (2, 32):
+        if radius <= 4:
+            cands = {s_name(t, 1, 3, cs): (t, 4 * t) for t, cs in S3_REGISTER}
+        else:
+            cands = {s_name(128, 9, 2, True): (128, 128 * 9)}
+            cands.update({pipe_name(*p): (p[0], p[0] * p[1] * p[2]) for p in S3_PIPES})
+        with kernels_from(STUDY):
+            kernels = load_kernels("stencil", list(cands), {"RADIUS": radius})
+        w = workloads.get("stencil")
+        now_name = w.variant("coarsened").kernel  # the kernel the workload runs, with its geometry
+        now = load_kernels("stencil", [now_name], {"RADIUS": radius})[now_name]
+        now_out, now_threads = coarsened_outputs_per_block(radius), coarsened_threads(radius)
+        for n in (1 << 24, 1 << 22):
+            x_host = np.random.default_rng(1).random(n, dtype=np.float32) * 2 - 1
+            ref = stencil_reference(x_host, radius)
+            x = cp.asarray(x_host)
+            y = cp.empty(n, dtype=cp.float32)
+            runs = {"memcpy": lambda: y.data.copy_from_device_async(x.data, 4 * n),
+                    "now coarsened": lambda: now(((n + now_out - 1) // now_out,), (now_threads,), (x, y, np.int64(n)))}
+            info = {}
+            for name, (threads, per_block) in cands.items():
+                k = kernels[name]
+                g = (n + per_block - 1) // per_block
+                info[name] = dict(regs=k.registers, per_sm=occupancy.api_active_blocks(k, threads), grid=g)
+                runs[name] = lambda k=k, g=g, t=threads: k((g,), (t,), (x, y, np.int64(n)))
+            good, outs = {}, {}
+            for key, fn in runs.items():
+                y.fill(np.nan)
+                fn()
+                cp.cuda.Device().synchronize()
+                out = y.get()
+                if key == "memcpy":
+                    ok = np.array_equal(out, x_host)
+                else:
+                    c = COARSE_C if key.startswith("now") else int(key.split(", ")[1])
+                    bound = (2 * radius + 1) / 2 * U + 3 * U if radius <= 4 else running_bound(radius, c)
+                    ok = compare(out, ref, Tolerance("elementwise", atol=bound)).passed
+                    outs[key] = out
+                if ok:
+                    good[key] = fn
+                else:
+                    table.add(workload="stencil", shape=f"{n} R={radius}", cand=key, check="FAIL")
+            times = time_all(good, reps=100, repeats=repeats)
+            roof = min(times["memcpy"])
+            for key, ts in times.items():
+                ms = min(ts)
+                # same tiles, same order: bit for bit the kernel the workload runs now (C = 9)
+                same = "" if key == "memcpy" else str(np.array_equal(outs[key], outs["now coarsened"]))
+                table.add(workload="stencil", shape=f"{n} R={radius}", cand=key, check="PASS", ms=f"{ms:.4f}",
+                          ms_repeats="/".join(f"{t:.4f}" for t in ts), gbs=f"{8 * n / ms / 1e6:.0f}",
+                          pct_memcpy=f"{100 * roof / ms:.1f}", bits_as_now=same, **info.get(key, {}))
+            del x, y
+
+
 # ---- before vs after -------------------------------------------------------------------
 
 FINAL_SHAPES = {
     "transpose": [{"m": 8192, "n": 8192}, {"m": 4096, "n": 4096}],
     "stencil": [{"n": n, "radius": r} for r in (2, 32) for n in (1 << 24, 1 << 22)],
 }
+
+
+def before_stencil(text: str, radius: int) -> tuple[str, int, int, int]:
+    """(name, threads, outputs per block, C) of an earlier build's coarsened stencil: fb7189f's
+    coarsened<128, 9> (register window of 512 outputs for R <= 4, 1152-output tiles beyond;
+    the same summation order and bound as this build's), or 7c56340's coarsened<128, 31>."""
+    if "REGISTER_MAX_R" in text:
+        return "coarsened<128, 9>", 128, 512 if radius <= 4 else 1152, 9
+    return "coarsened<128, 31>", 128, 3968, 31
 
 
 def final(table: Table, before: Path | None):
@@ -303,10 +426,12 @@ def final(table: Table, before: Path | None):
                                                              poison=lambda b=b: b.fill(np.nan))
                 else:
                     n = shape["n"]
-                    old = raw_module((before / "stencil.cu").read_text(), ["coarsened<128, 31>"],
-                                     w.defines(shape)).get_function("coarsened<128, 31>")
+                    text = (before / "stencil.cu").read_text()
+                    kname, threads, per_block, before_c = before_stencil(text, shape["radius"])
+                    old = raw_module(text, [kname], w.defines(shape)).get_function(kname)
                     x, y = ctx["x"], ctx["y"]
-                    run = lambda old=old, x=x, y=y, n=n: old(((n + 3967) // 3968,), (128,), (x, y, np.int64(n)))
+                    run = (lambda old=old, x=x, y=y, n=n, t=threads, b=per_block:
+                           old(((n + b - 1) // b,), (t,), (x, y, np.int64(n))))
                     jobs["before"] = type(jobs["coarsened"])(run=run, output=y.get, poison=lambda y=y: y.fill(np.nan))
             tol = w.tolerance_for(shape)
             good = {}
@@ -316,7 +441,7 @@ def final(table: Table, before: Path | None):
                 cp.cuda.Device().synchronize()
                 ref = w.reference(shape, inputs, w.variant("memcpy" if key == "memcpy" else "coarsened"))
                 rule = tol
-                if name == "stencil" and key == "before":  # C = 31's running sum: the earlier, looser bound
+                if name == "stencil" and key == "before" and before_c == 31:  # C = 31: the earlier, looser bound
                     m = 2 * shape["radius"] + 1
                     rule = Tolerance("elementwise", atol=(m / 2 + 30 * (m + 4) / m + 3) * U)
                 result = compare(job.output(), ref, rule)
@@ -342,12 +467,19 @@ def main(argv=None) -> int:
     ap.add_argument("--log", type=Path, help="one line per row as it is measured")
     ap.add_argument("--only", choices=("transpose", "stencil"))
     ap.add_argument("--final", action="store_true", help="only memcpy, --before's coarsened and this build's")
+    ap.add_argument("--study3", action="store_true", help="tile orders and stencil latency candidates (sweep3)")
+    ap.add_argument("--repeats", type=int, default=3, help="--study3: alternating protocols per shape")
     args = ap.parse_args(argv)
     dev = device.current()
     print(f"# {dev.name}, {dev.sm_count} SMs, L2 {dev.l2_bytes >> 20} MiB, driver {dev.driver}", flush=True)
     table = Table(args.log.open("w") if args.log else None)
     if args.final:
         final(table, args.before)
+    elif args.study3:
+        if args.only in (None, "transpose"):
+            study3_transpose(table, args.repeats)
+        if args.only in (None, "stencil"):
+            study3_stencil(table, args.repeats)
     else:
         if args.only in (None, "transpose"):
             sweep_transpose(table, args.before)
@@ -359,7 +491,8 @@ def main(argv=None) -> int:
     for r in table.rows:
         cand = r["cand"].replace("coarsened", "c").replace(", ", ",")
         if r.get("check") == "PASS":
-            print(f"{r['shape']:12} {cand:28} {r['ms']:>7} {r['pct_memcpy']:>6} {r.get('grid', '')}")
+            print(f"{r['shape']:12} {cand:28} {r['ms']:>7} {r['pct_memcpy']:>6} {r.get('grid', '')} "
+                  f"{r.get('regs', '')} {r.get('per_sm', '')} {r.get('bits_as_now', '')}")
         else:
             print(f"{r['shape']:12} {cand:28} {r['check'][:60]}")
     return 0

@@ -62,3 +62,90 @@ def test_shape_mismatch_fails():
 def test_transpose_is_not_a_copy():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     assert not compare(a.T.copy(), a, EXACT).passed
+
+
+# ---- verdicts on large arrays: every chunk boundary, host and device paths ------------------
+
+import pytest  # noqa: E402
+
+from pmppbench import check  # noqa: E402
+
+HOST_LARGE = 3 * check.CHUNK + 12345  # several chunks, the last one partial
+DEVICE_LARGE = 2 * check.DEVICE_CHUNK + 12345
+
+
+def _planted(size: int) -> tuple[int, ...]:
+    """The first, last and middle elements, and both sides of every chunk boundary below them."""
+    edges = {c for step in (check.CHUNK, check.DEVICE_CHUNK) for c in range(step, size, step)}
+    return tuple(sorted({0, size // 2, size - 1} | edges | {c - 1 for c in edges}))
+
+
+def _large_case(size: int, seed: int = 0):
+    ref64 = np.random.default_rng(seed).standard_normal(size)
+    return ref64.astype(np.float32), ref64  # an FP32 output and its float64 reference
+
+
+def _verdicts(size: int, to_device):
+    """(rule, planted index) -> (passed, first_bad), for a clean output and wrong elements."""
+    LARGE = size
+    out32, ref64 = _large_case(size)
+    ref32 = out32.copy()
+    got = {}
+    for name, tol, ref in (("exact", EXACT, ref32), ("elementwise", Tolerance("elementwise", 1e-6, 1e-6), ref64),
+                           ("normwise", NORM, ref64)):
+        r = compare(to_device(out32), ref, tol)
+        got[name, None] = (r.passed, r.first_bad)
+        for at in _planted(size):
+            bad = out32.copy()
+            bad[at] += np.float32(1000.0)  # far past every rule's tolerance
+            r = compare(to_device(bad), ref, tol)
+            got[name, at] = (r.passed, r.first_bad)
+            if name != "normwise" and at < LARGE - 1:  # normwise points at the worst element instead
+                bad[LARGE - 1] = np.nan  # a second bad element, later: first_bad stays
+                r = compare(to_device(bad), ref, tol)
+                got[name, at, "second"] = (r.passed, r.first_bad)
+        nan = out32.copy()
+        nan[LARGE // 3] = np.nan
+        r = compare(to_device(nan), ref, tol)
+        got[name, "nan"] = (r.passed, r.first_bad)
+    return got
+
+
+def _expected(size: int):
+    LARGE = size
+    want = {}
+    for name in ("exact", "elementwise", "normwise"):
+        want[name, None] = (True, None)
+        for at in _planted(size):
+            want[name, at] = (False, at)
+            if name != "normwise" and at < LARGE - 1:
+                want[name, at, "second"] = (False, at)
+        want[name, "nan"] = (False, LARGE // 3)
+    return want
+
+
+def test_large_arrays_keep_their_verdicts_and_first_bad_index():
+    assert _verdicts(HOST_LARGE, lambda a: a) == _expected(HOST_LARGE)
+
+
+@pytest.mark.gpu
+def test_large_arrays_keep_their_verdicts_on_the_gpu_path():
+    from pmppbench.gpu import cupy
+
+    cp = cupy()
+    assert _verdicts(DEVICE_LARGE, cp.asarray) == _expected(DEVICE_LARGE)
+
+
+@pytest.mark.gpu
+def test_the_gpu_path_reports_what_the_host_path_reports():
+    from pmppbench.gpu import cupy
+
+    cp = cupy()
+    out32, ref64 = _large_case(DEVICE_LARGE, 1)
+    out32[DEVICE_LARGE // 2] += np.float32(1e-3)
+    for tol in (Tolerance("elementwise", 1e-6, 1e-6), NORM):
+        host, dev = compare(out32, ref64, tol), compare(cp.asarray(out32), ref64, tol)
+        assert (host.passed, host.first_bad, host.detail.split(";")[0]) == \
+               (dev.passed, dev.first_bad, dev.detail.split(";")[0])
+        assert dev.max_abs_err == host.max_abs_err
+        assert dev.max_rel_err == pytest.approx(host.max_rel_err, rel=1e-9)

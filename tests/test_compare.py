@@ -72,6 +72,15 @@ def test_the_device_is_part_of_the_key():
     assert report.notes == ["no rows matched: BASE ran on H100, NEW on H200 (the device is part of the key)"]
 
 
+def test_one_gpu_per_file_matches_by_name_several_of_one_name_by_uuid():
+    old = [timed("naive", 1.0, 0.99, 1.01, device="H200")]  # a file from before UUIDs were recorded
+    new = [timed("naive", 1.0, 0.99, 1.01, device="H200", device_uuid="GPU-a")]
+    assert len(compare_results(old, new).matched) == 1
+    node = [timed("naive", 1.0, 0.99, 1.01, device="H200", device_uuid=u) for u in ("GPU-a", "GPU-b")]
+    report = compare_results(node, list(reversed(node)))
+    assert [(c.base.device_uuid, c.new.device_uuid) for c in report.matched] == [("GPU-b", "GPU-b"), ("GPU-a", "GPU-a")]
+
+
 @pytest.mark.parametrize("threshold, code", [(None, 0), (0, 1), (10, 1), (19.9, 1), (20, 0), (50, 0)])
 def test_fail_on_slower_exits_1_beyond_the_threshold(threshold, code):
     base = [timed("naive", 1.0, 0.99, 1.01), timed("padded33", 0.5, 0.49, 0.51)]

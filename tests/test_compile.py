@@ -27,6 +27,15 @@ def test_the_protocols_hold_kernel_compiles(arch):
     assert unit.ptxas["hold"].registers > 0 and unit.ptxas["hold"].spill_stores == 0
 
 
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
+def test_the_checks_kernel_compiles(arch):
+    from pmppbench.check import CHECK_KERNELS
+
+    unit = comp.compile_unit("check", list(CHECK_KERNELS), arch, use_cache=False)
+    for name in CHECK_KERNELS:
+        assert unit.ptxas[name].registers > 0 and unit.ptxas[name].spill_stores == 0, name
+
+
 def test_second_compile_comes_from_disk_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
     before = comp.STATS["nvrtc_runs"]
@@ -35,6 +44,29 @@ def test_second_compile_comes_from_disk_cache(tmp_path, monkeypatch):
     assert not first.from_cache and second.from_cache
     assert comp.STATS["nvrtc_runs"] == before + 1
     assert second.cubin == first.cubin and second.ptxas == first.ptxas
+
+
+def test_prefetch_fills_the_cache_for_the_worker(tmp_path, monkeypatch):
+    """A run's units compile ahead in other processes; the step then finds them on disk."""
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))  # the pool's processes inherit it
+    units = [("vecadd", ("scalar<int>",), ()), ("stencil", ("naive<int>",), (("RADIUS", 3),)),
+             ("vecadd", ("scalar<int>",), ())]  # the same unit twice compiles once
+    pre = comp.Prefetch(units, "sm_90", workers=2)
+    assert len(pre.futures) == 2
+    pre.close()
+    before = comp.STATS["nvrtc_runs"]
+    assert comp.compile_unit("vecadd", ["scalar<int>"], "sm_90").from_cache
+    assert comp.compile_unit("stencil", ["naive<int>"], "sm_90", {"RADIUS": 3}).from_cache
+    assert comp.STATS["nvrtc_runs"] == before
+    assert not list(tmp_path.rglob("*.tmp"))  # every cache file written whole
+
+
+def test_a_unit_that_fails_in_prefetch_fails_in_its_step(tmp_path, monkeypatch):
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
+    pre = comp.Prefetch([("vecadd", ("no_such_kernel<int>",), ()), ("vecadd", ("scalar<int>",), ())], "sm_90")
+    pre.close()
+    with pytest.raises(CompileError, match="no_such_kernel"):
+        comp.compile_unit("vecadd", ["no_such_kernel<int>"], "sm_90")
 
 
 def test_defines_change_the_cache_key(tmp_path, monkeypatch):

@@ -231,7 +231,7 @@ def test_every_command_offers_counters(run_cli):
 
 
 def test_the_protocol_says_counters_were_read():
-    from pmppbench.cli import protocol_for
+    from pmppbench.planning import protocol_for
     from pmppbench.workloads.transpose import WORKLOAD
 
     assert "hardware counters from 1 more untimed run" in protocol_for(WORKLOAD, counters=True).describe()

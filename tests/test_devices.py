@@ -5,6 +5,7 @@ names a GPU that is slower beyond the noise; compare keeps GPUs of one name apar
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 
@@ -139,7 +140,9 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
 
     from pmppbench import devices, gpu
 
-    props = [{"name": b"NVIDIA H200", "uuid": bytes(range(16)), "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0},
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: the UUID comes from CUDA
+    props = [{"name": b"NVIDIA H200", "uuid": bytes(range(16)), "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
+              "major": 9, "minor": 0},
              {"name": "Other GPU", "pciBusID": 0x3b}]
     runtime = types.SimpleNamespace(getDeviceProperties=lambda i: props[i])
     fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
@@ -149,6 +152,28 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
     assert (a.name, a.uuid, a.pci_bus_id, a.pin) == ("NVIDIA H200", "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
                                                      "0000:19:00.0", a.uuid)
     assert (b.name, b.uuid, b.pci_bus_id, b.pin) == ("Other GPU", "", "0000:3b:00.0", "1")
+    assert (a.arch, b.arch) == ("sm_90", "")
+
+
+def test_visible_takes_the_uuid_from_nvml(monkeypatch):
+    """CuPy hands the UUID over as a C string, cut at its first zero byte; NVML's is whole."""
+    import types
+
+    from pmppbench import devices, gpu
+
+    props = [{"name": b"NVIDIA H200", "uuid": b"\x8f\x2c", "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
+              "major": 9, "minor": 0}]
+    runtime = types.SimpleNamespace(getDeviceProperties=lambda i: props[i])
+    monkeypatch.setattr(gpu, "require_device", lambda: 1)
+    monkeypatch.setattr(gpu, "cupy", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime)))
+    whole = "GPU-8f2c0000-1111-2222-3333-444455556666"
+    nvml = types.SimpleNamespace(
+        nvmlInit=lambda: None, nvmlDeviceGetCount=lambda: 2, nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetUUID=lambda h: [b"GPU-other", whole.encode()][h],
+        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=[b"00000000:3B:00.0", b"00000000:19:00.0"][h]))
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    (a,) = devices.visible()
+    assert (a.uuid, a.pin, a.pci_bus_id) == (whole, whole, "0000:19:00.0")
 
 
 def test_a_gpu_the_machine_cannot_use_costs_only_its_rows():

@@ -18,11 +18,11 @@ from pmppbench.check import compare
 from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.workloads import stencil
-from pmppbench.workloads.base import INT_MAX
+from pmppbench.workloads.base import INT_MAX, to_host
 from pmppbench.workloads.stencil import (
     BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, REGISTER_MAX_R, REGISTER_OUT,
-    STATIC_SMEM, U, WORKLOAD, chunks, coarsened_smem_bytes, error_bound, halo, sampled_reference, shared_smem_bytes,
-    smem_max_radius, stencil_reference,
+    REGISTER_THREADS, STATIC_SMEM, U, WORKLOAD, chunks, coarsened_smem_bytes, coarsened_threads, error_bound, halo,
+    sampled_reference, shared_smem_bytes, smem_max_radius, stencil_reference,
 )
 
 W = WORKLOAD
@@ -105,9 +105,13 @@ def model_of(variant: str, radius: int):
 
 def test_variants_and_table_attributes():
     assert W.variant_names() == [*VARIANTS, "memcpy"]
-    assert [v.kernel for v in W.variants] == ["naive<int>", "shared<int>", f"coarsened<{COARSE_THREADS}, {COARSE_C}>", None]
-    assert W.kernel_names() == ["naive<int>", "shared<int>", f"coarsened<{COARSE_THREADS}, {COARSE_C}>",
-                                "naive<long long>", "shared<long long>"]
+    coarsened = f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>"
+    assert [v.kernel for v in W.variants] == ["naive<int>", "shared<int>", coarsened, None]
+    assert W.kernel_names() == ["naive<int>", "shared<int>", coarsened, "naive<long long>", "shared<long long>"]
+    # one block size per path: the register window's for R <= 4, the shared tile's beyond
+    assert [coarsened_threads(r) for r in (0, REGISTER_MAX_R, REGISTER_MAX_R + 1, 32)] == [
+        REGISTER_THREADS, REGISTER_THREADS, COARSE_THREADS, COARSE_THREADS]
+    assert (REGISTER_OUT, COARSE_OUT) == (4 * REGISTER_THREADS, COARSE_C * COARSE_THREADS)
     assert (W.baseline, W.roof, W.rate, W.dims) == ("naive", "memcpy", "GB/s", ("n",))
     assert W.tolerance_for(W.default_shape()).rule == "elementwise"
 
@@ -329,14 +333,15 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args, words):
 # ---- the kernels on the CPU -----------------------------------------------------------
 # A few lines of C++ stand in for the CUDA names the kernels use: one std::thread per CUDA
 # thread, blocks one after another, __syncthreads() a std::barrier, __shared__ arrays static
-# (one copy, reused block after block like real shared memory). Indexing, edges and barriers
-# are then checked in CI, with no GPU.
+# (one copy, reused block after block like real shared memory), cp.async a 16-byte copy that
+# is done when it returns. Indexing, edges and barriers are then checked in CI, with no GPU.
 
 EMULATOR = r"""
 #include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 struct float4 { float x, y, z, w; };
@@ -347,6 +352,8 @@ static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 template <class T> T __ldg(const T* p) { return *p; }
 template <class T> void __stcs(T* p, T v) { *p = v; }
+inline void copy16_async(float* smem, const float* gmem) { std::memcpy(smem, gmem, 16); }  // cp.async
+inline void wait_async_copies() {}  // the copy above is already done
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -381,12 +388,13 @@ int main(int argc, char** argv) {  // emulator VARIANT N < x (N floats) > y (N f
     std::vector<float> xs(n + 2 * guard, NAN), ys(n + 2 * guard, NAN);
     float *x = xs.data() + guard, *y = ys.data() + guard;
     if (std::fread(x, sizeof(float), n, stdin) != size_t(n)) return 1;
-    constexpr int OUT = R <= REGISTER_MAX_R ? 4 * EMU_THREADS : EMU_THREADS * EMU_C;  // coarsened's outputs per block
+    constexpr int THREADS = R <= REGISTER_MAX_R ? EMU_RTHREADS : EMU_THREADS;  // coarsened's block, per path
+    constexpr int OUT = R <= REGISTER_MAX_R ? 4 * EMU_RTHREADS : EMU_THREADS * EMU_C;  // and its outputs
     if (variant == 0) launch(naive<int>, (n + B - 1) / B, B, x, y, n);
     if (variant == 1) launch(shared<int>, (n + B - 1) / B, B, x, y, n);
     if (variant == 3) launch(naive<long long>, (n + B - 1) / B, B, x, y, n);
     if (variant == 4) launch(shared<long long>, (n + B - 1) / B, B, x, y, n);
-    if (variant == 2) launch(coarsened<EMU_THREADS, EMU_C>, (n + OUT - 1) / OUT, EMU_THREADS, x, y, n);
+    if (variant == 2) launch(coarsened<EMU_THREADS, EMU_C, EMU_RTHREADS>, (n + OUT - 1) / OUT, THREADS, x, y, n);
     for (long long i = 0; i < guard; ++i)
         if (!std::isnan(y[-1 - i]) || !std::isnan(y[n + i])) return 3;
     std::fwrite(y, sizeof(float), n, stdout);
@@ -414,6 +422,7 @@ def emulator(tmp_path_factory):
             binary = folder / f"emulator_r{radius}"
             subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
                             f"-DRADIUS={radius}", f"-DEMU_THREADS={COARSE_THREADS}", f"-DEMU_C={COARSE_C}",
+                            f"-DEMU_RTHREADS={REGISTER_THREADS}",
                             f'-DKERNELS="{kernels_dir() / "stencil.cu"}"', str(source), "-o", str(binary)],
                            check=True, capture_output=True, text=True)
             built[radius] = binary
@@ -422,7 +431,7 @@ def emulator(tmp_path_factory):
     return build
 
 
-# Sizes around every block edge: 256 for naive/shared, 1152 for coarsened's shared tile, 512 for
+# Sizes around every block edge: 256 for naive/shared, 1152 for coarsened's shared tile, 1024 for
 # its register window, float4 tails.
 EMULATED_NS = (1, 2, 3, 5, 255, 257, REGISTER_OUT - 1, REGISTER_OUT, REGISTER_OUT + 1, COARSE_OUT - 1, COARSE_OUT,
                COARSE_OUT + 1, 2 * COARSE_OUT + 6, 5 * COARSE_OUT + 3)
@@ -477,7 +486,8 @@ def test_every_variant_passes_on_the_check_shapes():
         if r.variant == "memcpy":  # a library call: no kernel of ours, no resources
             assert r.threads_per_block is None
             continue
-        assert r.spill_bytes == 0 and r.threads_per_block == (COARSE_THREADS if r.variant == "coarsened" else BLOCK)
+        threads = coarsened_threads(r.dims["radius"]) if r.variant == "coarsened" else BLOCK
+        assert r.spill_bytes == 0 and r.threads_per_block == threads
 
 
 @pytest.mark.gpu
@@ -515,12 +525,12 @@ def test_kernels_are_bit_exact_with_their_summation_order(n, radius, index):
         job.poison()
         job.run()
         cupy().cuda.Device().synchronize()
-        np.testing.assert_array_equal(job.output(), model_of(variant, radius)(inputs["x"], radius), err_msg=variant)
+        np.testing.assert_array_equal(to_host(job.output()), model_of(variant, radius)(inputs["x"], radius), err_msg=variant)
     job = W.job(W.variant("memcpy"), s, ctx)
     job.poison()
     job.run()
     cupy().cuda.Device().synchronize()
-    np.testing.assert_array_equal(job.output(), inputs["x"], err_msg="memcpy")
+    np.testing.assert_array_equal(to_host(job.output()), inputs["x"], err_msg="memcpy")
 
 
 @pytest.mark.gpu

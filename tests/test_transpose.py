@@ -16,8 +16,8 @@ from pmppbench.check import compare
 from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
-from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y
-from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD, launch_geometry
+from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y, to_host
+from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD
 
 W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
@@ -119,7 +119,7 @@ def test_validate_guards_the_grid_y_limit():
 @pytest.mark.parametrize("m,n", [(1, 1), (33, 31), (1000, 3000), (1, 4097), (4097, 1), (8192, 8192), (MAX_M, 3)])
 @pytest.mark.parametrize("name", ["copy", *TRANSPOSES])
 def test_launch_geometry_covers_the_matrix_with_no_empty_tile(name, m, n):
-    (gx, gy), (bx, by) = launch_geometry(W.variant(name), m, n)
+    (gx, gy), (bx, by) = W.variant(name).launch_geometry({"m": m, "n": n})
     tile = COARSENED_TILE if name == "coarsened" else TILE_DIM
     assert bx == 32 and (bx, by) == ((32, 8) if name == "coarsened" else (32, 32))
     assert gx * tile >= n > (gx - 1) * tile  # x runs over A's columns
@@ -199,6 +199,7 @@ struct float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 struct Index { unsigned x, y; };
 thread_local Index threadIdx, blockIdx;
+static Index gridDim;
 static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 template <class T> T __ldcs(const T* p) { return *p; }
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {  // emulator M N < A (M*N floats) > B (N*M flo
     float *a = as.data() + guard, *b = bs.data() + guard;
     if (std::fread(a, sizeof(float), m * n, stdin) != m * n) return 1;
     unsigned gx = (n + EMU_TILE - 1) / EMU_TILE, gy = (m + EMU_TILE - 1) / EMU_TILE;
+    gridDim = {gx, gy};
     std::barrier<> bar(256);
     block_barrier = &bar;
     std::vector<std::thread> team;
@@ -331,7 +333,7 @@ def test_copy_is_checked_as_a_copy_on_the_device(m, n):
         job.poison()
         job.run()
         cupy().cuda.Device().synchronize()
-        outputs[name] = job.output()
+        outputs[name] = to_host(job.output())
     copy_ref = W.reference(s, inputs, W.variant("copy"))
     transpose_ref = W.reference(s, inputs, W.variant("naive"))
     assert outputs["copy"].shape == (m, n) and outputs["naive"].shape == (n, m)

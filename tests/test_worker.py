@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 
+import numpy as np
 import pytest
 
 from fake_workload import Copy2D
@@ -138,3 +139,49 @@ def test_sticky_errors_are_told_from_the_others(text, name):
     from pmppbench.runner import sticky_error
 
     assert sticky_error(RuntimeError(text)) == name
+
+
+# ---- host work ahead: the next steps' inputs and references, made while this one runs ------
+
+from pmppbench.runner import evaluate, host_work  # noqa: E402
+from pmppbench.worker import Ahead, StepSpec  # noqa: E402
+
+
+def _spec(w, shape, seed, variants=("rows", "whole")):
+    return StepSpec(w.name, shape, [w.variant(v) for v in variants], w.protocol, False, seed, "r")
+
+
+def test_host_work_made_ahead_is_what_the_step_would_make():
+    w = Copy2D()
+    ahead = Ahead(lookup=lambda name: w)
+    shapes = [({"m": 4, "n": 3}, 7), ({"m": 5, "n": 2}, 8)]
+    ahead.plan([(w.name, s, [w.variant("rows"), w.variant("whole")], seed) for s, seed in shapes])
+    for s, seed in shapes:
+        inputs, refs = ahead.take(_spec(w, s, seed))
+        want_inputs, want_refs = host_work(w, s, [w.variant("rows"), w.variant("whole")], seed)
+        np.testing.assert_array_equal(inputs["a"], want_inputs["a"])  # the same seed, the same input
+        assert refs.keys() == want_refs.keys()
+        for k in refs:
+            np.testing.assert_array_equal(refs[k], want_refs[k])
+    assert ahead.take(_spec(w, {"m": 4, "n": 3}, 7)) is None  # taken once; a step never made ahead: None
+
+
+def test_host_work_ahead_stays_inside_its_memory_budget():
+    w = Copy2D()
+    ahead = Ahead(budget_bytes=2 * w.device_bytes({"m": 4, "n": 4}) * 2, lookup=lambda name: w)
+    later = [(w.name, {"m": 4, "n": 4}, None, seed) for seed in range(5)]
+    ahead.plan(later)
+    assert len(ahead.jobs) == 2  # two steps' estimates fit; the rest wait for a later plan()
+    ahead.drain()
+    assert all(future.done() for future, _ in ahead.jobs.values())
+
+
+def test_the_step_uses_the_references_it_is_given():
+    """evaluate() compares with the host work handed in (made ahead), not with its own."""
+    w = Copy2D()
+    shape = w.default_shape()
+    inputs, refs = host_work(w, shape, [w.variant("whole")], 0)
+    wrong = {k: v + 1 for k, v in refs.items()}
+    rows = evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}), protocol=w.protocol,
+                    check_only=True, references=wrong)
+    assert rows[0].check == "FAIL"

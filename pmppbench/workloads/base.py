@@ -23,6 +23,7 @@ from pmppbench.errors import UsageError
 from pmppbench.protocol import Protocol
 
 Shape = dict[str, int]  # named sizes and compile-time parameters, e.g. {"n": 1 << 26}
+Geometry = Callable[[Shape], tuple[tuple[int, ...], tuple[int, ...]]]  # shape -> (grid, block)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,12 @@ class Variant:
     timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
     source: str | None = None  # a learner's own .cu file (--kernel FILE:NAME); `kernel` is NAME in it
     like: str | None = None  # ... launched with this variant's signature and geometry (--like)
+    geometry: Geometry | None = field(default=None, compare=False)  # its launch: shape -> (grid, block)
+
+    def launch_geometry(self, shape: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if self.geometry is None:
+            raise ValueError(f"variant {self.name} declares no launch geometry")
+        return self.geometry(shape)
 
 
 @dataclass(frozen=True)
@@ -78,16 +85,21 @@ class Job:
     """One variant bound to one shape's device buffers, ready to run."""
 
     run: Callable[[], None]  # one call: what the protocol repeats
-    output: Callable[[], np.ndarray]  # the result, copied to the host
+    output: Callable[[], Any]  # the result: a device array (checked on the GPU) or a host array
     poison: Callable[[], None]  # fill the output with NaN before a checked run
     launch: Launch | None = None  # for the resource columns; None for library calls
 
 
 def kernel_job(launch: Launch, out, out_shape: tuple[int, ...] | None = None) -> Job:
-    """The usual job: one launch that writes the device array `out`, read back (as
-    `out_shape` when given) for the check and poisoned with NaN before it."""
+    """The usual job: one launch that writes the device array `out`, checked where it is (as
+    `out_shape` when given) and poisoned with NaN before it."""
     view = out if out_shape is None else out.reshape(out_shape)
-    return Job(run=launch, output=view.get, poison=lambda: out.fill(np.nan), launch=launch)
+    return Job(run=launch, output=lambda: view, poison=lambda: out.fill(np.nan), launch=launch)
+
+
+def to_host(a) -> np.ndarray:
+    """A job's output as a NumPy array (for tests and scripts that look at its values)."""
+    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
 
 
 @dataclass
@@ -246,6 +258,11 @@ def grid_1d(n: int, block: int) -> tuple[int]:
     return ((n + block - 1) // block,)
 
 
+def per_thread(elements: Callable[[Shape], int], block: int) -> Geometry:
+    """One thread per item, `elements(shape)` items, in 1-D blocks of `block` threads."""
+    return lambda shape: (grid_1d(max(elements(shape), 1), block), (block,))
+
+
 def grid_2d(cols: int, rows: int, bx: int, by: int) -> tuple[int, int]:
     """Blocks covering a rows x cols output, rounded up (PMPP 5.5's edge handling starts here)."""
     return ((cols + bx - 1) // bx, (rows + by - 1) // by)
@@ -326,6 +343,47 @@ def with_wide_paths(names: list[str], indexed: set[str]) -> list[str]:
     """`names` plus the 64-bit instantiation of each of them in `indexed`: what `pmppbench
     compile` builds."""
     return names + [instantiation(n, "long long") for n in names if n in indexed]
+
+
+# ---- inputs -------------------------------------------------------------------------------
+
+PIECE = 1 << 22  # values per independently seeded piece of a large random input
+
+Fill = Callable[[np.random.Generator, np.ndarray], None]
+
+
+def normal32(g: np.random.Generator, view: np.ndarray) -> None:
+    g.standard_normal(dtype=np.float32, out=view)
+
+
+def uniform32(low: float, high: float) -> Fill:
+    """Uniform FP32 values in [low, high), as x * (high - low) + low from [0, 1)."""
+    def fill(g: np.random.Generator, view: np.ndarray) -> None:
+        g.random(dtype=np.float32, out=view)
+        view *= np.float32(high - low)
+        view += np.float32(low)
+    return fill
+
+
+def random_array(shape: int | tuple[int, ...], rng: np.random.Generator, fill: Fill = normal32) -> np.ndarray:
+    """An FP32 input of `shape`, filled by `fill(generator, view)`. Past one PIECE the array
+    is filled piece by piece, each from its own child of `rng` (Generator.spawn), on one
+    thread per core: NumPy's generators release the GIL while they fill, so 2 x 64M values
+    take a fraction of a second instead of two. The pieces depend on the seed only, never on
+    the thread count, so a seed still names one input on every machine."""
+    import os  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    out = np.empty(shape, dtype=np.float32)
+    flat = out.reshape(-1)
+    if flat.size <= PIECE:
+        fill(rng, flat)
+        return out
+    starts = range(0, flat.size, PIECE)
+    children = rng.spawn(len(starts))
+    with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1, 16)) as pool:
+        list(pool.map(lambda job: fill(job[1], flat[job[0]:job[0] + PIECE]), zip(starts, children)))
+    return out
 
 
 # ---- inputs and checks past 2^31 elements -------------------------------------------------

@@ -23,7 +23,7 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d
+from pmppbench.workloads.base import Job, Launch, Traffic, Variant, Workload, check_row_tiles, grid_2d, random_array
 
 # ---- tile parameters: one table for every variant -----------------------------------------
 
@@ -280,8 +280,7 @@ class Gemm(Workload):
 
     def make_inputs(self, shape, rng):
         m, n, k = shape["m"], shape["n"], shape["k"]
-        inputs = {"a": rng.standard_normal((m, k), dtype=np.float32),
-                  "b": rng.standard_normal((k, n), dtype=np.float32)}
+        inputs = {"a": random_array((m, k), rng), "b": random_array((k, n), rng)}
         if self.sampled(shape):
             inputs["rows"] = sample_indices(m, SAMPLE_ROWS, rng)
             inputs["cols"] = sample_indices(n, SAMPLE_COLS, rng)
@@ -312,10 +311,10 @@ class Gemm(Workload):
             rows, cols = ctx["rows"], ctx["cols"]
 
             def output():
-                return sample_of(c, rows, cols, cp).get()
+                return sample_of(c, rows, cols, cp)
         else:
             def output():
-                return c.get()
+                return c
 
         def poison():
             c.fill(np.nan)

@@ -7,7 +7,7 @@ RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
 Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `shared` (the
 course's halo tile, B = 256), `coarsened` (the memory-roof kernel: for R <= 4 a register
 window of 4 outputs per thread, otherwise C = 9 outputs per thread with a running sum over a
-shared tile), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
+shared tile that cp.async fills), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
 "% of memcpy" column (docs/memory_roof.md).
 
 Index paths: naive and shared are templates on their index type. The host picks
@@ -53,15 +53,16 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Axis, Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
-    is_int, kernel_job, repeated_random, with_wide_paths,
+    is_int, kernel_job, per_thread, repeated_random, with_wide_paths, random_array, uniform32
 )
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
-COARSE_THREADS = 128  # coarsened: threads per block
+COARSE_THREADS = 128  # coarsened, R > 4: threads per block on the shared-tile path
 COARSE_C = 9  # coarsened, R > 4: consecutive outputs per thread (odd: conflict-free shared accesses)
 COARSE_OUT = COARSE_THREADS * COARSE_C  # 1152 outputs per block on the shared-tile path
 REGISTER_MAX_R = 4  # coarsened: up to this R the register window (REGISTER_MAX_R in stencil.cu)
-REGISTER_OUT = 4 * COARSE_THREADS  # 512 outputs per block on the register-window path
+REGISTER_THREADS = 256  # coarsened, R <= 4: threads per block on the register-window path
+REGISTER_OUT = 4 * REGISTER_THREADS  # 1024 outputs per block on the register-window path
 STATIC_SMEM = 48 * 1024  # CUDA's cap on a block's static __shared__ arrays
 RADII = (1, 2, 32, 64)  # the modules `pmppbench compile` builds and --check-only checks
 CHECK_NS = (1, 2, 255, 257, 4194304, 16777216 + 3)
@@ -89,6 +90,11 @@ def chunks(radius: int) -> int:
 
 def coarsened_outputs_per_block(radius: int) -> int:
     return REGISTER_OUT if radius <= REGISTER_MAX_R else COARSE_OUT
+
+
+def coarsened_threads(radius: int) -> int:
+    """coarsened's block: the register path's (R <= 4) or the shared-tile path's."""
+    return REGISTER_THREADS if radius <= REGISTER_MAX_R else COARSE_THREADS
 
 
 def coarsened_smem_bytes(radius: int) -> int:
@@ -167,11 +173,16 @@ class Stencil(Workload):
     # The course's stencil protocol: more warmup, and the variants' batches interleaved.
     protocol = Protocol(warmup=20, batches=5, reps=100, alternate=True)
     variants = (
-        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads"),
-        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
-        Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}>",
-                f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window; else {COARSE_C} per "
-                "thread by running sum over a shared tile; float4 loads, streaming float4 stores"),
+        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads",
+                geometry=per_thread(lambda s: s["n"], BLOCK)),
+        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory",
+                geometry=per_thread(lambda s: s["n"], BLOCK)),
+        Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>",
+                f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window ({REGISTER_THREADS} "
+                f"threads); else {COARSE_C} per thread ({COARSE_THREADS} threads) by running sum over a shared tile "
+                "filled by cp.async; float4 loads, streaming float4 stores",
+                geometry=lambda s: (grid_1d(s["n"], coarsened_outputs_per_block(s["radius"])),
+                                    (coarsened_threads(s["radius"]),))),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof"),
     )
     baseline = "naive"
@@ -230,7 +241,7 @@ class Stencil(Workload):
         # Uniform in [-1, 1): signed, never all zero, and bounded, which the tolerance needs.
         n = shape["n"]
         if not self.sampled(shape):
-            return {"x": rng.random(n, dtype=np.float32) * 2 - 1}
+            return {"x": random_array(n, rng, uniform32(-1.0, 1.0))}
         return {"x": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
 
     def reference_key(self, variant):
@@ -263,19 +274,19 @@ class Stencil(Workload):
             def copy():
                 y.data.copy_from_device_async(x.data, 4 * n)
 
-            output = (lambda: y[ctx["samples"]].get()) if "samples" in ctx else y.get
+            output = (lambda: y[ctx["samples"]]) if "samples" in ctx else (lambda: y)
             return Job(run=copy, output=output, poison=lambda: y.fill(np.nan))
-        if variant.name == "coarsened":
-            grid, block = grid_1d(n, coarsened_outputs_per_block(shape["radius"])), (COARSE_THREADS,)
-            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
-        else:
+        grid, block = variant.launch_geometry(shape)
+        if variant.kernel in INDEXED:  # an int or a long long index, chosen on the host
             index = index or self.index_type(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
-            launch = Launch(kernel, grid_1d(n, BLOCK), (BLOCK,), (x, y, index_arg(index, n)))
+            launch = Launch(kernel, grid, block, (x, y, index_arg(index, n)))
+        else:
+            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
         if "samples" not in ctx:
             return kernel_job(launch, y)
         samples = ctx["samples"]
-        return Job(run=launch, output=lambda: y[samples].get(), poison=lambda: y.fill(np.nan), launch=launch)
+        return Job(run=launch, output=lambda: y[samples], poison=lambda: y.fill(np.nan), launch=launch)
 
     # ---- model --------------------------------------------------------------------
     def traffic(self, shape, variant):

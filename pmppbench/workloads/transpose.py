@@ -3,6 +3,7 @@
 A is M x N FP32 row-major, B is N x M row-major. The course's four kernels (copy, naive,
 tiled<32>, tiled<33>), all with block (32, 32) and one element per thread, plus `coarsened`,
 a 32 x 8 block moving a padded 64 x 64 tile with float4 loads and streaming float4 stores,
+the tiles taken column by column over A (B's row by row; the grid stays one block per tile),
 and `memcpy`, the driver's device-to-device copy of A into B: the ceiling for moving these
 bytes and the roof of the "% of memcpy" column (docs/memory_roof.md). Every variant moves
 8*M*N logical bytes.
@@ -27,7 +28,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Job, Launch, Traffic, Variant, Workload, check_row_tiles, checked_indices, grid_2d, index_arg, index_type,
-    indexed_kernel, repeated_random, with_wide_paths,
+    indexed_kernel, repeated_random, with_wide_paths, random_array
 )
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
@@ -39,6 +40,14 @@ SAMPLES = 64  # sampled rows and columns of the output, each way
 INDEXED = {"copy<int>", "naive<int>", "tiled<32, int>", "tiled<33, int>"}  # with a 64-bit instantiation
 
 
+def tiles(edge: int, block: tuple[int, int]):
+    """x over A's columns, y over its rows, one block per edge x edge tile of A."""
+    return lambda shape: (grid_2d(shape["n"], shape["m"], edge, edge), block)
+
+
+ONE_PER_THREAD = tiles(TILE_DIM, (TILE_DIM, TILE_DIM))  # the course's block (32, 32)
+
+
 class Transpose(Workload):
     name = "transpose"
     title = "Matrix transpose B = A^T (FP32)"
@@ -47,14 +56,19 @@ class Transpose(Workload):
     dim_help = {"m": "Rows of the FP32 input A.", "n": "Columns of A."}
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference"),
-        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats"),
-        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out"),
-        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts"),
+        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference",
+                geometry=ONE_PER_THREAD),
+        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats",
+                geometry=ONE_PER_THREAD),
+        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out",
+                geometry=ONE_PER_THREAD),
+        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts",
+                geometry=ONE_PER_THREAD),
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
-                "first; streaming loads and stores"),
+                "first; streaming loads and stores; tiles column by column",
+                geometry=tiles(COARSENED_TILE, (TILE_DIM, COARSENED_ROWS))),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
@@ -94,7 +108,7 @@ class Transpose(Workload):
     def make_inputs(self, shape, rng):
         m, n = shape["m"], shape["n"]
         if not self.sampled(shape):
-            return {"a": rng.standard_normal((m, n), dtype=np.float32)}
+            return {"a": random_array((m, n), rng)}
         # The output is N x M after a transpose, M x N after copy: sample rows and columns of both.
         return {"a": repeated_random(m * n, rng).reshape(m, n),
                 "rows_n": checked_indices(n, SAMPLES, rng), "rows_m": checked_indices(m, SAMPLES, rng)}
@@ -132,8 +146,8 @@ class Transpose(Workload):
                 b.data.copy_from_device_async(a.data, 4 * m * n)
             launch = None
         else:
-            grid, block = launch_geometry(variant, m, n)
-            if variant.name == "coarsened":
+            grid, block = variant.launch_geometry(shape)
+            if variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
                 index = index or self.index_type(shape)
@@ -143,25 +157,18 @@ class Transpose(Workload):
         out_shape = (m, n) if self.reference_key(variant) == "copy" else (n, m)
         out = b.reshape(out_shape)
         if "rows_n" not in ctx:
-            return Job(run=run, output=out.get, poison=lambda: b.fill(np.nan), launch=launch)
+            return Job(run=run, output=lambda: out, poison=lambda: b.fill(np.nan), launch=launch)
         rows, cols = (ctx["rows_m"], ctx["rows_n"]) if out_shape == (m, n) else (ctx["rows_n"], ctx["rows_m"])
         cp = cupy()
 
         def output():
-            return cp.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()]).get()
+            return cp.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()])
 
         return Job(run=run, output=output, poison=lambda: b.fill(np.nan), launch=launch)
 
     def traffic(self, shape, variant):
         # Logical traffic: each element read once and written once, 4 bytes each way.
         return Traffic(bytes=8 * shape["m"] * shape["n"], flops=0)
-
-
-def launch_geometry(variant: Variant, m: int, n: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(grid, block) for one variant on an M x N input: x runs over A's columns, y over its rows."""
-    if variant.name == "coarsened":
-        return grid_2d(n, m, COARSENED_TILE, COARSENED_TILE), (TILE_DIM, COARSENED_ROWS)
-    return grid_2d(n, m, TILE_DIM, TILE_DIM), (TILE_DIM, TILE_DIM)
 
 
 WORKLOAD = Transpose()

@@ -15,7 +15,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
-    kernel_job, repeated_random, with_wide_paths,
+    kernel_job, per_thread, repeated_random, with_wide_paths, random_array
 )
 
 BLOCK = 256
@@ -26,6 +26,13 @@ SAMPLES = 1 << 16
 INDEXED = {"scalar<int>"}  # kernels with a 64-bit instantiation
 
 
+def grid_stride_blocks(n: int) -> tuple[int]:
+    """BLOCKS_PER_SM blocks per SM of the current GPU (fewer for a short vector)."""
+    from pmppbench import device  # noqa: PLC0415
+
+    return (min(grid_1d(n, BLOCK)[0], BLOCKS_PER_SM * device.current().sm_count),)
+
+
 class VecAdd(Workload):
     name = "vecadd"
     title = "Vector add C = A + B (FP32)"
@@ -34,9 +41,13 @@ class VecAdd(Workload):
     dim_help = {"n": "Elements per vector."}
     protocol = Protocol(warmup=3, batches=5, reps=100)
     variants = (
-        Variant("scalar", "scalar<int>", "one element per thread, 256 threads per block, if (i < n)"),
-        Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4"),
-        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array"),
+        Variant("scalar", "scalar<int>", "one element per thread, 256 threads per block, if (i < n)",
+                geometry=per_thread(lambda s: s["n"], BLOCK)),
+        # n // 4 float4s, and the n % 4 tail elements go to the first threads
+        Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4",
+                geometry=per_thread(lambda s: max(s["n"] // 4, s["n"] % 4), BLOCK)),
+        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array",
+                geometry=lambda s: (grid_stride_blocks(s["n"]), (BLOCK,))),
     )
     # One FP32 add per element, correctly rounded on both sides: the result is exact.
     tolerance = Tolerance("exact")
@@ -65,7 +76,7 @@ class VecAdd(Workload):
     def make_inputs(self, shape, rng):
         n = shape["n"]
         if not self.sampled(shape):
-            return {"a": rng.standard_normal(n, dtype=np.float32), "b": rng.standard_normal(n, dtype=np.float32)}
+            return {"a": random_array(n, rng), "b": random_array(n, rng)}
         return {"a": repeated_random(n, rng), "b": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
 
     def reference(self, shape, inputs, variant):
@@ -85,24 +96,19 @@ class VecAdd(Workload):
     def job(self, variant, shape, ctx, index: str | None = None):
         """`index` forces an instantiation of scalar (scripts/baselines.py times both at one
         shape); by default the shape's own (index_type)."""
-        from pmppbench import device  # noqa: PLC0415
-
         n = shape["n"]
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
-        if variant.name == "scalar":
+        grid, block = variant.launch_geometry(shape)
+        if variant.kernel in INDEXED:  # an int or a long long index, chosen on the host
             index = index or self.index_type(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
-            launch = Launch(kernel, grid_1d(n, BLOCK), (BLOCK,), (a, b, c, index_arg(index, n)))
+            launch = Launch(kernel, grid, block, (a, b, c, index_arg(index, n)))
         else:
-            if variant.name == "float4":
-                grid = grid_1d(max(n // 4, n % 4, 1), BLOCK)
-            else:  # grid_stride
-                grid = (min(grid_1d(n, BLOCK)[0], BLOCKS_PER_SM * device.current().sm_count),)
-            launch = Launch(ctx["kernels"][variant.kernel], grid, (BLOCK,), (a, b, c, np.uint64(n)))
+            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, c, np.uint64(n)))
         if "samples" not in ctx:
             return kernel_job(launch, c)
         samples = ctx["samples"]
-        return Job(run=launch, output=lambda: c[samples].get(), poison=lambda: c.fill(np.nan), launch=launch)
+        return Job(run=launch, output=lambda: c[samples], poison=lambda: c.fill(np.nan), launch=launch)
 
     def traffic(self, shape, variant):
         n = shape["n"]

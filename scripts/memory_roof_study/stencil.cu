@@ -1,8 +1,10 @@
-// Study form of the coarsened stencil, kept as the source of the numbers in
-// results/h200/memory-roof/sweep2.txt: scripts/memory_roof_sweep.py compiles it with NVRTC per
-// radius and times its instantiations next to a device-to-device memcpy. The kernel the
-// workload runs is kernels_cu/stencil.cu's coarsened<128, 9>: PATH 3 with streaming stores for
-// R <= 4, PATH 2 with streaming stores for larger R.
+// Study forms of the coarsened stencil, kept as the source of the numbers in
+// results/h200/memory-roof/sweep2.txt (coarsened<...>, round 1) and sweep3.txt (pipe<...>,
+// round 2): scripts/memory_roof_sweep.py compiles them with NVRTC per radius and times their
+// instantiations next to a device-to-device memcpy. The kernel the workload runs is
+// kernels_cu/stencil.cu's coarsened<128, 9, 256>: for R <= 4 coarsened<256, 1, 3, true> (the
+// register window, 256 threads, streaming stores), for larger R pipe<128, 9, 1, true, false>
+// (PATH 2 with its tile filled by cp.async).
 //
 // coarsened<THREADS, C, PATH, CS>: PATH 1 shared tile with a direct first window, PATH 2 the
 // same with the first window from chunk sums, PATH 3 register window (4 outputs per thread,
@@ -172,5 +174,194 @@ coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
             if (q < OUT / 4) store4(y, base + 4LL * q, n, reinterpret_cast<const float4*>(stage)[q]);
         }
     }
+    }
+}
+
+// ---- study 3: latency at 2^22 (results/h200/memory-roof/sweep3.txt) ---------------------
+// pipe<THREADS, C, TPB, ASYNC, WARP>: the PATH 2 kernel above (shared tile, chunked first
+// window, running sum, streaming stores) with the same tiles and the same summation order, so
+// its output is bit for bit PATH 2's; what changes is how the tiles' loads and the barriers
+// are laid out in time:
+//   TPB    tiles per block (tile blockIdx.x * TPB + k), the loads of all TPB tiles issued
+//          before the first is summed, so later tiles' loads are in flight during earlier
+//          tiles' work (fewer, longer-lived blocks instead of a second partial wave)
+//   ASYNC  the loads go global -> shared with cp.async (16 bytes, .cg), one buffer per tile,
+//          one commit group per tile; else into registers (TPB x LOADS float4s), one buffer
+//   WARP   no block barrier after the tile: the chunk sums of the next Q-1 threads come by
+//          warp shuffles (the last Q-1 lanes' from ghost chunks the warp's first lanes sum),
+//          and each warp stages and stores its own 32*C outputs behind a __syncwarp
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    unsigned s;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(s) : "l"(p));
+    return s;
+}
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait(int pending) {  // pending: a constant after unrolling
+    switch (pending) {
+        case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+        case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+        case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+        default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    }
+}
+
+template <int THREADS, int C, int TPB, bool ASYNC, bool WARP>
+__global__ void __launch_bounds__(THREADS)
+pipe(const float* __restrict__ x, float* __restrict__ y, long long n) {
+    constexpr int OUT = THREADS * C, IN = OUT + 2 * HALO;
+    constexpr int LOADS = (IN / 4 + THREADS - 1) / THREADS;
+    constexpr int STORES = (OUT / 4 + THREADS - 1) / THREADS;
+    constexpr int WOUT = 32 * C;                               // outputs per warp
+    constexpr int WSTORES = (WOUT / 4 + 31) / 32;              // float4 stores per lane, WARP
+    constexpr int Q = WINDOW / C;
+    constexpr bool CHUNKED = Q >= 2;
+    constexpr int GHOSTS = CHUNKED ? Q - 1 : 0;
+    constexpr int NBUF = ASYNC ? TPB : 1;
+    static_assert(C % 2 == 1 && OUT % 4 == 0 && TPB >= 1 && TPB <= 4, "tile shape");
+    static_assert(!WARP || GHOSTS <= 31, "WARP: the next Q-1 chunk sums must come from one warp");
+    static_assert((NBUF * IN + OUT + THREADS + GHOSTS) * sizeof(float) <= 48 * 1024, "48 KB");
+
+    __shared__ __align__(16) float tile[NBUF][IN];
+    __shared__ __align__(16) float stage[OUT];
+    __shared__ float chunk[WARP || !CHUNKED ? 1 : THREADS + GHOSTS];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const long long first_tile = (long long)blockIdx.x * TPB;
+
+    float4 v[ASYNC ? 1 : TPB][LOADS];
+#pragma unroll
+    for (int k = 0; k < TPB; ++k) {
+        const long long base = (first_tile + k) * OUT;
+        const bool inside = base - HALO >= 0 && base + OUT + HALO <= n;
+        if (ASYNC) {
+            if (base < n) {
+                if (inside) {
+#pragma unroll
+                    for (int j = 0; j < LOADS; ++j) {
+                        int q = t + j * THREADS;
+                        if (q < IN / 4) cp_async16(&tile[k][4 * q], x + base - HALO + 4 * q);
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < LOADS; ++j) {
+                        int q = t + j * THREADS;
+                        if (q < IN / 4) reinterpret_cast<float4*>(tile[k])[q] = load4(x, base - HALO + 4LL * q, n);
+                    }
+                }
+            }
+            cp_async_commit();  // one group per tile, empty ones too, so wait_group counts right
+        } else if (base < n) {
+#pragma unroll
+            for (int j = 0; j < LOADS; ++j) {
+                int q = t + j * THREADS;
+                if (q < IN / 4)
+                    v[ASYNC ? 0 : k][j] = inside ? __ldg(reinterpret_cast<const float4*>(x + base - HALO) + q)
+                                                 : load4(x, base - HALO + 4LL * q, n);
+            }
+        }
+    }
+
+#pragma unroll
+    for (int k = 0; k < TPB; ++k) {
+        const long long base = (first_tile + k) * OUT;
+        if (base >= n) break;  // block-uniform
+        const float* tl = tile[ASYNC ? k : 0];
+        if (ASYNC) {
+            cp_async_wait(TPB - 1 - k);
+        } else {
+            if (k > 0) __syncthreads();  // every thread is done with the previous tile
+#pragma unroll
+            for (int j = 0; j < LOADS; ++j) {
+                int q = t + j * THREADS;
+                if (q < IN / 4) reinterpret_cast<float4*>(tile[0])[q] = v[ASYNC ? 0 : k][j];
+            }
+        }
+        __syncthreads();  // the tile is complete (and, with WARP, stage free: each warp its own)
+
+        const int s = t * C + (HALO - R);
+        float leaving[C - 1];
+#pragma unroll
+        for (int d = 0; d < C - 1; ++d) leaving[d] = tl[s + d];
+        float sum = 0.0f;
+        if constexpr (CHUNKED) {
+            float own = 0.0f;
+#pragma unroll
+            for (int d = 0; d < C - 1; ++d) own += leaving[d];
+            own += tl[s + C - 1];
+            if constexpr (WARP) {
+                float ghost = 0.0f;  // chunk of virtual lane 32 + lane: the next warp's lane `lane`
+                if (lane < GHOSTS) {
+                    const int sg = (warp * 32 + 32 + lane) * C + (HALO - R);
+#pragma unroll
+                    for (int d = 0; d < C; ++d) ghost += tl[sg + d];
+                }
+                sum = own;
+#pragma unroll
+                for (int j = 1; j < Q; ++j)  // lane l gets chunk l+j: lane l+j's own, or ghost l+j-32
+                    sum += __shfl_sync(0xffffffffu, lane < j ? ghost : own, (lane + j) & 31);
+            } else {
+                chunk[t] = own;
+                for (int j = t; j < GHOSTS; j += THREADS) {
+                    const int sg = (THREADS + j) * C + (HALO - R);
+                    float ghost = 0.0f;
+#pragma unroll
+                    for (int d = 0; d < C; ++d) ghost += tl[sg + d];
+                    chunk[THREADS + j] = ghost;
+                }
+                __syncthreads();
+                sum = own;
+                for (int j = 1; j < Q; ++j) sum += chunk[t + j];
+            }
+#pragma unroll
+            for (int d = Q * C; d < WINDOW; ++d) sum += tl[s + d];
+        } else {
+#pragma unroll
+            for (int d = 0; d < WINDOW && d < C - 1; ++d) sum += leaving[d];
+            for (int d = C - 1; d < WINDOW; ++d) sum += tl[s + d];
+        }
+        stage[t * C] = sum * INV_WINDOW;
+#pragma unroll
+        for (int c = 1; c < C; ++c) {
+            sum += tl[s + c + 2 * R] - leaving[c - 1];
+            stage[t * C + c] = sum * INV_WINDOW;
+        }
+        if constexpr (WARP) {
+            __syncwarp();
+            const long long wbase = base + warp * WOUT;
+            const float4* staged = reinterpret_cast<const float4*>(stage + warp * WOUT);
+            if (wbase + WOUT <= n) {
+#pragma unroll
+                for (int j = 0; j < WSTORES; ++j) {
+                    int q = lane + 32 * j;
+                    if (q < WOUT / 4) __stcs(reinterpret_cast<float4*>(y + wbase) + q, staged[q]);
+                }
+            } else if (wbase < n) {
+#pragma unroll
+                for (int j = 0; j < WSTORES; ++j) {
+                    int q = lane + 32 * j;
+                    if (q < WOUT / 4) store4(y, wbase + 4LL * q, n, staged[q]);
+                }
+            }
+            __syncwarp();  // the warp's stage is read before its next tile overwrites it
+        } else {
+            __syncthreads();
+            const float4* staged = reinterpret_cast<const float4*>(stage);
+            if (base + OUT <= n) {
+#pragma unroll
+                for (int j = 0; j < STORES; ++j) {
+                    int q = t + j * THREADS;
+                    if (q < OUT / 4) __stcs(reinterpret_cast<float4*>(y + base) + q, staged[q]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < STORES; ++j) {
+                    int q = t + j * THREADS;
+                    if (q < OUT / 4) store4(y, base + 4LL * q, n, staged[q]);
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,141 @@
+"""From the words of a command to a Plan: sizes, counts and lists parsed with one wording
+for every mistake, variants and a learner's kernel looked up, protocols with the user's
+overrides, the shapes a command runs (explicit sizes, check shapes, or a config's)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+from pmppbench import workloads
+from pmppbench.errors import UsageError
+from pmppbench.session import Plan, Step
+
+
+def count(name: str, text: Optional[str], minimum: int = 1) -> Optional[int]:
+    """A size or count from the command line, with one wording for 0, -1 and abc alike."""
+    if text is None:
+        return None
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    if str(text).startswith("--"):
+        raise UsageError(f"no such option {text}")
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be {what}, got {text!r}") from None
+    if value < minimum:
+        raise UsageError(f"{name} must be {what}, got {value}")
+    return value
+
+
+def counts(name: str, text: Optional[str], minimum: int = 1) -> Optional[list[int]]:
+    if text is None:
+        return None
+    parts = text.split(",")
+    if not text.strip() or any(not p.strip() for p in parts):
+        raise UsageError(f"{name} takes comma-separated integers such as 2,32, got {text!r}")
+    return [count(name, p.strip(), minimum) for p in parts]
+
+
+def pick_variants(workload, spec: Optional[str]):
+    if spec is None:
+        return None
+    parts = [p.strip() for p in spec.split(",")]
+    if not spec.strip() or any(not p for p in parts):
+        raise UsageError(f"--variants takes comma-separated names such as {','.join(workload.variant_names()[:2])}, "
+                         f"got {spec!r}")
+    return [workload.variant(p) for p in parts]
+
+
+def learner_variant(workload, spec: Optional[str], like: Optional[str]):
+    """--kernel FILE.cu:NAME --like V: NAME from the learner's file, run as V is run."""
+    from pmppbench.workloads.base import Variant  # noqa: PLC0415
+
+    if spec is None and like is None:
+        return None
+    if spec is None or like is None:
+        raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
+                         f"{workload.variant_names()[0]}")
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name.isidentifier():
+        raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
+    if not Path(path).is_file():
+        raise UsageError(f"--kernel {spec}: no such file {path}")
+    base = workload.variant(like)
+    if base.kernel is None or base.source:
+        raise UsageError(f"--like {like}: it calls a library, not a kernel; choose one of "
+                         f"{', '.join(v.name for v in workload.variants if v.kernel)}")
+    if name in workload.variant_names():
+        raise UsageError(f"--kernel {spec}: {name!r} is already a variant's name; rename your kernel")
+    return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
+
+
+def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False, counters=False):
+    """The workload's declared protocol with the user's overrides."""
+    protocol = workload.protocol.with_reps(reps)
+    if counters:  # --counters: one more untimed run per variant under ncu (counters.py)
+        protocol = replace(protocol, counters=True)
+    if warmup is not None:
+        protocol = replace(protocol, warmup=warmup)
+    if batches is not None:
+        protocol = replace(protocol, batches=batches)
+    if flush_l2:
+        if protocol.timer != "events":
+            raise UsageError(f"--flush-l2 does not apply to {workload.name}: its timing already includes host transfers")
+        protocol = replace(protocol, timer="cold")
+    return protocol
+
+
+def shapes_for(workload, dims: dict, axes: dict, check_only: bool) -> list[dict]:
+    """Explicit sizes win; otherwise --check-only uses the check shapes, timing the default.
+    A swept axis (the stencil's radius) makes one shape per value."""
+    given = {k: v for k, v in dims.items() if v is not None}
+    shapes = workload.check_shapes() if check_only and not given else [{**workload.default_shape(), **given}]
+    for axis in workload.axes:
+        value = axes.get(axis.name)
+        if value is None:
+            continue
+        if axis.sweep:
+            shapes = [{**s, axis.name: v} for v in value for s in shapes]
+            shapes = list({tuple(sorted(s.items())): s for s in shapes}.values())
+        else:
+            shapes = [{**s, axis.name: tuple(value) if axis.many else value} for s in shapes]
+    for shape in shapes:
+        workload.validate(shape)
+    return shapes
+
+
+def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
+    """A workload command's Plan (shape i gets seed + i) and its protocol, from its keywords."""
+    dims = {d: count(d.upper(), kw[d]) for d in w.dims}
+    axes = {a.name: (counts if a.many else count)(a.option, kw[a.name], a.minimum) for a in w.axes}
+    protocol = protocol_for(w, count("REPS", kw["reps"]), count("--warmup", kw["warmup"], 0),
+                            count("--batches", kw["batches"]), kw["flush_l2"], kw["counters"])
+    chosen = pick_variants(w, kw["variants"])
+    learner = learner_variant(w, kw["kernel"], kw["like"])
+    if learner:
+        chosen = [*(chosen or w.variants), learner]
+    seed = count("--seed", kw["seed"], 0)
+    shapes = shapes_for(w, dims, axes, kw["check_only"])
+    steps = [Step(w, s, protocol, seed + i, chosen) for i, s in enumerate(shapes)]
+    return Plan(steps, kw["check_only"], uuid.uuid4().hex[:8]), {w.name: protocol}
+
+
+def config_plan(kw: dict) -> tuple[Plan, dict, object]:
+    """`all`'s Plan from a config (the bundled default unless --config), its protocols and the config."""
+    from pmppbench import config as configs  # noqa: PLC0415
+
+    only = kw["only"]
+    cfg = configs.load(kw["config"], None if only is None else [x.strip() for x in only.split(",") if x.strip()] or [""])
+    seed = cfg.seed if kw["seed"] is None else count("--seed", kw["seed"], 0)
+    protocols, steps = {}, []
+    for p in cfg.plans:
+        w = workloads.get(p.name)
+        protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, kw["flush_l2"] and w.protocol.timer == "events",
+                                         kw["counters"])
+        chosen = [w.variant(v) for v in p.variants] if p.variants else None
+        # Shape i of a workload gets seed + i, as in the workload commands.
+        steps += [Step(w, s, protocols[p.name], seed + i, chosen) for i, s in enumerate(p.shapes)]
+    return Plan(steps, kw["check_only"], uuid.uuid4().hex[:8]), protocols, cfg
