@@ -347,7 +347,7 @@ if unknown:
     open(log, "w").write(f"==ERROR== Failed to find metric {unknown[0]}\n")
     sys.exit(1)
 spec = pickle.load(open(args[-1], "rb"))
-names = [v.name for v in spec["variants"]]
+names = [v["name"] for v in spec["variants"]]
 json.dump([{"variant": n, "launches": 1} for n in names], open(spec["manifest"], "w"))
 rows = ['@HEADER@']
 for i, n in enumerate(names):
@@ -403,6 +403,37 @@ def test_a_metric_ncu_does_not_know_is_dropped_and_the_step_profiled_again(fake_
     assert k.SMEM_ST_CONFLICTS not in rows[0].counters and rows[0].smem_ld_wavefronts_per_request == 32.0
     assert rows[0].warnings == [f"--counters: ncu has no metric {k.SMEM_ST_CONFLICTS} on this GPU; the rows go on "
                                 "without it"] and rows[1].warnings == []
+
+
+def test_the_child_gets_plain_data_and_finds_every_variant_again():
+    """A workload's variants may hold local functions (launch geometry) that cannot be pickled:
+    the child is sent names and a learner's fields, and looks the variants up again."""
+    import pickle
+
+    from pmppbench import workloads
+    from pmppbench.workloads.base import Variant
+
+    for name in workloads.names():
+        w = workloads.get(name)
+        shape = w.default_shape()
+        variants = list(w.variants_for(shape))
+        sent = pickle.loads(pickle.dumps([k.portable(v) for v in variants]))
+        assert k.rebuild(w, shape, sent) == variants, name
+    learner = Variant("mine", "mine", "your kernel from my.cu, run as naive", source="/tmp/my.cu", like="naive")
+    stencil = workloads.get("stencil")
+    assert k.rebuild(stencil, stencil.default_shape(), [k.portable(learner)]) == [learner]
+
+
+def test_a_failure_inside_the_profiling_is_one_warning_and_never_costs_a_row(fake_ncu, monkeypatch):
+    def broken(*a, **kw):
+        raise AttributeError("Can't pickle local object")
+
+    monkeypatch.setattr(k, "_profile", broken)
+    variants, rows = _step()
+    k.collect(_Workload(), {"m": 8, "n": 8}, variants, rows, seed=0)
+    assert [r.check for r in rows] == ["PASS", "PASS", "FAIL"]
+    assert rows[0].warnings == ["--counters: AttributeError: Can't pickle local object; the run went on without "
+                                "counters"]
 
 
 def test_refused_permission_is_one_warning_and_no_retry(fake_ncu, monkeypatch):
