@@ -61,6 +61,9 @@ RUN_OPTIONS = {  # every command that runs a plan: the workload commands and `al
     "quiet": _opt("--quiet", "No progress bar or tables; only errors and the summary line.", False),
     "flush_l2": _opt("--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its own "
                      "events (default: hot, back-to-back calls).", False),
+    "counters": _opt("--counters", "After the timed batches, run each passing variant once more, untimed, under "
+                     "Nsight Compute (ncu) and show its hardware counters beside the model: DRAM bytes, L2/L1 hit "
+                     "rates, shared-memory wavefronts per request, achieved occupancy.", False),
     "timeout": _opt("--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
                     "(default: derived from the workload, at least 60)."),
     "devices": _opt("--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each runs "

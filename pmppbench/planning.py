@@ -72,9 +72,11 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
     return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
 
 
-def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False):
+def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False, counters=False):
     """The workload's declared protocol with the user's overrides."""
     protocol = workload.protocol.with_reps(reps)
+    if counters:  # --counters: one more untimed run per variant under ncu (counters.py)
+        protocol = replace(protocol, counters=True)
     if warmup is not None:
         protocol = replace(protocol, warmup=warmup)
     if batches is not None:
@@ -110,7 +112,7 @@ def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
     dims = {d: count(d.upper(), kw[d]) for d in w.dims}
     axes = {a.name: (counts if a.many else count)(a.option, kw[a.name], a.minimum) for a in w.axes}
     protocol = protocol_for(w, count("REPS", kw["reps"]), count("--warmup", kw["warmup"], 0),
-                            count("--batches", kw["batches"]), kw["flush_l2"])
+                            count("--batches", kw["batches"]), kw["flush_l2"], kw["counters"])
     chosen = pick_variants(w, kw["variants"])
     learner = learner_variant(w, kw["kernel"], kw["like"])
     if learner:
@@ -131,7 +133,8 @@ def config_plan(kw: dict) -> tuple[Plan, dict, object]:
     protocols, steps = {}, []
     for p in cfg.plans:
         w = workloads.get(p.name)
-        protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, kw["flush_l2"] and w.protocol.timer == "events")
+        protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, kw["flush_l2"] and w.protocol.timer == "events",
+                                         kw["counters"])
         chosen = [w.variant(v) for v in p.variants] if p.variants else None
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed + i, chosen) for i, s in enumerate(p.shapes)]

@@ -14,6 +14,11 @@ show; their speed of light is in their bar chart and in the table instead.
 
 <workload>.png: the workload's headline rate (GB/s or GFLOP/s) for every variant, bars
 grouped by shape.
+
+<workload>_counters.png (rows written with --counters): the hardware beside the model, by
+variant and shape: DRAM bytes read and written over the model's bytes (1 = the model), the
+shared-memory wavefronts per load request (1 = conflict-free, 32 = 32-way), and achieved
+occupancy with the theoretical one (PMPP 5.6) marked on each bar.
 """
 
 from __future__ import annotations
@@ -203,6 +208,69 @@ def plot_workload_bars(workload: str, rows, path: Path, title: str = "") -> Path
     return path
 
 
+def _counted(rows) -> list:
+    return [r for r in rows if r.counters]
+
+
+def plot_counters(workload: str, rows, path: Path, title: str = "") -> Path | None:
+    """Draw <workload>_counters.png; None (and no file) when no row of it has counters."""
+    rows = [r for r in _counted(rows) if r.workload == workload]
+    if not rows:
+        return None
+    shapes = list(dict.fromkeys(r.shape for r in rows))
+    variants = list(dict.fromkeys(r.variant for r in rows))
+    by = {(r.shape, r.variant): r for r in rows}
+    fig = _new_figure((max(9.0, 1.5 + 0.45 * len(shapes) * len(variants)), 9.5))
+    axes = fig.subplots(3, 1, sharex=True)
+    width = 0.8 / len(shapes)
+
+    def xs(i: int) -> list[float]:
+        return [j + (i - (len(shapes) - 1) / 2) * width for j in range(len(variants))]
+
+    def values(s: str, get) -> list[float]:
+        out = []
+        for v in variants:
+            value = get(by[(s, v)]) if (s, v) in by else None
+            out.append(0.0 if value is None else value)
+        return out
+
+    ax = axes[0]
+    for i, s in enumerate(shapes):
+        read = values(s, lambda r: r.dram_read_bytes / r.bytes if r.dram_read_bytes is not None and r.bytes else None)
+        write = values(s, lambda r: r.dram_write_bytes / r.bytes if r.dram_write_bytes is not None and r.bytes else None)
+        ax.bar(xs(i), read, width, label=f"read · {s}", color=f"C{i % 10}", edgecolor="black", linewidth=0.3)
+        ax.bar(xs(i), write, width, bottom=read, label=f"written · {s}", color=f"C{i % 10}", alpha=0.45, hatch="//",
+               edgecolor="black", linewidth=0.3)
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_ylabel("DRAM bytes / model bytes")
+    ax.legend(fontsize=7, ncol=2)
+
+    ax = axes[1]
+    for i, s in enumerate(shapes):
+        ax.bar(xs(i), values(s, lambda r: r.smem_ld_wavefronts_per_request), width, label=s, color=f"C{i % 10}",
+               edgecolor="black", linewidth=0.3)
+    ax.set_ylabel("shared-load wavefronts / request")
+    ax.legend(fontsize=7)
+
+    ax = axes[2]
+    for i, s in enumerate(shapes):
+        x = xs(i)
+        ax.bar(x, values(s, lambda r: r.occupancy_achieved_pct), width, label=f"achieved · {s}", color=f"C{i % 10}",
+               edgecolor="black", linewidth=0.3)
+        theory = values(s, lambda r: r.occupancy_theoretical_pct)
+        ax.scatter([a for a, t in zip(x, theory) if t], [t for t in theory if t], marker="_", s=200, color="black",
+                   zorder=3, label="theoretical (PMPP 5.6)" if i == 0 else None)
+    ax.set_ylabel("occupancy %")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=7)
+    ax.set_xticks(range(len(variants)), variants, rotation=30, ha="right")
+    for a in axes:
+        a.grid(True, axis="y", linewidth=0.3)
+    axes[0].set_title(title or f"{workload}: hardware counters beside the model")
+    fig.savefig(path, dpi=150)
+    return path
+
+
 _HATCHES = ("", "//", "..", "xx")
 
 
@@ -238,7 +306,11 @@ def plot_results(rows, meta: dict[str, Any], outdir: Path, force: bool = False) 
                          "(was the file written with --check-only?)")
     _matplotlib()  # fail before creating anything
     outdir = Path(outdir)
-    targets = [outdir / "roofline.png"] + [outdir / f"{_safe_name(w)}.png" for w in dict.fromkeys(r.workload for r in timed)]
+    names = list(dict.fromkeys(r.workload for r in timed))
+    counted = [w for w in names if any(r.workload == w for r in _counted(timed))]
+    targets = [outdir / "roofline.png"] + [outdir / f"{_safe_name(w)}.png" for w in names]
+    counter_targets = [outdir / f"{_safe_name(w)}_counters.png" for w in counted]
+    targets += counter_targets
     existing = [str(t) for t in targets if t.exists()]
     if existing and not force:
         raise UsageError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''}; pass --force to "
@@ -256,11 +328,16 @@ def plot_results(rows, meta: dict[str, Any], outdir: Path, force: bool = False) 
     roof = plot_roofline(timed, ceilings, targets[0], title=f"Roofline{' — ' + device if device else ''}")
     if roof:
         written.append(roof)
-    for w, target in zip(dict.fromkeys(r.workload for r in timed), targets[1:]):
+    for w, target in zip(names, targets[1:]):
         path = plot_workload_bars(w, timed, target, title=f"{w}{' — ' + device if device else ''}")
+        if path:
+            written.append(path)
+    for w, target in zip(counted, counter_targets):
+        path = plot_counters(w, timed, target, title=f"{w}: hardware counters beside the model"
+                             f"{' — ' + device if device else ''}")
         if path:
             written.append(path)
     return written
 
 
-__all__ = ["plot_results", "plot_roofline", "plot_workload_bars", "roofline_points", "MATPLOTLIB_HINT"]
+__all__ = ["plot_results", "plot_roofline", "plot_workload_bars", "plot_counters", "roofline_points", "MATPLOTLIB_HINT"]

@@ -33,6 +33,7 @@ class Protocol:
     reps: int
     alternate: bool = False
     timer: str = "events"  # "events" (hot: back-to-back calls), "cold" (L2 flushed per call) or "host"
+    counters: bool = False  # --counters: after the batches, one untimed run per variant under ncu (counters.py)
 
     def with_reps(self, reps: int | None) -> "Protocol":
         return self if reps is None else replace(self, reps=reps)
@@ -40,8 +41,9 @@ class Protocol:
     def describe(self) -> str:
         order = ", order alternated" if self.alternate else ""
         batch = "medians" if self.timer == "host" else "means"  # see HostTimer
+        counters = "; hardware counters from 1 more untimed run (ncu)" if self.counters else ""
         return (f"{self.warmup} warmup, {self.batches} batches x {self.reps} calls{order}, "
-                f"median of batch {batch} ({self.timer} timer)")
+                f"median of batch {batch} ({self.timer} timer){counters}")
 
 
 @dataclass(frozen=True)

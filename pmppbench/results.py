@@ -63,6 +63,22 @@ class Result:
     local_bytes: int | None = None
     spill_bytes: int | None = None
     threads_per_block: int | None = None
+    # hardware counters (--counters, counters.py): one extra untimed run under Nsight Compute, beside the model
+    counters: dict[str, float] = field(default_factory=dict)  # ncu metric -> value over the variant's kernels
+    dram_read_bytes: int | None = None
+    dram_write_bytes: int | None = None
+    dram_vs_model: float | None = None  # (read + written) / bytes, the model's logical traffic
+    l2_hit_pct: float | None = None  # of the sectors L2 was asked for
+    l1_hit_pct: float | None = None  # of the sectors L1 was asked for
+    requested_bytes: int | None = None  # global loads + stores as the SMs asked L1 for them
+    requested_vs_model: float | None = None  # / the modelled requests (model["model_bytes"]; else bytes)
+    smem_ld_wavefronts_per_request: float | None = None  # 1 = conflict-free 32-bit loads; 32 = a 32-way conflict
+    smem_ld_conflicts_per_request: float | None = None  # bank conflicts ncu counted per shared-load request
+    smem_st_wavefronts_per_request: float | None = None
+    occupancy_theoretical_pct: float | None = None  # the model: PMPP 5.6 by hand (occupancy.py)
+    occupancy_achieved_pct: float | None = None  # warps active / the SM's maximum, while the SM was active
+    occupancy_vs_theoretical: float | None = None  # achieved / theoretical
+    counters_note: str = ""  # why a row has no counters
     # trust: clocks seen during the batches and the warnings derived from them (noise.py)
     clocks: dict[str, float | str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)

@@ -41,7 +41,7 @@ def _gib(n: int) -> str:
 # ---- where the time goes (`all` prints it; the run metadata records it) ---------------------
 
 SPENT: dict[str, float] = {}  # phase -> seconds in this process, since take_spent() last ran
-PHASES = ("timed", "checks", "references", "inputs", "compile")  # the rest of the wall time is "other"
+PHASES = ("timed", "checks", "references", "inputs", "compile", "counters")  # the rest of the wall time is "other"
 
 
 @contextmanager
@@ -144,11 +144,17 @@ def run_shape(
     variants = list(variants or workload.variants_for(shape))
     dev = device.current()
     with prepared(workload, shape, variants, seed, inputs=host[0] if host else None) as (inputs, ctx):
-        return evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
+        rows = evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
                         references=dict(host[1]) if host else None,
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name,
                         synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
                         observer=clock_observer, at=at)
+    if protocol.counters:  # after the batches and the teardown: one more, untimed run under ncu
+        from pmppbench import counters  # noqa: PLC0415
+
+        with spent("counters"):
+            counters.collect(workload, shape, variants, rows, seed=seed, at=at)
+    return rows
 
 
 def evaluate(

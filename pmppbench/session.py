@@ -314,8 +314,9 @@ def wall_time(wall: float, reports: list[dict[str, float]], gpus: int) -> dict[s
 
 def wall_line(w: dict[str, float]) -> str:
     names = {"timed": "timed GPU work", "checks": "checks", "references": "references", "inputs": "inputs",
-             "compile": "compile", "other": "other"}
-    return f"wall time {w['wall']:.1f} s: " + ", ".join(f"{label} {w[k]:.1f} s" for k, label in names.items())
+             "compile": "compile", "counters": "counters", "other": "other"}
+    return f"wall time {w['wall']:.1f} s: " + ", ".join(f"{label} {w[k]:.1f} s" for k, label in names.items()
+                                                        if k != "counters" or w.get(k))  # --counters only
 
 
 def caption(rows: list[Result], protocol: Protocol, check_only: bool) -> str:

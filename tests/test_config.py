@@ -114,7 +114,7 @@ def test_all_keeps_rows_before_a_failure_and_exits_1(tmp_path, run_cli, fake_gpu
     failed = [r for r in rows if r.workload == "transpose"]
     assert failed and all(r.check == "ERROR" and "illegal memory access" in r.error for r in failed)
     assert meta["config_sha256"] and meta["name"] == "Fake GPU" and meta["run_id"] == rows[0].run_id
-    assert set(meta["wall_s"]) == {"wall", "timed", "checks", "references", "inputs", "compile", "other"}
+    assert set(meta["wall_s"]) == {"wall", "timed", "checks", "references", "inputs", "compile", "counters", "other"}
     assert "wall time " in stdout
     if "gemm" in workloads.names():  # the run went on after the failure
         assert any(r.workload == "gemm" and r.check == "PASS" for r in rows)

@@ -176,6 +176,10 @@ def test_the_runner_accounts_where_its_time_goes():
 def test_wall_time_line_and_record():
     w = session.wall_time(10.0, [{"timed": 4.0, "checks": 2.0}, {"timed": 2.0, "compile": 1.0}], gpus=2)
     assert w == {"wall": 10.0, "timed": 3.0, "checks": 1.0, "references": 0.0, "inputs": 0.0, "compile": 0.5,
-                 "other": 5.5}
+                 "counters": 0.0, "other": 5.5}
     assert session.wall_line(w) == ("wall time 10.0 s: timed GPU work 3.0 s, checks 1.0 s, references 0.0 s, "
                                     "inputs 0.0 s, compile 0.5 s, other 5.5 s")
+    # --counters' untimed profiling has its own share, named only when a run spent some
+    w = session.wall_time(10.0, [{"timed": 4.0, "counters": 3.0}], gpus=1)
+    assert w["counters"] == 3.0 and w["other"] == 3.0
+    assert session.wall_line(w).endswith("compile 0.0 s, counters 3.0 s, other 3.0 s")

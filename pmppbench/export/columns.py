@@ -4,6 +4,10 @@ Optional columns appear only when some row has a value, and a column never chang
 between rows: the speed-of-light column names its ceiling (`SoL_measured_%` against the
 ceilings `pmppbench info --measure` measured, `SoL_peak_%` against the datasheet-style
 peaks) and the "x vs" / "% of" columns name their reference variant.
+
+`counter_columns_for` gives the second table --counters adds: each hardware counter beside
+its model, units in the headers (MB = 10^6 bytes; wf/req and conf/req = wavefronts and bank
+conflicts per warp request; a/b = a ratio).
 """
 
 from __future__ import annotations
@@ -83,3 +87,43 @@ def model_keys(rows: list[Result]) -> list[str]:
             if k not in keys:
                 keys.append(k)
     return keys
+
+
+def mb(v) -> str:
+    return "" if v is None else f"{v / 1e6:,.1f}"
+
+
+def has_counters(rows: list[Result]) -> bool:
+    return any(r.counters for r in rows)
+
+
+def counter_columns_for(rows: list[Result]) -> list[Column]:
+    """The hardware-counter table's columns (--counters): each counter beside its model;
+    empty when no row has counters (the run's warning says why). A column no row has a value
+    for is left out; rows without counters say why in counters_note."""
+    if not has_counters(rows):
+        return []
+    cols = [Column("variant", lambda r: r.variant, "left"), Column("shape", lambda r: r.shape, "left")]
+    optional = [
+        ("model_MB", lambda r: r.bytes, mb),
+        ("DRAM_rd_MB", lambda r: r.dram_read_bytes, mb),
+        ("DRAM_wr_MB", lambda r: r.dram_write_bytes, mb),
+        ("DRAM/model", lambda r: r.dram_vs_model, lambda v: num(v, ".3f")),
+        ("req_MB", lambda r: r.requested_bytes, mb),
+        ("req/model", lambda r: r.requested_vs_model, lambda v: num(v, ".3f")),
+        ("L2_hit_%", lambda r: r.l2_hit_pct, lambda v: num(v, ".1f")),
+        ("L1_hit_%", lambda r: r.l1_hit_pct, lambda v: num(v, ".1f")),
+        ("smem_ld_wf/req", lambda r: r.smem_ld_wavefronts_per_request, lambda v: num(v, ".2f")),
+        ("smem_ld_conf/req", lambda r: r.smem_ld_conflicts_per_request, lambda v: num(v, ".2f")),
+        ("smem_st_wf/req", lambda r: r.smem_st_wavefronts_per_request, lambda v: num(v, ".2f")),
+        ("occ_theory_%", lambda r: r.occupancy_theoretical_pct, lambda v: num(v, ".1f")),
+        ("occ_achieved_%", lambda r: r.occupancy_achieved_pct, lambda v: num(v, ".1f")),
+        ("occ/theory", lambda r: r.occupancy_vs_theoretical, lambda v: num(v, ".3f")),
+    ]
+    counted = [r for r in rows if r.counters]
+    for header, value, fmt in optional:
+        if header == "model_MB" or any(value(r) is not None for r in counted):
+            cols.append(Column(header, lambda r, value=value, fmt=fmt: fmt(value(r))))
+    if any(r.counters_note for r in rows):
+        cols.append(Column("counters_note", lambda r: r.counters_note, "left"))
+    return cols

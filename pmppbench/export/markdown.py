@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import io
 
-from pmppbench.export.columns import columns_for
+from pmppbench.export.columns import columns_for, counter_columns_for
 from pmppbench.noise import stability_line
 from pmppbench.results import Result
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
-def table(rows: list[Result]) -> str:
-    cols = columns_for(rows)
+def table(rows: list[Result], cols=None) -> str:
+    cols = cols if cols is not None else columns_for(rows)
     out = io.StringIO()
     out.write("| " + " | ".join(c.header for c in cols) + " |\n")
     out.write("|" + "|".join("---:" if c.justify == "right" else "---" for c in cols) + "|\n")
@@ -34,8 +34,12 @@ def results_section(rows: list[Result], meta: dict, source: str = "") -> str:
     if stability:
         lines += [stability[0].upper() + stability[1:] + ".", ""]
     for workload in dict.fromkeys(r.workload for r in rows):
-        lines += [f"#### {workload}", "", table([r for r in rows if r.workload == workload])]
-    warnings = [w for r in rows for w in r.warnings]
+        mine = [r for r in rows if r.workload == workload]
+        lines += [f"#### {workload}", "", table(mine)]
+        counters = counter_columns_for(mine)
+        if counters:  # --counters: the hardware beside the model
+            lines += [f"#### {workload} · hardware counters (ncu, 1 untimed run)", "", table(mine, counters)]
+    warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))
     if warnings:
         lines += ["#### warnings", ""] + [f"- {w}" for w in warnings] + [""]
     return "\n".join(lines)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pmppbench.export.columns import columns_for
+from pmppbench.export.columns import columns_for, counter_columns_for
 from pmppbench.noise import stability_line
 from pmppbench.results import Result
 
@@ -23,12 +23,20 @@ def print_table(console, rows: list[Result], title: str = "", caption: str = "")
         cells[2] = f"[green]{cells[2]}[/]" if r.check == "PASS" else cells[2]
         table.add_row(*cells, style=style)
     console.print(table)
+    counters = counter_columns_for(rows)
+    if counters:  # --counters: the hardware beside the model, one more table
+        ctable = Table(title=escape(f"{title} · hardware counters (ncu, 1 untimed run)") if title else None,
+                       header_style="bold")
+        for c in counters:
+            ctable.add_column(c.header, justify=c.justify)
+        for r in rows:
+            ctable.add_row(*[c.cell(r) for c in counters])
+        console.print(ctable)
 
 
 def print_warnings(console, rows: list[Result]) -> None:
-    for r in rows:
-        for w in r.warnings:
-            console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    for w in dict.fromkeys(w for r in rows for w in r.warnings):  # a line shared by many rows, once
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
 
 
 def print_stability(console, rows: list[Result]) -> None:
