@@ -17,12 +17,13 @@ from pmppbench.check import compare
 from pmppbench.compile import compile_unit
 from pmppbench.errors import UsageError
 from pmppbench.workloads import gemm
-from pmppbench.workloads.gemm import (LADDER, PLANS, RUNG_TILES, SKIPS_LAST_K_TILE, SWEEP, SWEEP_TILES, Tiles,
-                                      dynamic_tile_depth, rtol_for_k, sample_indices, sample_of)
+from pmppbench.workloads.gemm import (BEST_CHOICES, LADDER, PLANS, RUNG_TILES, SCHEDULES, SKIPS_LAST_K_TILE, SWEEP,
+                                      SWEEP_TILES, TUNED, Config, Tiles, choose, config_variant, dynamic_tile_depth,
+                                      rtol_for_k, sample_indices, sample_of, schedule_for, segments, swizzled_tile)
 
 W = workloads.get("gemm")
 LADDER_NAMES = ["naive", "tiled16", "tiled32", "coarsened", "regtile2x2", "regtile4x4", "corner_turning",
-                "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "tuned", "cublas"]
+                "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "tuned", "best", "cublas"]
 
 
 def shape(m, n, k):
@@ -45,7 +46,7 @@ def test_variant_table_matches_the_issues():
 
 def test_every_kernel_variant_has_a_launch_plan():
     for v in (*W.variants, SKIPS_LAST_K_TILE):
-        if v.kernel:
+        if v.kernel and v.name != "best":  # best's launch comes from its Config (tests below)
             plan = PLANS[v.name]
             assert 32 <= math.prod(plan.block) <= 1024 and plan.bm > 0 and plan.bn > 0
 
@@ -70,6 +71,80 @@ def test_tuning_config_runs_every_sweep_point():
     assert plan.name == "gemm" and {"cublas", "double_buffer"} <= set(plan.variants)
     assert {v.name for v in SWEEP} <= set(plan.variants)
     assert shape(4096, 4096, 4096) in plan.shapes
+
+
+# ---- best: schedules, swizzle, the rule --------------------------------------------------------
+
+SCHEDULE_SHAPES = [(1, 1, 1), (512, 512, 512), (1024, 1024, 1024), (4096, 4096, 4096), (129, 127, 20),
+                   (4096, 1024, 8192), (1000, 999, 17), (1100, 1100, 100), (33, 1, 65)]
+SCHEDULE_CONFIGS = [Config("streamk", t, sched, split)
+                    for t in (TUNED, Tiles(64, 64, 16, 32, 16, 1, 4, 4)) for sched in SCHEDULES for split in (1, 3)]
+
+
+@pytest.mark.parametrize("cfg", SCHEDULE_CONFIGS, ids=lambda c: c.name)
+@pytest.mark.parametrize("slots", [1, 7, 132, 264])
+def test_streamk_schedules_cover_every_k_step_of_every_tile_once(cfg, slots):
+    """The kernel's walk (mirrored by `segments`): every shared tile's K steps are covered
+    once, in order, by the blocks `contributors` names; partial tiles never share a slot."""
+    for m, n, k in SCHEDULE_SHAPES:
+        s = schedule_for(cfg, m, n, k, slots)
+        assert s.tiles == -(-m // cfg.tiles.bm) * -(-n // cfg.tiles.bn) and s.grid == s.dp_tiles + s.shared_blocks
+        assert 0 <= s.dp_tiles <= s.tiles and (s.per > 0) == (s.dp_tiles < s.tiles)
+        pieces = {}
+        for g, u, kb, ke in segments(s):
+            assert 0 <= kb < ke <= s.kt
+            pieces.setdefault(u, []).append((kb, ke, g))
+        assert sorted(pieces) == list(range(s.tiles - s.dp_tiles))
+        slots_used = set()
+        for u, ps in pieces.items():
+            ps.sort()
+            assert ps[0][0] == 0 and ps[-1][1] == s.kt and all(a[1] == b[0] for a, b in zip(ps, ps[1:]))
+            first, last = s.contributors(u)
+            assert [g for _, _, g in ps] == list(range(first, last + 1))
+            if first != last:
+                for g in range(first, last + 1):
+                    slot = 2 * g + (0 if u == g * s.per // s.kt else 1)
+                    assert slot not in slots_used and slot < 2 * s.shared_blocks
+                    slots_used.add(slot)
+        if s.shared_blocks:  # no block left without work
+            assert (s.shared_blocks - 1) * s.per < s.shared_steps
+
+
+def test_schedules_on_an_h200():
+    hyb = Config("streamk", TUNED, "hybrid")
+    s = schedule_for(hyb, 4096, 4096, 4096, 132)  # 512 tiles: 2 waves whole, 248 tiles over 132 blocks
+    assert (s.tiles, s.dp_tiles, s.shared_blocks, s.per) == (512, 264, 132, -(-248 * 512 // 132))
+    s = schedule_for(hyb, 2048, 2048, 2048, 132)  # 128 tiles, fewer than the SMs: all stream-K
+    assert (s.dp_tiles, s.shared_blocks) == (0, 132) and s.per == -(-128 * 256 // 132)
+    assert schedule_for(hyb, 4224, 4096, 512, 132).dp_tiles == 528  # 33 x 16 tiles, 4 full waves
+    split = schedule_for(Config("streamk", TUNED, "split", 4), 1024, 1024, 1024, 132)
+    assert (split.dp_tiles, split.per, split.shared_blocks) == (0, 32, 128)
+    assert schedule_for(Config("streamk", TUNED, "split", 64), 128, 256, 16, 132).per == 1  # at most kt runs
+    dp = schedule_for(Config("streamk", TUNED), 1000, 1000, 1000, 132)
+    assert (dp.dp_tiles, dp.shared_blocks, dp.grid) == (32, 0, 32)
+
+
+@pytest.mark.parametrize("tiles_m, tiles_n, group", [(32, 16, 8), (7, 5, 3), (1, 9, 8), (10, 1, 4), (5, 5, 1)])
+def test_swizzle_numbers_every_tile_once(tiles_m, tiles_n, group):
+    seen = [swizzled_tile(t, tiles_m, tiles_n, group) for t in range(tiles_m * tiles_n)]
+    assert sorted(seen) == [(i, j) for i in range(tiles_m) for j in range(tiles_n)]
+    if group == 1:
+        assert seen == [(i, j) for i in range(tiles_m) for j in range(tiles_n)]  # row by row
+    elif tiles_m > 1:
+        assert seen[:2] == [(0, 0), (1, 0)]  # down a column of the group first
+
+
+def test_configs_name_their_kernel_and_pass_the_static_asserts():
+    for cfg in (*BEST_CHOICES.values(), *SCHEDULE_CONFIGS):
+        assert cfg.tiles.problems(cfg.kernel) == []
+        v = config_variant(cfg)
+        assert v.kernel == cfg.expression and v.name == cfg.name
+    assert Config("streamk", TUNED, "hybrid", group_m=8, async_b=True).expression == \
+        "streamk<128, 256, 8, 64, 64, 4, 4, 4, true>"
+    assert Config("double_buffer", TUNED).expression == W.variant("tuned").kernel
+    with pytest.raises(ValueError):
+        Config("double_buffer", TUNED, "split", 2)
+    assert any("99 KB" in p for p in Tiles(128, 256, 64, 64, 64, 4, 4, 4).problems("streamk"))
 
 
 # ---- inputs, reference, check ------------------------------------------------------------------

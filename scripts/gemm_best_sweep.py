@@ -1,0 +1,164 @@
+"""The sweep `best`'s rule was read from (issue 21, docs/gemm_ladder.md "best").
+
+Run on the GPU:
+
+    python3 scripts/gemm_best_sweep.py --out gemm_best_sweep.csv
+
+Every candidate configuration (pmppbench/workloads/gemm.py, Config: kernel, tiles,
+schedule, swizzle) on every shape of SHAPES, each checked against the float64 reference
+and then timed under the protocol, with `tuned` and `cublas` in the same run of the same
+shape, through the workload's own jobs (runner.prepared / runner.evaluate, the code path of
+`pmppbench gemm`). First a check-only pass of every streamk schedule on edge shapes, each
+launched three times before its output is read (the arrival counters must come back to zero).
+Rows go to a pmppbench result file as they finish; a per-shape summary is printed last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pmppbench import device, metadata, resultfile, roofline, runner  # noqa: E402
+from pmppbench.check import compare  # noqa: E402
+from pmppbench.gpu import cupy  # noqa: E402
+from pmppbench.protocol import Protocol  # noqa: E402
+from pmppbench.workloads import get  # noqa: E402
+from pmppbench.workloads.gemm import TUNED, Config, Tiles, config_variant  # noqa: E402
+
+W = get("gemm")
+
+# Targets first (the issue's table), then shapes that show where the rule's boundaries are.
+SHAPES = [
+    (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+    (4096, 4096, 1024), (1024, 8192, 4096), (4096, 1024, 8192),
+    (256, 256, 256), (768, 768, 768), (1536, 1536, 1536), (3072, 3072, 3072), (1024, 1024, 8192),
+    (2048, 2048, 8192), (8192, 8192, 256),
+]
+
+TUNED16 = Tiles(128, 256, 16, 64, 64, 4, 4, 4)  # BK 16: half the barriers (B by cp.async: no spills)
+WIDE = Tiles(256, 128, 8, 64, 64, 4, 4, 4)  # tuned turned on its side
+T128 = Tiles(128, 128, 8, 64, 32, 2, 4, 4)  # the best 128x128 of the first sweep, 2 blocks per SM
+SMALL = [Tiles(128, 128, 16, 32, 64, 2, 4, 4), Tiles(64, 128, 8, 32, 64, 2, 4, 4), Tiles(128, 64, 8, 64, 32, 2, 4, 4),
+         Tiles(64, 64, 8, 32, 32, 1, 4, 4), Tiles(64, 64, 16, 32, 16, 1, 4, 4), Tiles(32, 64, 16, 16, 32, 1, 4, 4),
+         Tiles(64, 128, 16, 32, 32, 1, 4, 4), Tiles(128, 64, 16, 32, 32, 1, 4, 4)]
+
+
+def sk(tiles, schedule="dp", split=1, group_m=1, async_b=False):
+    return Config("streamk", tiles, schedule, split, group_m, async_b)
+
+
+def candidates(m: int, n: int, k: int) -> list[Config]:
+    out = [sk(TUNED), sk(TUNED, group_m=8), sk(TUNED, "hybrid"), sk(TUNED, "hybrid", group_m=8),
+           sk(TUNED, "streamk", group_m=8), sk(TUNED, async_b=True, group_m=8),
+           sk(TUNED, "hybrid", group_m=8, async_b=True), sk(TUNED16, group_m=8, async_b=True),
+           sk(TUNED16, "hybrid", group_m=8, async_b=True), sk(WIDE, group_m=8), sk(WIDE, "hybrid", group_m=8),
+           sk(T128, group_m=8), sk(T128, "hybrid", group_m=8), sk(T128, "streamk", group_m=8)]
+    if m * n > 2048 * 2048:
+        return out
+    for split in (2, 3, 4, 8):
+        out.append(sk(TUNED, "split", split))
+    for t in [T128, *SMALL]:
+        kt = -(-k // t.bk)
+        out += [sk(t), sk(t, "streamk"), sk(t, "hybrid")]
+        out += [sk(t, "split", s) for s in (2, 3, 4, 8) if kt // s >= 2]
+    return list(dict.fromkeys(out))
+
+
+# (2200, 4100, 24): 306 tiles of 128 x 256, more than two waves: hybrid has whole and shared tiles
+EDGES = [(129, 127, 20), (257, 260, 36), (1000, 999, 17), (33, 1, 65), (1, 1, 1), (513, 257, 1030),
+         (1100, 1100, 100), (64, 132, 12), (2200, 4100, 24)]
+
+
+def check_edges() -> int:
+    """Every kernel of the sweep, every schedule, on edge shapes; three launches per check."""
+    configs = []
+    for t in [TUNED, WIDE, T128, *SMALL]:
+        configs += [sk(t, "split", 3), sk(t, "streamk", group_m=3), sk(t, "hybrid", group_m=8), sk(t, group_m=2)]
+    configs += [sk(TUNED, "hybrid", async_b=True), sk(TUNED16, "streamk", async_b=True), sk(TUNED16, async_b=True)]
+    variants = [config_variant(c) for c in configs]
+    bad = 0
+    for s in EDGES:
+        shape = dict(m=s[0], n=s[1], k=s[2])
+        with runner.prepared(W, shape, ALL, 0) as (inputs, ctx):
+            ref = W.reference(shape, inputs, variants[0])
+            tol = W.tolerance_for(shape)
+            for v in variants:
+                job = W.job(v, shape, ctx)
+                job.poison()
+                for _ in range(3):
+                    job.run()
+                cupy().cuda.Device().synchronize()
+                r = compare(job.output(), ref, tol)
+                if not r.passed:
+                    bad += 1
+                    print(f"EDGE FAIL {v.name} {s}: {r.detail}", flush=True)
+    print(f"edge checks: {len(EDGES) * len(variants)} runs, {bad} failed", flush=True)
+    return bad
+
+
+def reps_for(m, n, k) -> int:
+    est_s = 2 * m * n * k / 40e12
+    return max(3, min(50, int(0.015 / est_s)))
+
+
+ALL: list = []
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--budget-s", type=float, default=300.0, help="stop starting new shapes after this")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    dev = device.current()
+    cp = cupy()
+    per_shape = {s: [config_variant(c) for c in candidates(*s)] for s in SHAPES}
+    extra = [W.variant("tuned"), W.variant("cublas")]
+    seen = {}
+    for vs in per_shape.values():
+        for v in vs:
+            seen.setdefault(v.name, v)
+    ALL.extend([*extra, *seen.values()])
+    # one compile unit for every kernel (memoized by load_kernels): each shape reuses it
+    print(f"{len(seen)} configurations, {len({v.kernel for v in ALL})} kernels", flush=True)
+    bad = check_edges()
+    print(f"[{time.monotonic() - t0:.0f} s] edges done", flush=True)
+    meta = metadata.run_meta(0, command="scripts/gemm_best_sweep.py")
+    sink = resultfile.open_sink(args.out, meta)
+    summary = []
+    try:
+        for s in SHAPES:
+            if time.monotonic() - t0 > args.budget_s:
+                print(f"budget reached: skipping {s} and after", flush=True)
+                break
+            shape = dict(m=s[0], n=s[1], k=s[2])
+            variants = [*extra, *per_shape[s]]
+            protocol = Protocol(warmup=2, batches=3, reps=reps_for(*s))
+            with runner.prepared(W, shape, ALL, 0) as (inputs, ctx):
+                rows = runner.evaluate(W, shape, variants, inputs, ctx, protocol=protocol, seed=0,
+                                       device_name=dev.name, synchronize=cp.cuda.Device().synchronize,
+                                       ceilings=roofline.ceilings_for(dev), observer=runner.clock_observer)
+            for r in rows:
+                sink.add(r)
+            summary.append((s, rows))
+            print(f"[{time.monotonic() - t0:.0f} s] {s}: {len(rows)} rows", flush=True)
+    finally:
+        sink.close()
+    for s, rows in summary:
+        timed = [r for r in rows if r.median_ms]
+        failed = [r.variant for r in rows if r.check != "PASS"]
+        cub = next(r for r in rows if r.variant == "cublas")
+        ranked = sorted(timed, key=lambda r: r.median_ms)
+        print(f"== {s[0]}x{s[1]}x{s[2]}  cublas {(cub.median_ms or 0) * 1e3:.1f} us  failed: {failed or 'none'}")
+        top = ranked[:6] + [r for r in ranked[6:] if r.variant == "tuned"]
+        for r in top:
+            print(f"   {r.pct_of_roof or 0:6.1f}%  {r.median_ms * 1e3:9.1f} us  {r.variant}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
