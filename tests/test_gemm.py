@@ -461,3 +461,27 @@ def test_timed_run_produces_sane_rows(run_cli, tmp_path):
 def test_too_large_for_device_memory_is_exit_2(run_cli):
     code, _, err = run_cli("gemm", "1000000", "1000000", "1000", "--check-only")
     assert code == 2 and "device memory" in err
+
+
+@pytest.mark.gpu
+def test_best_choices_pass_on_edges_after_repeated_launches():
+    """Every configuration `best` can choose, on shapes that take each branch of the rule and
+    leave partial tiles; launched three times before the output is read, so arrival counters
+    that did not come back to zero would show. (2200, 4100, 24) has whole and shared tiles."""
+    from pmppbench import device
+    from pmppbench.runner import prepared
+
+    sms = device.current().sm_count
+    variants = [config_variant(c) for c in BEST_CHOICES.values()]
+    for s in (shape(2200, 4100, 24), shape(513, 257, 1030), shape(1000, 999, 17), shape(129, 127, 20),
+              shape(1, 1, 1), shape(300, 1, 7)):
+        with prepared(W, s, variants) as (inputs, ctx):
+            ref = W.reference(s, inputs, variants[0])
+            for v in variants:
+                job = W.job(v, s, ctx)
+                job.poison()
+                for _ in range(3):
+                    job.run()
+                result = compare(job.output(), ref, W.tolerance_for(s))
+                assert result.passed, (v.name, s, result.detail)
+        assert choose(s["m"], s["n"], s["k"], sms) in BEST_CHOICES.values()

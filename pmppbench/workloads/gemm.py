@@ -360,18 +360,33 @@ def config_variant(cfg: Config) -> Variant:
 
 
 TUNED = RUNG_TILES["tuned"][1]
+SMALL_TILES = Tiles(64, 64, 16, 32, 16, 1, 4, 4)  # 256 threads, 4x4 each: many blocks for small products
 BEST_CHOICES = {
-    "large": Config("streamk", TUNED, "hybrid", group_m=8),
-    "small": Config("streamk", TUNED, "streamk"),
+    "waves": Config("streamk", TUNED, "hybrid", group_m=8),
+    "deep": Config("streamk", TUNED, "streamk"),
+    "small": Config("streamk", SMALL_TILES, "streamk"),
 }
 for _cfg in BEST_CHOICES.values():
     config_variant(_cfg)
+MIN_STEPS_PER_SM = 24  # K steps of a 128 x 256 tile each SM needs for stream-K to pay (deep)
 
 
 def choose(m: int, n: int, k: int, sms: int) -> Config:
-    """best's rule (docs/gemm_ladder.md, "best"): PROVISIONAL until the sweep."""
+    """best's rule (docs/gemm_ladder.md, "best"), for a GPU of `sms` SMs:
+
+    waves: at least one 128 x 256 tile per SM -- the tuned tiles, whole tiles for every full
+        wave but the last, stream-K for the rest, tiles swizzled in groups of 8 rows;
+    deep: fewer tiles, but K long enough that every SM still gets MIN_STEPS_PER_SM K steps
+        of them -- the same tiles, all of it stream-K;
+    small: otherwise -- 64 x 64 tiles (256 threads of 4 x 4), stream-K over every block
+        the GPU holds.
+    """
     tiles = -(-m // TUNED.bm) * -(-n // TUNED.bn)
-    return BEST_CHOICES["large" if tiles >= sms else "small"]
+    if tiles >= sms:
+        return BEST_CHOICES["waves"]
+    if tiles * -(-k // TUNED.bk) >= MIN_STEPS_PER_SM * sms:
+        return BEST_CHOICES["deep"]
+    return BEST_CHOICES["small"]
 
 
 # ---- checking -----------------------------------------------------------------------------
