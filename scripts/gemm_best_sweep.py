@@ -31,11 +31,14 @@ from pmppbench.workloads.gemm import TUNED, Config, Tiles, config_variant  # noq
 
 W = get("gemm")
 
-# The target shapes (the device time of this session allowed no more).
+# The target shapes; --more adds shapes between and beyond them, where the rule's
+# boundaries lie (tiles per SM, K steps per SM).
 SHAPES = [
     (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
     (4096, 4096, 1024), (1024, 8192, 4096), (4096, 1024, 8192),
 ]
+MORE_SHAPES = [(256, 256, 256), (768, 768, 768), (1536, 1536, 1536), (3072, 3072, 3072), (1024, 1024, 8192),
+               (2048, 2048, 8192), (1536, 1536, 4096), (8192, 8192, 256)]
 
 TUNED16 = Tiles(128, 256, 16, 64, 64, 4, 4, 4)  # BK 16: half the barriers (B by cp.async: no spills)
 WIDE = Tiles(256, 128, 8, 64, 64, 4, 4, 4)  # tuned turned on its side
@@ -104,11 +107,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--budget-s", type=float, default=300.0, help="stop starting new shapes after this")
+    ap.add_argument("--more", action="store_true", help="also the shapes of MORE_SHAPES")
     args = ap.parse_args()
+    shapes = SHAPES + (MORE_SHAPES if args.more else [])
     t0 = time.monotonic()
     dev = device.current()
     cp = cupy()
-    per_shape = {s: [config_variant(c) for c in candidates(*s)] for s in SHAPES}
+    per_shape = {s: [config_variant(c) for c in candidates(*s)] for s in shapes}
     extra = [W.variant("tuned"), W.variant("best"), W.variant("cublas")]
     seen = {}
     for vs in per_shape.values():
@@ -123,7 +128,7 @@ def main() -> int:
     sink = resultfile.open_sink(args.out, meta)
     summary = []
     try:
-        for s in SHAPES:
+        for s in shapes:
             if time.monotonic() - t0 > args.budget_s:
                 print(f"budget reached: skipping {s} and after", flush=True)
                 break

@@ -485,3 +485,56 @@ def test_best_choices_pass_on_edges_after_repeated_launches():
                 result = compare(job.output(), ref, W.tolerance_for(s))
                 assert result.passed, (v.name, s, result.detail)
         assert choose(s["m"], s["n"], s["k"], sms) in BEST_CHOICES.values()
+
+
+def test_config_launch_builds_the_schedules_arguments(monkeypatch):
+    """config_launch on the CPU, with NumPy for the device arrays and a fake occupancy:
+    the grid, the block, the schedule's arguments and the workspace sizes."""
+    from pmppbench import compile as comp
+    from pmppbench import occupancy
+
+    monkeypatch.setattr(gemm, "cupy", lambda: np)
+    monkeypatch.setattr(occupancy, "api_active_blocks", lambda kernel, threads, smem: 1)
+
+    def fake(name):
+        return comp.Kernel(name=name, function=None, registers=227, static_smem=16, local_bytes=0, max_threads=256,
+                           spill_bytes=0)
+
+    s = shape(4096, 4096, 4096)
+    ctx = {"a": "A", "b": "B", "c": "C", "kernels": {}}
+    cfg = BEST_CHOICES["waves"]
+    ctx["kernels"][cfg.expression] = fake(cfg.expression)
+    launch = gemm.config_launch(cfg, s, ctx, 132)
+    sched = schedule_for(cfg, 4096, 4096, 4096, 132)
+    assert launch.grid == (sched.grid,) == (264 + 132,) and launch.block == (256,)
+    assert launch.dynamic_smem == TUNED.smem_bytes(2) == 2 * 4 * (8 * 132 + 8 * 256)
+    a, b, c, m, n, k, dp, per, group, partials, arrivals = launch.args
+    assert (a, b, c) == ("A", "B", "C") and (m, n, k) == (4096, 4096, 4096) and m.dtype == np.int32
+    assert (dp, per, group) == (264, sched.per, 8) and per.dtype == np.int32
+    assert partials.dtype == np.float32 and partials.size == 2 * 132 * 128 * 256
+    assert arrivals.dtype == np.int32 and arrivals.size == 512 - 264 and not arrivals.any()
+    assert "264 whole tiles + 132 shared blocks" in launch.kernel.name and launch.kernel.registers == 227
+    assert gemm.config_launch(cfg, s, ctx, 132).args[-1] is arrivals  # one workspace per configuration
+    # the tuned rung's own kernel as a configuration: its 2-D grid and no extra arguments
+    db = Config("double_buffer", TUNED)
+    ctx["kernels"][db.expression] = fake(db.expression)
+    launch = gemm.config_launch(db, shape(1000, 1000, 10), ctx, 132)
+    assert launch.grid == (4, 8) and len(launch.args) == 6 and launch.dynamic_smem == 0
+
+
+def test_best_rule_on_the_h200_shapes():
+    """Which configuration `choose` names for the issue's shapes on 132 SMs (the rule's
+    branches: tiles >= SMs; enough K steps per SM for stream-K of 128 x 256 tiles; else small)."""
+    picks = {s: choose(*s, 132) for s in [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
+                                         (4096, 4096, 4096), (8192, 8192, 8192), (4096, 4096, 1024),
+                                         (1024, 8192, 4096), (4096, 1024, 8192), (1, 1, 1)]}
+    assert picks[(4096, 4096, 4096)] is picks[(8192, 8192, 8192)] is BEST_CHOICES["waves"]
+    assert picks[(4096, 4096, 1024)] is picks[(1024, 8192, 4096)] is BEST_CHOICES["waves"]
+    assert picks[(2048, 2048, 2048)] is picks[(4096, 1024, 8192)] is BEST_CHOICES["deep"]
+    assert picks[(1024, 1024, 1024)] is BEST_CHOICES["deep"]  # 32 tiles x 128 steps = 31 per SM
+    assert picks[(512, 512, 512)] is picks[(1, 1, 1)] is BEST_CHOICES["small"]
+    # a GPU with half the SMs has half the slots to fill: 2048^3 then has a wave of tiles
+    assert choose(2048, 2048, 2048, 66) is BEST_CHOICES["waves"]
+    row = W.traffic(shape(512, 512, 512), W.variant("best"))  # modelled with the tiles best would use
+    t = BEST_CHOICES["small"].tiles
+    assert row.extra["model_bytes"] == 4 * (512 * 512 * (512 // t.bn) + 512 * 512 * (512 // t.bm)) + 4 * 512 * 512

@@ -3,8 +3,9 @@
 C[M,N] = A[M,K] B[K,N]. The table climbs the book's ladder -- naive, tiled16/32, coarsened,
 register tiling, corner turning, dynamic shared memory -- then the rungs towards
 cuBLAS: 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async
-pipeline. `cublas` is `cupy.matmul` on the same FP32 data and is the "% of" column's
-reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
+pipeline, and `best`, which picks per shape among configurations of the streamk kernel
+(tiles, split-K / stream-K, tile swizzle; `choose`). `cublas` is `cupy.matmul` on the same
+FP32 data and is the "% of" column's reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
 kernels_cu/gemm.cu.
 
 The check is normwise against a float64 product of the same inputs (see `tolerance_for`).
@@ -140,7 +141,7 @@ SWEEP_TILES = (
 )
 SWEEP_PREFIX = {"warptile": "wt", "double_buffer": "db", "cp_async": "ca"}
 
-LADDER = (
+RUNGS = (
     Variant("naive", "naive", "one thread per C element, block (16,16), fmaf over the full K"),
     Variant("tiled16", "tiled<16>", "16x16 tiles of A and B in shared memory: each global load serves 16 FMAs"),
     Variant("tiled32", "tiled<32>", "32x32 tiles, 1024 threads: each global load serves 32 FMAs"),
@@ -162,12 +163,8 @@ LADDER = (
             "warptile fed by a 3-stage cp.async pipeline: copies bypass registers, two tiles in flight"),
     Variant("tuned", RUNG_TILES["tuned"][1].kernel("double_buffer"),
             "double_buffer with the sweep's best tiles: 128x256 block, 64x64 warps, 8x16 C per thread"),
-    # The kernel named here is the one `best` launches on large shapes; on others it loads the
-    # one `choose` names when first used (every one of them is in kernel_names()).
-    Variant("best", RUNG_TILES["tuned"][1].kernel("double_buffer"),
-            "a configuration per shape (choose): tiles, split-K / stream-K, swizzle, from the H200 sweep"),
-    Variant("cublas", None, "cupy.matmul on the same FP32 data: cuBLAS SGEMM (no TF32 unless CUPY_TF32=1)"),
-)
+)  # then best and cublas (LADDER, after best's configurations below)
+CUBLAS = Variant("cublas", None, "cupy.matmul on the same FP32 data: cuBLAS SGEMM (no TF32 unless CUPY_TF32=1)")
 
 # TEST ONLY (tests/test_gemm.py): naive with the K-tail bug, never part of the table.
 SKIPS_LAST_K_TILE = Variant("skips_last_k_tile", "skips_last_k_tile",
@@ -368,6 +365,11 @@ BEST_CHOICES = {
 }
 for _cfg in BEST_CHOICES.values():
     config_variant(_cfg)
+# The kernel named here is the one `best` launches on large shapes; on others it loads the
+# one `choose` names when first used (every one of them is in kernel_names()).
+BEST = Variant("best", BEST_CHOICES["waves"].expression,
+               "a configuration per shape (choose): tiles, split-K / stream-K, tile swizzle")
+LADDER = (*RUNGS, BEST, CUBLAS)
 MIN_STEPS_PER_SM = 24  # K steps of a 128 x 256 tile each SM needs for stream-K to pay (deep)
 
 
@@ -471,7 +473,8 @@ class Gemm(Workload):
         out = []
         for kernel, names in super().kernel_variants():
             if kernel in uses:
-                names = ", ".join(filter(None, [names, f"best ({', '.join(uses[kernel])})"]))
+                others = [x for x in names.split(", ") if x and x != "best"]
+                names = ", ".join([*others, f"best ({', '.join(uses[kernel])})"])
             out.append((kernel, names))
         return out
 
@@ -577,6 +580,9 @@ class Gemm(Workload):
         (tiled16: 4, tiled32: 8, regtile4x4 (64x64): 16, 128x128 rungs: 32). coarsened's
         32 x 128 tile gives the course notes' 4MNK/T (1 + 1/COARSE_FACTOR) bytes, 2T/(4 (1 + 1/4)) = 12.8
         FLOP/B. corner_turning and dynamic_smem are T = 32 tilings. cuBLAS has no model here.
+        best and its configurations: the same formula with the tiles of the configuration (for
+        best, the one its job launched on this shape, else the rule's pick for 132 SMs); the
+        partial tiles of split-K / stream-K (written once, read once, in L2) are not counted.
         """
         m, n, k = shape["m"], shape["n"], shape["k"]
         flops = 2 * m * n * k
