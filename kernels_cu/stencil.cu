@@ -2,7 +2,7 @@
 // (the course notes, "Stencil"). Neighbours outside [0, n) count as 0 and the divisor stays 2R+1.
 // x and y do not overlap.
 //
-// The radius R is a compile-time constant (the course's `-DSTENCIL_RADIUS=2`): every radius
+// The radius R is a compile-time constant (the course's `-DRADIUS=2`): every radius
 // is its own NVRTC module, so loops over the window have constant trip counts and the
 // shared tiles have constant sizes.
 //
@@ -27,19 +27,21 @@
 // The three variants differ in where the 2R+1 reads of each output come from:
 //   naive      2R+1 global reads per output (the L1/L2 caches absorb the overlap, if they can)
 //   shared     the course's kernel: (B+2R)/B global reads, 2R+1 shared reads per output
-//   coarsened  one thread makes C consecutive outputs with a running sum: (2R+C)/C shared
-//              reads per output, float4 global loads and stores
+//   coarsened  the memory-roof kernel: for R <= 4 a register window (4 outputs per thread,
+//              no shared memory); otherwise C consecutive outputs per thread with a running
+//              sum over a shared tile, (2R+C)/C shared reads per output; float4 global loads,
+//              float4 streaming stores
 
-#ifndef STENCIL_RADIUS
-#define STENCIL_RADIUS 32  // the course's default build
+#ifndef RADIUS
+#define RADIUS 32  // the course's default build
 #endif
 
-constexpr int R = STENCIL_RADIUS;
+constexpr int R = RADIUS;
 constexpr int WINDOW = 2 * R + 1;
 constexpr float INV_WINDOW = 1.0f / WINDOW;  // coarsened: one multiply per output instead of a division
 constexpr int B = 256;  // naive and shared: threads per block = outputs per block
 
-static_assert(R >= 0, "STENCIL_RADIUS must be >= 0");
+static_assert(R >= 0, "RADIUS must be >= 0");
 // The course's tile is static shared memory, which CUDA caps at 48 KB per block.
 static_assert((B + 2 * R) * sizeof(float) <= 48 * 1024, "shared: tile of B + 2R floats exceeds 48 KB");
 
@@ -86,30 +88,70 @@ __global__ void shared(const float* x, float* y, I n) {
 
 // ---- coarsened ---------------------------------------------------------------------------
 //
-// Why `shared` stays far from the memory roof at R = 32: every output still performs 65
-// shared-memory reads, and shared memory delivers 32 floats per clock per SM -- at 2^24
-// outputs on an H200 about 4x the time the 8 bytes per output need at DRAM speed. The fix
-// is register reuse: thread t computes C consecutive outputs, the first with the full window
-// sum, each next one from the previous by adding the element that enters the window and
-// subtracting the one that leaves. Shared reads per output fall from 2R+1 to (2R+C)/C
-// (about 3 at R = 32, C = 31).
+// The goal is the memory roof: a device-to-device memcpy of the same 8 bytes per output,
+// timed in the same run (the `memcpy` row). Before the memory-roof work this kernel was one design for
+// every R -- a 3968-output shared tile per 128-thread block (C = 31) -- and on the H200 it
+// reached 89.1% of memcpy at n = 2^24, R = 2, 88.0% at R = 32, and 75.8% / 64.4% at
+// n = 2^22; as below, 99.2%, 100.6%, 94.1% and 87.1%, the two builds and memcpy timed in one
+// process (results/h200/memory-roof/final.txt; the benchmark commands of the same run: 99.5%,
+// 98.6%, 91.3%, 85.9%, commands.txt). What closed the gap, from the study of
+// results/h200/memory-roof/sweep2.txt (scripts/memory_roof_study/stencil.cu, every candidate
+// in one run with memcpy):
 //
-// The block (THREADS threads, THREADS*C outputs) runs in three phases, two barriers:
-//   1. load   x[base - HALO, base + THREADS*C + HALO) into `tile` with float4 loads, every
-//             load of a thread issued before the first shared store so they are all in flight
+//  1. Smaller tiles, more of them in flight. The C = 31 block needs 31.8 KB of shared memory,
+//     so only 7 blocks (896 threads) fit on an SM, and at 2^22 its 1058 blocks are 1.15 waves
+//     of 924: the second wave runs 15% full. With C = 9 a block is 1152 outputs, 10 KB and 32
+//     registers: 16 blocks (2048 threads) per SM, 14564 blocks at 2^24, and the tail is a
+//     small part of the run. At 2^24 C = 7 and 9 reach 98.9-99.1% of memcpy at R = 2 and
+//     R = 32; C = 15 stays near 90% (C = 11: 98.9% at R = 2, 90.5% at R = 32).
+//  2. Fewer instructions per output. At 2^22 the data fits in L2 (60 MB), so DRAM is not what
+//     limits the kernel; instructions and their latency are. A block that lies wholly inside
+//     x and y (all but the first and last) loads and stores without the per-float4 64-bit
+//     bounds tests, and for R > 4 each thread's first window is built from C-element chunk
+//     sums of its neighbours (below) instead of a serial 2R+1-term sum: at R = 32, C = 15 the
+//     chunk sums alone took 2^22 from 71.8% to 78.3% of memcpy and 2^24 from 86.4% to 90.8%.
+//  3. Streaming stores (st.global.cs, `__stcs`): y is written once and never read back by
+//     this kernel, so its lines are marked evict-first in L2 instead of displacing x. C = 15
+//     with the chunked first window: 78.3% -> 83.3% at 2^22, R = 32; 90.8% -> 93.5% at 2^24.
+//  4. For R <= 4 no shared memory at all. Each thread makes 4 outputs (one float4) from the
+//     float4s x[4g - HALO .. 4g + 3 + HALO]: 3 16-byte loads, two of which the neighbouring
+//     threads load too, so they come from L1. No barrier, no stage, no second shared round
+//     trip: 99.3% of memcpy at 2^24, R = 2, and 94.1% at 2^22 (the best shared tile: 91.1%).
+//     For larger R the L1 traffic grows as 2*HALO/4 + 1 loads per 4 outputs (17 at R = 32),
+//     more than L1 serves at DRAM speed, so the shared tile stays.
+//
+// Why a running sum over a shared tile: `shared` stays far from the memory roof at R = 32
+// because every output still performs 65 shared-memory reads, and shared memory delivers 32
+// floats per clock per SM -- at 2^24 outputs on an H200 about 4x the time the 8 bytes per
+// output need at DRAM speed. The fix is register reuse: thread t computes C consecutive
+// outputs, the first with the full window sum, each next one from the previous by adding the
+// element that enters the window and subtracting the one that leaves. Shared reads per output
+// fall from 2R+1 to about (2R+C)/C, plus the staged output.
+//
+// Shared-tile path (R > 4). A block (THREADS threads, OUT = THREADS*C outputs) runs:
+//   1. load   x[base - HALO, base + OUT + HALO) into `tile` with float4 loads, every load of a
+//             thread issued before the first shared store so they are all in flight
 //   2. sum    thread t's outputs are tile-consecutive, base + t*C + c; they go to `stage`
-//   3. store  `stage` -> y with float4 stores, coalesced again
-// HALO is R rounded up to a multiple of 4, so `base - HALO` is float4-aligned (THREADS*C is a
+//   3. store  `stage` -> y with float4 streaming stores, coalesced again
+// HALO is R rounded up to a multiple of 4, so `base - HALO` is float4-aligned (OUT is a
 // multiple of 4 too); the extra HALO - R slots on each side are loaded but never summed.
 //
-// Bank conflicts: in phase 2, lane t of a warp reads tile[t*C + k] and writes stage[t*C + c].
-// With C odd, t*C mod 32 is distinct for the 32 lanes, so every access is conflict-free;
-// an even C would put lanes on shared banks (C = 32 would be a 32-way conflict).
+// The first window from chunks: thread t's chunk is the sum of tile[s .. s+C-1] (s = t*C +
+// HALO - R), the elements that later leave its window. With Q = (2R+1)/C whole chunks in a
+// window (Q >= 2), thread t's first window is its own chunk plus the chunks of threads t+1
+// .. t+Q-1, plus the last (2R+1) - QC elements. The last Q-1 threads of the block need chunks
+// past the block's own; GHOSTS extra chunk sums over the right halo provide them. One more
+// barrier separates writing the chunk sums from reading them.
+//
+// Bank conflicts: lane t of a warp reads tile[t*C + k] and writes stage[t*C + c]. With C odd,
+// t*C mod 32 is distinct for the 32 lanes, so every access is conflict-free (so are the
+// ghost chunks, and chunk[t + j] is consecutive).
 //
 // Rounding: the running sum adds and subtracts in a different order from a direct sum, and
 // its error grows with c; pmppbench/workloads/stencil.py derives the bound the check uses.
 
 constexpr int HALO = (R + 3) / 4 * 4;
+constexpr int REGISTER_MAX_R = 4;  // up to here the register window (HALO = 4: 3 float4s)
 
 // x[g .. g+3] as one float4, zero outside [0, n) -- the same zero-fill as `shared`. g is a
 // multiple of 4, so the four are all inside (one 16-byte load), all left of x[0] (g < 0), or
@@ -130,7 +172,7 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ x, long long g
 // load4 the slow path never has y[g + 3] to write.
 __device__ __forceinline__ void store4(float* __restrict__ y, long long g, long long n, float4 v) {
     if (g + 4 <= n) {
-        *reinterpret_cast<float4*>(y + g) = v;
+        __stcs(reinterpret_cast<float4*>(y + g), v);
         return;
     }
     if (g + 0 < n) y[g + 0] = v.x;
@@ -141,57 +183,124 @@ __device__ __forceinline__ void store4(float* __restrict__ y, long long g, long 
 template <int THREADS, int C>
 __global__ void __launch_bounds__(THREADS)
 coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
-    constexpr int OUT = THREADS * C;     // outputs per block
-    constexpr int IN = OUT + 2 * HALO;   // inputs per block, halo included
-    constexpr int LOADS = (IN / 4 + THREADS - 1) / THREADS;   // float4 loads per thread
-    constexpr int STORES = (OUT / 4 + THREADS - 1) / THREADS; // float4 stores per thread
-    static_assert(C % 2 == 1, "C must be odd for conflict-free strided shared accesses");
-    static_assert(OUT % 4 == 0, "THREADS * C must be a multiple of 4 for float4 alignment");
-    static_assert((IN + OUT) * sizeof(float) <= 48 * 1024, "coarsened: tile + stage exceed 48 KB");
+    if constexpr (R <= REGISTER_MAX_R) {
+        // Register window: thread g makes y[4g .. 4g+3], each a direct sum in naive's order.
+        constexpr int K4 = 2 * HALO / 4 + 1;  // float4s covering x[4g - HALO .. 4g + 3 + HALO]
+        const long long g = (long long)blockIdx.x * THREADS + threadIdx.x;
+        if (4 * g >= n) return;  // no barrier in this path, so leaving early is safe
+        const long long first = 4 * g - HALO;
+        float4 w[K4];
+        if (first >= 0 && first + 4 * K4 <= n) {  // interior: no bounds to test
+#pragma unroll
+            for (int j = 0; j < K4; ++j) w[j] = __ldg(reinterpret_cast<const float4*>(x + first) + j);
+        } else {
+#pragma unroll
+            for (int j = 0; j < K4; ++j) w[j] = load4(x, first + 4 * j, n);
+        }
+        const float* f = reinterpret_cast<const float*>(w);  // f[k] = x[first + k]
+        float out[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int d = 0; d < WINDOW; ++d) sum += f[HALO - R + e + d];  // x[4g + e - R + d]
+            out[e] = sum * INV_WINDOW;
+        }
+        store4(y, 4 * g, n, make_float4(out[0], out[1], out[2], out[3]));
+    } else {
+        constexpr int OUT = THREADS * C;     // outputs per block
+        constexpr int IN = OUT + 2 * HALO;   // inputs per block, halo included
+        constexpr int LOADS = (IN / 4 + THREADS - 1) / THREADS;   // float4 loads per thread
+        constexpr int STORES = (OUT / 4 + THREADS - 1) / THREADS; // float4 stores per thread
+        constexpr int Q = WINDOW / C;        // whole chunks of C in one window
+        constexpr bool CHUNKED = Q >= 2;     // else the first window is summed directly
+        constexpr int GHOSTS = CHUNKED ? Q - 1 : 0;
+        static_assert(C % 2 == 1, "C must be odd for conflict-free strided shared accesses");
+        static_assert(OUT % 4 == 0, "THREADS * C must be a multiple of 4 for float4 alignment");
+        static_assert((IN + OUT + (CHUNKED ? THREADS + GHOSTS : 0)) * sizeof(float) <= 48 * 1024,
+                      "coarsened: tile + stage + chunk sums exceed 48 KB");
 
-    __shared__ __align__(16) float tile[IN];    // tile[k] = x[base - HALO + k]
-    __shared__ __align__(16) float stage[OUT];  // stage[o] = y[base + o]
-    const int t = threadIdx.x;
-    const long long base = (long long)blockIdx.x * OUT;
+        __shared__ __align__(16) float tile[IN];    // tile[k] = x[base - HALO + k]
+        __shared__ __align__(16) float stage[OUT];  // stage[o] = y[base + o]
+        __shared__ float chunk[CHUNKED ? THREADS + GHOSTS : 1];  // chunk[j]: sum of tile[jC + HALO - R], C of them
+        const int t = threadIdx.x;
+        const long long base = (long long)blockIdx.x * OUT;
 
-    // 1. load: all loads into registers first, then all shared stores.
-    float4 v[LOADS];
+        // 1. load: all loads into registers first, then all shared stores.
+        float4 v[LOADS];
+        if (base - HALO >= 0 && base + OUT + HALO <= n) {  // interior: no bounds to test
+            const float4* src = reinterpret_cast<const float4*>(x + (base - HALO));
 #pragma unroll
-    for (int k = 0; k < LOADS; ++k) {
-        int q = t + k * THREADS;  // float4 slot in the tile
-        if (q < IN / 4) v[k] = load4(x, base - HALO + 4LL * q, n);
-    }
+            for (int k = 0; k < LOADS; ++k) {
+                int q = t + k * THREADS;  // float4 slot in the tile
+                if (q < IN / 4) v[k] = __ldg(src + q);
+            }
+        } else {
 #pragma unroll
-    for (int k = 0; k < LOADS; ++k) {
-        int q = t + k * THREADS;
-        if (q < IN / 4) reinterpret_cast<float4*>(tile)[q] = v[k];
-    }
-    __syncthreads();  // the tile is complete
+            for (int k = 0; k < LOADS; ++k) {
+                int q = t + k * THREADS;
+                if (q < IN / 4) v[k] = load4(x, base - HALO + 4LL * q, n);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < LOADS; ++k) {
+            int q = t + k * THREADS;
+            if (q < IN / 4) reinterpret_cast<float4*>(tile)[q] = v[k];
+        }
+        __syncthreads();  // the tile is complete
 
-    // 2. sum: output o = t*C + c needs x[base + o - R + d] = tile[s + c + d], d = 0..2R.
-    //    The elements that later leave the window, tile[s .. s+C-2], are the first ones the
-    //    initial sum reads: they stay in registers, so each element of the thread's span
-    //    tile[s .. s+2R+C-1] is read from shared memory once.
-    const int s = t * C + (HALO - R);
-    float leaving[C - 1];
+        // 2. sum: output o = t*C + c needs x[base + o - R + d] = tile[s + c + d], d = 0..2R.
+        //    The elements that later leave the window, tile[s .. s+C-2], stay in registers.
+        const int s = t * C + (HALO - R);
+        float leaving[C - 1];
 #pragma unroll
-    for (int d = 0; d < C - 1; ++d) leaving[d] = tile[s + d];
-    float sum = 0.0f;
+        for (int d = 0; d < C - 1; ++d) leaving[d] = tile[s + d];
+        float sum = 0.0f;
+        if constexpr (CHUNKED) {
+            float own = 0.0f;
 #pragma unroll
-    for (int d = 0; d < WINDOW && d < C - 1; ++d) sum += leaving[d];
-    for (int d = C - 1; d < WINDOW; ++d) sum += tile[s + d];
-    stage[t * C] = sum * INV_WINDOW;
+            for (int d = 0; d < C - 1; ++d) own += leaving[d];
+            own += tile[s + C - 1];
+            chunk[t] = own;
+            for (int j = t; j < GHOSTS; j += THREADS) {  // chunks THREADS .. THREADS+GHOSTS-1
+                const int sg = (THREADS + j) * C + (HALO - R);
+                float ghost = 0.0f;
 #pragma unroll
-    for (int c = 1; c < C; ++c) {
-        sum += tile[s + c + 2 * R] - leaving[c - 1];  // x[base+o+R] enters, x[base+o-R-1] leaves
-        stage[t * C + c] = sum * INV_WINDOW;
-    }
-    __syncthreads();  // every output of the block is staged
+                for (int d = 0; d < C; ++d) ghost += tile[sg + d];
+                chunk[THREADS + j] = ghost;
+            }
+            __syncthreads();  // every chunk sum is written
+            sum = own;
+            for (int j = 1; j < Q; ++j) sum += chunk[t + j];
+#pragma unroll
+            for (int d = Q * C; d < WINDOW; ++d) sum += tile[s + d];
+        } else {
+#pragma unroll
+            for (int d = 0; d < WINDOW && d < C - 1; ++d) sum += leaving[d];
+            for (int d = C - 1; d < WINDOW; ++d) sum += tile[s + d];
+        }
+        stage[t * C] = sum * INV_WINDOW;
+#pragma unroll
+        for (int c = 1; c < C; ++c) {
+            sum += tile[s + c + 2 * R] - leaving[c - 1];  // x[base+o+R] enters, x[base+o-R-1] leaves
+            stage[t * C + c] = sum * INV_WINDOW;
+        }
+        __syncthreads();  // every output of the block is staged
 
-    // 3. store: coalesced float4 stores; outputs at or past n are not written.
+        // 3. store: coalesced float4 streaming stores; outputs at or past n are not written.
+        const float4* staged = reinterpret_cast<const float4*>(stage);
+        if (base + OUT <= n) {
 #pragma unroll
-    for (int k = 0; k < STORES; ++k) {
-        int q = t + k * THREADS;
-        if (q < OUT / 4) store4(y, base + 4LL * q, n, reinterpret_cast<const float4*>(stage)[q]);
+            for (int k = 0; k < STORES; ++k) {
+                int q = t + k * THREADS;
+                if (q < OUT / 4) __stcs(reinterpret_cast<float4*>(y + base) + q, staged[q]);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < STORES; ++k) {
+                int q = t + k * THREADS;
+                if (q < OUT / 4) store4(y, base + 4LL * q, n, staged[q]);
+            }
+        }
     }
 }

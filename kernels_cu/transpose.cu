@@ -22,7 +22,8 @@
 //   shared32   tiled<32>: through a 32x32 shared tile, both sides coalesced, 32-way bank
 //              conflicts on the transposed shared read
 //   padded33   tiled<33>: the same kernel with a row stride of 33 -- no bank conflicts
-//   coarsened  coarsened<64>: 32x8 threads move a 64x64 padded tile, 16 elements each
+//   coarsened  coarsened<64>: 32x8 threads move a 64x64 padded tile, 16 elements each, as
+//              float4 loads and streaming float4 stores
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -77,62 +78,107 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 }
 
 // coarsened<TILE>: thread coarsening (PMPP 6.3) on top of padded33. A block of 32 x 8
-// threads moves a TILE x TILE tile, each thread TILE/32 columns x TILE/8 rows of it
-// (coarsened<32>: 4 elements, the classic design; coarsened<64>: 16 elements).
+// threads moves a TILE x TILE tile, TILE*TILE/256 elements per thread (coarsened<64>: 16, as
+// 4 float4s; coarsened<32>: 4, one float4).
 //
-// Why it should beat padded33, although both move the same bytes without bank conflicts:
+// Why it beats padded33, although both move the same bytes without bank conflicts:
 //  - Bytes in flight (PMPP 6.2, hiding memory latency). A memory-bound kernel runs at
-//    (bytes in flight) / latency, Little's law. padded33 keeps one 4-byte load per thread outstanding; here every thread first
-//    issues all of its loads into registers and only then stores them to shared memory, so
-//    TILE/32 * TILE/8 loads (64 bytes for TILE = 64) are outstanding at once.
+//    (bytes in flight) / latency, Little's law. padded33 keeps one 4-byte load per thread
+//    outstanding; here every thread first issues all of its loads into registers and only
+//    then stores them to shared memory: 64 bytes per thread for TILE = 64.
 //  - Overhead per element. Index arithmetic, bounds set-up and the barrier are paid once
 //    per thread for many elements instead of once per element.
 //  - Longer runs. With TILE = 64 every row of A read and every row of B written is 256
 //    contiguous bytes instead of 128.
-// The tile rows are TILE + 1 floats: TILE + 1 = 1 (mod 32), so the transposed read
-// tile[c][r] of one warp (c = tx + 32 i, tx = 0..31, r fixed) still hits 32 different banks.
+//
+// The memory roof: the ceiling is a device-to-device memcpy of the same bytes, the
+// `memcpy` row of the table. With 16 scalar loads and stores per thread this kernel reached
+// 94.0% of memcpy at 8192^2 and 95.3% at 4096^2 on the H200; as below, 95.5% and 97.7%, the
+// two builds and memcpy timed in one process (results/h200/memory-roof/final.txt; the
+// benchmark commands of the same run: 95.7% and 97.5%, commands.txt). What moved it, from the
+// study of results/h200/memory-roof/sweep2.txt (scripts/memory_roof_study/transpose.cu, every
+// candidate in one run with memcpy, 8192^2):
+//  - Vector width together with the cache hints. float4 loads and stores let a warp move 512
+//    bytes per instruction (2 rows of 256) instead of 128, a quarter of the memory
+//    instructions. Both sides are touched exactly once: streaming loads (ld.global.cs,
+//    `__ldcs`) and streaming stores (st.global.cs, `__stcs`) mark A's and B's lines
+//    evict-first in L2, so the scattered 256-byte row pieces of B a tile writes do not sit in
+//    L2 at normal priority next to the rows of A still to be read. float4 with streaming
+//    stores: 94.7%, with streaming loads too: 95.3% (4096^2: 95.0% and 97.5%). The scalar
+//    kernel stays at 92.0-92.5% with or without the hints: it is the pair that pays.
+//  - What did not help: persistent blocks sized to whole waves of 132 SMs (each block looping
+//    over tiles, the next tile's loads in flight while it writes the current one) lost 3.6
+//    points at 8192^2 and 1.7 at 4096^2 against one tile per block: the hardware's in-order
+//    dispatch keeps the tiles in flight at any moment close together in A and B, and blocks
+//    that loop drift apart. 32x32 tiles (4 elements per thread) lost 9.5-11.5 points: too
+//    few bytes in flight per thread. 512-thread blocks of 8 scalar elements each: 94.2%,
+//    still below the float4 kernel.
+// The tile rows are TILE + 1 floats: TILE + 1 = 1 (mod 32). The scalar path's transposed read
+// tile[c][r] of one warp (c = 32 consecutive values) hits 32 different banks; the float4 path
+// reads tile[c + e][r] with c = 4 * (lane % 16), a 2-way conflict, which costs nothing
+// measurable here (shared memory runs far below its bandwidth in a transpose).
 //
 // Edges: rows and cols count the part of this tile that lies inside A (block-uniform, at
-// most TILE), so the bounds tests are 32-bit compares of in-tile offsets. Out-of-range
-// slots of the tile hold 0 and are never written out, and again every thread reaches the
-// barrier.
+// most TILE). A full tile of a matrix whose rows start on a float4 (N and M multiples of 4)
+// takes the float4 path; every other tile moves element by element with bounds tests.
+// Out-of-range slots of the tile hold 0 and are never written out, and every thread reaches
+// the barrier.
 template <int TILE>
-__global__ void coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    constexpr int ROWS = 8;  // blockDim.y: a thread handles the rows ty, ty + 8, ...
-    constexpr int PER_COL = TILE / TILE_DIM, PER_ROW = TILE / ROWS;
-    static_assert(TILE % TILE_DIM == 0, "TILE must be a multiple of the warp width");
+__global__ void __launch_bounds__(256, 8)
+coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+    constexpr int THREADS = 256, VEC = 4;     // 32 x 8 threads, float4 accesses
+    constexpr int VPR = TILE / VEC;           // float4s per tile row
+    constexpr int STEP = THREADS / VPR;       // tile rows the block covers with one float4 each
+    constexpr int NV = TILE / STEP;           // float4s per thread
+    static_assert(TILE % TILE_DIM == 0 && THREADS % VPR == 0, "TILE must be a multiple of the warp width");
     __shared__ float tile[TILE][TILE + 1];
 
-    int tx = threadIdx.x, ty = threadIdx.y;
-    size_t x0 = size_t(blockIdx.x) * TILE;  // first column of A in this tile
-    size_t y0 = size_t(blockIdx.y) * TILE;  // first row of A in this tile
-    int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
-    int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const int r0 = tid / VPR, c = tid % VPR * VEC;  // this thread: rows r0 + k*STEP, columns c .. c+3
+    const size_t x0 = size_t(blockIdx.x) * TILE;  // first column of A in this tile
+    const size_t y0 = size_t(blockIdx.y) * TILE;  // first row of A in this tile
+    const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
+    const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
+    const bool vector = rows == TILE && cols == TILE && n % VEC == 0 && m % VEC == 0;
 
     // Phase 1: all loads first (coalesced along A's rows), then the shared stores.
-    const float* src = a + (y0 + ty) * n + x0 + tx;
-    float v[PER_ROW][PER_COL];
+    const float* src = a + (y0 + r0) * n + x0 + c;
+    float4 v[NV];
+    if (vector) {
 #pragma unroll
-    for (int j = 0; j < PER_ROW; ++j)
+        for (int k = 0; k < NV; ++k) v[k] = __ldcs(reinterpret_cast<const float4*>(src + size_t(k * STEP) * n));
+    } else {
 #pragma unroll
-        for (int i = 0; i < PER_COL; ++i) {
-            int r = ty + j * ROWS, c = tx + i * TILE_DIM;
-            v[j][i] = (r < rows && c < cols) ? src[size_t(j * ROWS) * n + i * TILE_DIM] : 0.0f;
+        for (int k = 0; k < NV; ++k) {
+            float* f = reinterpret_cast<float*>(&v[k]);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                f[e] = (r0 + k * STEP < rows && c + e < cols) ? src[size_t(k * STEP) * n + e] : 0.0f;
         }
+    }
 #pragma unroll
-    for (int j = 0; j < PER_ROW; ++j)
+    for (int k = 0; k < NV; ++k) {
+        const float* f = reinterpret_cast<const float*>(&v[k]);
 #pragma unroll
-        for (int i = 0; i < PER_COL; ++i) tile[ty + j * ROWS][tx + i * TILE_DIM] = v[j][i];
+        for (int e = 0; e < VEC; ++e) tile[r0 + k * STEP][c + e] = f[e];
+    }
     __syncthreads();
 
     // Phase 2: a row of B is a column of A; write it coalesced, reading the tile transposed.
     // B's tile has `cols` rows (A's columns) and `rows` columns (A's rows).
-    float* dst = b + (x0 + ty) * m + y0 + tx;
+    float* dst = b + (x0 + r0) * m + y0 + c;
+    if (vector) {
 #pragma unroll
-    for (int j = 0; j < PER_ROW; ++j)
-#pragma unroll
-        for (int i = 0; i < PER_COL; ++i) {
-            int r = ty + j * ROWS, c = tx + i * TILE_DIM;  // row and column in B's tile
-            if (r < cols && c < rows) dst[size_t(j * ROWS) * m + i * TILE_DIM] = tile[c][r];
+        for (int k = 0; k < NV; ++k) {
+            const int r = r0 + k * STEP;  // row of B's tile
+            __stcs(reinterpret_cast<float4*>(dst + size_t(k * STEP) * m),
+                   make_float4(tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]));
         }
+    } else {
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                if (r0 + k * STEP < cols && c + e < rows) dst[size_t(k * STEP) * m + e] = tile[c + e][r0 + k * STEP];
+    }
 }

@@ -87,6 +87,29 @@ def pick_variants(workload, spec: Optional[str]):
     return [workload.variant(p) for p in parts]
 
 
+def learner_variant(workload, spec: Optional[str], like: Optional[str]):
+    """--kernel FILE.cu:NAME --like V: NAME from the learner's file, run as V is run."""
+    from pmppbench.workloads.base import Variant  # noqa: PLC0415
+
+    if spec is None and like is None:
+        return None
+    if spec is None or like is None:
+        raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
+                         f"{workload.variant_names()[0]}")
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name.isidentifier():
+        raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
+    if not Path(path).is_file():
+        raise UsageError(f"--kernel {spec}: no such file {path}")
+    base = workload.variant(like)
+    if base.kernel is None or base.source:
+        raise UsageError(f"--like {like}: it calls a library, not a kernel; choose one of "
+                         f"{', '.join(v.name for v in workload.variants if v.kernel)}")
+    if name in workload.variant_names():
+        raise UsageError(f"--kernel {spec}: {name!r} is already a variant's name; rename your kernel")
+    return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
+
+
 def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False):
     """The workload's declared protocol with the user's overrides."""
     protocol = workload.protocol.with_reps(reps)
@@ -144,6 +167,17 @@ def _parameters(w) -> list[inspect.Parameter]:
         opt("flush_l2", "--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its "
             "own events (default: hot, back-to-back calls).", False),
         opt("quiet", "--quiet", "No progress bar or tables; only errors and the summary line.", False),
+        opt("timeout", "--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
+            "(default: derived from the workload, at least 60)."),
+        opt("devices", "--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each "
+            "runs the same plan, concurrently."),
+        opt("ray", "--ray", "Run on every GPU of a Ray cluster: auto (this machine's, or a new local one) or its "
+            "address (needs pmppbench[fleet])."),
+        opt("parallel_host_link", "--parallel-host-link", "With --devices, run host-link work (the stream "
+            "workload) on every GPU at once instead of one GPU at a time.", False),
+        opt("kernel", "--kernel", "Your own kernel, FILE.cu:NAME, checked and timed beside the others "
+            "(needs --like)."),
+        opt("like", "--like", "The variant whose signature, launch geometry, reference and model --kernel takes."),
     ]
     return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
                               annotation=bool if isinstance(info.default, bool) else Optional[str])
@@ -167,6 +201,9 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
         protocol = protocol_for(w, reps, count("--warmup", kw["warmup"], 0), count("--batches", kw["batches"]),
                                 kw["flush_l2"])
         chosen = pick_variants(w, kw["variants"])
+        learner = learner_variant(w, kw["kernel"], kw["like"])
+        if learner:
+            chosen = [*(chosen or w.variants), learner]
         seed = count("--seed", kw["seed"], 0)
         shapes = shapes_for(w, dims, axes, kw["check_only"])
         from pmppbench.session import Plan, Step  # noqa: PLC0415
@@ -174,7 +211,8 @@ def register_workload_command(w, target: typer.Typer = app) -> None:
         plan = Plan([Step(w, s, protocol, seed + i, chosen) for i, s in enumerate(shapes)], kw["check_only"],
                     uuid.uuid4().hex[:8])
         _execute(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
-                protocols={w.name: protocol})
+                 protocols={w.name: protocol}, timeout_s=count("--timeout", kw["timeout"]), devices=kw["devices"],
+                 host_link_parallel=kw["parallel_host_link"], ray=kw["ray"])
 
     params = _parameters(w)
     command.__signature__ = inspect.Signature(params)
@@ -208,6 +246,14 @@ def all_cmd(
     seed: Optional[str] = typer.Option(None, "--seed", help="Seed of the random inputs (default: the config's, else 0)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or tables; only errors and the summary line."),
     flush_l2: bool = typer.Option(False, "--flush-l2", help="Cold-cache timing for every event-timed workload."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", help="Seconds a check, warmup or batch may take before "
+                                          "its variant is killed (default: derived from the workload, at least 60)."),
+    devices: Optional[str] = typer.Option(None, "--devices", help="GPUs to run on, all or indices such as 0,2 "
+                                          "(default: the current one); each runs the same plan, concurrently."),
+    parallel_host_link: bool = typer.Option(False, "--parallel-host-link", help="With --devices, run the stream "
+                                            "workload on every GPU at once instead of one GPU at a time."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run on every GPU of a Ray cluster: auto or its address "
+                                      "(needs pmppbench[fleet])."),
 ):
     """Every workload and variant on the sizes of a config; rows are written as they finish."""
     from pmppbench import config as configs  # noqa: PLC0415
@@ -223,7 +269,8 @@ def all_cmd(
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed_value + i, chosen) for i, s in enumerate(p.shapes)]
     _execute(Plan(steps, check_only, uuid.uuid4().hex[:8]), out=out, force=force, quiet=quiet, protocols=protocols,
-            config=str(cfg.path), config_sha256=cfg.sha256)
+             timeout_s=count("--timeout", timeout), devices=devices, host_link_parallel=parallel_host_link, ray=ray,
+             config=str(cfg.path), config_sha256=cfg.sha256)
 
 
 @app.command("report")

@@ -43,7 +43,7 @@ Key = tuple[str, str, str, str]  # (workload, variant, dims, device)
 
 def row_key(r: Result) -> Key:
     dims = json.dumps(r.dims, sort_keys=True) if r.dims else r.shape  # tuples and lists alike
-    return (r.workload, r.variant, dims, r.device)
+    return (r.workload, r.variant, dims, r.device_uuid or r.device)  # several GPUs of one name: by UUID
 
 
 def noise_band(r: Result) -> tuple[float, float] | None:
@@ -238,7 +238,7 @@ def print_comparison(console: Any, report: CompareReport) -> None:
         for c in report.matched:
             cells = list(comparison_cells(c))
             if several_devices:
-                cells.insert(3, c.new.device)
+                cells.insert(3, f"{c.new.device} {c.new.device_pci}".strip())
             cells[-1] = f"[{_STYLE[c.verdict]}]{c.verdict}[/]"
             table.add_row(*cells)
         console.print(table)

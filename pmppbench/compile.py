@@ -8,7 +8,7 @@ One compile path serves both uses:
   disk cache) and loads it, giving launchable kernels that also know their resources.
 
 Options are the course's nvcc line translated for NVRTC: -std=c++17, -arch=sm_XX, -lineinfo,
-plus -D defines (e.g. STENCIL_RADIUS) and C++ template instantiations by name (`tiled<33>`).
+plus -D defines (e.g. RADIUS) and C++ template instantiations by name (`tiled<33>`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -37,6 +39,30 @@ def kernels_dir() -> Path:
     if checkout.is_dir():
         return checkout
     return Path(resources.files("pmppbench.kernels_cu"))  # a regular package: a real folder
+
+
+@contextmanager
+def kernels_from(folder: Path) -> Iterator[None]:
+    """While inside, kernels_dir() is `folder` (the scripts compile the course's listings and
+    study kernels through the same NVRTC options and cache; the cache key has the source)."""
+    before = os.environ.get("PMPPBENCH_KERNELS")
+    os.environ["PMPPBENCH_KERNELS"] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PMPPBENCH_KERNELS"]
+        else:
+            os.environ["PMPPBENCH_KERNELS"] = before
+
+
+def source_path(workload: str) -> Path:
+    """<workload>.cu in kernels_dir(), else in a folder of $PMPPBENCH_KERNEL_PATH (os.pathsep-separated)."""
+    folders = [kernels_dir()] + [Path(p) for p in os.environ.get("PMPPBENCH_KERNEL_PATH", "").split(os.pathsep) if p]
+    for folder in folders:
+        if (folder / f"{workload}.cu").is_file():
+            return folder / f"{workload}.cu"
+    raise UsageError(f"no kernel source for workload {workload!r} at {folders[0] / (workload + '.cu')}")
 
 
 def cache_dir() -> Path:
@@ -121,15 +147,14 @@ def _cache_key(text: str, names: list[str], options: list[str], nvrtc_version) -
 
 def compile_unit(
     workload: str, names: list[str], arch: str, defines: dict[str, Any] | None = None,
-    use_cache: bool = True,
+    use_cache: bool = True, source: Path | None = None,
 ) -> CompiledUnit:
-    """Compile kernels_cu/<workload>.cu for `arch`, instantiating `names` (e.g. "tiled<33>")."""
+    """Compile kernels_cu/<workload>.cu (or `source`, a learner's own file) for `arch`,
+    instantiating `names` (e.g. "tiled<33>")."""
     defines = dict(defines or {})
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise UsageError(f"--arch must look like sm_90 (got {arch!r})")
-    path = kernels_dir() / f"{workload}.cu"
-    if not path.is_file():
-        raise UsageError(f"no kernel source for workload {workload!r} at {path}")
+    path = Path(source) if source else source_path(workload)
     text = path.read_text()
     lib = nvrtc()
     options = _options(arch, defines)
@@ -144,7 +169,7 @@ def compile_unit(
         except (OSError, ValueError, KeyError):
             pass  # a damaged cache entry is simply rebuilt
 
-    display_name = _display_path(path)
+    display_name = str(source) if source else _display_path(path)  # a learner's file as they named it
     prog = lib.createProgram(text, display_name, [], [])
     try:
         for name in names:
@@ -227,7 +252,8 @@ class Kernel:
 _LOADED: dict[tuple, dict[str, Kernel]] = {}
 
 
-def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None = None) -> dict[str, Kernel]:
+def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None = None,
+                 source: Path | None = None) -> dict[str, Kernel]:
     """Compile (or fetch from cache) for the current device and load: name expression -> Kernel.
 
     Loaded modules are kept for the life of the process, so a second shape of the same
@@ -235,11 +261,11 @@ def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None
     """
     from pmppbench import device  # noqa: PLC0415 (needs a GPU)
 
-    memo_key = (workload, tuple(names), tuple(sorted((defines or {}).items())))
+    memo_key = (workload, str(source or ""), tuple(names), tuple(sorted((defines or {}).items())))
     if memo_key in _LOADED:
         return _LOADED[memo_key]
 
-    unit = compile_unit(workload, names, device.current().arch, defines)
+    unit = compile_unit(workload, names, device.current().arch, defines, source=source)
     cp = cupy()
     module = cp.cuda.function.Module()
     module.load(unit.cubin)

@@ -37,16 +37,22 @@ def git_revision() -> str:
     return f"{rev}-dirty" if rev and dirty else rev
 
 
-def run_meta(seed: int, **extra: Any) -> dict[str, Any]:
-    """The metadata of a run on the current device (needs a GPU)."""
+def run_meta(seed: int, gpu_required: bool = True, **extra: Any) -> dict[str, Any]:
+    """The metadata of a run on the current device (needs a GPU, unless `gpu_required` is off:
+    a Ray driver, whose rows record the GPUs of the fleet)."""
     from pmppbench import device, roofline  # noqa: PLC0415
+    from pmppbench.errors import EnvironmentProblem  # noqa: PLC0415
     from pmppbench.runner import clock_watch  # noqa: PLC0415
 
-    dev = device.current()
+    run = {"nvrtc": nvrtc_version(), "timestamp": now_iso(), "git_revision": git_revision(),
+           "command": "pmppbench " + " ".join(sys.argv[1:]), "seed": seed, **extra}
+    try:
+        dev = device.current()
+    except EnvironmentProblem:
+        if gpu_required:
+            raise
+        return run
     watch = clock_watch()
-    return {**dev.metadata(), "nvrtc": nvrtc_version(),
-            "ceilings": roofline.ceilings_meta(roofline.ceilings_for(dev)),
+    return {**dev.metadata(), "ceilings": roofline.ceilings_meta(roofline.ceilings_for(dev)),
             "nvml": "available" if watch.available else f"unavailable ({watch.reason})",
-            "nvidia_driver": watch.driver_version,
-            "timestamp": now_iso(), "git_revision": git_revision(),
-            "command": "pmppbench " + " ".join(sys.argv[1:]), "seed": seed, **extra}
+            "nvidia_driver": watch.driver_version, **run}

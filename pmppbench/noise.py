@@ -39,6 +39,10 @@ def diagnose(row: Result) -> list[str]:
     if sm_min and sm_max and sm_min < CLOCK_SAG_FRACTION * sm_max:
         out.append(f"{where}: SM clock fell to {sm_min:.0f} MHz of {sm_max:.0f} during the batches; the number may "
                    "be low (power or thermal limits); let the GPU cool or compare runs with care")
+    if row.sol_pct_theoretical is not None and row.sol_pct_theoretical > 100.0:
+        out.append(f"{where}: {row.sol_pct_theoretical:.0f}% of the device's theoretical peak is implausible: the "
+                   "kernel may skip work the model counts, or the data stayed in the L2 cache between calls "
+                   "(a shape smaller than the L2; time it with --flush-l2)")
     reasons = clocks.get("throttle_reasons")
     if reasons:
         out.append(f"{where}: clocks were held back during the batches ({reasons}); treat the time as an upper bound")

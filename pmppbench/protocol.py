@@ -204,7 +204,7 @@ def gc_paused() -> Iterator[None]:
 
 
 def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=None,
-            observer=None) -> dict[str, Timing]:
+            observer=None, at: Callable[[str, str], None] | None = None) -> dict[str, Timing]:
     """Run the protocol over every variant in `runs` (name -> zero-argument launcher).
 
     Warmup runs for every variant before the first timed batch. Without alternation each
@@ -212,18 +212,24 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     variants in order when b is even and in reverse when b is odd. An `observer`, if given,
     has `before(name)` called once the variant's warmup is queued and
     `after(name)` after every timed batch (clock sampling; outside the timed region).
+    `at(name, phase)`, if given, is told before each warmup and each batch what runs next
+    (the supervisor's heartbeat: which variant a fault or a hang belongs to).
     """
     timer = timer or make_timer(protocol)
     names = list(runs)
     batches: dict[str, list[float]] = {n: [] for n in names}
 
     def warm(name):
+        if at:
+            at(name, "warmup")
         for _ in range(protocol.warmup):
             runs[name]()
         if observer:
             observer.before(name)  # right after the warmup was queued: normally a busy GPU
 
     def timed_batch(name):
+        if at:
+            at(name, f"batch {len(batches[name]) + 1} of {protocol.batches}")
         batches[name].append(timer.batch_ms(runs[name], protocol.reps))
         if observer:
             observer.after(name)

@@ -119,16 +119,33 @@ class _WholeFileSink:
         self.rows.append(row)
         save(self.path, self.rows, self.meta)
 
-    def close(self) -> None:
-        pass
+    def close(self, meta: dict | None = None) -> None:
+        if meta is not None:  # what the run learned at its end (its wall time)
+            self.meta = meta
+            save(self.path, self.rows, meta)
 
 
 def open_sink(path: Path, meta: dict):
     """A sink with add(row) / close() that keeps `path` up to date with every finished row."""
     if format_for(path) == "csv":
         write_atomic(meta_path_for(path), json.dumps(meta, indent=2) + "\n")
-        return csv_export.CsvSink(open(path, "w", newline=""))
+        return _CsvFileSink(path, csv_export.CsvSink(open(path, "w", newline="")))
     return _WholeFileSink(path, meta)
+
+
+class _CsvFileSink:
+    """A streaming CSV whose metadata file is rewritten at the end with what the run learned."""
+
+    def __init__(self, path: Path, rows: csv_export.CsvSink):
+        self.path, self._rows = path, rows
+
+    def add(self, row: Result) -> None:
+        self._rows.add(row)
+
+    def close(self, meta: dict | None = None) -> None:
+        self._rows.close()
+        if meta is not None:
+            write_atomic(meta_path_for(self.path), json.dumps(meta, indent=2) + "\n")
 
 
 # ---- reading ---------------------------------------------------------------------------

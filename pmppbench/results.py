@@ -69,7 +69,10 @@ class Result:
     # context
     error: str = ""
     seed: int | None = None
-    device: str = ""
+    device: str = ""  # the GPU's name
+    device_uuid: str = ""  # which GPU of several with the same name (--devices)
+    device_pci: str = ""
+    host: str = ""  # the machine (a Ray fleet's node)
     run_id: str = ""
     timestamp: str = ""
 
@@ -86,3 +89,10 @@ class Result:
 
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def error_row(workload: str, variant: str, label: str, dims: dict, message: str, seed: int | None,
+              run_id: str) -> Result:
+    """The row of a variant that could not be checked or timed: ERROR, and why."""
+    return Result(workload, variant, label, dims=dict(dims), check="ERROR", error=message, seed=seed, run_id=run_id,
+                  timestamp=now_iso())

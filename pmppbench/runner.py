@@ -11,8 +11,10 @@ failure, wrong result) is recorded in its row and the others go on.
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -22,18 +24,40 @@ from pmppbench import derive, roofline
 from pmppbench.check import compare
 from pmppbench.clocks import ClockObserver, ClockWatch
 from pmppbench.compile import load_kernels
-from pmppbench.errors import PmppError, UsageError
+from pmppbench.errors import CompileError, PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import Protocol, measure
 from pmppbench.results import Result, now_iso
-from pmppbench.workloads.base import Shape, Variant, Workload, unique_kernels
+from pmppbench.workloads.base import Job, Shape, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
 
 def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB"
+
+
+# ---- where the time goes (`all` prints it; the run metadata records it) ---------------------
+
+SPENT: dict[str, float] = {}  # phase -> seconds in this process, since take_spent() last ran
+PHASES = ("timed", "checks", "references", "inputs", "compile")  # the rest of the wall time is "other"
+
+
+@contextmanager
+def spent(phase: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        SPENT[phase] = SPENT.get(phase, 0.0) + time.perf_counter() - t0
+
+
+def take_spent() -> dict[str, float]:
+    """This process's phase seconds so far, and start again from zero."""
+    out = dict(SPENT)
+    SPENT.clear()
+    return out
 
 
 def ensure_memory(workload: Workload, shape: Shape) -> None:
@@ -57,10 +81,12 @@ def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: in
     compiled and loaded, seeded inputs made and set up on the device. Yields (inputs, ctx)
     and tears the setup down on the way out, whatever happened inside."""
     ensure_memory(workload, shape)
-    names = unique_kernels(variants)
-    kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
-    inputs = workload.make_inputs(shape, np.random.default_rng(seed))
-    ctx = workload.setup(shape, inputs, kernels)
+    names = unique_kernels([v for v in variants if not v.source])  # a learner's kernel compiles from its own file
+    with spent("compile"):
+        kernels = load_kernels(workload.name, names, workload.defines(shape)) if names else {}
+    with spent("inputs"):
+        inputs = workload.make_inputs(shape, np.random.default_rng(seed))
+        ctx = workload.setup(shape, inputs, kernels)
     try:
         yield inputs, ctx
     finally:
@@ -77,8 +103,10 @@ def run_shape(
     variants: list[Variant] | None = None,
     progress: Progress | None = None,
     run_id: str = "",
+    at: Callable[[str, str], None] | None = None,
 ) -> list[Result]:
-    """Check (and time) every variant of one workload on one shape on the GPU; return its rows."""
+    """Check (and time) every variant of one workload on one shape on the GPU; return its rows.
+    `at(variant, phase)` hears what runs next (the worker's heartbeat to its supervisor)."""
     require_device()
     from pmppbench import device  # noqa: PLC0415
 
@@ -89,7 +117,7 @@ def run_shape(
         return evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name,
                         synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
-                        observer=clock_observer)
+                        observer=clock_observer, at=at)
 
 
 def evaluate(
@@ -109,6 +137,7 @@ def evaluate(
     ceilings: list | None = None,
     observer: Callable[[], ClockObserver | None] = lambda: None,
     timer: Any = None,
+    at: Callable[[str, str], None] | None = None,
 ) -> list[Result]:
     """The runner's promises on a shape already set up (no GPU needed by this function):
     every variant is checked first with its output poisoned; one variant's failure (launch
@@ -125,31 +154,43 @@ def evaluate(
         row = rows[v.name]
         if progress:
             progress(workload.name, v.name, label)
+        if at:
+            at(v.name, "check")
         try:
-            job = workload.job(v, shape, ctx)
+            job = learner_job(workload, v, shape, ctx) if v.source else workload.job(v, shape, ctx)
             _fill_resources(row, job)
             job.poison()
             job.run()
             synchronize()
             out = job.output()
+        except CompileError as exc:
+            if not v.source:
+                raise
+            row.check, row.error = "ERROR", str(exc)  # a learner's kernel: NVRTC's message, file and line
+            continue
         except PmppError:
             raise
         except Exception as exc:  # a launch failure belongs to this variant's row
+            sticky = sticky_error(exc)
+            if sticky:  # the context is poisoned: nothing after this can run in this process
+                raise StickyCudaError(v.name, sticky, f"{type(exc).__name__}: {exc}") from exc
             if type(exc).__name__ == "OutOfMemoryError":
                 raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
             row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
             continue
-        key = workload.reference_key(v)
+        key = workload.reference_key(modelled(workload, v))
         if key not in references:
-            references[key] = workload.reference(shape, inputs, v)
-        result = compare(out, references[key], tolerance)
+            with spent("references"):
+                references[key] = workload.reference(shape, inputs, modelled(workload, v))
+        with spent("checks"):
+            result = compare(out, references[key], tolerance)
         row.check = result.status
         row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
         if result.passed and v.timed:
             jobs[v.name] = job
 
     for v in variants:
-        t = workload.traffic(shape, v)
+        t = workload.traffic(shape, modelled(workload, v))
         row = rows[v.name]
         row.bytes, row.flops, row.model = t.bytes, t.flops, dict(t.extra)
         if t.bytes and t.flops:
@@ -159,7 +200,8 @@ def evaluate(
     if check_only or not jobs:
         return out_rows
     clocks = observer()
-    timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks)
+    with spent("timed"):
+        timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks, at=at)
     for name, timing in timings.items():
         row = rows[name]
         if clocks:
@@ -170,19 +212,89 @@ def evaluate(
         row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
         row.timer, row.alternate = protocol.timer, protocol.alternate
         derive.fill_rates(row)
+    for v in variants:  # a learner's kernel must still be right after its batches
+        if v.source and v.name in jobs:
+            if at:
+                at(v.name, "check after timing")
+            recheck(rows[v.name], jobs[v.name], references[workload.reference_key(modelled(workload, v))], tolerance,
+                    synchronize)
     derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
     extra = workload.model_runs(shape, ctx, out_rows)
     model_timings = {}
     if extra and extra.runs:
         from pmppbench.protocol import EventTimer  # noqa: PLC0415
 
-        model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream))
+        with spent("timed"):
+            model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
     workload.annotate(shape, ctx, out_rows, model_timings)
     for row in out_rows:
         if ceilings:
             derive.fill_speed_of_light(row, ceilings)
         row.warnings = diagnose(row)
     return out_rows
+
+
+def modelled(workload: Workload, variant: Variant) -> Variant:
+    """The variant whose reference and traffic model apply: a learner's kernel has its --like's."""
+    return workload.variant(variant.like) if variant.like else variant
+
+
+def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job:
+    """A learner's kernel (--kernel FILE:NAME --like V) in V's job: the same buffers, arguments,
+    grid and block, only the kernel swapped. Compiled with the shape's defines (e.g. RADIUS)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    like = workload.variant(variant.like)
+    base = workload.job(like, shape, ctx)
+    if base.launch is None or base.run is not base.launch:
+        raise UsageError(f"--like {like.name}: that variant's call is not one kernel launch; "
+                         "choose a variant that launches one kernel")
+    kernel = load_kernels(workload.name, [variant.kernel], workload.defines(shape), source=Path(variant.source))
+    launch = replace(base.launch, kernel=kernel[variant.kernel])
+    return Job(run=launch, output=base.output, poison=base.poison, launch=launch)
+
+
+def recheck(row: Result, job: Job, reference: np.ndarray, tolerance, synchronize: Callable[[], None]) -> None:
+    """Check a timed learner kernel once more, poisoned first: one that is right only on its
+    first call, or only thanks to what another variant left behind, FAILs (and loses its times)."""
+    job.poison()
+    job.run()
+    synchronize()
+    again = compare(job.output(), reference, tolerance)
+    if not again.passed:
+        row.check, row.check_detail = "FAIL", f"after its timed batches: {again.detail}"
+        row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None
+        row.batch_means_ms = []
+
+
+# CUDA errors after which the context is unusable: every later call in the process fails too.
+# The runtime API's name, then the driver API's (CuPy words an error either way).
+STICKY_ERRORS = {
+    "cudaErrorIllegalAddress": "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "cudaErrorMisalignedAddress": "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "cudaErrorLaunchFailure": "CUDA_ERROR_LAUNCH_FAILED",
+    "cudaErrorECCUncorrectable": "CUDA_ERROR_ECC_UNCORRECTABLE",
+    "cudaErrorIllegalInstruction": "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "cudaErrorHardwareStackError": "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "cudaErrorInvalidPc": "CUDA_ERROR_INVALID_PC",
+    "cudaErrorInvalidAddressSpace": "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    "cudaErrorAssert": "CUDA_ERROR_ASSERT",
+    "cudaErrorLaunchTimeout": "CUDA_ERROR_LAUNCH_TIMEOUT",
+}
+
+
+def sticky_error(exc: BaseException) -> str | None:
+    """The runtime API name of a sticky CUDA error in `exc` (e.g. cudaErrorIllegalAddress), or None."""
+    text = f"{type(exc).__name__}: {exc}"
+    return next((name for name, driver in STICKY_ERRORS.items() if name in text or driver in text), None)
+
+
+class StickyCudaError(Exception):
+    """A variant left the CUDA context unusable; only a fresh process can go on."""
+
+    def __init__(self, variant: str, name: str, detail: str):
+        super().__init__(f"{name} in variant {variant}: {detail}")
+        self.variant, self.name, self.detail = variant, name, detail
 
 
 @cache

@@ -43,7 +43,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -54,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from pmppbench import config, workloads  # noqa: E402
 from pmppbench.check import compare  # noqa: E402
-from pmppbench.compile import compile_unit, load_kernels  # noqa: E402
+from pmppbench.compile import compile_unit, kernels_from, load_kernels  # noqa: E402
 from pmppbench.protocol import measure  # noqa: E402
 from pmppbench.runner import clock_observer, prepared  # noqa: E402
 from pmppbench.workloads.base import Launch, grid_1d, grid_2d, instantiation  # noqa: E402
@@ -118,20 +117,6 @@ PAIRS = {
 
 
 # ---- loading kernels from another source folder, through the same compile path ------------
-
-@contextmanager
-def kernels_from(folder: Path):
-    """load_kernels reads <folder>/<name>.cu while inside (the same NVRTC options and cache)."""
-    old = os.environ.get("PMPPBENCH_KERNELS")
-    os.environ["PMPPBENCH_KERNELS"] = str(folder)
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["PMPPBENCH_KERNELS"]
-        else:
-            os.environ["PMPPBENCH_KERNELS"] = old
-
 
 def load_from(folder: Path, unit: str, names: list[str], defines: dict) -> dict:
     with kernels_from(folder):
@@ -323,7 +308,7 @@ def sass_report(args) -> int:
             w = workloads.get(name)
             if args.before:
                 (Path(tmp) / f"before_{name}.cu").write_text((args.before / f"{name}.cu").read_text())
-            for defines in ([{"STENCIL_RADIUS": r} for r in SASS_RADII] if name == "stencil" else [{}]):
+            for defines in ([{"RADIUS": r} for r in SASS_RADII] if name == "stencil" else [{}]):
                 pairs = PAIRS[name]
                 rungs = [w.variant(p.rung) for p in pairs]
                 names_now = list(dict.fromkeys(
@@ -346,7 +331,7 @@ def sass_report(args) -> int:
                     for col, unit, kernel in rows:
                         sass = code[unit][kernel]
                         same = "-" if col == "listing" else ("yes" if sass == listing else "no")
-                        radius = defines.get("STENCIL_RADIUS", "")
+                        radius = defines.get("RADIUS", "")
                         lines.append(f"{name:<10} {radius!s:>3} {v.name:<10} {col:<8} {kernel:<22} "
                                      f"{sass_facts(sass, units[unit].ptxas[kernel].registers)}  {same}")
     print("\n".join(lines))

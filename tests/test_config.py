@@ -91,6 +91,12 @@ def fake_gpu(monkeypatch):
                 for v in (kw.get("variants") or w.variants_for(s))]
 
     monkeypatch.setattr(runner, "run_shape", fake_run)
+    # in this process: the worker process would have no fake device (tests/test_worker.py covers it)
+    from pmppbench import devices, worker
+
+    monkeypatch.setattr(devices, "visible", lambda: [devices.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
+
+    monkeypatch.setattr(worker.Supervisor, "run_shape", lambda self, w, s, **kw: runner.run_shape(w, s, **kw))
 
 
 def test_all_keeps_rows_before_a_failure_and_exits_1(tmp_path, run_cli, fake_gpu):
@@ -108,6 +114,8 @@ def test_all_keeps_rows_before_a_failure_and_exits_1(tmp_path, run_cli, fake_gpu
     failed = [r for r in rows if r.workload == "transpose"]
     assert failed and all(r.check == "ERROR" and "illegal memory access" in r.error for r in failed)
     assert meta["config_sha256"] and meta["name"] == "Fake GPU" and meta["run_id"] == rows[0].run_id
+    assert set(meta["wall_s"]) == {"wall", "timed", "checks", "references", "inputs", "compile", "other"}
+    assert "wall time " in stdout
     if "gemm" in workloads.names():  # the run went on after the failure
         assert any(r.workload == "gemm" and r.check == "PASS" for r in rows)
 

@@ -161,3 +161,21 @@ def test_model_runs_are_timed_by_the_runner_and_passed_to_annotate():
     rows, timer = run(WithModel(), ["rows", "wrong", "whole"])
     assert timer.timed.count("rows") == 2 * WithModel.protocol.batches  # the variant's batches, then the model's
     assert rows["whole"].model == {"stage_ms": 2.0} and rows["wrong"].model == {}
+
+
+def test_the_runner_accounts_where_its_time_goes():
+    from pmppbench.runner import PHASES, take_spent
+
+    take_spent()
+    run(Copy2D(), ["rows", "whole"])
+    spent = take_spent()
+    assert {"checks", "references", "timed"} <= set(spent) <= set(PHASES)
+    assert all(v >= 0 for v in spent.values()) and take_spent() == {}
+
+
+def test_wall_time_line_and_record():
+    w = session.wall_time(10.0, [{"timed": 4.0, "checks": 2.0}, {"timed": 2.0, "compile": 1.0}], gpus=2)
+    assert w == {"wall": 10.0, "timed": 3.0, "checks": 1.0, "references": 0.0, "inputs": 0.0, "compile": 0.5,
+                 "other": 5.5}
+    assert session.wall_line(w) == ("wall time 10.0 s: timed GPU work 3.0 s, checks 1.0 s, references 0.0 s, "
+                                    "inputs 0.0 s, compile 0.5 s, other 5.5 s")

@@ -359,7 +359,7 @@ def test_baselines_script_pairs_every_textbook_rung_and_its_sources_compile(work
     assert "float* a," not in text and "float* x," not in text and "float* A," not in text
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(tmp_path))
     names = sorted({w.variant(p.rung).kernel for p in pairs})
-    defines = {"STENCIL_RADIUS": 32} if workload == "stencil" else {}
+    defines = {"RADIUS": 32} if workload == "stencil" else {}
     unit = compile_unit(f"restrict_{workload}", names, "sm_90", defines, use_cache=False)
     assert set(unit.ptxas) == set(names)
 

@@ -20,12 +20,13 @@ from pmppbench.errors import CompileError, UsageError
 from pmppbench.workloads import stencil
 from pmppbench.workloads.base import INT_MAX
 from pmppbench.workloads.stencil import (
-    BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, STATIC_SMEM, U, WORKLOAD,
-    coarsened_smem_bytes, error_bound, halo, sampled_reference, shared_smem_bytes, stencil_reference,
+    BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, REGISTER_MAX_R, REGISTER_OUT,
+    STATIC_SMEM, U, WORKLOAD, chunks, coarsened_smem_bytes, error_bound, halo, sampled_reference, shared_smem_bytes,
+    smem_max_radius, stencil_reference,
 )
 
 W = WORKLOAD
-VARIANTS = ["naive", "shared", "coarsened"]
+VARIANTS = ["naive", "shared", "coarsened"]  # the kernels; memcpy is the roof row
 
 
 def shape(n, radius):
@@ -36,28 +37,53 @@ def shape(n, radius):
 # numpy's float32 operations round like the GPU's FADD/FMUL, so these give the kernels'
 # exact bits: the tolerance tests run them, and the GPU tests compare against them.
 
-def direct_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
-    """naive and shared: sum += x[i-R+d] for d = 0..2R (zeros at the edges), divided by 2R+1
-    (correctly rounded, as the course's `sum / float(2*R + 1)`)."""
+def window_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
+    """sum += x[i-R+d] for d = 0..2R, zeros at the edges, in FP32: naive's, shared's and the
+    register window's order."""
     n, m = len(x), 2 * radius + 1
     padded = np.concatenate([np.zeros(radius, np.float32), x, np.zeros(radius, np.float32)])
     total = np.zeros(n, np.float32)
     for d in range(m):
         total = total + padded[d:d + n]
-    return total / np.float32(m)
+    return total
+
+
+def direct_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
+    """naive and shared: the window sum divided by 2R+1 (correctly rounded, as the course's
+    `sum / float(2*R + 1)`)."""
+    return window_sum_fp32(x, radius) / np.float32(2 * radius + 1)
+
+
+def window_fp32(x: np.ndarray, radius: int) -> np.ndarray:
+    """coarsened for R <= 4 (the register window): the same sum, times the rounded 1/(2R+1)."""
+    return window_sum_fp32(x, radius) * (np.float32(1) / np.float32(2 * radius + 1))
 
 
 def running_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
-    """coarsened: outputs in groups of C from index 0; each group sums its first window, then
-    sum = sum + (entering - leaving) for the next C-1 outputs."""
+    """coarsened for R > 4: outputs in groups of C from index 0; each group's first window is
+    its own chunk sum (C terms) plus the next Q-1 groups' chunk sums plus the last m - QC terms
+    when Q = m // C >= 2, else a direct sum; then sum = sum + (entering - leaving) for the
+    next C-1 outputs."""
     n, m, c_out = len(x), 2 * radius + 1, COARSE_C
     groups = -(-n // c_out)
-    padded = np.zeros(groups * c_out + 2 * radius, np.float32)
+    q = m // c_out if m // c_out >= 2 else 0
+    padded = np.zeros((groups + q + 1) * c_out + 2 * radius, np.float32)
     padded[radius:radius + n] = x
     start = np.arange(groups) * c_out
-    total = np.zeros(groups, np.float32)
-    for d in range(m):
-        total = total + padded[start + d]
+    if q:
+        count = groups + q - 1  # chunk sums past the last group: the kernel's ghosts
+        chunk = np.zeros(count, np.float32)
+        for d in range(c_out):
+            chunk = chunk + padded[np.arange(count) * c_out + d]
+        total = chunk[:groups].copy()
+        for j in range(1, q):
+            total = total + chunk[j:j + groups]
+        for d in range(q * c_out, m):
+            total = total + padded[start + d]
+    else:
+        total = np.zeros(groups, np.float32)
+        for d in range(m):
+            total = total + padded[start + d]
     inv = np.float32(1) / np.float32(m)
     y = np.empty((groups, c_out), np.float32)
     y[:, 0] = total * inv
@@ -67,16 +93,22 @@ def running_sum_fp32(x: np.ndarray, radius: int) -> np.ndarray:
     return y.reshape(-1)[:n]
 
 
-def model_of(variant: str):
-    return running_sum_fp32 if variant == "coarsened" else direct_sum_fp32
+def model_of(variant: str, radius: int):
+    """The summation order of a variant: naive and shared sum directly and divide; coarsened's
+    register window (R <= 4) sums directly and multiplies by 1/(2R+1); its running sum beyond."""
+    if variant != "coarsened":
+        return direct_sum_fp32
+    return running_sum_fp32 if radius > REGISTER_MAX_R else window_fp32
 
 
 # ---- declaration ----------------------------------------------------------------------
 
 def test_variants_and_table_attributes():
-    assert W.variant_names() == VARIANTS
-    assert [v.kernel for v in W.variants] == ["naive<int>", "shared<int>", f"coarsened<{COARSE_THREADS}, {COARSE_C}>"]
-    assert (W.baseline, W.roof, W.rate, W.dims) == ("naive", None, "GB/s", ("n",))
+    assert W.variant_names() == [*VARIANTS, "memcpy"]
+    assert [v.kernel for v in W.variants] == ["naive<int>", "shared<int>", f"coarsened<{COARSE_THREADS}, {COARSE_C}>", None]
+    assert W.kernel_names() == ["naive<int>", "shared<int>", f"coarsened<{COARSE_THREADS}, {COARSE_C}>",
+                                "naive<long long>", "shared<long long>"]
+    assert (W.baseline, W.roof, W.rate, W.dims) == ("naive", "memcpy", "GB/s", ("n",))
     assert W.tolerance_for(W.default_shape()).rule == "elementwise"
 
 
@@ -85,8 +117,8 @@ def test_shapes_labels_and_defines():
     assert W.check_shapes() == [shape(n, r) for r in (1, 2, 32, 64) for n in (1, 2, 255, 257, 4194304, 16777219)] + [
         shape(2**31 + 4101, 64)]  # past 2^31: naive's and shared's 64-bit path
     assert W.label(shape(16777216, 32)) == "16777216 radius=32"
-    assert W.defines(shape(100, 2)) == {"STENCIL_RADIUS": 2}
-    assert W.compile_sets() == [{"STENCIL_RADIUS": r} for r in (1, 2, 32, 64)]
+    assert W.defines(shape(100, 2)) == {"RADIUS": 2}
+    assert W.compile_sets() == [{"RADIUS": r} for r in (1, 2, 32, 64)]
     assert W.device_bytes(shape(1000, 64)) == 8000
 
 
@@ -168,13 +200,13 @@ def test_each_summation_order_stays_within_the_bound(variant, radius):
         "near one": 1 - rng.random(n, dtype=np.float32) * np.float32(1e-3),
     }
     for what, x in inputs.items():
-        result = compare(model_of(variant)(x, radius), stencil_reference(x, radius), tol)
+        result = compare(model_of(variant, radius)(x, radius), stencil_reference(x, radius), tol)
         assert result.passed, f"{what}: {result.detail}"
 
 
 @pytest.mark.parametrize("radius", [*RADII, MAX_RADIUS])
 def test_the_bound_still_catches_a_window_off_by_one(radius):
-    n = 3 * COARSE_OUT
+    n = 3 * max(COARSE_OUT, 2 * radius + 1)  # longer than a window, so a shift shows
     x = np.random.default_rng(1).random(n, dtype=np.float32) * 2 - 1
     ref = stencil_reference(x, radius)
     shifted = np.concatenate([[ref[0]], ref[:-1]]).astype(np.float32)  # y[i] from the window of i-1
@@ -182,9 +214,11 @@ def test_the_bound_still_catches_a_window_off_by_one(radius):
 
 
 def test_error_bound_values():
-    assert error_bound(2) == pytest.approx(59.5 * U)
-    assert error_bound(32) == pytest.approx((32.5 + 30 * 69 / 65 + 3) * U)
-    assert 60 * U < error_bound(64) < 100 * U
+    assert error_bound(2) == pytest.approx(5.5 * U)  # every variant sums directly
+    assert error_bound(32) == pytest.approx(35.5 * U)  # the direct sum's m/2 is the larger term
+    assert chunks(32) == 7 and (5 + 6 + 2) + 8 * 69 / 65 < 32.5  # coarsened: chunked first window + running
+    assert error_bound(5) == pytest.approx((5.5 + 8 * 15 / 11 + 3) * U)  # Q = 1: direct first window
+    assert error_bound(64) == pytest.approx(67.5 * U)
     assert W.tolerance_for(shape(1, MAX_RADIUS)).atol == error_bound(MAX_RADIUS)  # the loosest allowed
 
 
@@ -197,10 +231,16 @@ def test_traffic_model():
         assert t.bytes == 8 << 24 and t.flops == 65 << 24
     assert traffic["naive"].extra == {"reads_per_output": 65, "smem_reads_per_output": 0}
     assert traffic["shared"].extra == {"reads_per_output": 320 / 256, "smem_reads_per_output": 65}
-    assert traffic["coarsened"].extra == {"reads_per_output": (3968 + 64) / 3968,
-                                          "smem_reads_per_output": 95 / 31 + 1}
-    # R = 2: the coarsened halo is rounded up to one float4 on each side.
-    assert W.traffic(shape(100, 2), W.variant("coarsened")).extra["reads_per_output"] == (3968 + 8) / 3968
+    # C = 9, Q = 7: 8 leaving + 1 + 6 chunk sums + 2 remaining + 8 entering per thread, 6 ghosts.
+    assert traffic["coarsened"].extra == {"reads_per_output": (1152 + 64) / 1152,
+                                          "smem_reads_per_output": 25 / 9 + 6 * 9 / 1152 + 1}
+    # R = 2: the register window, 3 float4s per 4 outputs and no shared memory.
+    assert W.traffic(shape(100, 2), W.variant("coarsened")).extra == {"reads_per_output": 3,
+                                                                        "smem_reads_per_output": 0.0}
+    # R = 5: Q = 1, the first window is summed directly.
+    assert W.traffic(shape(100, 5), W.variant("coarsened")).extra["smem_reads_per_output"] == 19 / 9 + 1
+    memcpy = W.traffic(s, W.variant("memcpy"))
+    assert (memcpy.bytes, memcpy.flops) == (8 << 24, 0)
 
 
 # ---- validation -----------------------------------------------------------------------
@@ -214,19 +254,31 @@ def test_traffic_model():
     ({"n": 10}, "radius R must be an integer >= 0, got None"),
     (shape(10, MAX_RADIUS + 1), f"use --radius {MAX_RADIUS} or less"),
     (shape(10, 100000), "over the 49152 B static limit"),
+    (shape(10, 4437), "over the 49152 B static limit"),
 ])
 def test_validate_rejects(bad, words):
     with pytest.raises(UsageError, match=words.replace("(", r"\(")):
         W.validate(bad)
 
 
-def test_largest_radius_is_where_the_tiles_meet_48_kb():
+def test_largest_radius_is_where_the_tiles_meet_48_kb_or_the_check_goes_blind():
     W.validate(shape(1, 0))
     W.validate(shape(1, MAX_RADIUS))
-    assert MAX_RADIUS == 2176
-    assert coarsened_smem_bytes(MAX_RADIUS) == STATIC_SMEM < coarsened_smem_bytes(MAX_RADIUS + 1)
-    assert shared_smem_bytes(MAX_RADIUS) < STATIC_SMEM
+    top = smem_max_radius()
+    assert top == 4436
+    assert coarsened_smem_bytes(top) == STATIC_SMEM < coarsened_smem_bytes(top + 1)
+    assert shared_smem_bytes(top) < STATIC_SMEM
+    # Below the shared-memory limit the check's power decides: the bound stays within half the
+    # largest shift a window off by one causes, 2/m.
+    assert MAX_RADIUS == 2894
+    assert error_bound(MAX_RADIUS) <= 1 / (2 * MAX_RADIUS + 1)
+    assert error_bound(MAX_RADIUS + 1) > 1 / (2 * MAX_RADIUS + 3)
+    with pytest.raises(UsageError, match="window off by one could pass"):
+        W.validate(shape(10, MAX_RADIUS + 1))
     assert [halo(r) for r in (0, 1, 2, 4, 5, 32)] == [0, 4, 4, 4, 8, 32]
+    assert [coarsened_smem_bytes(r) for r in (0, REGISTER_MAX_R)] == [0, 0]  # the register window
+    assert coarsened_smem_bytes(5) == 4 * (2 * COARSE_OUT + 16)  # Q = 1: no chunk sums
+    assert coarsened_smem_bytes(32) == 4 * (2 * COARSE_OUT + 64 + COARSE_THREADS + 6)
 
 
 # ---- compile (no GPU needed) ----------------------------------------------------------
@@ -238,21 +290,21 @@ def test_every_kernel_compiles_per_radius_without_spills(radius):
     for name, report in unit.ptxas.items():
         assert report.registers > 0, name
         assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), name
-    smem = {v.name: unit.ptxas[v.kernel].static_smem for v in W.variants}
+    smem = {v.name: unit.ptxas[v.kernel].static_smem for v in W.variants if v.kernel}
     # The kernel's tiles are exactly what validate() budgets for.
     assert smem == {"naive": 0, "shared": shared_smem_bytes(radius), "coarsened": coarsened_smem_bytes(radius)}
 
 
 def test_radius_past_the_limit_fails_in_the_kernel_source_too():
     with pytest.raises(CompileError, match="exceed 48 KB"):
-        compile_unit("stencil", W.kernel_names(), "sm_90", {"STENCIL_RADIUS": MAX_RADIUS + 1}, use_cache=False)
+        compile_unit("stencil", W.kernel_names(), "sm_90", {"RADIUS": smem_max_radius() + 1}, use_cache=False)
 
 
 def test_compile_command_builds_every_radius(run_cli):
     code, out, _ = run_cli("compile", "--arch", "sm_90", "stencil")
     assert code == 0
     lines = [line for line in out.splitlines() if line.startswith("OK")]
-    assert len(lines) == len(RADII) * (len(VARIANTS) + 2)  # + naive's and shared's 64-bit paths
+    assert len(lines) == len(RADII) * (len(VARIANTS) + 2)  # + naive's and shared's 64-bit paths; memcpy compiles nothing
     assert all("0 B spills" in line for line in lines)
 
 
@@ -294,6 +346,7 @@ thread_local Index threadIdx, blockIdx;
 static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 template <class T> T __ldg(const T* p) { return *p; }
+template <class T> void __stcs(T* p, T v) { *p = v; }
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -328,7 +381,7 @@ int main(int argc, char** argv) {  // emulator VARIANT N < x (N floats) > y (N f
     std::vector<float> xs(n + 2 * guard, NAN), ys(n + 2 * guard, NAN);
     float *x = xs.data() + guard, *y = ys.data() + guard;
     if (std::fread(x, sizeof(float), n, stdin) != size_t(n)) return 1;
-    constexpr int OUT = EMU_THREADS * EMU_C;
+    constexpr int OUT = R <= REGISTER_MAX_R ? 4 * EMU_THREADS : EMU_THREADS * EMU_C;  // coarsened's outputs per block
     if (variant == 0) launch(naive<int>, (n + B - 1) / B, B, x, y, n);
     if (variant == 1) launch(shared<int>, (n + B - 1) / B, B, x, y, n);
     if (variant == 3) launch(naive<long long>, (n + B - 1) / B, B, x, y, n);
@@ -343,7 +396,7 @@ int main(int argc, char** argv) {  // emulator VARIANT N < x (N floats) > y (N f
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory):
-    """radius -> path of the emulator binary built with that STENCIL_RADIUS."""
+    """radius -> path of the emulator binary built with that RADIUS."""
     cxx = shutil.which("g++")
     if cxx is None:
         pytest.skip("no g++ to build the CPU emulation of the kernels")
@@ -360,7 +413,7 @@ def emulator(tmp_path_factory):
         if radius not in built:
             binary = folder / f"emulator_r{radius}"
             subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
-                            f"-DSTENCIL_RADIUS={radius}", f"-DEMU_THREADS={COARSE_THREADS}", f"-DEMU_C={COARSE_C}",
+                            f"-DRADIUS={radius}", f"-DEMU_THREADS={COARSE_THREADS}", f"-DEMU_C={COARSE_C}",
                             f'-DKERNELS="{kernels_dir() / "stencil.cu"}"', str(source), "-o", str(binary)],
                            check=True, capture_output=True, text=True)
             built[radius] = binary
@@ -369,8 +422,10 @@ def emulator(tmp_path_factory):
     return build
 
 
-# Sizes around every block edge: 256 for naive/shared, 3968 for coarsened, float4 tails.
-EMULATED_NS = (1, 2, 3, 5, 255, 257, COARSE_OUT - 1, COARSE_OUT, COARSE_OUT + 1, 2 * COARSE_OUT + 6)
+# Sizes around every block edge: 256 for naive/shared, 1152 for coarsened's shared tile, 512 for
+# its register window, float4 tails.
+EMULATED_NS = (1, 2, 3, 5, 255, 257, REGISTER_OUT - 1, REGISTER_OUT, REGISTER_OUT + 1, COARSE_OUT - 1, COARSE_OUT,
+               COARSE_OUT + 1, 2 * COARSE_OUT + 6, 5 * COARSE_OUT + 3)
 # The emulator's variant numbers: the table's three, then naive's and shared's 64-bit paths.
 EMULATED = [*VARIANTS, "naive", "shared"]
 
@@ -387,7 +442,7 @@ def test_kernels_on_the_cpu_emulation(emulator, radius):
             y = np.frombuffer(run.stdout, dtype=np.float32)
             result = compare(y, ref, W.tolerance_for(shape(n, radius)))
             assert result.passed, f"{variant} n={n} R={radius}: {result.detail}"
-            np.testing.assert_array_equal(y, model_of(variant)(x, radius), err_msg=f"{variant} n={n}")
+            np.testing.assert_array_equal(y, model_of(variant, radius)(x, radius), err_msg=f"{variant} n={n}")
 
 
 def test_emulated_kernels_at_the_largest_radius(emulator):
@@ -398,7 +453,7 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
             run = subprocess.run([str(binary), str(index), str(n)], input=x.tobytes(), capture_output=True,
                                  check=True)
             np.testing.assert_array_equal(np.frombuffer(run.stdout, dtype=np.float32),
-                                          model_of(variant)(x, MAX_RADIUS), err_msg=f"{variant} n={n}")
+                                          model_of(variant, MAX_RADIUS)(x, MAX_RADIUS), err_msg=f"{variant} n={n}")
 
 
 # ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
@@ -406,7 +461,7 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
-    unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"STENCIL_RADIUS": 32}, use_cache=False)
+    unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"RADIUS": 32}, use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 
@@ -417,15 +472,19 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
 def test_every_variant_passes_on_the_check_shapes():
     rows = check_rows("stencil", W.check_shapes())
     assert_all_pass(rows)
-    assert len(rows) == len(VARIANTS) * (len(RADII) * len(CHECK_NS) + 1)  # + the shape past 2^31
+    assert len(rows) == len(W.variants) * (len(RADII) * len(CHECK_NS) + 1)  # + the shape past 2^31
     for r in rows:
+        if r.variant == "memcpy":  # a library call: no kernel of ours, no resources
+            assert r.threads_per_block is None
+            continue
         assert r.spill_bytes == 0 and r.threads_per_block == (COARSE_THREADS if r.variant == "coarsened" else BLOCK)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("radius", [0, 3, *RADII])
 def test_every_variant_passes_on_edge_sizes(radius):
-    ns = (3, 4, 5, 2 * radius + 1, COARSE_OUT - 1, COARSE_OUT, COARSE_OUT + 1, 4 * COARSE_OUT + 7, 1000003)
+    ns = (3, 4, 5, 2 * radius + 1, REGISTER_OUT - 1, REGISTER_OUT + 1, COARSE_OUT - 1, COARSE_OUT, COARSE_OUT + 1,
+          4 * COARSE_OUT + 7, 1000003)
     assert_all_pass(check_rows("stencil", [shape(n, radius) for n in sorted(set(ns))]))
 
 
@@ -436,11 +495,13 @@ def test_largest_radius_passes():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("index", ["int", "long long"])
-@pytest.mark.parametrize("n,radius", [(COARSE_OUT * 5 + 3, 2), (COARSE_OUT * 5 + 3, 32), (1 << 20, 64)])
+@pytest.mark.parametrize("n,radius", [(COARSE_OUT * 5 + 3, 2), (COARSE_OUT * 5 + 3, 5), (COARSE_OUT * 5 + 3, 32),
+                                      (1 << 20, 64)])
 def test_kernels_are_bit_exact_with_their_summation_order(n, radius, index):
-    """naive and shared add in the same order (so agree bit for bit); coarsened's running sum
-    matches its FP32 model exactly. A real difference here is an indexing change, not rounding.
-    naive and shared run in both instantiations (the long long one forced on a small n)."""
+    """naive and shared add in the same order (so agree bit for bit), and so does coarsened's
+    register window (R <= 4); its running sum (R > 4) matches its FP32 model exactly; memcpy
+    returns x. A real difference here is an indexing change, not rounding. naive and shared
+    run in both instantiations (the long long one forced on a small n)."""
     from pmppbench.compile import load_kernels
     from pmppbench.gpu import cupy
 
@@ -454,7 +515,12 @@ def test_kernels_are_bit_exact_with_their_summation_order(n, radius, index):
         job.poison()
         job.run()
         cupy().cuda.Device().synchronize()
-        np.testing.assert_array_equal(job.output(), model_of(variant)(inputs["x"], radius), err_msg=variant)
+        np.testing.assert_array_equal(job.output(), model_of(variant, radius)(inputs["x"], radius), err_msg=variant)
+    job = W.job(W.variant("memcpy"), s, ctx)
+    job.poison()
+    job.run()
+    cupy().cuda.Device().synchronize()
+    np.testing.assert_array_equal(job.output(), inputs["x"], err_msg="memcpy")
 
 
 @pytest.mark.gpu
@@ -466,7 +532,7 @@ def test_timed_run_at_two_radii(run_cli, tmp_path):
     assert code == 0 and "PASS" in stdout
     rows = json.loads(out.read_text())["results"]
     assert {(r["variant"], r["shape"]) for r in rows} == {
-        (v, f"1048576 radius={r}") for v in VARIANTS for r in (2, 32)}
+        (v, f"1048576 radius={r}") for v in [*VARIANTS, "memcpy"] for r in (2, 32)}
     for r in rows:
         assert r["check"] == "PASS" and r["median_ms"] > 0 and r["reps"] == 10 and r["warmup"] == 20
         assert r["model"]["reads_per_output"] > 0

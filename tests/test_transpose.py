@@ -1,8 +1,11 @@
-"""Transpose workload: references, traffic model, validation and NVRTC compile on the CPU;
-every variant bit-exact on edge shapes on the GPU."""
+"""Transpose workload: references, traffic model, validation, NVRTC compile and the coarsened
+kernel under a small emulation of CUDA threads on the CPU; every variant bit-exact on edge
+shapes on the GPU."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +13,7 @@ import pytest
 from gpu_helpers import assert_all_pass, check_rows
 
 from pmppbench.check import compare
-from pmppbench.compile import compile_unit
+from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
 from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y
@@ -27,14 +30,15 @@ def shape(m, n):
 
 # ---- declaration ------------------------------------------------------------------
 
-def test_variants_are_the_course_four_plus_coarsened():
-    assert W.variant_names() == ["copy", *TRANSPOSES]
+def test_variants_are_the_course_four_plus_coarsened_and_the_memcpy_roof():
+    assert W.variant_names() == ["copy", *TRANSPOSES, "memcpy"]
     kernels = {v.name: v.kernel for v in W.variants}
     # shared32 and padded33 are one template; the shared row stride is the only difference.
     assert kernels["shared32"] == "tiled<32, int>" and kernels["padded33"] == "tiled<33, int>"
     assert kernels["copy"] == "copy<int>" and kernels["naive"] == "naive<int>"
     assert kernels["coarsened"] == f"coarsened<{COARSENED_TILE}>"
-    assert (W.baseline, W.roof, W.rate) == ("naive", "copy", "GB/s")
+    assert kernels["memcpy"] is None and None not in W.kernel_names()  # a library call
+    assert (W.baseline, W.roof, W.rate) == ("naive", "memcpy", "GB/s")
     assert W.tolerance.rule == "exact"
 
 
@@ -63,6 +67,7 @@ def test_transposes_share_one_reference_and_copy_has_its_own():
     keys = {v.name: W.reference_key(v) for v in W.variants}
     assert len({keys[n] for n in TRANSPOSES}) == 1
     assert keys["copy"] != keys["naive"]
+    assert keys["memcpy"] == keys["copy"]  # memcpy writes A unchanged too
 
 
 @pytest.mark.parametrize("m,n", [(64, 64), (33, 31), (1, 4097)])
@@ -85,7 +90,7 @@ def test_inputs_are_random_fp32_without_zeros():
 
 # ---- model ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["copy", *TRANSPOSES])
+@pytest.mark.parametrize("name", ["copy", *TRANSPOSES, "memcpy"])
 def test_traffic_is_eight_bytes_per_element(name):
     t = W.traffic(shape(1000, 3000), W.variant(name))
     assert (t.bytes, t.flops) == (24_000_000, 0)
@@ -151,7 +156,7 @@ def test_int_while_every_offset_fits():
     assert W.index_type(shape(INT_MAX - TILE_DIM + 1, 1)) == "long long"
     names = W.kernel_names()
     for v in W.variants:
-        if v.name != "coarsened":
+        if v.name not in ("coarsened", "memcpy"):
             assert v.kernel.endswith(", int>") or v.kernel.endswith("<int>")
             assert v.kernel.replace("int>", "long long>") in names
 
@@ -174,6 +179,92 @@ def test_large_shapes_are_checked_on_sampled_rows_and_columns(monkeypatch, name)
     # copy's sample is not a transpose's: the two references still tell them apart
     if name != "copy":
         assert not np.array_equal(W.reference(s, inputs, W.variant("copy"))[: expected.size], expected)
+
+
+# ---- the coarsened kernel on the CPU ------------------------------------------------
+# As in test_stencil.py: one std::thread per CUDA thread, blocks one after another,
+# __syncthreads() a std::barrier, the __shared__ tile static; the float4 and streaming-access
+# names stand in for CUDA's. Both paths (float4 for full aligned tiles, element by element
+# otherwise) and every edge are checked against A^T, bit for bit, with no GPU.
+
+EMULATOR = r"""
+#include <barrier>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+struct float4 { float x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+struct Index { unsigned x, y; };
+thread_local Index threadIdx, blockIdx;
+static std::barrier<>* block_barrier;
+inline void __syncthreads() { block_barrier->arrive_and_wait(); }
+template <class T> T __ldcs(const T* p) { return *p; }
+template <class T> void __stcs(T* p, T v) { *p = v; }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#include KERNELS
+
+int main(int argc, char** argv) {  // emulator M N < A (M*N floats) > B (N*M floats)
+    size_t m = std::atoll(argv[1]), n = std::atoll(argv[2]);
+    // A and B sit between NaN guards: a read outside A makes a NaN output, a write outside B
+    // is caught below (exit 3).
+    const size_t guard = 4096;
+    std::vector<float> as(m * n + 2 * guard, NAN), bs(m * n + 2 * guard, NAN);
+    float *a = as.data() + guard, *b = bs.data() + guard;
+    if (std::fread(a, sizeof(float), m * n, stdin) != m * n) return 1;
+    unsigned gx = (n + EMU_TILE - 1) / EMU_TILE, gy = (m + EMU_TILE - 1) / EMU_TILE;
+    std::barrier<> bar(256);
+    block_barrier = &bar;
+    std::vector<std::thread> team;
+    for (int t = 0; t < 256; ++t)
+        team.emplace_back([&, t] {
+            threadIdx.x = t % 32;
+            threadIdx.y = t / 32;
+            for (unsigned by = 0; by < gy; ++by)
+                for (unsigned bx = 0; bx < gx; ++bx) {
+                    blockIdx.x = bx;
+                    blockIdx.y = by;
+                    coarsened<EMU_TILE>(a, b, m, n);
+                    bar.arrive_and_wait();  // the block is done before the next reuses __shared__
+                }
+        });
+    for (auto& member : team) member.join();
+    for (size_t i = 0; i < guard; ++i)
+        if (!std::isnan(b[-1 - (long long)i]) || !std::isnan(b[m * n + i])) return 3;
+    std::fwrite(b, sizeof(float), m * n, stdout);
+}
+"""
+
+
+@pytest.mark.parametrize("tile", [COARSENED_TILE, 32])
+def test_coarsened_on_the_cpu_emulation(tmp_path, tile):
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ to build the CPU emulation of the kernel")
+    probe = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-x", "c++", "-"], input="#include <barrier>\n",
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip("g++ lacks C++20 <barrier>")
+    source, binary = tmp_path / "emulator.cpp", tmp_path / "emulator"
+    source.write_text(EMULATOR)
+    subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
+                    f"-DEMU_TILE={tile}", f'-DKERNELS="{kernels_dir() / "transpose.cu"}"', str(source), "-o",
+                    str(binary)], check=True, capture_output=True, text=True)
+    # Full float4 tiles (64x64, 128x192, 256x256), partial tiles with N and M multiples of 4
+    # (68x132, 100x64), rows not on a float4 (33x31, 96x100 has N % 4 == 0 but M = 96 too, so
+    # it is full where it can be), thin matrices and a single element.
+    for m, n in ((64, 64), (128, 192), (256, 256), (68, 132), (100, 64), (96, 100), (33, 31), (31, 33), (2, 3),
+                 (1, 1), (1, 70), (70, 1), (130, 66)):
+        a = np.random.default_rng(m * n).standard_normal((m, n), dtype=np.float32)
+        run = subprocess.run([str(binary), str(m), str(n)], input=a.tobytes(), capture_output=True, check=True)
+        np.testing.assert_array_equal(np.frombuffer(run.stdout, dtype=np.float32).reshape(n, m), a.T,
+                                      err_msg=f"coarsened<{tile}> {m}x{n}")
 
 
 # ---- CLI bad input (exit 2 before any GPU work) ------------------------------------
@@ -211,6 +302,9 @@ def test_every_variant_passes_bit_exact_on_every_check_shape():
     assert len(rows) == len(W.variants) * len(W.check_shapes())
     for r in rows:
         assert r.tolerance == "bit-exact"
+        if r.variant == "memcpy":  # a library call: no kernel of ours, no resources
+            assert r.threads_per_block is None
+            continue
         assert r.registers and r.threads_per_block in (1024, 256) and r.spill_bytes == 0
 
 
@@ -223,7 +317,8 @@ def test_tallest_matrix_the_grid_allows(m, n):
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,n", [(64, 64), (33, 31)])
 def test_copy_is_checked_as_a_copy_on_the_device(m, n):
-    """Run copy and naive for real: copy's output is A, and neither passes the other's reference."""
+    """Run copy, memcpy and naive for real: copy's and memcpy's output is A, and neither a copy
+    nor a transpose passes the other's reference."""
     from pmppbench.compile import load_kernels
     from pmppbench.gpu import cupy
 
@@ -231,7 +326,7 @@ def test_copy_is_checked_as_a_copy_on_the_device(m, n):
     inputs = W.make_inputs(s, np.random.default_rng(7))
     ctx = W.setup(s, inputs, load_kernels("transpose", W.kernel_names()))
     outputs = {}
-    for name in ("copy", "naive"):
+    for name in ("copy", "naive", "memcpy"):
         job = W.job(W.variant(name), s, ctx)
         job.poison()
         job.run()
@@ -241,6 +336,7 @@ def test_copy_is_checked_as_a_copy_on_the_device(m, n):
     transpose_ref = W.reference(s, inputs, W.variant("naive"))
     assert outputs["copy"].shape == (m, n) and outputs["naive"].shape == (n, m)
     assert compare(outputs["copy"], copy_ref, W.tolerance).passed
+    assert outputs["memcpy"].shape == (m, n) and compare(outputs["memcpy"], copy_ref, W.tolerance).passed
     assert compare(outputs["naive"], transpose_ref, W.tolerance).passed
     assert not compare(outputs["naive"], copy_ref, W.tolerance).passed
     assert not compare(outputs["copy"], transpose_ref, W.tolerance).passed
@@ -256,7 +352,7 @@ def test_the_64_bit_path_passes_on_edge_shapes_too():
         inputs = W.make_inputs(s, np.random.default_rng(11))
         ctx = W.setup(s, inputs, load_kernels("transpose", W.kernel_names()))
         for v in W.variants:
-            if v.name == "coarsened":
+            if v.name in ("coarsened", "memcpy"):  # neither has an index path
                 continue
             job = W.job(v, s, ctx, index="long long")
             assert job.launch.kernel.name.endswith("long long>")

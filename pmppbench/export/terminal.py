@@ -8,9 +8,12 @@ from pmppbench.results import Result
 
 
 def print_table(console, rows: list[Result], title: str = "", caption: str = "") -> None:
+    from rich.markup import escape  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
-    table = Table(title=title or None, caption=caption or None, header_style="bold")
+    # Titles hold brackets (y[i] = mean(x[i-R..i+R])) that Rich would read as markup.
+    table = Table(title=escape(title) if title else None, caption=escape(caption) if caption else None,
+                  header_style="bold")
     cols = columns_for(rows)
     for c in cols:
         table.add_column(c.header, justify=c.justify)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 from pmppbench.errors import UsageError
 from pmppbench.workloads.base import Workload
@@ -18,11 +19,27 @@ _MODULES = {
 }
 
 
+def _extra() -> dict[str, str]:
+    """Workloads from outside the package: PMPPBENCH_WORKLOADS="name=module,..." (each module
+    importable and exposing WORKLOAD; its kernels found through PMPPBENCH_KERNEL_PATH). The
+    GPU tests use it for kernels that fault and hang; worker processes inherit it."""
+    out = {}
+    for item in filter(None, os.environ.get("PMPPBENCH_WORKLOADS", "").split(",")):
+        name, _, module = item.partition("=")
+        out[name.strip()] = module.strip()
+    return out
+
+
+def _modules() -> dict[str, str]:
+    return {**_MODULES, **_extra()}
+
+
 def names() -> list[str]:
-    return list(_MODULES)
+    return list(_modules())
 
 
 def get(name: str) -> Workload:
-    if name not in _MODULES:
-        raise UsageError(f"unknown workload {name!r}; choose from {', '.join(_MODULES)}")
-    return importlib.import_module(_MODULES[name]).WORKLOAD
+    modules = _modules()
+    if name not in modules:
+        raise UsageError(f"unknown workload {name!r}; choose from {', '.join(modules)}")
+    return importlib.import_module(modules[name]).WORKLOAD

@@ -31,6 +31,8 @@ class Variant:
     kernel: str | None  # NVRTC name expression in kernels_cu/<workload>.cu: "tiled<33>"; None for library calls
     about: str  # one line: what this variant changes and why it should be faster
     timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
+    source: str | None = None  # a learner's own .cu file (--kernel FILE:NAME); `kernel` is NAME in it
+    like: str | None = None  # ... launched with this variant's signature and geometry (--like)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class Workload:
     dim_help: dict[str, str] = {}  # what each size means, for the command's help
     axes: tuple[Axis, ...] = ()  # shape keys given as options (--radius, --streams)
     protocol: Protocol = Protocol(warmup=3, batches=5, reps=20)  # the timing contract (README, "The protocol")
+    shares_host_link: bool = False  # its timed work crosses PCIe: with --devices, one GPU at a time
     variants: tuple[Variant, ...] = ()
     tolerance: Tolerance | None = None  # the check rule, unless tolerance_for derives one per shape
     baseline: str | None = None  # "speedup vs" column: this variant's time / each variant's time

@@ -2,10 +2,13 @@
 
 Neighbours outside the array count as 0 and the divisor stays 2R+1 (y[0] of x = [1..7] at
 R = 2 is (0+0+1+2+3)/5 = 1.2). The radius R is a compile-time constant: `defines` passes
-STENCIL_RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
+RADIUS to NVRTC, so every radius is its own module (compile.py caches each).
 
 Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `shared` (the
-course's halo tile, B = 256), `coarsened` (C = 31 outputs per thread with a running sum).
+course's halo tile, B = 256), `coarsened` (the memory-roof kernel: for R <= 4 a register
+window of 4 outputs per thread, otherwise C = 9 outputs per thread with a running sum over a
+shared tile), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
+"% of memcpy" column (docs/memory_roof.md).
 
 Index paths: naive and shared are templates on their index type. The host picks
 `int`, the course's, while n + B + 2R fits in 31 bits and `long long` beyond (index_type;
@@ -17,20 +20,27 @@ outputs (base.checked_indices), whose windows the float64 reference sums directl
 
 Tolerance (tolerance_for, per radius). Inputs are uniform in [-1, 1), so a partial sum of k
 terms is at most k in magnitude and each FP32 operation rounds by at most u*|result|, with
-u = 2^-24. A direct sum of the m = 2R+1 terms (naive, shared) is then off by at most
-u*(2 + 3 + ... + m) ~ u*m^2/2, which is u*m/2 after dividing by m. The running sum of
-`coarsened` starts from such a sum and, for each of its C-1 later outputs, rounds once for
-(entering - leaving), |.| <= 2, and once for the new sum, |.| <= m+2: (C-1)*(m+4)*u more in
-the sum, (C-1)*(m+4)/m*u on the mean. The last step adds at most 2u (coarsened's multiply
-by the rounded 1/m; naive's and shared's division, correctly rounded, only u), and u/2
-more is kept as margin (the check compares with the float64 reference itself), so
+u = 2^-24. A direct sum of the m = 2R+1 terms (naive, shared, and coarsened for R <= 4) is
+then off by at most u*(2 + 3 + ... + m) < u*m^2/2 + u*m/2, which is u*(m+1)/2 after dividing
+by m. For R > 4 `coarsened` starts each thread's running sum from a first window built of
+Q = m // C chunk sums of C terms each (when Q >= 2) plus the remaining r = m - Q*C terms:
+the chunks are off by at most Q*u*(2 + ... + C) <= Q*C*u*(C+1)/2 <= m*u*(C+1)/2 together,
+and the Q-1 + r additions that join them by at most (Q-1+r)*m*u, so the first window's mean
+is off by at most ((C+1)/2 + Q - 1 + r)*u (below the direct sum's u*(m+1)/2 for large R;
+with Q < 2 the first window is summed directly). Each of the C-1 later outputs of a thread
+rounds once for (entering - leaving), |.| <= 2, and once for the new sum, |.| <= m+2:
+(C-1)*(m+4)*u more in the sum, (C-1)*(m+4)/m*u on the mean. The multiply by the rounded
+1/m adds 2u, and the margin of the check's +3 covers it and the 1/2 (the check compares
+with the float64 reference itself), so for every variant
 
-    |out - ref| <= (m/2 + (C-1)*(m+4)/m + 3) * u      (R = 2: 60u, R = 32: 67u, R = 64: 98u)
+    |out - ref| <= (max(m/2, first + (C-1)*(m+4)/m) + 3) * u      (first: the coarsened
+                   first window's bound above; R <= 4: the direct sum, m/2 alone)
 
-for every variant, without assuming anything about the inputs but their range. Observed
-errors on random inputs are 1-3u. The bound stays far below what a wrong window does: an
-off-by-one moves an output by |x[j] - x[k]|/m, e.g. ~1e-2 at R = 32 (the tests check that
-such a shift fails). The float64 reference (prefix sums) is exact to ~1e-13 here.
+which is 5.5u at R = 2, 35.5u at R = 32 and 67.5u at R = 64, without assuming anything about
+the inputs but their range. Observed errors on random inputs are 1-3u. The bound stays far
+below what a wrong window does: an off-by-one moves an output by |x[j] - x[k]|/m, e.g. ~1e-2
+at R = 32 (the tests check that such a shift fails). The float64 reference (prefix sums) is
+exact to ~1e-13 here.
 """
 
 from __future__ import annotations
@@ -48,8 +58,10 @@ from pmppbench.workloads.base import (
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
 COARSE_THREADS = 128  # coarsened: threads per block
-COARSE_C = 31  # coarsened: consecutive outputs per thread (odd: conflict-free shared accesses)
-COARSE_OUT = COARSE_THREADS * COARSE_C  # 3968 outputs per block
+COARSE_C = 9  # coarsened, R > 4: consecutive outputs per thread (odd: conflict-free shared accesses)
+COARSE_OUT = COARSE_THREADS * COARSE_C  # 1152 outputs per block on the shared-tile path
+REGISTER_MAX_R = 4  # coarsened: up to this R the register window (REGISTER_MAX_R in stencil.cu)
+REGISTER_OUT = 4 * COARSE_THREADS  # 512 outputs per block on the register-window path
 STATIC_SMEM = 48 * 1024  # CUDA's cap on a block's static __shared__ arrays
 RADII = (1, 2, 32, 64)  # the modules `pmppbench compile` builds and --check-only checks
 CHECK_NS = (1, 2, 255, 257, 4194304, 16777216 + 3)
@@ -70,21 +82,45 @@ def shared_smem_bytes(radius: int) -> int:
     return 4 * (BLOCK + 2 * radius)
 
 
+def chunks(radius: int) -> int:
+    """Q: whole chunks of C in one window; coarsened builds its first windows from them when Q >= 2."""
+    return (2 * radius + 1) // COARSE_C
+
+
+def coarsened_outputs_per_block(radius: int) -> int:
+    return REGISTER_OUT if radius <= REGISTER_MAX_R else COARSE_OUT
+
+
 def coarsened_smem_bytes(radius: int) -> int:
-    """`coarsened`'s input tile (outputs plus float4-rounded halo) and its output stage."""
-    return 4 * ((COARSE_OUT + 2 * halo(radius)) + COARSE_OUT)
+    """`coarsened`'s shared memory: none on the register path (R <= 4); else the input tile
+    (outputs plus float4-rounded halo), the output stage and, when Q >= 2, the chunk sums of
+    the block's threads and of the Q-1 chunks past its end."""
+    if radius <= REGISTER_MAX_R:
+        return 0
+    q = chunks(radius)
+    chunk_sums = COARSE_THREADS + q - 1 if q >= 2 else 0
+    return 4 * ((COARSE_OUT + 2 * halo(radius)) + COARSE_OUT + chunk_sums)
+
+
+def smem_max_radius() -> int:
+    """The largest R whose tiles fit in static shared memory for every variant: 4436, set by
+    coarsened's 2*1152 + 2*halo + 128 + Q - 1 floats (shared alone would allow
+    (12288 - 256)/2 = 6016)."""
+    r = (STATIC_SMEM // 4 - BLOCK) // 2  # shared's limit
+    while coarsened_smem_bytes(r) > STATIC_SMEM:  # grows with R: the first R that fits
+        r -= 1
+    return r
 
 
 def max_radius() -> int:
-    """The largest R whose tiles fit in static shared memory for every variant: 2176, set by
-    coarsened's 2*3968 + 2*halo floats (shared alone would allow (12288 - 256)/2 = 6016)."""
-    floats = STATIC_SMEM // 4
-    shared_max = (floats - BLOCK) // 2
-    coarsened_max = (floats - 2 * COARSE_OUT) // 2 // 4 * 4  # the largest halo; R <= halo
-    return min(shared_max, coarsened_max)
-
-
-MAX_RADIUS = max_radius()
+    """The largest R the workload takes: its tiles fit (smem_max_radius) and the check can still
+    tell a window off by one from the right one. A shift by one moves an output by
+    |x[i+R] - x[i-R-1]|/m, up to 2/m, while the bound grows like m/2 * u; keeping the bound at
+    most half that largest shift, 1/m, allows R <= 2894."""
+    r = smem_max_radius()
+    while error_bound(r) > 1 / (2 * r + 1):
+        r -= 1
+    return r
 
 
 def stencil_reference(x: np.ndarray, radius: int) -> np.ndarray:
@@ -110,7 +146,14 @@ def sampled_reference(x: np.ndarray, radius: int, samples: np.ndarray) -> np.nda
 def error_bound(radius: int) -> float:
     """The worst |out - ref| of any variant for inputs in [-1, 1) (derived in the module docstring)."""
     m = 2 * radius + 1
-    return (m / 2 + (COARSE_C - 1) * (m + 4) / m + 3) * U
+    if radius <= REGISTER_MAX_R:
+        return (m / 2 + 3) * U  # every variant sums directly
+    q = chunks(radius)
+    first = (COARSE_C + 1) / 2 + q - 1 + (m - q * COARSE_C) if q >= 2 else m / 2
+    return (max(m / 2, first + (COARSE_C - 1) * (m + 4) / m) + 3) * U
+
+
+MAX_RADIUS = max_radius()
 
 
 class Stencil(Workload):
@@ -127,9 +170,12 @@ class Stencil(Workload):
         Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads"),
         Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
         Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}>",
-                f"{COARSE_C} outputs per thread by running sum; float4 tile loads, staged float4 stores"),
+                f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window; else {COARSE_C} per "
+                "thread by running sum over a shared tile; float4 loads, streaming float4 stores"),
+        Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof"),
     )
     baseline = "naive"
+    roof = "memcpy"  # "% of memcpy": the ceiling for moving these bytes, timed in the same run
     rate = "GB/s"
 
     def tolerance_for(self, shape):
@@ -147,10 +193,14 @@ class Stencil(Workload):
         r = shape.get("radius")
         if not is_int(r, 0):
             raise UsageError(f"stencil: radius R must be an integer >= 0, got {r!r}")
+        if r > MAX_RADIUS and coarsened_smem_bytes(r) <= STATIC_SMEM:
+            raise UsageError(
+                f"stencil: radius {r} is too large: the check's bound {error_bound(r):.3g} would exceed 1/(2R+1), "
+                f"so a window off by one could pass; use --radius {MAX_RADIUS} or less")
         if r > MAX_RADIUS:
             raise UsageError(
                 f"stencil: radius {r} is too large: the coarsened tile ({COARSE_OUT} outputs + 2x{halo(r)} halo "
-                f"+ {COARSE_OUT} staged) needs {coarsened_smem_bytes(r)} B of shared memory, over the "
+                f"+ {COARSE_OUT} staged + chunk sums) needs {coarsened_smem_bytes(r)} B of shared memory, over the "
                 f"{STATIC_SMEM} B static limit; use --radius {MAX_RADIUS} or less"
             )
 
@@ -159,10 +209,10 @@ class Stencil(Workload):
 
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
-        return {"STENCIL_RADIUS": shape["radius"]}
+        return {"RADIUS": shape["radius"]}
 
     def compile_sets(self):
-        return [{"STENCIL_RADIUS": r} for r in RADII]
+        return [{"RADIUS": r} for r in RADII]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED)
@@ -183,7 +233,12 @@ class Stencil(Workload):
             return {"x": rng.random(n, dtype=np.float32) * 2 - 1}
         return {"x": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
 
+    def reference_key(self, variant):
+        return "copy" if variant.name == "memcpy" else "stencil"
+
     def reference(self, shape, inputs, variant):
+        if variant.name == "memcpy":  # a copy: y = x, bit for bit
+            return inputs["x"][inputs["samples"]] if "samples" in inputs else inputs["x"]
         if "samples" in inputs:
             return sampled_reference(inputs["x"], shape["radius"], inputs["samples"])
         return stencil_reference(inputs["x"], shape["radius"])
@@ -204,8 +259,14 @@ class Stencil(Workload):
         at one shape); by default the shape's own (index_type)."""
         n = shape["n"]
         x, y = ctx["x"], ctx["y"]
+        if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
+            def copy():
+                y.data.copy_from_device_async(x.data, 4 * n)
+
+            output = (lambda: y[ctx["samples"]].get()) if "samples" in ctx else y.get
+            return Job(run=copy, output=output, poison=lambda: y.fill(np.nan))
         if variant.name == "coarsened":
-            grid, block = grid_1d(n, COARSE_OUT), (COARSE_THREADS,)
+            grid, block = grid_1d(n, coarsened_outputs_per_block(shape["radius"])), (COARSE_THREADS,)
             launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
         else:
             index = index or self.index_type(shape)
@@ -220,18 +281,29 @@ class Stencil(Workload):
     def traffic(self, shape, variant):
         """Logical traffic 8N bytes (x read once, y written once); (2R+1)N flops: per output
         2R adds for the window sum and 1 multiply by 1/(2R+1) -- the algorithm's count, not
-        what the running sum executes. Model columns, per output: elements requested from
-        global memory (the course's count: the halo is read by two blocks) and elements read
-        from shared memory (coarsened: each of a thread's 2R+C span elements once, then the
-        staged output)."""
+        what the running sum executes (memcpy: none). Model columns, per output: elements
+        requested from global memory (the course's count: the halo is read by two blocks;
+        coarsened for R <= 4: the 3 float4s of each thread's window, two of them L1 hits)
+        and elements read from shared memory (coarsened: each of a thread's span elements
+        once, its neighbours' chunk sums, then the staged output)."""
         n, r = shape["n"], shape["radius"]
         m = 2 * r + 1
+        if variant.name == "memcpy":
+            return Traffic(bytes=8 * n, flops=0, extra={"reads_per_output": 1, "smem_reads_per_output": 0.0})
         if variant.name == "naive":
             reads, smem = m, 0.0
         elif variant.name == "shared":
             reads, smem = (BLOCK + 2 * r) / BLOCK, m
+        elif r <= REGISTER_MAX_R:
+            reads, smem = 2 * halo(r) / 4 + 1, 0.0
         else:
-            reads, smem = (COARSE_OUT + 2 * halo(r)) / COARSE_OUT, (2 * r + COARSE_C) / COARSE_C + 1
+            reads = (COARSE_OUT + 2 * halo(r)) / COARSE_OUT
+            c, q = COARSE_C, chunks(r)
+            if q >= 2:  # C-1 leaving + 1 + Q-1 chunk sums + the r remaining + C-1 entering, ghosts
+                per_thread = 2 * c + q + (m - q * c) - 2
+                smem = per_thread / c + (q - 1) * c / COARSE_OUT + 1
+            else:
+                smem = (2 * r + c) / c + 1
         return Traffic(bytes=8 * n, flops=m * n, extra={"reads_per_output": reads, "smem_reads_per_output": smem})
 
 

@@ -247,6 +247,7 @@ class Streams(Workload):
     # median of 10 runs instead (scripts/spread_study.py, results/h200/stream-spread.txt);
     # under 0.5 s per shape. REPS 1 gives the course's protocol back.
     protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
+    shares_host_link = True  # GPUs of one host share its PCIe links and memory bandwidth
     variants = (*map(pipeline_variant, DEFAULT_STREAMS), EVENT)  # those of the default shape
     baseline = "streams=1"
     rate = "GB/s"  # host <-> device bytes (upload + download) over the whole pipeline time

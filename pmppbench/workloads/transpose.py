@@ -2,10 +2,13 @@
 
 A is M x N FP32 row-major, B is N x M row-major. The course's four kernels (copy, naive,
 tiled<32>, tiled<33>), all with block (32, 32) and one element per thread, plus `coarsened`,
-a 32 x 8 block moving a padded 64 x 64 tile. Every variant moves 8*M*N logical bytes.
+a 32 x 8 block moving a padded 64 x 64 tile with float4 loads and streaming float4 stores,
+and `memcpy`, the driver's device-to-device copy of A into B: the ceiling for moving these
+bytes and the roof of the "% of memcpy" column (docs/memory_roof.md). Every variant moves
+8*M*N logical bytes.
 
-`copy` writes A unchanged, so it has its own reference (A itself, M x N) and can never pass
-as a transpose; the transposes share the reference A^T (N x M).
+`copy` and `memcpy` write A unchanged, so they have their own reference (A itself, M x N)
+and can never pass as a transpose; the transposes share the reference A^T (N x M).
 
 Index paths: copy, naive and tiled are templates on their index type, `int` (the
 course's) while M*N and the rounded-up edges fit in 31 bits, `long long` beyond; the host
@@ -24,7 +27,7 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
     Job, Launch, Traffic, Variant, Workload, check_row_tiles, checked_indices, grid_2d, index_arg, index_type,
-    indexed_kernel, kernel_job, repeated_random, with_wide_paths,
+    indexed_kernel, repeated_random, with_wide_paths,
 )
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
@@ -50,12 +53,14 @@ class Transpose(Workload):
         Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts"),
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
-                f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each, loads issued first"),
+                f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
+                "first; streaming loads and stores"),
+        Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
     tolerance = Tolerance("exact")
     baseline = "naive"
-    roof = "copy"
+    roof = "memcpy"  # "% of memcpy": the ceiling for moving these bytes, timed in the same run
     rate = "GB/s"
 
     def default_shape(self):
@@ -95,7 +100,7 @@ class Transpose(Workload):
                 "rows_n": checked_indices(n, SAMPLES, rng), "rows_m": checked_indices(m, SAMPLES, rng)}
 
     def reference_key(self, variant):
-        return "copy" if variant.name == "copy" else "transpose"
+        return "copy" if variant.name in ("copy", "memcpy") else "transpose"
 
     def reference(self, shape, inputs, variant):
         a = inputs["a"]
@@ -121,25 +126,31 @@ class Transpose(Workload):
         """`index` forces an instantiation of the textbook kernels (scripts/baselines.py times
         both at one shape); by default the shape's own (index_type)."""
         m, n = shape["m"], shape["n"]
-        grid, block = launch_geometry(variant, m, n)
         a, b = ctx["a"], ctx["b"]
-        if variant.name == "coarsened":
-            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
+        if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
+            def run():
+                b.data.copy_from_device_async(a.data, 4 * m * n)
+            launch = None
         else:
-            index = index or self.index_type(shape)
-            kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
-            launch = Launch(kernel, grid, block, (a, b, index_arg(index, m), index_arg(index, n)))
+            grid, block = launch_geometry(variant, m, n)
+            if variant.name == "coarsened":
+                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
+            else:
+                index = index or self.index_type(shape)
+                kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
+                launch = Launch(kernel, grid, block, (a, b, index_arg(index, m), index_arg(index, n)))
+            run = launch
         out_shape = (m, n) if self.reference_key(variant) == "copy" else (n, m)
-        if "rows_n" not in ctx:
-            return kernel_job(launch, b, out_shape)
         out = b.reshape(out_shape)
+        if "rows_n" not in ctx:
+            return Job(run=run, output=out.get, poison=lambda: b.fill(np.nan), launch=launch)
         rows, cols = (ctx["rows_m"], ctx["rows_n"]) if out_shape == (m, n) else (ctx["rows_n"], ctx["rows_m"])
         cp = cupy()
 
         def output():
             return cp.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()]).get()
 
-        return Job(run=launch, output=output, poison=lambda: b.fill(np.nan), launch=launch)
+        return Job(run=run, output=output, poison=lambda: b.fill(np.nan), launch=launch)
 
     def traffic(self, shape, variant):
         # Logical traffic: each element read once and written once, 4 bytes each way.

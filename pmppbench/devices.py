@@ -1,0 +1,75 @@
+"""Which GPUs a run uses (`--devices all`, `--devices 0,2`) and how each is identified.
+
+A GPU is named by its index among the visible devices, its UUID, its name and its PCI bus
+id; the UUID is what a worker is pinned with (CUDA_VISIBLE_DEVICES accepts it, and it stays
+right when CUDA_VISIBLE_DEVICES already narrowed what this process sees). Every result row
+records the device it ran on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pmppbench.errors import UsageError
+
+
+@dataclass(frozen=True)
+class DeviceId:
+    index: int
+    name: str
+    uuid: str  # "GPU-8f2c...", or "" when the runtime does not report one
+    pci_bus_id: str  # "0000:19:00.0"
+    host: str = ""  # the machine, for GPUs of a Ray fleet
+
+    @property
+    def pin(self) -> str:
+        """The CUDA_VISIBLE_DEVICES value that shows a worker this GPU only."""
+        return self.uuid or str(self.index)
+
+    @property
+    def label(self) -> str:
+        where = f"{self.host} " if self.host else ""
+        return f"{where}GPU {self.index} ({self.name}, {self.pci_bus_id})"
+
+
+def _uuid(raw) -> str:
+    try:
+        data = raw.encode("latin-1") if isinstance(raw, str) else bytes(raw or b"")
+    except (TypeError, ValueError):  # a runtime that reports it in another form: no UUID
+        return ""
+    data = data[:16]
+    if len(data) != 16 or not any(data):
+        return ""
+    h = data.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def visible() -> list[DeviceId]:
+    """The GPUs this process can see, in CUDA's order (needs a GPU)."""
+    from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
+
+    count = require_device()
+    rt = cupy().cuda.runtime
+    out = []
+    for i in range(count):
+        props = rt.getDeviceProperties(i)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        bus = [int(props.get(k, 0) or 0) for k in ("pciDomainID", "pciBusID", "pciDeviceID")]
+        pci = f"{bus[0]:04x}:{bus[1]:02x}:{bus[2]:02x}.0"
+        out.append(DeviceId(i, name, _uuid(props.get("uuid")), pci))
+    return out
+
+
+def parse(spec: str, count: int) -> list[int]:
+    """`all` or a comma list of indices into the visible devices, each once, in order."""
+    if spec.strip() == "all":
+        return list(range(count))
+    parts = [p.strip() for p in spec.split(",")]
+    if not spec.strip() or any(not p.isdigit() for p in parts):
+        raise UsageError(f"--devices takes all or comma-separated device indices such as 0,2, got {spec!r}")
+    chosen = list(dict.fromkeys(int(p) for p in parts))
+    bad = [i for i in chosen if i >= count]
+    if bad:
+        raise UsageError(f"--devices {spec}: device {bad[0]} does not exist; this machine shows {count} "
+                         f"(0 to {count - 1}; see nvidia-smi and CUDA_VISIBLE_DEVICES)")
+    return chosen

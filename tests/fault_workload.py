@@ -1,0 +1,64 @@
+"""A test-only workload whose variants fault, hang and compute wrong (kernels in tests/faults.cu).
+
+Registered for a run with PMPPBENCH_WORKLOADS="faults=fault_workload" and
+PMPPBENCH_KERNEL_PATH=tests (tests/test_faults.py does this), so the worker processes find it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmppbench.check import Tolerance
+from pmppbench.gpu import cupy
+from pmppbench.protocol import Protocol
+from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, grid_1d, kernel_job
+
+
+class Faults(Workload):
+    name = "faults"
+    title = "Faulting kernels (test only)"
+    about = "y = x done right, wrong, out of bounds and never finishing (test only)."
+    dims = ("n",)
+    dim_help = {"n": "Elements."}
+    protocol = Protocol(warmup=1, batches=3, reps=5)
+    variants = (
+        Variant("good", "good", "y = x"),
+        Variant("out_of_bounds", "out_of_bounds", "writes a terabyte past y"),
+        Variant("wrong", "wrong", "y = x + 1"),
+        Variant("hang", "hang", "spins forever"),
+        Variant("good_again", "good", "y = x, after the faults"),
+    )
+    tolerance = Tolerance("exact")
+    baseline = "good"
+
+    def default_shape(self):
+        return {"n": 1 << 20}
+
+    def check_shapes(self):
+        return [self.default_shape()]
+
+    def device_bytes(self, shape):
+        return 8 * shape["n"] + 4
+
+    def make_inputs(self, shape, rng):
+        return {"x": rng.standard_normal(shape["n"], dtype=np.float32)}
+
+    def reference(self, shape, inputs, variant):
+        return inputs["x"].copy()
+
+    def setup(self, shape, inputs, kernels):
+        cp = cupy()
+        return {"x": cp.asarray(inputs["x"]), "y": cp.empty(shape["n"], dtype=cp.float32),
+                "never": cp.zeros(1, dtype=cp.int32), "kernels": kernels}
+
+    def job(self, variant, shape, ctx):
+        n = shape["n"]
+        launch = Launch(ctx["kernels"][variant.kernel], grid_1d(n, 256), (256,),
+                        (ctx["x"], ctx["y"], np.int32(n), ctx["never"]))
+        return kernel_job(launch, ctx["y"])
+
+    def traffic(self, shape, variant):
+        return Traffic(bytes=8 * shape["n"])
+
+
+WORKLOAD = Faults()

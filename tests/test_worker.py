@@ -1,0 +1,140 @@
+"""Supervision on the CPU: fake workers that return rows, die, hang or hit a sticky CUDA
+error. Only the variant that caused it gets an ERROR row (with the sanitizer command), a fresh
+worker runs the rest, and nothing that finished is lost."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from fake_workload import Copy2D
+from pmppbench import session
+from pmppbench.results import Result
+from pmppbench.workloads.base import Variant
+from pmppbench.worker import Supervisor, sanitizer_command
+
+
+class Faulty(Copy2D):
+    name = "copy2d"
+    variants = tuple(Variant(n, None, n) for n in ("rows", "crash", "hang", "sticky", "whole"))
+
+
+def fake_serve(conn, quiet_stderr=True):
+    """A worker that acts out each variant's name: crash -> the process dies, hang -> silence,
+    sticky -> a poisoned context; the others PASS. It records its pid in each row."""
+    while True:
+        spec = conn.recv()
+        if spec is None:
+            return
+        rows = []
+        for v in (variant.name for variant in spec.variants):
+            conn.send(("at", v, "check"))
+            if v == "crash":
+                os._exit(1)
+            if v == "hang":
+                time.sleep(60)
+            if v == "sticky":
+                conn.send(("sticky", v, "cudaErrorIllegalAddress", "CUDARuntimeError: cudaErrorIllegalAddress: an "
+                           "illegal memory access was encountered"))
+                os._exit(70)
+            rows.append(Result(spec.workload, v, "16x8", check="PASS", median_ms=1.0, error=str(os.getpid())))
+        conn.send(("rows", rows))
+
+
+def run(variants, timeout_s=3.0):
+    w = Faulty()
+    with Supervisor(timeout_s=timeout_s, target=fake_serve) as sup:
+        rows = sup.run_shape(w, w.default_shape(), protocol=w.protocol, variants=[w.variant(v) for v in variants])
+        return {r.variant: r for r in rows}, sup.started
+
+
+def test_rows_come_back_from_one_worker():
+    rows, started = run(["rows", "whole"])
+    assert [r.check for r in rows.values()] == ["PASS", "PASS"] and started == 1
+    assert rows["rows"].error == rows["whole"].error  # the same process ran both
+
+
+def test_a_crash_costs_only_its_variant():
+    rows, started = run(["rows", "crash", "whole"])
+    assert list(rows) == ["rows", "crash", "whole"]
+    assert rows["rows"].check == rows["whole"].check == "PASS"
+    assert rows["crash"].check == "ERROR" and "worker process died (exit code 1) during crash: check" in rows["crash"].error
+    assert started == 2
+
+
+def test_a_hang_is_killed_after_the_limit():
+    t0 = time.monotonic()
+    rows, started = run(["hang", "rows"], timeout_s=1.5)
+    assert time.monotonic() - t0 < 20
+    assert rows["hang"].check == "ERROR" and rows["hang"].error.startswith("timed out after 2 s (hang: check)")
+    assert rows["rows"].check == "PASS" and started == 2
+
+
+def test_a_sticky_error_names_the_cuda_error_and_the_sanitizer_command():
+    rows, _ = run(["sticky", "rows", "whole"])
+    err = rows["sticky"].error
+    assert err.startswith("cudaErrorIllegalAddress (cudaErrorIllegalAddress: an illegal memory access")
+    assert "compute-sanitizer --tool memcheck pmppbench copy2d 16 8 --variants sticky --check-only" in err
+    assert rows["rows"].check == rows["whole"].check == "PASS"
+
+
+def test_several_faults_in_one_step():
+    rows, started = run(["crash", "rows", "sticky", "hang", "whole"], timeout_s=1.5)
+    assert {v: r.check for v, r in rows.items()} == {"crash": "ERROR", "rows": "PASS", "sticky": "ERROR",
+                                                       "hang": "ERROR", "whole": "PASS"}
+    assert started == 4
+
+
+def test_finished_rows_reach_the_sink_and_are_never_rewritten():
+    class Sink(list):
+        add = list.append
+
+    w, sink = Faulty(), Sink()
+    steps = [session.Step(w, {"m": 16, "n": 8}, w.protocol, 0, [w.variant("rows")]),
+             session.Step(w, {"m": 16, "n": 8}, w.protocol, 1, [w.variant("crash"), w.variant("whole")])]
+    with Supervisor(timeout_s=3, target=fake_serve) as sup:
+        out = session.run(session.Plan(steps), [sink], run_shape=sup.run_shape)
+    assert [(r.variant, r.check) for r in sink] == [("rows", "PASS"), ("crash", "ERROR"), ("whole", "PASS")]
+    assert sink == out.rows
+
+
+def test_sanitizer_command_carries_the_options():
+    from pmppbench import workloads
+
+    st = workloads.get("stencil")
+    assert sanitizer_command(st, {"n": 1000, "radius": 32}, "coarsened") == (
+        "compute-sanitizer --tool memcheck pmppbench stencil 1000 --radius 32 --variants coarsened --check-only")
+
+
+def test_close_after_ctrl_c_kills_a_busy_worker_at_once(monkeypatch):
+    w = Faulty()
+    sup = Supervisor(timeout_s=30, target=fake_serve)
+
+    def interrupted_poll(self_conn, timeout):
+        raise KeyboardInterrupt
+
+    import multiprocessing.connection as mpc
+
+    monkeypatch.setattr(mpc.Connection, "poll", interrupted_poll)
+    with pytest.raises(KeyboardInterrupt):
+        sup.run_shape(w, w.default_shape(), protocol=w.protocol, variants=[w.variant("hang")])
+    monkeypatch.undo()
+    t0 = time.monotonic()
+    sup.close()
+    assert time.monotonic() - t0 < 3 and sup._proc is None
+
+
+@pytest.mark.parametrize("text, name", [
+    ("CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered", "cudaErrorIllegalAddress"),
+    ("CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access", "cudaErrorIllegalAddress"),
+    ("CUDADriverError: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure", "cudaErrorLaunchFailure"),
+    ("CUDARuntimeError: cudaErrorMisalignedAddress: misaligned address", "cudaErrorMisalignedAddress"),
+    ("CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", None),  # not sticky: the context lives
+    ("ValueError: bad shape", None),
+])
+def test_sticky_errors_are_told_from_the_others(text, name):
+    from pmppbench.runner import sticky_error
+
+    assert sticky_error(RuntimeError(text)) == name
