@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from pmppbench.check import compare  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
-from pmppbench.workloads.gemm import BEST_CHOICES, Config, schedule_for  # noqa: E402
+from pmppbench.workloads.gemm import BEST_CHOICES, Config, Schedule, schedule_for  # noqa: E402
 
 PRELUDE = r"""
 #include <math.h>
@@ -128,16 +128,18 @@ def ptr(a: np.ndarray, ctype):
     return a.ctypes.data_as(ctypes.POINTER(ctype))
 
 
-def run_one(lib, idx: int, cfg: Config, m: int, n: int, k: int, slots: int, launches: int, seed: int) -> list[str]:
+def run_one(lib, idx: int, cfg: Config, m: int, n: int, k: int, slots: int, launches: int, seed: int,
+            schedule: Schedule | None = None) -> list[str]:
     """Launch `cfg` `launches` times on a random M x N x K product (blocks in a new random
-    order each time); the problems found, as sentences."""
+    order each time) with the schedule `schedule_for` gives for `slots` (or `schedule`: a
+    test's broken one); the problems found, as sentences."""
     w = get("gemm")
     rng = np.random.default_rng(seed)
     shape = dict(m=m, n=n, k=k)
     inputs = w.make_inputs(shape, rng)
     ref = w.reference(shape, inputs, None)
     a, b = np.ascontiguousarray(inputs["a"]), np.ascontiguousarray(inputs["b"])
-    s = schedule_for(cfg, m, n, k, slots)
+    s = schedule or schedule_for(cfg, m, n, k, slots)
     t = cfg.tiles
     partials = np.full(max(1, 2 * s.shared_blocks * t.bm * t.bn), np.nan, dtype=np.float32)
     arrivals = np.zeros(max(1, s.tiles - s.dp_tiles), dtype=np.int32)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -538,3 +540,27 @@ def test_best_rule_on_the_h200_shapes():
     row = W.traffic(shape(512, 512, 512), W.variant("best"))  # modelled with the tiles best would use
     t = BEST_CHOICES["small"].tiles
     assert row.extra["model_bytes"] == 4 * (512 * 512 * (512 // t.bn) + 512 * 512 * (512 // t.bm)) + 4 * 512 * 512
+
+
+
+@pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")), reason="needs a host C++ compiler")
+def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
+    """gemm.cu's streamk compiled for the host (scripts/gemm_best_emulate.py: one thread per
+    CUDA thread, blocks in random order) for each of best's configurations on shapes with
+    partial tiles, K % 4 != 0 and few slots: the same normwise check as on the GPU, and the
+    arrival counters back at zero after every launch. A schedule whose runs are one K step
+    short (the same blocks, so the last steps belong to nobody) must fail it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import gemm_best_emulate as emu
+
+    runs = emu.plan(quick=True)
+    configs = list(dict.fromkeys(c for c, _, _ in runs))
+    lib = emu.build(configs)
+    for i, (cfg, (m, n, k), slots) in enumerate(runs):
+        assert emu.run_one(lib, configs.index(cfg), cfg, m, n, k, slots, launches=2, seed=i) == []
+    cfg = BEST_CHOICES["small"]
+    good = schedule_for(cfg, 300, 520, 100, 5)
+    assert good.per > 1 and good.shared_blocks > 1
+    problems = emu.run_one(lib, configs.index(cfg), cfg, 300, 520, 100, 5, launches=1, seed=0,
+                           schedule=replace(good, per=good.per - 1))
+    assert any("elements wrong" in p for p in problems) and any("arrival counters" in p for p in problems)
