@@ -731,29 +731,43 @@ __device__ __forceinline__ void write_partial(float* slot, const float (&acc)[P:
 
 // The last block to arrive at a shared tile writes C = the sum of the tile's partials, in the
 // order of the blocks (the same result every run). Each thread sums the float4s it wrote
-// itself (its own index in every slot), in a plain loop: no accumulator is held, so this
-// path needs few registers.
+// itself (its own index in every slot). The accumulators are dead here (their own partial
+// is in the workspace too), so the registers go to memory-level parallelism instead: CHUNK
+// float4 of one partial are loaded at once, so a thread has CHUNK L2 reads in flight rather
+// than one -- this sum is on the kernel's critical path (the last block of a tile is
+// usually the last of the grid to finish).
 template <class P>
 __device__ __forceinline__ void sum_partials(float* __restrict__ C, int M, int N, int m0, int n0, const Place<P>& at,
                                              const float* partials, int first, int last, int u, int per, int kt) {
     constexpr int ROW_VECS = P::WNITER * P::TN / 4;
     constexpr int VECS = P::WMITER * P::TM * ROW_VECS;
-#pragma unroll 2
-    for (int q = 0; q < VECS; ++q) {
-        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    constexpr int CHUNK = VECS < 8 ? VECS : 8;
+    static_assert(VECS % CHUNK == 0, "whole chunks");
+#pragma unroll 1
+    for (int q0 = 0; q0 < VECS; q0 += CHUNK) {
+        float4 sum[CHUNK];
+#pragma unroll
+        for (int c = 0; c < CHUNK; ++c) sum[c] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         for (int h = first; h <= last; ++h) {
             const size_t slot = 2 * size_t(h) + (u == h * per / kt ? 0 : 1);
-            const float4 v = __ldcg(reinterpret_cast<const float4*>(partials + slot * (P::BM * P::BN)) +
-                                    (q * P::THREADS + threadIdx.x));
-            sum.x += v.x;
-            sum.y += v.y;
-            sum.z += v.z;
-            sum.w += v.w;
+            const float4* src = reinterpret_cast<const float4*>(partials + slot * (P::BM * P::BN)) + threadIdx.x;
+            float4 v[CHUNK];
+#pragma unroll
+            for (int c = 0; c < CHUNK; ++c) v[c] = __ldcg(src + (q0 + c) * P::THREADS);
+#pragma unroll
+            for (int c = 0; c < CHUNK; ++c) {
+                sum[c].x += v[c].x;
+                sum[c].y += v[c].y;
+                sum[c].z += v[c].z;
+                sum[c].w += v[c].w;
+            }
         }
-        // float4 q is acc[i][j .. j+3]: store_c's place for it
-        const int i = q / ROW_VECS, j = (q % ROW_VECS) * 4;
-        store4(C, m0 + at.a_off + (i / P::TM) * P::WSUBM + i % P::TM, n0 + at.b_off + (j / P::TN) * P::WSUBN + j % P::TN,
-               M, N, sum);
+#pragma unroll
+        for (int c = 0; c < CHUNK; ++c) {  // float4 q is acc[i][j .. j+3]: store_c's place for it
+            const int q = q0 + c, i = q / ROW_VECS, j = (q % ROW_VECS) * 4;
+            store4(C, m0 + at.a_off + (i / P::TM) * P::WSUBM + i % P::TM,
+                   n0 + at.b_off + (j / P::TN) * P::WSUBN + j % P::TN, M, N, sum[c]);
+        }
     }
 }
 
@@ -763,13 +777,13 @@ struct Segment {
     int u, kb, ke, tm, tn;
 };
 
-__device__ __forceinline__ Segment segment_at(int it, int end, bool whole, int kt, int dp_tiles, int tiles_m,
-                                              int tiles_n, int group_m) {
+__device__ __forceinline__ Segment segment_at(int it, int end, int kt, int dp_tiles, int tiles_m, int tiles_n,
+                                              int group_m) {
     Segment s;
-    s.u = whole ? 0 : it / kt;
+    s.u = it / kt;
     s.kb = it - s.u * kt;
     s.ke = min(kt, s.kb + (end - it));
-    swizzled_tile(whole ? int(blockIdx.x) : dp_tiles + s.u, tiles_m, tiles_n, group_m, s.tm, s.tn);
+    swizzled_tile(dp_tiles + s.u, tiles_m, tiles_n, group_m, s.tm, s.tn);
     return s;
 }
 
@@ -780,22 +794,31 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
         int dp_tiles, int per, int group_m, float* __restrict__ partials, int* __restrict__ arrivals) {
     using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
     extern __shared__ __align__(16) float streamk_stages[];
+    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;
+    __shared__ __align__(16) float static_stages[STATIC ? 2 * P::SMEM_FLOATS : 4];
+    float* const stages = STATIC ? static_stages : streamk_stages;
     __shared__ int arrived_last;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int kt = (K + BK - 1) / BK;
-    const bool whole = blockIdx.x < dp_tiles;  // a data-parallel block: one whole tile
-    const int g = int(blockIdx.x) - dp_tiles;  // else: run g of the shared K steps
-    // The host keeps (tiles - dp_tiles) * kt below 2^31 (gemm.py, `schedule_for`).
-    int it = whole ? 0 : g * per;
-    const int end = whole ? kt : min((tiles_m * tiles_n - dp_tiles) * kt, it + per);
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
-
+    if (int(blockIdx.x) < dp_tiles) {  // a data-parallel block: one whole tile, all of K
+        int tm, tn;
+        swizzled_tile(blockIdx.x, tiles_m, tiles_n, group_m, tm, tn);
+        k_steps<P, ASYNC_B>(A, B, M, N, K, tm * BM, tn * BN, 0, kt, stages, at, acc);
+        store_c<P>(C, M, N, tm * BM, tn * BN, at, acc);
+        return;
+    }
+    // Else: run g of the shared K steps. The host keeps (tiles - dp_tiles) * kt below 2^31
+    // (gemm.py, `schedule_for`).
+    const int g = int(blockIdx.x) - dp_tiles;
+    int it = g * per;
+    const int end = min((tiles_m * tiles_n - dp_tiles) * kt, it + per);
     while (it < end) {
-        const Segment s = segment_at(it, end, whole, kt, dp_tiles, tiles_m, tiles_n, group_m);
-        k_steps<P, ASYNC_B>(A, B, M, N, K, s.tm * BM, s.tn * BN, s.kb, s.ke, streamk_stages, at, acc);
+        const Segment s = segment_at(it, end, kt, dp_tiles, tiles_m, tiles_n, group_m);
+        k_steps<P, ASYNC_B>(A, B, M, N, K, s.tm * BM, s.tn * BN, s.kb, s.ke, stages, at, acc);
         // The blocks whose runs cover part of tile u: first .. last.
-        const int first = whole ? 0 : s.u * kt / per, last = whole ? 0 : ((s.u + 1) * kt - 1) / per;
+        const int first = s.u * kt / per, last = ((s.u + 1) * kt - 1) / per;
         if (first == last) {
             store_c<P>(C, M, N, s.tm * BM, s.tn * BN, at, acc);  // all of K was here
         } else {

@@ -43,7 +43,7 @@ stamp done
 tar czf "$dest/gemm-best-run.tar.gz" -C "$out" .
 ls "$out" | head -7 | while read -r f; do cp "$out/$f" "$dest/"; done
 echo "== summary"
-[[ -f $out/gemm_best_sweep.log ]] && grep -A 8 "^== \|edge checks" "$out/gemm_best_sweep.log" | tail -90
+[[ -f $out/gemm_best_sweep.log ]] && grep -E "^== |edge checks|budget" "$out/gemm_best_sweep.log" | cut -c1-230
 [[ -f $out/gemm-gpu-tests.txt ]] && tail -3 "$out/gemm-gpu-tests.txt"
 [[ -f $out/gemm-best-memcheck.txt ]] && grep -E "ERROR SUMMARY|edge checks|^exit" "$out/gemm-best-memcheck.txt"
 [[ -f $out/gemm_sizes.txt ]] && grep -E "best|cublas|tuned" "$out/gemm_sizes.txt" | grep -v "^┃" | cut -c1-140 | tail -40

@@ -27,39 +27,54 @@ from pmppbench.check import compare  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
-from pmppbench.workloads.gemm import TUNED, Config, Tiles, config_variant  # noqa: E402
+from pmppbench.workloads.gemm import BEST_CHOICES, TUNED, Config, Tiles, config_variant  # noqa: E402
 
 W = get("gemm")
 
-# The issue's target shapes; --more adds shapes between and beyond them, where the rule's
-# boundaries lie (tiles per SM, K steps per SM).
+# The issue's target shapes, then shapes where the rule's boundaries lie: 128 x 256 tiles
+# filling 61% (2304^2) and 73% (3072^3) of their last wave, and tile ladders between the
+# targets (768^3, 1536^3). --more adds a few beyond.
 SHAPES = [
     (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
     (4096, 4096, 1024), (1024, 8192, 4096), (4096, 1024, 8192),
+    (2304, 2304, 2048), (3072, 3072, 3072), (768, 768, 768), (1536, 1536, 1536), (256, 256, 256),
+    (8192, 8192, 256),
 ]
-MORE_SHAPES = [(256, 256, 256), (768, 768, 768), (1536, 1536, 1536), (3072, 3072, 3072), (1024, 1024, 8192),
-               (2048, 2048, 8192), (1536, 1536, 4096), (8192, 8192, 256)]
+MORE_SHAPES = [(1024, 1024, 8192), (2048, 2048, 8192), (16384, 16384, 64)]
+# Beside every shape's candidates, in the same run: the earlier rungs of the size table,
+# tuned, best and cuBLAS.
+EXTRA = ["regtile2x2", "regtile4x4", "double_buffer", "tuned", "best", "cublas"]
 
 TUNED16 = Tiles(128, 256, 16, 64, 64, 4, 4, 4)  # BK 16: half the barriers (B by cp.async: no spills)
 WIDE = Tiles(256, 128, 8, 64, 64, 4, 4, 4)  # tuned turned on its side
 T128 = Tiles(128, 128, 8, 64, 32, 2, 4, 4)  # the best 128x128 of the first sweep, 2 blocks per SM
 SMALL = [Tiles(64, 64, 16, 32, 16, 1, 4, 4), Tiles(32, 64, 16, 16, 32, 1, 4, 4), Tiles(64, 64, 8, 32, 32, 1, 4, 4),
          Tiles(64, 128, 16, 32, 32, 1, 4, 4), Tiles(128, 64, 16, 32, 32, 1, 4, 4), Tiles(128, 128, 16, 32, 64, 2, 4, 4)]
+# The tile ladder of the second sweep, smallest first: each doubles the FMAs per block.
+LADDER_TILES = [SMALL[1], SMALL[0], SMALL[4], SMALL[5]]
 
 
 def sk(tiles, schedule="dp", split=1, group_m=1, async_b=False):
     return Config("streamk", tiles, schedule, split, group_m, async_b)
 
 
+def tile_count(t: Tiles, m: int, n: int) -> int:
+    return -(-m // t.bm) * -(-n // t.bn)
+
+
 def candidates(m: int, n: int, k: int) -> list[Config]:
-    if m * n >= 2048 * 2048:
-        return [sk(TUNED), sk(TUNED, group_m=8), sk(TUNED, "hybrid", group_m=8), sk(TUNED, "streamk", group_m=8),
-                sk(TUNED, "hybrid", group_m=8, async_b=True), sk(TUNED16, group_m=8, async_b=True),
-                sk(TUNED16, "hybrid", group_m=8, async_b=True), sk(WIDE, "hybrid", group_m=8)]
-    out = [sk(TUNED, "streamk"), sk(TUNED, "split", 4), sk(TUNED16, "streamk", async_b=True), sk(T128, "streamk"),
-           sk(T128, "split", 2)]
-    for t in SMALL:
-        out += [sk(t), sk(t, "streamk"), sk(t, "split", 2), sk(t, "split", 4)]
+    """Shapes with at least half a wave of 128 x 256 tiles: those tiles whole (in streamk's
+    own data-parallel path, next to `tuned`, which the sweep always runs), hybrid, all
+    stream-K, BK = 16. Shapes with fewer than two waves: the smaller tiles of LADDER_TILES
+    whole and stream-K, split-K 2 for the middle ones."""
+    out = []
+    if tile_count(TUNED, m, n) >= 66:
+        out += [sk(TUNED), sk(TUNED, "hybrid", group_m=8), sk(TUNED, "streamk", group_m=8),
+                sk(TUNED16, "hybrid", group_m=8, async_b=True)]
+    if tile_count(TUNED, m, n) < 264:
+        for t in LADDER_TILES:
+            out += [sk(t), sk(t, "streamk")]
+        out += [sk(SMALL[4], "split", 2), sk(SMALL[5], "split", 2)]
     return out
 
 
@@ -73,7 +88,8 @@ def _edge_configs() -> list[Config]:
     for t in [TUNED, SMALL[0], SMALL[1]]:
         configs += [sk(t, "split", 3), sk(t, "streamk", group_m=3), sk(t, "hybrid", group_m=8)]
     configs += [sk(TUNED16, "hybrid", async_b=True), sk(WIDE, group_m=2), sk(T128, "streamk")]
-    return configs
+    configs += [c for c in BEST_CHOICES.values() if c.kernel == "streamk"]
+    return list(dict.fromkeys(configs))
 
 
 EDGE_CONFIGS = _edge_configs()  # every schedule of the sweep's kernels (scripts/gemm_best_emulate.py runs them too)
@@ -128,7 +144,7 @@ def main() -> int:
     dev = device.current()
     cp = cupy()
     per_shape = {s: [config_variant(c) for c in candidates(*s)] for s in shapes}
-    extra = [W.variant("tuned"), W.variant("best"), W.variant("cublas")]
+    extra = [W.variant(name) for name in EXTRA]
     seen = {}
     for vs in per_shape.values():
         for v in vs:
@@ -160,14 +176,14 @@ def main() -> int:
     finally:
         sink.close()
     for s, rows in summary:
-        timed = [r for r in rows if r.median_ms]
+        timed = sorted((r for r in rows if r.median_ms), key=lambda r: r.median_ms)
         failed = [r.variant for r in rows if r.check != "PASS"]
+        pct = {r.variant: r.pct_of_roof or 0 for r in timed}
         cub = next(r for r in rows if r.variant == "cublas")
-        ranked = sorted(timed, key=lambda r: r.median_ms)
-        print(f"== {s[0]}x{s[1]}x{s[2]}  cublas {(cub.median_ms or 0) * 1e3:.1f} us  failed: {failed or 'none'}")
-        top = ranked[:6] + [r for r in ranked[6:] if r.variant in ("tuned", "best")]
-        for r in top:
-            print(f"   {r.pct_of_roof or 0:6.1f}%  {r.median_ms * 1e3:9.1f} us  {r.variant}")
+        configs = [r for r in timed if r.variant not in EXTRA]
+        top = ", ".join(f"{r.variant} {pct[r.variant]:.1f}" for r in configs[:3])
+        print(f"== {s[0]}x{s[1]}x{s[2]} cublas {(cub.median_ms or 0) * 1e3:.1f} us | best {pct.get('best', 0):.1f} "
+              f"tuned {pct.get('tuned', 0):.1f} r4x4 {pct.get('regtile4x4', 0):.1f} | {top} | failed: {failed or 'none'}")
     return 1 if bad else 0
 
 

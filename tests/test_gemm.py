@@ -504,7 +504,7 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
 
     s = shape(4096, 4096, 4096)
     ctx = {"a": "A", "b": "B", "c": "C", "kernels": {}}
-    cfg = BEST_CHOICES["waves"]
+    cfg = BEST_CHOICES["hybrid"]
     ctx["kernels"][cfg.expression] = fake(cfg.expression)
     launch = gemm.config_launch(cfg, s, ctx, 132)
     sched = schedule_for(cfg, 4096, 4096, 4096, 132)
@@ -525,22 +525,30 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
 
 
 def test_best_rule_on_the_h200_shapes():
-    """Which configuration `choose` names for the issue's shapes on 132 SMs (the rule's
-    branches: tiles >= SMs; enough K steps per SM for stream-K of 128 x 256 tiles; else small)."""
-    picks = {s: choose(*s, 132) for s in [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
-                                         (4096, 4096, 4096), (8192, 8192, 8192), (4096, 4096, 1024),
-                                         (1024, 8192, 4096), (4096, 1024, 8192), (1, 1, 1)]}
-    assert picks[(4096, 4096, 4096)] is picks[(8192, 8192, 8192)] is BEST_CHOICES["waves"]
-    assert picks[(4096, 4096, 1024)] is picks[(1024, 8192, 4096)] is BEST_CHOICES["waves"]
-    assert picks[(2048, 2048, 2048)] is picks[(4096, 1024, 8192)] is BEST_CHOICES["deep"]
-    assert picks[(1024, 1024, 1024)] is BEST_CHOICES["deep"]  # 32 tiles x 128 steps = 31 per SM
-    assert picks[(512, 512, 512)] is picks[(1, 1, 1)] is BEST_CHOICES["small"]
-    # a GPU with half the SMs has half the slots to fill: 2048^3 then has a wave of tiles
-    assert choose(2048, 2048, 2048, 66) is BEST_CHOICES["waves"]
-    row = W.traffic(shape(512, 512, 512), W.variant("best"))  # modelled with the tiles best would use
-    t = BEST_CHOICES["small"].tiles
-    assert row.extra["model_bytes"] == 4 * (512 * 512 * (512 // t.bn) + 512 * 512 * (512 // t.bm)) + 4 * 512 * 512
+    """Which configuration `choose` names on 132 SMs: the tuned tiles where their grid fills
+    the GPU and whole tiles keep it 90% busy; hybrid stream-K where the last wave would idle
+    more; below one wave of tuned tiles, the largest smaller tile that fills the GPU, all
+    stream-K."""
+    def pick(*s, sms=132):
+        return next(key for key, cfg in BEST_CHOICES.items() if cfg is choose(*s, sms))
 
+    for s in [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 4096, 1024), (1024, 8192, 4096),
+              (4096, 1024, 8192), (8192, 8192, 256)]:
+        assert pick(*s) == "tuned", s  # 128 / 132 SMs and more: 97% of the SM time busy
+    assert pick(2304, 2304, 2048) == "hybrid"  # 162 tiles: two waves, the second 23% full
+    assert pick(3072, 3072, 3072) == "hybrid"  # 288 tiles: 3 waves at 73%
+    assert pick(1536, 1536, 1536) == "streamk 128x128"  # 72 tuned tiles, 144 of 128 x 128
+    assert pick(1024, 1024, 1024) == "streamk 128x64"  # 32, 64, then 128 tiles
+    assert pick(768, 768, 768) == "streamk 64x64"
+    assert pick(512, 512, 512) == "streamk 32x64"  # 128 tiles of 32 x 64
+    assert pick(1, 1, 1) == pick(256, 256, 256) == "streamk 32x64"  # nothing fills the GPU: the smallest
+    # a GPU with half the SMs: 1024^3's 64 tiles of 128 x 128 fill it
+    assert pick(1024, 1024, 1024, sms=66) == "streamk 128x128"
+    assert pick(2048, 2048, 2048, sms=66) == "tuned"  # 128 tiles on 66 SMs: 2 waves, 97% busy
+    assert pick(1536, 1536, 1536, sms=66) == "hybrid"  # 72 tiles on 66 SMs: the second wave 9% full
+    row = W.traffic(shape(512, 512, 512), W.variant("best"))  # modelled with the tiles best would use
+    t = BEST_CHOICES["streamk 32x64"].tiles
+    assert row.extra["model_bytes"] == 4 * (512 * 512 * (512 // t.bn) + 512 * 512 * (512 // t.bm)) + 4 * 512 * 512
 
 
 @pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")), reason="needs a host C++ compiler")
@@ -558,7 +566,7 @@ def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
     lib = emu.build(configs)
     for i, (cfg, (m, n, k), slots) in enumerate(runs):
         assert emu.run_one(lib, configs.index(cfg), cfg, m, n, k, slots, launches=2, seed=i) == []
-    cfg = BEST_CHOICES["small"]
+    cfg = BEST_CHOICES["streamk 64x64"]
     good = schedule_for(cfg, 300, 520, 100, 5)
     assert good.per > 1 and good.shared_blocks > 1
     problems = emu.run_one(lib, configs.index(cfg), cfg, 300, 520, 100, 5, launches=1, seed=0,

@@ -357,38 +357,57 @@ def config_variant(cfg: Config) -> Variant:
 
 
 TUNED = RUNG_TILES["tuned"][1]
-SMALL_TILES = Tiles(64, 64, 16, 32, 16, 1, 4, 4)  # 256 threads, 4x4 each: many blocks for small products
+# best's tile ladder for grids too small for the tuned tile, largest first. Each rung halves
+# the FMAs of a block (and its reuse of what it loads), doubling the number of tiles.
+SMALL_TILES = (
+    Tiles(128, 128, 16, 32, 64, 2, 4, 4),  # 256 threads of 8 x 8
+    Tiles(128, 64, 16, 32, 32, 1, 4, 4),  # 256 threads of 8 x 4
+    Tiles(64, 64, 16, 32, 16, 1, 4, 4),  # 256 threads of 4 x 4
+    Tiles(32, 64, 16, 16, 32, 1, 4, 4),  # 128 threads of 4 x 4
+)
 BEST_CHOICES = {
-    "waves": Config("streamk", TUNED, "hybrid", group_m=8),
-    "deep": Config("streamk", TUNED, "streamk"),
-    "small": Config("streamk", SMALL_TILES, "streamk"),
+    "tuned": Config("double_buffer", TUNED),
+    "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
+    **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
 }
 for _cfg in BEST_CHOICES.values():
     config_variant(_cfg)
-# The kernel named here is the one `best` launches on large shapes; on others it loads the
-# one `choose` names when first used (every one of them is in kernel_names()).
-BEST = Variant("best", BEST_CHOICES["waves"].expression,
-               "a configuration per shape (choose): tiles, split-K / stream-K, tile swizzle")
+# The kernel named here is the one `best` launches on large shapes (the tuned rung's); on
+# others it loads the one `choose` names when first used (every one is in kernel_names()).
+BEST = Variant("best", BEST_CHOICES["tuned"].expression,
+               "a configuration per shape (choose): block tile, split-K / stream-K, tile swizzle")
 LADDER = (*RUNGS, BEST, CUBLAS)
-MIN_STEPS_PER_SM = 24  # K steps of a 128 x 256 tile each SM needs for stream-K to pay (deep)
+FULL_GRID = 0.9  # tiles per SM from which a grid "fills" the GPU; the busy share of SM time that whole tiles must reach
+
+
+def tile_count(t: Tiles, m: int, n: int) -> int:
+    return -(-m // t.bm) * -(-n // t.bn)
 
 
 def choose(m: int, n: int, k: int, sms: int) -> Config:
-    """best's rule (docs/gemm_ladder.md, "best"), for a GPU of `sms` SMs:
+    """best's rule (docs/gemm_ladder.md, "best"), for a GPU of `sms` SMs, read from the
+    H200 sweeps (results/h200/gemm-best/):
 
-    waves: at least one 128 x 256 tile per SM -- the tuned tiles, whole tiles for every full
-        wave but the last, stream-K for the rest, tiles swizzled in groups of 8 rows;
-    deep: fewer tiles, but K long enough that every SM still gets MIN_STEPS_PER_SM K steps
-        of them -- the same tiles, all of it stream-K;
-    small: otherwise -- 64 x 64 tiles (256 threads of 4 x 4), stream-K over every block
-        the GPU holds.
+    1. The tuned 128 x 256 tile when its tiles fill the GPU (at least FULL_GRID x sms of
+       them): it has the most FMAs per load, and one block per SM is enough.
+       - If whole tiles keep the SMs busy FULL_GRID of the time (tiles / (waves x sms),
+         waves rounded up), whole tiles as the tuned rung runs them (`tuned`): what idles
+         in the last wave costs less than the stream-K fixup and the streamk kernel's
+         slower loop.
+       - Else (`hybrid`): whole tiles for all full waves but one, the rest dealt out
+         stream-K, tiles swizzled in groups of 8 rows for L2.
+    2. Otherwise the largest tile of SMALL_TILES with at least FULL_GRID x sms tiles (the
+       smallest if none has), all of it stream-K: every SM gets the same number of K steps,
+       whatever the tile count.
     """
-    tiles = -(-m // TUNED.bm) * -(-n // TUNED.bn)
-    if tiles >= sms:
-        return BEST_CHOICES["waves"]
-    if tiles * -(-k // TUNED.bk) >= MIN_STEPS_PER_SM * sms:
-        return BEST_CHOICES["deep"]
-    return BEST_CHOICES["small"]
+    tiles = tile_count(TUNED, m, n)
+    if tiles >= FULL_GRID * sms:
+        waves = -(-tiles // sms)
+        return BEST_CHOICES["tuned" if tiles >= FULL_GRID * waves * sms else "hybrid"]
+    for t in SMALL_TILES:
+        if tile_count(t, m, n) >= FULL_GRID * sms:
+            break
+    return BEST_CHOICES[f"streamk {t.bm}x{t.bn}"]
 
 
 # ---- checking -----------------------------------------------------------------------------
