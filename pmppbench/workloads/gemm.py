@@ -258,7 +258,10 @@ class Config:
 
     @property
     def dynamic_smem(self) -> int:
-        return self.tiles.smem_bytes(2) if self.kernel == "streamk" else 0
+        """streamk's two stages are static shared memory when they fit in 48 KB, else dynamic
+        (the kernel's STATIC)."""
+        two = self.tiles.smem_bytes(2)
+        return two if self.kernel == "streamk" and two > 48 * 1024 else 0
 
     def describe(self) -> str:
         sched = {"dp": "a whole tile per block", "split": f"split-K x{self.split}", "streamk": "stream-K",
