@@ -372,6 +372,7 @@ BEST_CHOICES = {
     "tuned": Config("double_buffer", TUNED),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
+    "whole 32x64": Config("streamk", SMALL_TILES[-1]),
 }
 for _cfg in BEST_CHOICES.values():
     config_variant(_cfg)
@@ -380,37 +381,50 @@ for _cfg in BEST_CHOICES.values():
 BEST = Variant("best", BEST_CHOICES["tuned"].expression,
                "a configuration per shape (choose): block tile, split-K / stream-K, tile swizzle")
 LADDER = (*RUNGS, BEST, CUBLAS)
-FULL_GRID = 0.9  # tiles per SM from which a grid "fills" the GPU; the busy share of SM time that whole tiles must reach
+
+# The rule's constants, read from the second H200 sweep (results/h200/gemm-best/, docs/gemm_ladder.md):
+FULL_GRID = 0.9  # tuned tiles per SM from which the tuned tile is used at all
+SHARED_STEP_COST = 0.05  # a stream-K K step costs 5% more than a data-parallel one (streamk's loop)
+FIXUP_STEPS = 15  # the partial tiles' write, count and sum cost about 15 K steps of the tuned tile
+HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
+MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
 
 
 def tile_count(t: Tiles, m: int, n: int) -> int:
     return -(-m // t.bm) * -(-n // t.bn)
 
 
+def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
+    """The modelled time of the hybrid schedule of tuned tiles, in tile-times (one whole
+    tuned tile's K loop): every SM gets tiles / sms tiles of work, plus the stream-K
+    steps' extra cost and the fixup. Whole tiles take ceil(tiles / sms) tile-times."""
+    s = schedule_for(BEST_CHOICES["hybrid"], m, n, k, sms)  # ~220 registers: one block per SM
+    return s.tiles / sms + (SHARED_STEP_COST * s.per + FIXUP_STEPS) / s.kt
+
+
 def choose(m: int, n: int, k: int, sms: int) -> Config:
     """best's rule (docs/gemm_ladder.md, "best"), for a GPU of `sms` SMs, read from the
     H200 sweeps (results/h200/gemm-best/):
 
-    1. The tuned 128 x 256 tile when its tiles fill the GPU (at least FULL_GRID x sms of
-       them): it has the most FMAs per load, and one block per SM is enough.
-       - If whole tiles keep the SMs busy FULL_GRID of the time (tiles / (waves x sms),
-         waves rounded up), whole tiles as the tuned rung runs them (`tuned`): what idles
-         in the last wave costs less than the stream-K fixup and the streamk kernel's
-         slower loop.
-       - Else (`hybrid`): whole tiles for all full waves but one, the rest dealt out
-         stream-K, tiles swizzled in groups of 8 rows for L2.
-    2. Otherwise the largest tile of SMALL_TILES with at least FULL_GRID x sms tiles (the
-       smallest if none has), all of it stream-K: every SM gets the same number of K steps,
-       whatever the tile count.
+    1. At least FULL_GRID x sms tuned 128 x 256 tiles: those tiles (the most FMAs per load;
+       one block per SM is enough). Whole tiles take ceil(tiles / sms) waves; `hybrid`
+       (whole tiles for all full waves but one, the rest dealt out stream-K, swizzled in
+       groups of 8 tile rows) takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN
+       faster (a last wave far from full, or enough waves that the stream-K part is a
+       small share of the work), else whole tiles as the tuned rung runs them (`tuned`).
+    2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
+       MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
+       count -- and, when even the smallest tile gives fewer, that tile whole, one block
+       per tile: the K steps are too few to share.
     """
     tiles = tile_count(TUNED, m, n)
     if tiles >= FULL_GRID * sms:
         waves = -(-tiles // sms)
-        return BEST_CHOICES["tuned" if tiles >= FULL_GRID * waves * sms else "hybrid"]
+        return BEST_CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "tuned"]
     for t in SMALL_TILES:
-        if tile_count(t, m, n) >= FULL_GRID * sms:
-            break
-    return BEST_CHOICES[f"streamk {t.bm}x{t.bn}"]
+        if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
+            return BEST_CHOICES[f"streamk {t.bm}x{t.bn}"]
+    return BEST_CHOICES["whole 32x64"]
 
 
 # ---- checking -----------------------------------------------------------------------------
