@@ -652,7 +652,17 @@ cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 //   rows of A and columns of B in L2. group_m = 1 is the plain row-by-row order.
 // - ASYNC_B: B's tile reaches shared memory by cp.async (16 bytes, without registers);
 //   A still goes through registers, to be stored transposed.
-// Shared memory is dynamic, two stages, so a 128 x 256 tile with BK = 16 (49.7 KB) fits.
+//
+// Why (PMPP's occupancy and tiling arguments, per shape): a grid of T whole tiles on S SMs
+// (one block each) runs in ceil(T / S) waves, and the last wave idles the SMs it does not
+// fill; large tiles reuse each loaded value most (a 128 x 256 tile: 42 FLOP per byte from
+// L2) but make T small, so small products idle most of the GPU. Stream-K keeps the large
+// tile and gives every SM the same number of its K steps; the price is the partial tiles
+// (written once and read once, through L2) and a pipeline fill per piece of a run. The
+// sweeps that set when it pays are in docs/gemm_ladder.md ("best").
+//
+// Two stages of shared memory: static when they fit in 48 KB (then the compiler addresses
+// them as double_buffer's), else dynamic, so a 128 x 256 tile with BK = 16 (49.7 KB) fits.
 
 // The tile row tm and column tn of C's tile number `tile` (tiles_m x tiles_n tiles),
 // numbered in groups of group_m tile rows (the last group may be shorter), column-major
@@ -794,7 +804,7 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
         int dp_tiles, int per, int group_m, float* __restrict__ partials, int* __restrict__ arrivals) {
     using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
     extern __shared__ __align__(16) float streamk_stages[];
-    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;
+    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;  // gemm.py's Config.dynamic_smem mirrors it
     __shared__ __align__(16) float static_stages[STATIC ? 2 * P::SMEM_FLOATS : 4];
     float* const stages = STATIC ? static_stages : streamk_stages;
     __shared__ int arrived_last;
@@ -802,7 +812,11 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
     const int kt = (K + BK - 1) / BK;
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
-    if (int(blockIdx.x) < dp_tiles) {  // a data-parallel block: one whole tile, all of K
+    // A data-parallel block: one whole tile, all of K, and nothing else. Its own path (not a
+    // run of kt steps through the loop below): the K loop is then scheduled without the
+    // run's bookkeeping beside the accumulators, and on the H200 it runs as fast as the
+    // tuned rung's (89.4% vs 89.8% of cuBLAS at 2048^3; through the shared loop: 84.0%).
+    if (int(blockIdx.x) < dp_tiles) {
         int tm, tn;
         swizzled_tile(blockIdx.x, tiles_m, tiles_n, group_m, tm, tn);
         k_steps<P, ASYNC_B>(A, B, M, N, K, tm * BM, tn * BN, 0, kt, stages, at, acc);

@@ -6,9 +6,12 @@ Run on the GPU:
 
 Every candidate configuration (pmppbench/workloads/gemm.py, Config: kernel, tiles,
 schedule, swizzle) on every shape of SHAPES, each checked against the float64 reference
-and then timed under the protocol, with `tuned` and `cublas` in the same run of the same
-shape, through the workload's own jobs (runner.prepared / runner.evaluate, the code path of
-`pmppbench gemm`). First a check-only pass of every streamk schedule on edge shapes, each
+and then timed under the protocol, with EXTRA (the size table's earlier rungs, `tuned`,
+`best`, `cublas`) in the same run of the same shape, through the workload's own jobs
+(runner.prepared / runner.evaluate, the code path of `pmppbench gemm`). This is the second
+sweep's candidate list (results/h200/gemm-best/sweep2.csv); the first sweep's (sweep1.csv)
+was this script at commit 13602fc. scripts/gemm_best_table.py turns the CSV into the size
+table. First a check-only pass of every streamk schedule on edge shapes, each
 launched three times before its output is read (the arrival counters must come back to zero).
 Rows go to a pmppbench result file as they finish; a per-shape summary is printed last.
 """

@@ -578,3 +578,23 @@ def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
     problems = emu.run_one(lib, configs.index(cfg), cfg, 300, 520, 100, 5, launches=1, seed=0,
                            schedule=replace(good, per=good.per - 1))
     assert any("elements wrong" in p for p in problems) and any("arrival counters" in p for p in problems)
+
+
+def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
+    """The rule is read from results/h200/gemm-best/sweep2.csv: for every shape there, the
+    configuration `choose` names on the H200's 132 SMs has a checked, timed row (or is the
+    tuned rung, which every shape has), so the size table docs/gemm_ladder.md prints from
+    it (scripts/gemm_best_table.py) has a number for every pick."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import gemm_best_table
+
+    path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sweep2.csv"
+    shapes = gemm_best_table.rows_by_shape(path)
+    assert (4096, 4096, 4096) in shapes and len(shapes) >= 14
+    for s, rows in shapes.items():
+        assert all(r["check"] == "PASS" for r in rows.values()), s
+        cfg = choose(*s, 132)
+        row = rows["tuned"] if cfg is BEST_CHOICES["tuned"] else rows[cfg.name]
+        assert float(row["median_ms"]) > 0 and float(row["pct_of_roof"]) > 0, s
+    lines = gemm_best_table.table(path)
+    assert len(lines) == 2 + len(shapes) and all("not timed" not in line for line in lines)
