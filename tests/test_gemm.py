@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +19,13 @@ from pmppbench.check import compare
 from pmppbench.compile import compile_unit
 from pmppbench.errors import UsageError
 from pmppbench.workloads import gemm
-from pmppbench.workloads.gemm import (LADDER, PLANS, RUNG_TILES, SKIPS_LAST_K_TILE, SWEEP, SWEEP_TILES, Tiles,
-                                      dynamic_tile_depth, rtol_for_k, sample_indices, sample_of)
+from pmppbench.workloads.gemm import (BEST_CHOICES, LADDER, PLANS, RUNG_TILES, SCHEDULES, SKIPS_LAST_K_TILE, SWEEP,
+                                      SWEEP_TILES, TUNED, Config, Tiles, choose, config_variant, dynamic_tile_depth,
+                                      rtol_for_k, sample_indices, sample_of, schedule_for, segments, swizzled_tile)
 
 W = workloads.get("gemm")
 LADDER_NAMES = ["naive", "tiled16", "tiled32", "coarsened", "regtile2x2", "regtile4x4", "corner_turning",
-                "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "tuned", "cublas"]
+                "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "tuned", "best", "cublas"]
 
 
 def shape(m, n, k):
@@ -45,7 +48,7 @@ def test_variant_table_matches_the_issues():
 
 def test_every_kernel_variant_has_a_launch_plan():
     for v in (*W.variants, SKIPS_LAST_K_TILE):
-        if v.kernel:
+        if v.kernel and v.name != "best":  # best's launch comes from its Config (tests below)
             plan = PLANS[v.name]
             assert 32 <= math.prod(plan.block) <= 1024 and plan.bm > 0 and plan.bn > 0
 
@@ -70,6 +73,80 @@ def test_tuning_config_runs_every_sweep_point():
     assert plan.name == "gemm" and {"cublas", "double_buffer"} <= set(plan.variants)
     assert {v.name for v in SWEEP} <= set(plan.variants)
     assert shape(4096, 4096, 4096) in plan.shapes
+
+
+# ---- best: schedules, swizzle, the rule --------------------------------------------------------
+
+SCHEDULE_SHAPES = [(1, 1, 1), (512, 512, 512), (1024, 1024, 1024), (4096, 4096, 4096), (129, 127, 20),
+                   (4096, 1024, 8192), (1000, 999, 17), (1100, 1100, 100), (33, 1, 65)]
+SCHEDULE_CONFIGS = [Config("streamk", t, sched, split)
+                    for t in (TUNED, Tiles(64, 64, 16, 32, 16, 1, 4, 4)) for sched in SCHEDULES for split in (1, 3)]
+
+
+@pytest.mark.parametrize("cfg", SCHEDULE_CONFIGS, ids=lambda c: c.name)
+@pytest.mark.parametrize("slots", [1, 7, 132, 264])
+def test_streamk_schedules_cover_every_k_step_of_every_tile_once(cfg, slots):
+    """The kernel's walk (mirrored by `segments`): every shared tile's K steps are covered
+    once, in order, by the blocks `contributors` names; partial tiles never share a slot."""
+    for m, n, k in SCHEDULE_SHAPES:
+        s = schedule_for(cfg, m, n, k, slots)
+        assert s.tiles == -(-m // cfg.tiles.bm) * -(-n // cfg.tiles.bn) and s.grid == s.dp_tiles + s.shared_blocks
+        assert 0 <= s.dp_tiles <= s.tiles and (s.per > 0) == (s.dp_tiles < s.tiles)
+        pieces = {}
+        for g, u, kb, ke in segments(s):
+            assert 0 <= kb < ke <= s.kt
+            pieces.setdefault(u, []).append((kb, ke, g))
+        assert sorted(pieces) == list(range(s.tiles - s.dp_tiles))
+        slots_used = set()
+        for u, ps in pieces.items():
+            ps.sort()
+            assert ps[0][0] == 0 and ps[-1][1] == s.kt and all(a[1] == b[0] for a, b in zip(ps, ps[1:]))
+            first, last = s.contributors(u)
+            assert [g for _, _, g in ps] == list(range(first, last + 1))
+            if first != last:
+                for g in range(first, last + 1):
+                    slot = 2 * g + (0 if u == g * s.per // s.kt else 1)
+                    assert slot not in slots_used and slot < 2 * s.shared_blocks
+                    slots_used.add(slot)
+        if s.shared_blocks:  # no block left without work
+            assert (s.shared_blocks - 1) * s.per < s.shared_steps
+
+
+def test_schedules_on_an_h200():
+    hyb = Config("streamk", TUNED, "hybrid")
+    s = schedule_for(hyb, 4096, 4096, 4096, 132)  # 512 tiles: 2 waves whole, 248 tiles over 132 blocks
+    assert (s.tiles, s.dp_tiles, s.shared_blocks, s.per) == (512, 264, 132, -(-248 * 512 // 132))
+    s = schedule_for(hyb, 2048, 2048, 2048, 132)  # 128 tiles, fewer than the SMs: all stream-K
+    assert (s.dp_tiles, s.shared_blocks) == (0, 132) and s.per == -(-128 * 256 // 132)
+    assert schedule_for(hyb, 4224, 4096, 512, 132).dp_tiles == 528  # 33 x 16 tiles, 4 full waves
+    split = schedule_for(Config("streamk", TUNED, "split", 4), 1024, 1024, 1024, 132)
+    assert (split.dp_tiles, split.per, split.shared_blocks) == (0, 32, 128)
+    assert schedule_for(Config("streamk", TUNED, "split", 64), 128, 256, 16, 132).per == 1  # at most kt runs
+    dp = schedule_for(Config("streamk", TUNED), 1000, 1000, 1000, 132)
+    assert (dp.dp_tiles, dp.shared_blocks, dp.grid) == (32, 0, 32)
+
+
+@pytest.mark.parametrize("tiles_m, tiles_n, group", [(32, 16, 8), (7, 5, 3), (1, 9, 8), (10, 1, 4), (5, 5, 1)])
+def test_swizzle_numbers_every_tile_once(tiles_m, tiles_n, group):
+    seen = [swizzled_tile(t, tiles_m, tiles_n, group) for t in range(tiles_m * tiles_n)]
+    assert sorted(seen) == [(i, j) for i in range(tiles_m) for j in range(tiles_n)]
+    if group == 1:
+        assert seen == [(i, j) for i in range(tiles_m) for j in range(tiles_n)]  # row by row
+    elif tiles_m > 1:
+        assert seen[:2] == [(0, 0), (1, 0)]  # down a column of the group first
+
+
+def test_configs_name_their_kernel_and_pass_the_static_asserts():
+    for cfg in (*BEST_CHOICES.values(), *SCHEDULE_CONFIGS):
+        assert cfg.tiles.problems(cfg.kernel) == []
+        v = config_variant(cfg)
+        assert v.kernel == cfg.expression and v.name == cfg.name
+    assert Config("streamk", TUNED, "hybrid", group_m=8, async_b=True).expression == \
+        "streamk<128, 256, 8, 64, 64, 4, 4, 4, true>"
+    assert Config("double_buffer", TUNED).expression == W.variant("tuned").kernel
+    with pytest.raises(ValueError):
+        Config("double_buffer", TUNED, "split", 2)
+    assert any("99 KB" in p for p in Tiles(128, 256, 64, 64, 64, 4, 4, 4).problems("streamk"))
 
 
 # ---- inputs, reference, check ------------------------------------------------------------------
@@ -386,3 +463,138 @@ def test_timed_run_produces_sane_rows(run_cli, tmp_path):
 def test_too_large_for_device_memory_is_exit_2(run_cli):
     code, _, err = run_cli("gemm", "1000000", "1000000", "1000", "--check-only")
     assert code == 2 and "device memory" in err
+
+
+@pytest.mark.gpu
+def test_best_choices_pass_on_edges_after_repeated_launches():
+    """Every configuration `best` can choose, on shapes that take each branch of the rule and
+    leave partial tiles; launched three times before the output is read, so arrival counters
+    that did not come back to zero would show. (2200, 4100, 24) has whole and shared tiles."""
+    from pmppbench import device
+    from pmppbench.runner import prepared
+
+    sms = device.current().sm_count
+    variants = [config_variant(c) for c in BEST_CHOICES.values()]
+    for s in (shape(2200, 4100, 24), shape(513, 257, 1030), shape(1000, 999, 17), shape(129, 127, 20),
+              shape(1, 1, 1), shape(300, 1, 7)):
+        with prepared(W, s, variants) as (inputs, ctx):
+            ref = W.reference(s, inputs, variants[0])
+            for v in variants:
+                job = W.job(v, s, ctx)
+                job.poison()
+                for _ in range(3):
+                    job.run()
+                result = compare(job.output(), ref, W.tolerance_for(s))
+                assert result.passed, (v.name, s, result.detail)
+        assert choose(s["m"], s["n"], s["k"], sms) in BEST_CHOICES.values()
+
+
+def test_config_launch_builds_the_schedules_arguments(monkeypatch):
+    """config_launch on the CPU, with NumPy for the device arrays and a fake occupancy:
+    the grid, the block, the schedule's arguments and the workspace sizes."""
+    from pmppbench import compile as comp
+    from pmppbench import occupancy
+
+    monkeypatch.setattr(gemm, "cupy", lambda: np)
+    monkeypatch.setattr(occupancy, "api_active_blocks", lambda kernel, threads, smem: 1)
+
+    def fake(name):
+        return comp.Kernel(name=name, function=None, registers=227, static_smem=16, local_bytes=0, max_threads=256,
+                           spill_bytes=0)
+
+    s = shape(4096, 4096, 4096)
+    ctx = {"a": "A", "b": "B", "c": "C", "kernels": {}}
+    cfg = BEST_CHOICES["hybrid"]
+    ctx["kernels"][cfg.expression] = fake(cfg.expression)
+    launch = gemm.config_launch(cfg, s, ctx, 132)
+    sched = schedule_for(cfg, 4096, 4096, 4096, 132)
+    assert launch.grid == (sched.grid,) == (264 + 132,) and launch.block == (256,)
+    # two stages of 24.8 KB fit in static shared memory: the launch asks for no dynamic memory
+    assert TUNED.smem_bytes(2) == 2 * 4 * (8 * 132 + 8 * 256) <= 48 * 1024 and launch.dynamic_smem == 0
+    bk16 = Config("streamk", Tiles(128, 256, 16, 64, 64, 4, 4, 4), async_b=True)  # 49.7 KB: dynamic
+    assert bk16.dynamic_smem == bk16.tiles.smem_bytes(2) > 48 * 1024
+    a, b, c, m, n, k, dp, per, group, partials, arrivals = launch.args
+    assert (a, b, c) == ("A", "B", "C") and (m, n, k) == (4096, 4096, 4096) and m.dtype == np.int32
+    assert (dp, per, group) == (264, sched.per, 8) and per.dtype == np.int32
+    assert partials.dtype == np.float32 and partials.size == 2 * 132 * 128 * 256
+    assert arrivals.dtype == np.int32 and arrivals.size == 512 - 264 and not arrivals.any()
+    assert "264 whole tiles + 132 shared blocks" in launch.kernel.name and launch.kernel.registers == 227
+    assert gemm.config_launch(cfg, s, ctx, 132).args[-1] is arrivals  # one workspace per configuration
+    # the tuned rung's own kernel as a configuration: its 2-D grid and no extra arguments
+    db = Config("double_buffer", TUNED)
+    ctx["kernels"][db.expression] = fake(db.expression)
+    launch = gemm.config_launch(db, shape(1000, 1000, 10), ctx, 132)
+    assert launch.grid == (4, 8) and len(launch.args) == 6 and launch.dynamic_smem == 0
+
+
+def test_best_rule_on_the_h200_shapes():
+    """Which configuration `choose` names on 132 SMs (the picks the second H200 sweep
+    measured fastest or within 1% of it): the tuned tiles where they fill the GPU, hybrid
+    where the cost model says it saves more than 1%; below that, the largest smaller tile
+    that gives every SM 16 K steps, stream-K; the smallest tile whole when none does."""
+    def pick(*s, sms=132):
+        return next(key for key, cfg in BEST_CHOICES.items() if cfg is choose(*s, sms))
+
+    for s in [(2048, 2048, 2048), (4096, 4096, 4096), (4096, 4096, 1024), (1024, 8192, 4096), (4096, 1024, 8192),
+              (8192, 8192, 256)]:
+        assert pick(*s) == "tuned", s  # a last wave 97% full: hybrid would not save 1%
+    assert pick(8192, 8192, 8192) == "hybrid"  # 16 waves: the stream-K part is 10% of the work
+    assert pick(2304, 2304, 2048) == "hybrid"  # 162 tiles: two waves, the second 23% full
+    assert pick(3072, 3072, 3072) == "hybrid"  # 288 tiles: 3 waves at 73%
+    assert pick(1536, 1536, 1536) == pick(1024, 1024, 1024) == "streamk 128x128"
+    assert pick(1024, 1024, 8192) == "streamk 128x128"
+    assert pick(768, 768, 768) == "streamk 128x64"  # 128 x 128: 36 tiles x 48 steps = 13 per SM, too few
+    assert pick(512, 512, 512) == "streamk 32x64"  # 64 x 64: 15.5 K steps per SM
+    assert pick(256, 256, 256) == pick(1, 1, 1) == "whole 32x64"
+    # the cost model on its own: whole tiles take 4 waves at 4096^3, hybrid 3.88 + its costs
+    assert gemm.hybrid_cost(4096, 4096, 4096, 132) == pytest.approx(512 / 132 + (0.05 * 962 + 15) / 512)
+    assert gemm.hybrid_cost(2304, 2304, 2048, 132) < 1.35 < 2  # 1.48x measured
+    # a GPU with half the SMs: 2048^3's 128 tuned tiles are 2 waves there, the second 94% full
+    assert pick(2048, 2048, 2048, sms=66) == "tuned"
+    assert pick(1536, 1536, 1536, sms=66) == "hybrid"  # 72 tiles on 66 SMs: the second wave 9% full
+    row = W.traffic(shape(512, 512, 512), W.variant("best"))  # modelled with the tiles best would use
+    t = BEST_CHOICES["streamk 32x64"].tiles
+    assert row.extra["model_bytes"] == 4 * (512 * 512 * (512 // t.bn) + 512 * 512 * (512 // t.bm)) + 4 * 512 * 512
+
+
+@pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")), reason="needs a host C++ compiler")
+def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
+    """gemm.cu's streamk compiled for the host (scripts/gemm_best_emulate.py: one thread per
+    CUDA thread, blocks in random order) for each of best's configurations on shapes with
+    partial tiles, K % 4 != 0 and few slots: the same normwise check as on the GPU, and the
+    arrival counters back at zero after every launch. A schedule whose runs are one K step
+    short (the same blocks, so the last steps belong to nobody) must fail it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import gemm_best_emulate as emu
+
+    runs = emu.plan(quick=True)
+    configs = list(dict.fromkeys(c for c, _, _ in runs))
+    lib = emu.build(configs)
+    for i, (cfg, (m, n, k), slots) in enumerate(runs):
+        assert emu.run_one(lib, configs.index(cfg), cfg, m, n, k, slots, launches=2, seed=i) == []
+    cfg = BEST_CHOICES["streamk 64x64"]
+    good = schedule_for(cfg, 300, 520, 100, 5)
+    assert good.per > 1 and good.shared_blocks > 1
+    problems = emu.run_one(lib, configs.index(cfg), cfg, 300, 520, 100, 5, launches=1, seed=0,
+                           schedule=replace(good, per=good.per - 1))
+    assert any("elements wrong" in p for p in problems) and any("arrival counters" in p for p in problems)
+
+
+def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
+    """The rule is read from results/h200/gemm-best/sweep2.csv: for every shape there, the
+    configuration `choose` names on the H200's 132 SMs has a checked, timed row (or is the
+    tuned rung, which every shape has), so the size table docs/gemm_ladder.md prints from
+    it (scripts/gemm_best_table.py) has a number for every pick."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import gemm_best_table
+
+    path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sweep2.csv"
+    shapes = gemm_best_table.rows_by_shape(path)
+    assert (4096, 4096, 4096) in shapes and len(shapes) >= 14
+    for s, rows in shapes.items():
+        assert all(r["check"] == "PASS" for r in rows.values()), s
+        cfg = choose(*s, 132)
+        row = rows["tuned"] if cfg is BEST_CHOICES["tuned"] else rows[cfg.name]
+        assert float(row["median_ms"]) > 0 and float(row["pct_of_roof"]) > 0, s
+    lines = gemm_best_table.table(path)
+    assert len(lines) == 2 + len(shapes) and all("not timed" not in line for line in lines)

@@ -3,8 +3,9 @@
 C[M,N] = A[M,K] B[K,N]. The table climbs the book's ladder -- naive, tiled16/32, coarsened,
 register tiling, corner turning, dynamic shared memory -- then the rungs towards
 cuBLAS: 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async
-pipeline. `cublas` is `cupy.matmul` on the same FP32 data and is the "% of" column's
-reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
+pipeline, and `best`, which picks per shape among configurations of the streamk kernel
+(tiles, split-K / stream-K, tile swizzle; `choose`). `cublas` is `cupy.matmul` on the same
+FP32 data and is the "% of" column's reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
 kernels_cu/gemm.cu.
 
 The check is normwise against a float64 product of the same inputs (see `tolerance_for`).
@@ -15,7 +16,7 @@ rows and whole columns of C instead of all of it (see `sample_of`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -76,10 +77,23 @@ class Tiles:
             bad.append("TM, TN and BK must be multiples of 4 (float4 fragments and loads)")
         if (self.bm * self.bk // 4) % self.threads or (self.bk * self.bn // 4) % self.threads:
             bad.append("BM*BK/4 and BK*BN/4 must be multiples of the thread count (whole float4 per thread)")
+        if template == "streamk":
+            if self.smem_bytes(2) > STREAMK_SMEM_LIMIT:
+                bad.append(f"2 shared stages must fit in {STREAMK_SMEM_LIMIT // 1024} KB of dynamic shared memory")
+            return bad
         stages = {"double_buffer": 2, "cp_async": 3}.get(template, 1)
-        if stages * 4 * (self.bk * (self.bm + 4) + self.bk * self.bn) > 48 * 1024:
+        if self.smem_bytes(stages) > 48 * 1024:
             bad.append(f"{stages} shared stage(s) must fit in 48 KB of static shared memory")
         return bad
+
+    def smem_bytes(self, stages: int) -> int:
+        """Shared memory of `stages` stages: A transposed (BK rows of BM + 4) and B (BK x BN)."""
+        return stages * 4 * (self.bk * (self.bm + 4) + self.bk * self.bn)
+
+
+# streamk keeps its two stages in dynamic shared memory; 99 KB is the per-block opt-in of
+# sm_86 / sm_89, the smallest of the GPUs with cp.async (sm_80 and later).
+STREAMK_SMEM_LIMIT = 99 * 1024
 
 
 @dataclass(frozen=True)
@@ -127,7 +141,7 @@ SWEEP_TILES = (
 )
 SWEEP_PREFIX = {"warptile": "wt", "double_buffer": "db", "cp_async": "ca"}
 
-LADDER = (
+RUNGS = (
     Variant("naive", "naive", "one thread per C element, block (16,16), fmaf over the full K"),
     Variant("tiled16", "tiled<16>", "16x16 tiles of A and B in shared memory: each global load serves 16 FMAs"),
     Variant("tiled32", "tiled<32>", "32x32 tiles, 1024 threads: each global load serves 32 FMAs"),
@@ -149,8 +163,8 @@ LADDER = (
             "warptile fed by a 3-stage cp.async pipeline: copies bypass registers, two tiles in flight"),
     Variant("tuned", RUNG_TILES["tuned"][1].kernel("double_buffer"),
             "double_buffer with the sweep's best tiles: 128x256 block, 64x64 warps, 8x16 C per thread"),
-    Variant("cublas", None, "cupy.matmul on the same FP32 data: cuBLAS SGEMM (no TF32 unless CUPY_TF32=1)"),
-)
+)  # then best and cublas (LADDER, after best's configurations below)
+CUBLAS = Variant("cublas", None, "cupy.matmul on the same FP32 data: cuBLAS SGEMM (no TF32 unless CUPY_TF32=1)")
 
 # TEST ONLY (tests/test_gemm.py): naive with the K-tail bug, never part of the table.
 SKIPS_LAST_K_TILE = Variant("skips_last_k_tile", "skips_last_k_tile",
@@ -189,6 +203,229 @@ def _plans() -> dict[str, Plan]:
 
 
 PLANS = _plans()
+
+# ---- best: a configuration per shape (issue 21) --------------------------------------------
+#
+# The ladder's rungs each have one answer for every shape. `best` picks, per shape, one of
+# the configurations below: a kernel (double_buffer, the tuned rung's own kernel, or
+# streamk, the same loop with work sharing), its tiles, and a schedule -- how the tiles and
+# K steps are dealt out to blocks (kernels_cu/gemm.cu, streamk). `choose` is the rule, and
+# docs/gemm_ladder.md ("best") the sweep it was read from.
+
+SCHEDULES = ("dp", "split", "streamk", "hybrid")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One way to compute a shape.
+
+    kernel: "double_buffer" (one whole tile per block, blockIdx order) or "streamk".
+    schedule (streamk only): "dp" one whole tile per block, in the swizzled order;
+    "split" every tile's K cut into `split` runs, one block each (split-K); "streamk" all
+    K steps of all tiles dealt evenly to as many blocks as the GPU holds at once;
+    "hybrid" whole tiles for all full waves but one, stream-K for the rest (the last wave
+    and one before it, so no block gets less than one tile's work).
+    group_m: tile rows per swizzle group (1: row by row). async_b: B by cp.async.
+    """
+
+    kernel: str
+    tiles: Tiles
+    schedule: str = "dp"
+    split: int = 1
+    group_m: int = 1
+    async_b: bool = False
+
+    def __post_init__(self):
+        if self.kernel not in ("double_buffer", "streamk") or self.schedule not in SCHEDULES:
+            raise ValueError(f"bad config {self}")
+        if self.kernel == "double_buffer" and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
+            raise ValueError("double_buffer has one schedule: a whole tile per block in blockIdx order")
+
+    @property
+    def expression(self) -> str:
+        """The NVRTC name expression of the kernel it launches."""
+        if self.kernel == "double_buffer":
+            return self.tiles.kernel("double_buffer")
+        return self.tiles.kernel("streamk")[:-1] + f", {'true' if self.async_b else 'false'}>"
+
+    @property
+    def name(self) -> str:
+        """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async."""
+        prefix = "db" if self.kernel == "double_buffer" else "sk"
+        sched = f"split{self.split}" if self.schedule == "split" else self.schedule
+        return (f"{prefix}_{self.tiles.tag()}{'_ab' if self.async_b else ''}"
+                + ("" if self.kernel == "double_buffer" else f"_{sched}_g{self.group_m}"))
+
+    @property
+    def dynamic_smem(self) -> int:
+        """streamk's two stages are static shared memory when they fit in 48 KB, else dynamic
+        (the kernel's STATIC)."""
+        two = self.tiles.smem_bytes(2)
+        return two if self.kernel == "streamk" and two > 48 * 1024 else 0
+
+    def describe(self) -> str:
+        sched = {"dp": "a whole tile per block", "split": f"split-K x{self.split}", "streamk": "stream-K",
+                 "hybrid": "whole tiles, then stream-K for the last two waves"}[self.schedule]
+        t = self.tiles
+        return (f"{self.kernel} {t.bm}x{t.bn}x{t.bk} tiles, {sched}"
+                + (f", swizzle {self.group_m}" if self.group_m > 1 else "") + (", B by cp.async" if self.async_b else ""))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How streamk's grid covers C (kernels_cu/gemm.cu): `dp_tiles` whole tiles first, then
+    the K steps of the other tiles in runs of `per`, one per block (`shared_blocks`)."""
+
+    tiles: int
+    kt: int  # K steps per tile
+    dp_tiles: int
+    per: int  # K steps per shared block (0: none shared)
+    shared_blocks: int
+
+    @property
+    def grid(self) -> int:
+        return self.dp_tiles + self.shared_blocks
+
+    @property
+    def shared_steps(self) -> int:
+        return (self.tiles - self.dp_tiles) * self.kt
+
+    def contributors(self, u: int) -> tuple[int, int]:
+        """The first and last shared block whose run covers part of shared tile u (the
+        kernel's `first`, `last`)."""
+        return u * self.kt // self.per, ((u + 1) * self.kt - 1) // self.per
+
+
+INT_STEPS = 2**31 - 1  # streamk counts K steps in int
+
+
+def schedule_for(cfg: Config, m: int, n: int, k: int, slots: int) -> Schedule:
+    """The Schedule of `cfg` on an M x N x K product for a GPU that holds `slots` blocks of
+    it at once (SMs x blocks per SM). Shared steps beyond 2^31 fall back to whole tiles."""
+    t = cfg.tiles
+    tiles = -(-m // t.bm) * -(-n // t.bn)
+    kt = -(-k // t.bk)
+    if cfg.schedule == "split":
+        dp, per = 0, -(-kt // max(1, min(cfg.split, kt)))
+    elif cfg.schedule == "streamk":
+        dp, per = 0, -(-tiles * kt // slots)
+    elif cfg.schedule == "hybrid":
+        rest = tiles % slots
+        shared = tiles if tiles <= slots else (rest + slots if rest else 0)
+        dp = tiles - shared
+        per = -(-shared * kt // slots) if shared else 0
+    else:
+        dp, per = tiles, 0
+    if (tiles - dp) * kt > INT_STEPS:
+        dp, per = tiles, 0
+    shared_blocks = -(-(tiles - dp) * kt // per) if per else 0
+    return Schedule(tiles, kt, dp, per, shared_blocks)
+
+
+def swizzled_tile(tile: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:
+    """(tile row, tile column) of C's tile number `tile`, as streamk numbers them: groups of
+    group_m tile rows, down the columns inside a group (the kernel's swizzled_tile)."""
+    per_group = group_m * tiles_n
+    group, inside = divmod(tile, per_group)
+    first = group * group_m
+    rows = min(tiles_m - first, group_m)
+    return first + inside % rows, inside // rows
+
+
+def segments(s: Schedule) -> list[tuple[int, int, int, int]]:
+    """(shared block, shared tile, first K step, end K step) of every run piece, exactly
+    as streamk's loop walks them (the CPU tests check that they cover each tile once)."""
+    out = []
+    total = s.shared_steps
+    for g in range(s.shared_blocks):
+        it, end = g * s.per, min(total, (g + 1) * s.per)
+        while it < end:
+            u = it // s.kt
+            kb = it - u * s.kt
+            ke = min(s.kt, kb + end - it)
+            out.append((g, u, kb, ke))
+            it += ke - kb
+    return out
+
+
+CONFIGS: dict[str, Config] = {}  # name -> configuration, for jobs by name (the sweep's candidates, best's choices)
+CHOSEN: dict[tuple[int, int, int], Config] = {}  # (M, N, K) -> what best launched, for its traffic row
+H200_SMS = 132  # the GPU the rule was read on; the traffic model's guess where no GPU is asked
+
+
+def config_variant(cfg: Config) -> Variant:
+    """A variant that runs `cfg` by name (registered for Gemm.job); not in the table."""
+    CONFIGS[cfg.name] = cfg
+    return Variant(cfg.name, cfg.expression, cfg.describe())
+
+
+TUNED = RUNG_TILES["tuned"][1]
+# best's tile ladder for grids too small for the tuned tile, largest first. Each rung halves
+# the FMAs of a block (and its reuse of what it loads), doubling the number of tiles.
+SMALL_TILES = (
+    Tiles(128, 128, 16, 32, 64, 2, 4, 4),  # 256 threads of 8 x 8
+    Tiles(128, 64, 16, 32, 32, 1, 4, 4),  # 256 threads of 8 x 4
+    Tiles(64, 64, 16, 32, 16, 1, 4, 4),  # 256 threads of 4 x 4
+    Tiles(32, 64, 16, 16, 32, 1, 4, 4),  # 128 threads of 4 x 4
+)
+BEST_CHOICES = {
+    "tuned": Config("double_buffer", TUNED),
+    "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
+    **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
+    "whole 32x64": Config("streamk", SMALL_TILES[-1]),
+}
+for _cfg in BEST_CHOICES.values():
+    config_variant(_cfg)
+# The kernel named here is the one `best` launches on large shapes (the tuned rung's); on
+# others it loads the one `choose` names when first used (every one is in kernel_names()).
+BEST = Variant("best", BEST_CHOICES["tuned"].expression,
+               "a configuration per shape (choose): block tile, split-K / stream-K, tile swizzle")
+LADDER = (*RUNGS, BEST, CUBLAS)
+
+# The rule's constants, read from the second H200 sweep (results/h200/gemm-best/, docs/gemm_ladder.md):
+FULL_GRID = 0.9  # tuned tiles per SM from which the tuned tile is used at all
+SHARED_STEP_COST = 0.05  # a stream-K K step costs 5% more than a data-parallel one (streamk's loop)
+FIXUP_STEPS = 15  # the partial tiles' write, count and sum cost about 15 K steps of the tuned tile
+HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
+MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
+
+
+def tile_count(t: Tiles, m: int, n: int) -> int:
+    return -(-m // t.bm) * -(-n // t.bn)
+
+
+def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
+    """The modelled time of the hybrid schedule of tuned tiles, in tile-times (one whole
+    tuned tile's K loop): every SM gets tiles / sms tiles of work, plus the stream-K
+    steps' extra cost and the fixup. Whole tiles take ceil(tiles / sms) tile-times."""
+    s = schedule_for(BEST_CHOICES["hybrid"], m, n, k, sms)  # ~220 registers: one block per SM
+    return s.tiles / sms + (SHARED_STEP_COST * s.per + FIXUP_STEPS) / s.kt
+
+
+def choose(m: int, n: int, k: int, sms: int) -> Config:
+    """best's rule (docs/gemm_ladder.md, "best"), for a GPU of `sms` SMs, read from the
+    H200 sweeps (results/h200/gemm-best/):
+
+    1. At least FULL_GRID x sms tuned 128 x 256 tiles: those tiles (the most FMAs per load;
+       one block per SM is enough). Whole tiles take ceil(tiles / sms) waves; `hybrid`
+       (whole tiles for all full waves but one, the rest dealt out stream-K, swizzled in
+       groups of 8 tile rows) takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN
+       faster (a last wave far from full, or enough waves that the stream-K part is a
+       small share of the work), else whole tiles as the tuned rung runs them (`tuned`).
+    2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
+       MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
+       count -- and, when even the smallest tile gives fewer, that tile whole, one block
+       per tile: the K steps are too few to share.
+    """
+    tiles = tile_count(TUNED, m, n)
+    if tiles >= FULL_GRID * sms:
+        waves = -(-tiles // sms)
+        return BEST_CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "tuned"]
+    for t in SMALL_TILES:
+        if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
+            return BEST_CHOICES[f"streamk {t.bm}x{t.bn}"]
+    return BEST_CHOICES["whole 32x64"]
+
 
 # ---- checking -----------------------------------------------------------------------------
 
@@ -260,6 +497,23 @@ class Gemm(Workload):
     def variants_for(self, shape):
         return LADDER  # the sweep runs only when asked for by name
 
+    def kernel_names(self):
+        """The table's kernels and every kernel `best` may choose."""
+        names = super().kernel_names()
+        return names + [e for e in dict.fromkeys(c.expression for c in BEST_CHOICES.values()) if e not in names]
+
+    def kernel_variants(self):
+        uses = {}
+        for key, cfg in BEST_CHOICES.items():
+            uses.setdefault(cfg.expression, []).append(key)
+        out = []
+        for kernel, names in super().kernel_variants():
+            if kernel in uses:
+                others = [x for x in names.split(", ") if x and x != "best"]
+                names = ", ".join([*others, f"best ({', '.join(uses[kernel])})"])
+            out.append((kernel, names))
+        return out
+
     def tolerance_for(self, shape):
         return Tolerance("normwise", rtol=rtol_for_k(shape["k"]))
 
@@ -321,6 +575,15 @@ class Gemm(Workload):
 
         if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
             return Job(run=lambda: cp.matmul(a, b, out=c), output=output, poison=poison)
+        if variant.name == "best" or variant.name in CONFIGS:
+            from pmppbench import device  # noqa: PLC0415
+
+            sms = device.current().sm_count
+            cfg = choose(m, n, k, sms) if variant.name == "best" else CONFIGS[variant.name]
+            launch = config_launch(cfg, shape, ctx, sms)
+            if variant.name == "best":
+                CHOSEN[(m, n, k)] = cfg
+            return Job(run=launch, output=output, poison=poison, launch=launch)
 
         kernel = ctx["kernels"][variant.kernel]
         plan = PLANS[variant.name]
@@ -352,13 +615,20 @@ class Gemm(Workload):
         (tiled16: 4, tiled32: 8, regtile4x4 (64x64): 16, 128x128 rungs: 32). coarsened's
         32 x 128 tile gives the course notes' 4MNK/T (1 + 1/COARSE_FACTOR) bytes, 2T/(4 (1 + 1/4)) = 12.8
         FLOP/B. corner_turning and dynamic_smem are T = 32 tilings. cuBLAS has no model here.
+        best and its configurations: the same formula with the tiles of the configuration (for
+        best, the one its job launched on this shape, else the rule's pick for 132 SMs); the
+        partial tiles of split-K / stream-K (written once, read once, in L2) are not counted.
         """
         m, n, k = shape["m"], shape["n"], shape["k"]
         flops = 2 * m * n * k
         compulsory = 4 * (m * k + k * n + m * n)
         if variant.kernel is None:
             return Traffic(bytes=compulsory, flops=flops)
-        plan = PLANS[variant.name]
+        if variant.name == "best" or variant.name in CONFIGS:
+            cfg = CONFIGS.get(variant.name) or CHOSEN.get((m, n, k)) or choose(m, n, k, H200_SMS)
+            plan = Plan(cfg.tiles.bm, cfg.tiles.bn, (cfg.tiles.threads,))
+        else:
+            plan = PLANS[variant.name]
         if plan.reuse:
             loads = m * k * -(-n // plan.bn) + k * n * -(-m // plan.bm)
         else:
@@ -386,6 +656,49 @@ def dynamic_tile_depth(k: int, tile: int, threads_per_sm: int, smem_per_sm: int,
     phases = -(-k_tiles * tile // tk_max)
     tk = -(-k_tiles // phases) * tile
     return tk, tk * bytes_per_k
+
+
+def _loaded(ctx: dict, expression: str):
+    """The kernel `expression`, compiled and loaded on first use (through the cache) and kept
+    in ctx["kernels"] like the ones the runner loaded."""
+    kernels = ctx["kernels"]
+    if expression not in kernels:
+        from pmppbench.compile import load_kernels  # noqa: PLC0415 (needs a GPU)
+
+        kernels[expression] = load_kernels("gemm", [expression])[expression]
+    return kernels[expression]
+
+
+def config_launch(cfg: Config, shape, ctx: dict, sms: int) -> Launch:
+    """The launch of configuration `cfg` on the shape set up in ctx. For streamk: the
+    schedule for this GPU (its SMs times the blocks of this kernel an SM holds), the
+    workspace of partial tiles and the arrival counters (zero; each launch leaves them zero),
+    kept in ctx per configuration."""
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    a, b, c = ctx["a"], ctx["b"], ctx["c"]
+    kernel = _loaded(ctx, cfg.expression)
+    t = cfg.tiles
+    size_args = (np.int32(m), np.int32(n), np.int32(k))
+    if cfg.kernel == "double_buffer":
+        return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args))
+    from pmppbench.occupancy import api_active_blocks  # noqa: PLC0415
+
+    smem = cfg.dynamic_smem
+    if smem > 48 * 1024:
+        kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
+    slots = sms * max(1, api_active_blocks(kernel, t.threads, smem))
+    sched = schedule_for(cfg, m, n, k, slots)
+    key = ("streamk workspace", cfg.name)
+    if key not in ctx:
+        cp = cupy()
+        ctx[key] = (cp.empty(max(1, 2 * sched.shared_blocks * t.bm * t.bn), dtype=cp.float32),
+                    cp.zeros(max(1, sched.tiles - sched.dp_tiles), dtype=cp.int32))
+    partials, arrivals = ctx[key]
+    args = (a, b, c, *size_args, np.int32(sched.dp_tiles), np.int32(sched.per), np.int32(cfg.group_m),
+            partials, arrivals)
+    shown = replace(kernel, name=f"{kernel.name} ({sched.dp_tiles} whole tiles + {sched.shared_blocks} shared "
+                                 f"blocks of {sched.per} K steps, group {cfg.group_m})")
+    return Launch(shown, (sched.grid,), (t.threads,), args, dynamic_smem=smem)
 
 
 WORKLOAD = Gemm()
