@@ -272,7 +272,7 @@ def _profile(ncu: str, workload, shape: dict, variants: list, seed: int, at) -> 
     with tempfile.TemporaryDirectory(prefix="pmppbench-counters-") as tmp:
         spec, manifest_path = Path(tmp, "spec.pkl"), Path(tmp, "manifest.json")
         spec.write_bytes(pickle.dumps({"workload": workload.name, "shape": dict(shape),
-                                       "variants": [portable(v) for v in variants], "seed": seed,
+                                       "variants": list(variants), "seed": seed,
                                        "manifest": str(manifest_path)}))
         for attempt in range(3):
             log = Path(tmp, f"ncu{attempt}.csv")
@@ -347,24 +347,6 @@ def _keep(workload, shape: dict, log_text: str, child_text: str) -> None:
 
 # ---- the child, under ncu ---------------------------------------------------------------------
 
-VARIANT_FIELDS = ("name", "kernel", "about", "timed", "source", "like")
-
-
-def portable(variant) -> dict[str, Any]:
-    """What the child needs to find a variant again: a workload's own variant may hold a local
-    function (its launch geometry), which does not pickle; a learner's is plain data."""
-    return {f: getattr(variant, f) for f in VARIANT_FIELDS}
-
-
-def rebuild(workload, shape: dict, portables: list[dict[str, Any]]) -> list:
-    """The variants of `portables` again: the workload's own by name (the stream workload's
-    come from variants_for(shape)), a learner's (--kernel) from its fields."""
-    from pmppbench.workloads.base import Variant  # noqa: PLC0415
-
-    known = {v.name: v for v in (*workload.variants, *workload.variants_for(shape))}
-    return [Variant(**p) if p.get("source") else known[p["name"]] for p in portables]
-
-
 def child(spec_path: str) -> int:
     """Set the step's shape up again (same seed) and run each variant once in its NVTX range,
     between cudaProfilerStart and cudaProfilerStop."""
@@ -379,7 +361,7 @@ def child(spec_path: str) -> int:
     cp = cupy()
     w = workloads.get(spec["workload"])
     shape = spec["shape"]
-    variants = rebuild(w, shape, spec["variants"])
+    variants = w.resolve(spec["variants"])  # pickled without their geometry: the declared ones again
     sync = cp.cuda.Device().synchronize
     with prepared(w, shape, variants, spec["seed"]) as (_inputs, ctx):
         jobs = [(v, learner_job(w, v, shape, ctx) if v.source else w.job(v, shape, ctx)) for v in variants]
