@@ -227,8 +227,9 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
         # --debug runs in this process, for tracebacks (the current GPU only)
         lanes = [Lane(_default_run_shape, chosen[0])] if debug else [
             Lane(s.run_shape, d, spent=lambda s=s: s.spent) for s, d in zip(supervisors, chosen)]
+        steps = [(s.workload.name, dict(s.shape), s.variants, s.seed) for s in plan.steps]
         for sup in supervisors if not debug else ():
-            sup.start()  # each worker imports CuPy and makes its context while the kernels compile
+            sup.start(steps)  # each worker makes its context and the first inputs while the kernels compile
         prefetch = _prefetch(plan, {d.arch for d in chosen})
     try:
         with bar:

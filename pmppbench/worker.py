@@ -56,9 +56,26 @@ def step_key(workload: str, shape: dict, variants, seed: int) -> tuple:
     return workload, tuple(sorted((k, repr(v)) for k, v in shape.items())), names, seed
 
 
+@dataclass
+class PlanAhead:
+    """The steps a worker will be sent, for their host work (Ahead.plan's items)."""
+
+    steps: list
+
+
 # ---- host work ahead ------------------------------------------------------------------------
 
-AHEAD_BYTES = 8 << 30  # at most this much host memory (by the workloads' own estimates) held ahead
+def _ahead_bytes() -> int:
+    """Host memory one worker may hold ahead (by the workloads' own estimates): 8 GiB, or a
+    16th of the machine's memory where that is less (a node may run a worker per GPU)."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        ram = 16 << 30
+    return min(8 << 30, ram // 16)
+
+
+AHEAD_BYTES = _ahead_bytes()
 
 
 class Ahead:
@@ -132,8 +149,11 @@ def serve(conn, quiet_stderr: bool = True) -> None:
     from pmppbench import workloads  # noqa: PLC0415
     from pmppbench.runner import StickyCudaError, run_shape, spent, sticky_error, take_spent  # noqa: PLC0415
 
-    _make_context()
     ahead = Ahead()
+    queued = [conn.recv()] if conn.poll(0.1) else []
+    if queued and isinstance(queued[0], PlanAhead):  # sent with the start (Supervisor.start):
+        ahead.plan(queued.pop().steps)  # the first steps' host work runs while CUDA starts
+    _make_context()
     last = [""]
 
     def at(variant: str, phase: str) -> None:
@@ -141,7 +161,10 @@ def serve(conn, quiet_stderr: bool = True) -> None:
         conn.send(("at", variant, phase))
 
     while True:
-        spec = conn.recv()
+        spec = queued.pop() if queued else conn.recv()
+        if isinstance(spec, PlanAhead):
+            ahead.plan(spec.steps)
+            continue
         if spec is None:
             return
         w = workloads.get(spec.workload)
@@ -219,12 +242,15 @@ class Supervisor:
         self._stop(graceful=not self._busy)
         self._busy = False
 
-    def start(self) -> None:
-        """Start the worker now rather than at the first step (it gets its CUDA context ready
-        while the session does other work)."""
+    def start(self, ahead: list | None = None) -> None:
+        """Start the worker now rather than at the first step: it gets its CUDA context ready
+        while the session does other work, and with `ahead` (the plan's steps, as Ahead.plan
+        takes them) it starts their host work at once."""
         if self._proc is None or not self._proc.is_alive():
             self._stop()
             self._start()
+        if ahead:
+            self._conn.send(PlanAhead(list(ahead)))
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()

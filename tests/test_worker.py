@@ -202,3 +202,36 @@ def test_every_declared_variant_reaches_a_worker_whole():
             assert [v.name for v in arrived] == [v.name for v in sent]
             for before, after in zip(sent, arrived):
                 assert after.geometry is before.geometry, (name, before.name)
+
+
+def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step(monkeypatch):
+    """Supervisor.start(steps) sends the plan first; serve() hands it to Ahead before it
+    makes its CUDA context, then runs steps as usual."""
+    from pmppbench import worker
+
+    planned, order = [], []
+
+    class Recording(worker.Ahead):
+        def plan(self, ahead):
+            planned.append(list(ahead))
+            order.append("plan")
+
+    class Conn:
+        def __init__(self, messages):
+            self.messages = list(messages)
+
+        def poll(self, timeout=None):
+            return bool(self.messages)
+
+        def recv(self):
+            return self.messages.pop(0)
+
+        def send(self, msg):
+            pass
+
+    monkeypatch.setattr(worker, "Ahead", Recording)
+    monkeypatch.setattr(worker, "_make_context", lambda: order.append("context"))
+    monkeypatch.setattr(worker.signal, "signal", lambda *a: None)  # this process keeps its Ctrl-C
+    steps = [("vecadd", {"n": 5}, None, 0), ("vecadd", {"n": 7}, None, 1)]
+    worker.serve(Conn([worker.PlanAhead(steps), None]), quiet_stderr=False)
+    assert planned == [steps] and order == ["plan", "context"]
