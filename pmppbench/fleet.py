@@ -60,6 +60,10 @@ class FleetWorker:
             r.host = self.host
         return rows
 
+    def start(self, steps: list) -> None:
+        """Start this GPU's worker with the plan (Supervisor.start)."""
+        self.supervisor.start(steps)
+
     def spent(self) -> dict[str, float]:
         """Where this GPU's worker time went (runner phases), for the run's wall-time line."""
         return dict(self.supervisor.spent)
@@ -101,5 +105,8 @@ def lanes(address: str, timeout_s: float | None = None, *, target: Callable | No
         def spent(actor=actor) -> dict[str, float]:
             return ray.get(actor.spent.remote())
 
-        out.append(Lane(run_shape, gpu, actor, spent))
+        def start(steps, actor=actor) -> None:
+            ray.get(actor.start.remote(steps))
+
+        out.append(Lane(run_shape, gpu, actor, spent, start))
     return out

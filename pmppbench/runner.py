@@ -131,12 +131,10 @@ def run_shape(
     run_id: str = "",
     at: Callable[[str, str], None] | None = None,
     host: HostWork | None = None,
-    ahead: list | None = None,
 ) -> list[Result]:
     """Check (and time) every variant of one workload on one shape on the GPU; return its rows.
     `at(variant, phase)` hears what runs next (the worker's heartbeat to its supervisor);
-    `host` is the shape's host_work() when it was done ahead; `ahead` (the steps after this
-    one) is for a worker, which prepares them; in this process it is not used."""
+    `host` is the shape's host_work() when it was done ahead (worker.Ahead)."""
     require_device()
     from pmppbench import device  # noqa: PLC0415
 

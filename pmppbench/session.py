@@ -81,6 +81,7 @@ class Lane:
     device: Any = None  # devices.DeviceId; None: the current device, untagged
     actor: Any = None  # a Ray fleet's actor behind run_shape (fleet.py), for whoever must stop it
     spent: Callable[[], dict[str, float]] | None = None  # its worker's runner phases so far (wall-time line)
+    start: Callable[[list], None] | None = None  # start its worker with the plan (worker.PlanAhead's steps)
 
 
 def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = None,
@@ -105,14 +106,13 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
             for s in sinks:
                 s.add(row)
 
-    def one(step: Step, lane: Lane, later: list[Step]) -> list[Result]:
+    def one(step: Step, lane: Lane) -> list[Result]:
         try:
             shared = step.workload.shares_host_link and len(lanes) > 1 and not host_link_parallel
             with host_link if shared else contextlib.nullcontext():
                 rows = lane.run_shape(step.workload, step.shape, protocol=step.protocol, check_only=plan.check_only,
                                       seed=step.seed, variants=step.variants, run_id=plan.run_id,
-                                      progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None,
-                                      ahead=[(s.workload.name, dict(s.shape), s.variants, s.seed) for s in later])
+                                      progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None)
         except KeyboardInterrupt:
             raise
         except EnvironmentProblem as exc:
@@ -137,10 +137,10 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
 
     def walk(lane: Lane, failure: list) -> None:
         try:
-            for i, step in enumerate(plan.steps):
+            for step in plan.steps:
                 if stop.is_set():
                     return
-                for row in one(step, lane, plan.steps[i + 1:]):
+                for row in one(step, lane):
                     keep(row)
                 if advance:
                     advance()
@@ -221,15 +221,16 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     from pmppbench.worker import Supervisor  # noqa: PLC0415
 
     prefetch = None
-    if not ray:
-        # One supervised worker per GPU, pinned to it when --devices names GPUs (unpinned: the current one)
+    if debug and not ray:  # in this process, for tracebacks (the current GPU only)
+        lanes = [Lane(_default_run_shape, chosen[0])]
+    elif not ray:  # one supervised worker per GPU, pinned to it when --devices names GPUs
         supervisors = [Supervisor(timeout_s, pin=d.pin if devices else None) for d in chosen]
-        # --debug runs in this process, for tracebacks (the current GPU only)
-        lanes = [Lane(_default_run_shape, chosen[0])] if debug else [
-            Lane(s.run_shape, d, spent=lambda s=s: s.spent) for s, d in zip(supervisors, chosen)]
-        steps = [(s.workload.name, dict(s.shape), s.variants, s.seed) for s in plan.steps]
-        for sup in supervisors if not debug else ():
-            sup.start(steps)  # each worker makes its context and the first inputs while the kernels compile
+        lanes = [Lane(s.run_shape, d, spent=lambda s=s: s.spent, start=s.start) for s, d in zip(supervisors, chosen)]
+    steps = [(s.workload.name, dict(s.shape), s.variants, s.seed) for s in plan.steps]
+    for lane in lanes:
+        if lane.start:
+            lane.start(steps)  # each worker makes its context and the first inputs while the kernels compile
+    if not ray:
         prefetch = _prefetch(plan, {d.arch for d in chosen})
     try:
         with bar:

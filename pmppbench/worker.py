@@ -22,7 +22,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, PmppError, UsageError
 from pmppbench.protocol import Protocol
@@ -35,7 +35,7 @@ SLOW_FRACTION = 0.01  # a variant at 1% of the device's peaks still finishes a b
 
 @dataclass
 class StepSpec:
-    """What a worker needs to run one step (picklable: names, not objects)."""
+    """What a worker needs to run one step (pickled: variants travel without their geometry)."""
 
     workload: str
     shape: dict
@@ -44,7 +44,6 @@ class StepSpec:
     check_only: bool
     seed: int
     run_id: str
-    ahead: list = field(default_factory=list)  # the steps after this one: (workload, shape, variants, seed)
 
     @property
     def key(self) -> tuple:
@@ -58,7 +57,8 @@ def step_key(workload: str, shape: dict, variants, seed: int) -> tuple:
 
 @dataclass
 class PlanAhead:
-    """The steps a worker will be sent, for their host work (Ahead.plan's items)."""
+    """The steps a worker will be sent, in order, as (workload, shape, variants, seed): sent
+    once when it starts (Supervisor.start), so that it can make their host work ahead."""
 
     steps: list
 
@@ -97,6 +97,20 @@ class Ahead:
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="pmppbench-ahead")
         self.jobs: dict[tuple, tuple[object, int]] = {}  # step key -> (future, estimated bytes)
         self.budget, self.lookup = budget_bytes, lookup or workloads.get
+        self.steps: list = []  # the plan (PlanAhead), followed step by step
+
+    def expect(self, steps: list) -> None:
+        """The plan: start the host work of its first steps (as much as the budget holds)."""
+        self.steps = list(steps)
+        self.plan(self.steps)
+
+    def after(self, spec: StepSpec) -> None:
+        """`spec` is running: start the host work of the plan's steps after it."""
+        where = (spec.workload, spec.shape, spec.seed)
+        later = next((i + 1 for i, (name, shape, _, seed) in enumerate(self.steps) if (name, shape, seed) == where),
+                     None)
+        if later is not None:
+            self.plan(self.steps[later:])
 
     def take(self, spec: StepSpec):
         """The step's host work if it was done ahead (waiting for it if still running), else None."""
@@ -152,7 +166,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
     ahead = Ahead()
     queued = [conn.recv()] if conn.poll(0.1) else []
     if queued and isinstance(queued[0], PlanAhead):  # sent with the start (Supervisor.start):
-        ahead.plan(queued.pop().steps)  # the first steps' host work runs while CUDA starts
+        ahead.expect(queued.pop().steps)  # the first steps' host work runs while CUDA starts
     _make_context()
     last = [""]
 
@@ -163,7 +177,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
     while True:
         spec = queued.pop() if queued else conn.recv()
         if isinstance(spec, PlanAhead):
-            ahead.plan(spec.steps)
+            ahead.expect(spec.steps)
             continue
         if spec is None:
             return
@@ -174,7 +188,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
                 if w.shares_host_link:
                     ahead.drain()
             if not w.shares_host_link:
-                ahead.plan(spec.ahead)
+                ahead.after(spec)
             rows = run_shape(w, spec.shape, protocol=spec.protocol, check_only=spec.check_only, seed=spec.seed,
                              variants=w.resolve(spec.variants), run_id=spec.run_id, at=at, host=host)
             conn.send(("rows", rows, take_spent()))
@@ -222,6 +236,7 @@ class Supervisor:
         self.timeout_s, self.target, self.quiet_stderr, self.pin = timeout_s, target, quiet_stderr, pin
         self._ctx = multiprocessing.get_context("spawn")  # CUDA does not survive fork
         self._proc = self._conn = None
+        self._plan: PlanAhead | None = None  # what start() was given, for every worker started
         self._busy = False  # inside run_shape, waiting on the worker
         self.spent: dict[str, float] = {}  # phase -> seconds its workers reported (runner.spent)
         self.started = 0  # workers started so far (tests and the summary read it)
@@ -242,15 +257,24 @@ class Supervisor:
         self._stop(graceful=not self._busy)
         self._busy = False
 
-    def start(self, ahead: list | None = None) -> None:
+    def start(self, steps: list | None = None) -> None:
         """Start the worker now rather than at the first step: it gets its CUDA context ready
-        while the session does other work, and with `ahead` (the plan's steps, as Ahead.plan
-        takes them) it starts their host work at once."""
+        while the session does other work. `steps` (the plan, as PlanAhead holds it) go to
+        this worker and to every fresh one after a fault, which make their host work ahead."""
+        if steps is not None:
+            self._plan = PlanAhead(list(steps))
         if self._proc is None or not self._proc.is_alive():
             self._stop()
             self._start()
-        if ahead:
-            self._conn.send(PlanAhead(list(ahead)))
+
+    def _plan_from(self, name: str, shape: dict, seed: int) -> None:
+        """Drop the plan's steps before this one: a fresh worker is sent only what is left."""
+        if self._plan is None:
+            return
+        steps = self._plan.steps
+        i = next((i for i, (n, s, _, sd) in enumerate(steps) if (n, dict(s), sd) == (name, dict(shape), seed)), None)
+        if i:
+            self._plan = PlanAhead(steps[i:])
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
@@ -270,6 +294,8 @@ class Supervisor:
         child.close()
         self._conn = parent
         self.started += 1
+        if self._plan is not None:
+            self._conn.send(self._plan)
 
     def _stop(self, graceful: bool = False) -> None:
         if self._proc is not None:
@@ -301,12 +327,10 @@ class Supervisor:
         return max(DEFAULT_PHASE_S, 10 * max(protocol.reps, protocol.warmup, 1) * worst)
 
     def run_shape(self, workload, shape, *, protocol, check_only=False, seed=0, variants=None, run_id="",
-                  progress=None, ahead=None) -> list[Result]:
-        """`ahead`: the steps after this one, whose host work the worker may start (Ahead)."""
+                  progress=None) -> list[Result]:
         self._busy = True
         try:
-            rows = self._run_shape(workload, shape, protocol, check_only, seed, variants, run_id, progress,
-                                   list(ahead or []))
+            rows = self._run_shape(workload, shape, protocol, check_only, seed, variants, run_id, progress)
         except KeyboardInterrupt:
             raise  # still busy: close() kills the worker rather than waiting for its step
         except Exception:
@@ -315,17 +339,17 @@ class Supervisor:
         self._busy = False
         return rows
 
-    def _run_shape(self, workload, shape, protocol, check_only, seed, variants, run_id, progress,
-                   ahead) -> list[Result]:
+    def _run_shape(self, workload, shape, protocol, check_only, seed, variants, run_id, progress) -> list[Result]:
         variants = list(variants or workload.variants_for(shape))
         faults: dict[str, Result] = {}
         remaining = list(variants)
         limit = self.phase_limit_s(workload, shape, protocol)
+        self._plan_from(workload.name, shape, seed)
         while remaining:
             if self._proc is None or not self._proc.is_alive():
                 self._stop()
                 self._start()
-            self._conn.send(StepSpec(workload.name, dict(shape), remaining, protocol, check_only, seed, run_id, ahead))
+            self._conn.send(StepSpec(workload.name, dict(shape), remaining, protocol, check_only, seed, run_id))
             culprit, phase, reason = None, "starting", ""
             while True:
                 if not self._conn.poll(limit):

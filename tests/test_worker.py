@@ -235,3 +235,51 @@ def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step
     steps = [("vecadd", {"n": 5}, None, 0), ("vecadd", {"n": 7}, None, 1)]
     worker.serve(Conn([worker.PlanAhead(steps), None]), quiet_stderr=False)
     assert planned == [steps] and order == ["plan", "context"]
+
+
+def plan_serve(conn, quiet_stderr=True):
+    """A worker that reports, in each row, the seeds of the plan it was started with."""
+    from pmppbench.worker import PlanAhead
+
+    plan = []
+    while True:
+        spec = conn.recv()
+        if spec is None:
+            return
+        if isinstance(spec, PlanAhead):
+            plan = [seed for _, _, _, seed in spec.steps]
+            continue
+        rows = []
+        for v in spec.variants:
+            conn.send(("at", v.name, "check"))
+            if v.name == "crash":
+                os._exit(1)
+            rows.append(Result(spec.workload, v.name, "16x8", check="PASS", error=repr(plan)))
+        conn.send(("rows", rows))
+
+
+def test_every_worker_is_started_with_the_rest_of_the_plan():
+    w = Faulty()
+    shapes = [{"m": 16, "n": 8}, {"m": 8, "n": 4}, {"m": 4, "n": 2}]
+    with Supervisor(timeout_s=5.0, target=plan_serve) as sup:
+        sup.start([(w.name, s, None, seed) for seed, s in enumerate(shapes)])
+        first = sup.run_shape(w, shapes[0], protocol=w.protocol, seed=0, variants=[w.variant("rows")])
+        second = sup.run_shape(w, shapes[1], protocol=w.protocol, seed=1,
+                               variants=[w.variant("crash"), w.variant("rows")])
+        assert sup.started == 2
+    assert first[0].error == "[0, 1, 2]"
+    rows = {r.variant: r for r in second}
+    assert rows["crash"].check == "ERROR" and rows["rows"].error == "[1, 2]"  # the fresh worker: from here on
+
+
+def test_ahead_follows_the_plan_step_by_step():
+    w = Copy2D()
+    one_step = 2 * w.device_bytes({"m": 4, "n": 4})
+    ahead = Ahead(budget_bytes=one_step, lookup=lambda name: w)
+    plan = [(w.name, {"m": 4, "n": 4}, None, seed) for seed in range(3)]
+    ahead.expect(plan)
+    assert [key[3] for key in ahead.jobs] == [0]  # the budget holds one step
+    spec = _spec(w, {"m": 4, "n": 4}, 0, variants=w.variant_names())
+    assert ahead.take(spec) is not None
+    ahead.after(spec)
+    assert [key[3] for key in ahead.jobs] == [1]  # the next one, and not the one just taken
