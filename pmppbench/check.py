@@ -52,7 +52,6 @@ def _where(index: int, shape: tuple[int, ...]) -> str:
 
 
 CHUNK = 1 << 20  # host elements per pass: the float64 temporaries stay in cache
-DEVICE_CHUNK = 1 << 23  # device elements per pass of the CuPy path (outputs other than FP32)
 CHECK_THREADS, CHECK_BLOCKS, STATS = 256, 2048, 8  # kernels_cu/check.cu's block, grid and values per block
 RULES = {"exact": 0, "elementwise": 1, "normwise": 2}
 
@@ -96,32 +95,30 @@ class _Stats:
         self.ref_sq += ref_sq
 
 
-def _chunk_stats(flat_out, flat_ref, tol: Tolerance, xp) -> _Stats:
-    """The array-module path: NumPy on the host (chunks that stay in cache), or CuPy for a
-    device output that the check kernel does not take."""
+def _host_stats(flat_out: np.ndarray, flat_ref: np.ndarray, tol: Tolerance) -> _Stats:
+    """The host path: NumPy, in chunks whose float64 temporaries stay in cache."""
     stats = _Stats()
-    chunk = CHUNK if xp is np else DEVICE_CHUNK
-    for lo in range(0, flat_out.size, chunk):
-        o, r = flat_out[lo:lo + chunk], xp.asarray(flat_ref[lo:lo + chunk])
-        o64, r64 = o.astype(np.float64, copy=False), r.astype(np.float64, copy=False)
-        finite = xp.isfinite(o64)
+    for lo in range(0, flat_out.size, CHUNK):
+        o, r = flat_out[lo:lo + CHUNK], flat_ref[lo:lo + CHUNK]
+        o64, r64 = o.astype(np.float64), r.astype(np.float64)
+        finite = np.isfinite(o64)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            err = xp.where(finite, xp.abs(o64 - r64), np.inf)
-            mag = xp.abs(r64)
-            rel = xp.where(mag > 0, err / mag, xp.where(err > 0, np.inf, 0.0))
+            err = np.where(finite, np.abs(o64 - r64), np.inf)
+            mag = np.abs(r64)
+            rel = np.where(mag > 0, err / mag, np.where(err > 0, np.inf, 0.0))
         diff_sq = ref_sq = 0.0
         if tol.rule == "exact":
             # Compare bits, so -0.0 vs 0.0 and NaN payloads count as differences too.
             r_same = r.astype(o.dtype)
-            bad = (o != r_same) | ~finite | (xp.signbit(o) != xp.signbit(r_same))
+            bad = (o != r_same) | ~finite | (np.signbit(o) != np.signbit(r_same))
         elif tol.rule == "elementwise":
             bad = ~(err <= tol.atol + tol.rtol * mag)
         else:
             bad = ~finite
-            diff_sq = float(xp.square(xp.where(finite, o64 - r64, 0.0)).sum())
-            ref_sq = float(xp.square(r64).sum())
+            diff_sq = float(np.square(np.where(finite, o64 - r64, 0.0)).sum())
+            ref_sq = float(np.square(r64).sum())
         i = int(err.argmax())
-        count = int(xp.count_nonzero(bad))
+        count = int(np.count_nonzero(bad))
         stats.add(lo, float(err[i]), i, float(rel.max()), count, int(bad.argmax()) if count else None,
                   bool(finite.all()), diff_sq, ref_sq)  # argmax of a boolean array: its first True
     return stats
@@ -155,14 +152,13 @@ CHECK_KERNELS = tuple(f"compare<{r}, {rule}>" for r in ("float", "double") for r
 
 def compare(out, ref, tol: Tolerance) -> CheckResult:
     """Check `out` against the CPU reference `ref` under `tol`: every element, in float64.
-    A host output is compared with NumPy; one still on the GPU is compared there (by
-    kernels_cu/check.cu, or CuPy for dtypes it does not take) against the reference
-    uploaded (`device_copy`), so the output is never copied back."""
-    device = on_device(out)
+    A host output is compared with NumPy; an FP32 one still on the GPU is compared there by
+    kernels_cu/check.cu against the reference uploaded (`device_copy`), so it is never
+    copied back. A device output of another type comes back and takes the host path."""
+    device = on_device(out) and out.dtype == np.float32 and getattr(ref, "dtype", None) in (np.float32, np.float64)
     if not device:
-        out = np.asarray(out)
-    if not on_device(ref):
-        ref = np.asarray(ref)
+        out = out.get() if on_device(out) else np.asarray(out)
+        ref = ref.get() if on_device(ref) else np.asarray(ref)
     if out.shape != ref.shape:
         return CheckResult(False, float("inf"), float("inf"), None, f"shape {out.shape} != expected {ref.shape}")
     if tol.rule not in RULES:
@@ -170,16 +166,10 @@ def compare(out, ref, tol: Tolerance) -> CheckResult:
     flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
     if flat_out.size == 0:
         return CheckResult(True, 0.0, 0.0, None, "empty")
-    if device and flat_out.dtype == np.float32 and flat_ref.dtype in (np.float32, np.float64):
-        if not on_device(flat_ref):
-            flat_ref = device_copy(flat_ref)
-        stats = _kernel_stats(flat_out, flat_ref, tol)
-    elif device:
-        from pmppbench.gpu import cupy  # noqa: PLC0415
-
-        stats = _chunk_stats(flat_out, flat_ref, tol, cupy())
+    if device:
+        stats = _kernel_stats(flat_out, flat_ref if on_device(flat_ref) else device_copy(flat_ref), tol)
     else:
-        stats = _chunk_stats(flat_out, flat_ref.get() if on_device(flat_ref) else flat_ref, tol, np)
+        stats = _host_stats(flat_out, flat_ref, tol)
     return _verdict(stats, tol, out.shape, flat_out, flat_ref)
 
 

@@ -71,13 +71,19 @@ import pytest  # noqa: E402
 from pmppbench import check  # noqa: E402
 
 HOST_LARGE = 3 * check.CHUNK + 12345  # several chunks, the last one partial
-DEVICE_LARGE = 2 * check.DEVICE_CHUNK + 12345
+STRIDE = check.CHECK_BLOCKS * check.CHECK_THREADS  # the check kernel's grid: one element per thread per pass
+DEVICE_LARGE = 32 * STRIDE + 12345  # 32 passes of every thread, the last one partial
 
 
 def _planted(size: int) -> tuple[int, ...]:
-    """The first, last and middle elements, and both sides of every chunk boundary below them."""
-    edges = {c for step in (check.CHUNK, check.DEVICE_CHUNK) for c in range(step, size, step)}
+    """The first, last and middle elements, and both sides of every pass boundary below them
+    (the host path's chunks; the check kernel's grid-stride passes)."""
+    step = CHUNK_OF[size]
+    edges = set(range(step, size, step))
     return tuple(sorted({0, size // 2, size - 1} | edges | {c - 1 for c in edges}))
+
+
+CHUNK_OF = {HOST_LARGE: check.CHUNK, DEVICE_LARGE: STRIDE}
 
 
 def _large_case(size: int, seed: int = 0):
