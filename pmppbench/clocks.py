@@ -6,6 +6,8 @@ Read only: pmppbench never changes clocks. NVML comes from the optional nvidia-m
 
 from __future__ import annotations
 
+from pmppbench.devices import norm_bus_id
+
 # NVML clock-event (throttle) reason bits that mean "the GPU was held back". Idle, application
 # clock settings and sync boost are not slowdowns of a running kernel.
 SLOWDOWN_REASONS = {
@@ -21,19 +23,12 @@ def reason_names(bits: int) -> list[str]:
     return [name for bit, name in SLOWDOWN_REASONS.items() if bits & bit]
 
 
-def _norm_bus_id(bus_id) -> str:
-    """'0000:1E:00.0' and '00000000:1e:00.0' name the same device: compare without padding."""
-    text = bus_id.decode() if isinstance(bus_id, bytes) else str(bus_id)
-    domain, rest = text.strip().lower().split(":", 1)
-    return f"{int(domain, 16):x}:{rest}"
-
-
 def _handle_for(nv, bus_id):
     """The NVML handle whose PCI bus id is the CUDA device's (NVML and CUDA may order GPUs differently)."""
-    want = _norm_bus_id(bus_id)
+    want = norm_bus_id(bus_id)
     for i in range(nv.nvmlDeviceGetCount()):
         h = nv.nvmlDeviceGetHandleByIndex(i)
-        if _norm_bus_id(nv.nvmlDeviceGetPciInfo(h).busId) == want:
+        if norm_bus_id(nv.nvmlDeviceGetPciInfo(h).busId) == want:
             return h
     raise LookupError(f"no NVML device with PCI bus id {bus_id}")
 

@@ -33,6 +33,13 @@ class DeviceId:
         return f"{where}GPU {self.index} ({self.name}, {self.pci_bus_id})"
 
 
+def norm_bus_id(bus_id) -> str:
+    """'0000:1E:00.0' and '00000000:1e:00.0' name the same device: compare without padding."""
+    text = bus_id.decode() if isinstance(bus_id, bytes) else str(bus_id)
+    domain, rest = text.strip().lower().split(":", 1)
+    return f"{int(domain, 16):x}:{rest}"
+
+
 def _uuid(raw) -> str:
     try:
         data = raw.encode("latin-1") if isinstance(raw, str) else bytes(raw or b"")
@@ -52,8 +59,6 @@ def _nvml_uuids() -> dict[str, str]:
     try:
         import pynvml  # noqa: PLC0415 (optional)
 
-        from pmppbench.clocks import _norm_bus_id  # noqa: PLC0415
-
         pynvml.nvmlInit()
     except Exception:  # noqa: BLE001 -- no NVML: the UUID comes from CUDA where it can
         return {}
@@ -62,7 +67,7 @@ def _nvml_uuids() -> dict[str, str]:
         for i in range(pynvml.nvmlDeviceGetCount()):
             h = pynvml.nvmlDeviceGetHandleByIndex(i)
             uuid = pynvml.nvmlDeviceGetUUID(h)
-            out[_norm_bus_id(pynvml.nvmlDeviceGetPciInfo(h).busId)] = uuid.decode() if isinstance(uuid, bytes) else uuid
+            out[norm_bus_id(pynvml.nvmlDeviceGetPciInfo(h).busId)] = uuid.decode() if isinstance(uuid, bytes) else uuid
     except Exception:  # noqa: BLE001
         pass
     return out
@@ -70,7 +75,6 @@ def _nvml_uuids() -> dict[str, str]:
 
 def visible() -> list[DeviceId]:
     """The GPUs this process can see, in CUDA's order (needs a GPU)."""
-    from pmppbench.clocks import _norm_bus_id  # noqa: PLC0415
     from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
 
     count = require_device()
@@ -82,7 +86,7 @@ def visible() -> list[DeviceId]:
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         bus = [int(props.get(k, 0) or 0) for k in ("pciDomainID", "pciBusID", "pciDeviceID")]
         pci = f"{bus[0]:04x}:{bus[1]:02x}:{bus[2]:02x}.0"
-        uuid = by_bus.get(_norm_bus_id(pci)) or _uuid(props.get("uuid"))
+        uuid = by_bus.get(norm_bus_id(pci)) or _uuid(props.get("uuid"))
         arch = f"sm_{props['major']}{props['minor']}" if "major" in props else ""
         out.append(DeviceId(i, name, uuid, pci, arch=arch))
     return out

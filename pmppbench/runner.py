@@ -222,7 +222,9 @@ def evaluate(
         with spent("checks"):
             ref = references[key]
             if on_device(out):  # uploaded once per shape, whichever variants compare with it
-                ref = uploaded[key] if key in uploaded else uploaded.setdefault(key, device_copy(ref))
+                if key not in uploaded:
+                    uploaded[key] = device_copy(ref)
+                ref = uploaded[key]
             result = compare(out, ref, tolerance)
         row.check = result.status
         row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail

@@ -51,9 +51,10 @@ def test_reason_bits_ignore_idle_and_sync_boost():
 
 
 def test_bus_ids_match_across_cuda_and_nvml_spellings():
-    from pmppbench.clocks import _handle_for, _norm_bus_id
+    from pmppbench.clocks import _handle_for
+    from pmppbench.devices import norm_bus_id
 
-    assert _norm_bus_id("0000:1E:00.0") == _norm_bus_id(b"00000000:1e:00.0")
+    assert norm_bus_id("0000:1E:00.0") == norm_bus_id(b"00000000:1e:00.0")
 
     class FakeNvml:
         ids = [b"00000000:0A:00.0", b"00000000:1E:00.0"]

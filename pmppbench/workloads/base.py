@@ -386,24 +386,30 @@ def uniform32(low: float, high: float) -> Fill:
     return fill
 
 
+def on_cores(fn: Callable[[Any], None], items) -> None:
+    """fn(item) for every item, on one thread per core (at most 16): for NumPy work, whose
+    loops release the GIL."""
+    import os  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    items = list(items)
+    with ThreadPoolExecutor(max(1, min(len(items), os.cpu_count() or 1, 16))) as pool:
+        list(pool.map(fn, items))
+
+
 def random_array(shape: int | tuple[int, ...], rng: np.random.Generator, fill: Fill = normal32) -> np.ndarray:
     """An FP32 input of `shape`, filled by `fill(generator, view)`. Past one PIECE the array
     is filled piece by piece, each from its own child of `rng` (Generator.spawn), on one
     thread per core: NumPy's generators release the GIL while they fill, so 2 x 64M values
     take a fraction of a second instead of two. The pieces depend on the seed only, never on
     the thread count, so a seed still names one input on every machine."""
-    import os  # noqa: PLC0415
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
     out = np.empty(shape, dtype=np.float32)
     flat = out.reshape(-1)
     if flat.size <= PIECE:
         fill(rng, flat)
         return out
     starts = range(0, flat.size, PIECE)
-    children = rng.spawn(len(starts))
-    with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1, 16)) as pool:
-        list(pool.map(lambda job: fill(job[1], flat[job[0]:job[0] + PIECE]), zip(starts, children)))
+    on_cores(lambda job: fill(job[1], flat[job[0]:job[0] + PIECE]), zip(starts, rng.spawn(len(starts))))
     return out
 
 

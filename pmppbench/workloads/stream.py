@@ -38,7 +38,7 @@ from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import (
-    Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, grid_1d, is_int, random_array, uniform32,
+    Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, grid_1d, is_int, on_cores, random_array, uniform32,
 )
 
 BLOCK = 256
@@ -110,7 +110,6 @@ def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 17) -> np.
     sequence of operations whichever thread does it.
     """
     import os  # noqa: PLC0415
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
     x = np.asarray(x)
     out = np.empty(x.size, dtype=np.float64)
@@ -130,9 +129,8 @@ def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 17) -> np.
                 acc += t
 
     threads = max(1, min(os.cpu_count() or 1, 16, x.size // block))
-    per = -(-x.size // threads // block) * block  # whole blocks per thread
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda lo: blocks(lo, min(lo + per, x.size)), range(0, x.size, per)))
+    per = max(block, -(-x.size // threads // block) * block)  # whole blocks per thread
+    on_cores(lambda lo: blocks(lo, min(lo + per, x.size)), range(0, x.size, per))
     return out.reshape(x.shape)
 
 
