@@ -92,11 +92,18 @@ def host_work(workload: Workload, shape: Shape, variants: list[Variant], seed: i
     inputs = workload.make_inputs(shape, np.random.default_rng(seed))
     references: dict = {}
     for v in variants:
-        model = modelled(workload, v)
-        key = workload.reference_key(model)
-        if key not in references:
-            references[key] = workload.reference(shape, inputs, model)
+        reference_for(workload, shape, inputs, v, references)
     return inputs, references
+
+
+def reference_for(workload: Workload, shape: Shape, inputs: dict, variant: Variant, references: dict):
+    """The CPU reference `variant` is checked against, made once per reference_key into
+    `references` (variants that compute the same thing share one)."""
+    model = modelled(workload, variant)
+    key = workload.reference_key(model)
+    if key not in references:
+        references[key] = workload.reference(shape, inputs, model)
+    return key, references[key]
 
 
 @contextmanager
@@ -215,12 +222,9 @@ def evaluate(
                 raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
             row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
             continue
-        key = workload.reference_key(modelled(workload, v))
-        if key not in references:
-            with spent("references"):
-                references[key] = workload.reference(shape, inputs, modelled(workload, v))
+        with spent("references"):  # ~0 when it was made ahead
+            key, ref = reference_for(workload, shape, inputs, v, references)
         with spent("checks"):
-            ref = references[key]
             if on_device(out):  # uploaded once per shape, whichever variants compare with it
                 if key not in uploaded:
                     uploaded[key] = device_copy(ref)
@@ -258,7 +262,7 @@ def evaluate(
         if v.source and v.name in jobs:
             if at:
                 at(v.name, "check after timing")
-            recheck(rows[v.name], jobs[v.name], references[workload.reference_key(modelled(workload, v))], tolerance,
+            recheck(rows[v.name], jobs[v.name], reference_for(workload, shape, inputs, v, references)[1], tolerance,
                     synchronize)
     derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
     extra = workload.model_runs(shape, ctx, out_rows)

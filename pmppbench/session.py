@@ -275,10 +275,9 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
 
 def _prefetch(plan: Plan, archs: set[str]):
     """Every unit the plan compiles, compiled ahead in a pool of processes (compile.Prefetch)."""
+    from pmppbench.check import CHECK_KERNELS  # noqa: PLC0415
     from pmppbench.compile import Prefetch  # noqa: PLC0415
     from pmppbench.runner import kernel_unit  # noqa: PLC0415
-
-    from pmppbench.check import CHECK_KERNELS  # noqa: PLC0415
 
     units = [("check", CHECK_KERNELS, ())] + ([("timing", ("hold",), ())] if not plan.check_only else [])
     for step in plan.steps:
