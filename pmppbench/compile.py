@@ -235,7 +235,7 @@ class Prefetch:
         import multiprocessing  # noqa: PLC0415
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
 
-        self._pool = None
+        self._pool, self.futures = None, []
         todo = list(dict.fromkeys(units))
         if not todo:
             return

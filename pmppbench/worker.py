@@ -62,6 +62,11 @@ class PlanAhead:
 
     steps: list
 
+    def index(self, name: str, shape: dict, seed: int) -> int | None:
+        """Where the step (workload, shape, seed) stands in the plan; None when it is not in it."""
+        return next((i for i, (n, s, _, sd) in enumerate(self.steps) if (n, dict(s), sd) == (name, dict(shape), seed)),
+                    None)
+
 
 # ---- host work ahead ------------------------------------------------------------------------
 
@@ -97,20 +102,18 @@ class Ahead:
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="pmppbench-ahead")
         self.jobs: dict[tuple, tuple[object, int]] = {}  # step key -> (future, estimated bytes)
         self.budget, self.lookup = budget_bytes, lookup or workloads.get
-        self.steps: list = []  # the plan (PlanAhead), followed step by step
+        self.expected = PlanAhead([])  # the plan, followed step by step
 
-    def expect(self, steps: list) -> None:
+    def expect(self, plan: PlanAhead) -> None:
         """The plan: start the host work of its first steps (as much as the budget holds)."""
-        self.steps = list(steps)
-        self.plan(self.steps)
+        self.expected = plan
+        self.plan(plan.steps)
 
     def after(self, spec: StepSpec) -> None:
         """`spec` is running: start the host work of the plan's steps after it."""
-        where = (spec.workload, spec.shape, spec.seed)
-        later = next((i + 1 for i, (name, shape, _, seed) in enumerate(self.steps) if (name, shape, seed) == where),
-                     None)
-        if later is not None:
-            self.plan(self.steps[later:])
+        i = self.expected.index(spec.workload, spec.shape, spec.seed)
+        if i is not None:
+            self.plan(self.expected.steps[i + 1:])
 
     def take(self, spec: StepSpec):
         """The step's host work if it was done ahead (waiting for it if still running), else None."""
@@ -166,7 +169,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
     ahead = Ahead()
     queued = [conn.recv()] if conn.poll(0.1) else []
     if queued and isinstance(queued[0], PlanAhead):  # sent with the start (Supervisor.start):
-        ahead.expect(queued.pop().steps)  # the first steps' host work runs while CUDA starts
+        ahead.expect(queued.pop())  # the first steps' host work runs while CUDA starts
     _make_context()
     last = [""]
 
@@ -177,7 +180,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
     while True:
         spec = queued.pop() if queued else conn.recv()
         if isinstance(spec, PlanAhead):
-            ahead.expect(spec.steps)
+            ahead.expect(spec)
             continue
         if spec is None:
             return
@@ -269,12 +272,9 @@ class Supervisor:
 
     def _plan_from(self, name: str, shape: dict, seed: int) -> None:
         """Drop the plan's steps before this one: a fresh worker is sent only what is left."""
-        if self._plan is None:
-            return
-        steps = self._plan.steps
-        i = next((i for i, (n, s, _, sd) in enumerate(steps) if (n, dict(s), sd) == (name, dict(shape), seed)), None)
+        i = self._plan.index(name, shape, seed) if self._plan is not None else None
         if i:
-            self._plan = PlanAhead(steps[i:])
+            self._plan = PlanAhead(self._plan.steps[i:])
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()

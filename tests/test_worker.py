@@ -144,7 +144,7 @@ def test_sticky_errors_are_told_from_the_others(text, name):
 # ---- host work ahead: the next steps' inputs and references, made while this one runs ------
 
 from pmppbench.runner import evaluate, host_work  # noqa: E402
-from pmppbench.worker import Ahead, StepSpec  # noqa: E402
+from pmppbench.worker import Ahead, PlanAhead, StepSpec  # noqa: E402
 
 
 def _spec(w, shape, seed, variants=("rows", "whole")):
@@ -277,7 +277,7 @@ def test_ahead_follows_the_plan_step_by_step():
     one_step = 2 * w.device_bytes({"m": 4, "n": 4})
     ahead = Ahead(budget_bytes=one_step, lookup=lambda name: w)
     plan = [(w.name, {"m": 4, "n": 4}, None, seed) for seed in range(3)]
-    ahead.expect(plan)
+    ahead.expect(PlanAhead(plan))
     assert [key[3] for key in ahead.jobs] == [0]  # the budget holds one step
     spec = _spec(w, {"m": 4, "n": 4}, 0, variants=w.variant_names())
     assert ahead.take(spec) is not None
