@@ -73,12 +73,56 @@ HOLD_MAX_US = 50_000  # the longest; a batch the host cannot queue in this time 
 HOLD_MARGIN = 0.8  # the host must finish queueing the batch within this fraction of the hold
 
 
+def hold_for(submit_us: float) -> float:
+    """The hold for a batch the host takes submit_us to queue: twice that over the margin, so
+    a batch queued up to twice as slowly is still covered (HOLD_US at least, HOLD_MAX_US at most)."""
+    return min(HOLD_MAX_US, max(HOLD_US, 2.0 * submit_us / HOLD_MARGIN))
+
+
 def longer_hold_us(hold_us: float, submit_us: float) -> float | None:
     """None when a hold of hold_us covered the host's submission of the batch (submit_us);
     otherwise the longer hold to time the batch again with (at most HOLD_MAX_US)."""
     if submit_us <= HOLD_MARGIN * hold_us or hold_us >= HOLD_MAX_US:
         return None
-    return min(HOLD_MAX_US, 2.0 * submit_us / HOLD_MARGIN)
+    return hold_for(submit_us)
+
+
+class Holds:
+    """Which hold each launcher's next batch gets (EventTimer's bookkeeping, no GPU needed).
+
+    A batch whose submission outran its hold is timed again with a longer one, a whole batch
+    of GPU work thrown away; guessing the first hold from the warmup avoids that. The warmup
+    calls are timed on the host (`expect`: the fastest call, since the first one may also
+    load the module), and the first batch gets the hold for reps + 1 such calls (the hold's
+    own launch included). After each batch the launcher keeps the hold its measured submission
+    asks for, so a hold that was guessed too long shrinks back.
+    """
+
+    def __init__(self, first_us: float = HOLD_US):
+        self.first_us = first_us
+        self._us: dict[int, float] = {}  # id(launcher) -> the hold for its next batch
+        self._call_us: dict[int, float] = {}  # id(launcher) -> its fastest warmup call on the host
+        self.retimed = 0  # batches timed again with a longer hold
+
+    def expect(self, fn: Callable[[], None], call_s: float) -> None:
+        self._call_us[id(fn)] = call_s * 1e6
+
+    def next(self, fn: Callable[[], None], reps: int) -> float:
+        if id(fn) in self._us:
+            return self._us[id(fn)]
+        if id(fn) in self._call_us:
+            return max(self.first_us, hold_for(self._call_us[id(fn)] * (reps + 1)))
+        return self.first_us
+
+    def after(self, fn: Callable[[], None], hold_us: float, submit_us: float) -> float | None:
+        """The batch ran under hold_us and took submit_us to queue: None when it stands,
+        else the hold to time it again with."""
+        longer = longer_hold_us(hold_us, submit_us)
+        if longer is None:
+            self._us[id(fn)] = max(self.first_us, hold_for(submit_us))
+        else:
+            self.retimed += 1
+        return longer
 
 
 class EventTimer:
@@ -87,10 +131,10 @@ class EventTimer:
     Before the start event the stream gets a `hold` kernel that keeps the GPU busy while the
     host queues the whole batch, so the GPU reaches the start event with every call already
     queued and the events time the calls back to back: GPU time, never the host's launches
-    (nvbench's blocking kernel does the same). The hold starts at HOLD_US; when the host took
-    longer than HOLD_MARGIN of it to queue a batch (many calls, or calls with a slow host
-    side such as cupy.matmul), that batch is timed again with a longer hold, which the
-    variant keeps for its later batches.
+    (nvbench's blocking kernel does the same). The hold's length comes from `Holds`: guessed
+    from the warmup, then what the last batch's submission asked for; when the host still took
+    longer than HOLD_MARGIN of it to queue a batch (a stall, or calls with a slow host side
+    such as cupy.matmul), that batch is timed again with a longer hold.
     """
 
     def __init__(self, stream=None, hold_us: float = HOLD_US):
@@ -102,18 +146,20 @@ class EventTimer:
         self._start = cp.cuda.Event()
         self._end = cp.cuda.Event()
         self._hold = _hold_launcher()
-        self._first_hold_us = hold_us
-        self._holds: dict[int, float] = {}  # id(fn) -> the hold that covered its last batch
+        self.holds = Holds(hold_us)
+
+    def expect(self, fn: Callable[[], None], call_s: float) -> None:
+        """`fn`'s fastest warmup call took call_s on the host (measure tells every timer that has this)."""
+        self.holds.expect(fn, call_s)
 
     def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
-        hold_us = self._holds.get(id(fn), self._first_hold_us)
+        hold_us = self.holds.next(fn, reps)
         while True:
             t0 = time.perf_counter()
             self._hold(self._stream, hold_us)
             ms, queued_at = self._timed(fn, reps)
-            longer = longer_hold_us(hold_us, (queued_at - t0) * 1e6)
+            longer = self.holds.after(fn, hold_us, (queued_at - t0) * 1e6)
             if longer is None:
-                self._holds[id(fn)] = hold_us
                 return ms
             hold_us = longer
 
@@ -152,6 +198,9 @@ class ColdTimer:
 
         self._scratch = cupy().empty(max(2 * l2_bytes, 1 << 20) // 4, dtype="float32")
         self._one_call = EventTimer()
+
+    def expect(self, fn: Callable[[], None], call_s: float) -> None:
+        self._one_call.expect(fn, call_s)
 
     def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
         total = 0.0
@@ -206,7 +255,8 @@ def gc_paused() -> Iterator[None]:
 
 
 def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=None,
-            observer=None, at: Callable[[str, str], None] | None = None) -> dict[str, Timing]:
+            observer=None, at: Callable[[str, str], None] | None = None,
+            clock: Callable[[], float] = time.perf_counter) -> dict[str, Timing]:
     """Run the protocol over every variant in `runs` (name -> zero-argument launcher).
 
     Warmup runs for every variant before the first timed batch. Without alternation each
@@ -215,7 +265,9 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     has `before(name)` called once the variant's warmup is queued and
     `after(name)` after every timed batch (clock sampling; outside the timed region).
     `at(name, phase)`, if given, is told before each warmup and each batch what runs next
-    (the supervisor's heartbeat: which variant a fault or a hang belongs to).
+    (the supervisor's heartbeat: which variant a fault or a hang belongs to). A timer with
+    `expect(fn, seconds)` is told the fastest warmup call's host time (`clock`), from which
+    EventTimer sizes its first hold.
     """
     timer = timer or make_timer(protocol)
     names = list(runs)
@@ -224,8 +276,14 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     def warm(name):
         if at:
             at(name, "warmup")
+        fastest = None
         for _ in range(protocol.warmup):
+            t0 = clock()
             runs[name]()
+            took = clock() - t0
+            fastest = took if fastest is None else min(fastest, took)
+        if fastest is not None and hasattr(timer, "expect"):
+            timer.expect(runs[name], fastest)
         if observer:
             observer.before(name)  # right after the warmup was queued: normally a busy GPU
 

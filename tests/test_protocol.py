@@ -6,8 +6,8 @@ import gc
 
 import pytest
 
-from pmppbench.protocol import (HOLD_MARGIN, HOLD_MAX_US, HostTimer, Protocol, Timing, longer_hold_us,
-                                measure)
+from pmppbench.protocol import (HOLD_MARGIN, HOLD_MAX_US, HOLD_US, Holds, HostTimer, Protocol, Timing, hold_for,
+                                longer_hold_us, measure)
 
 
 def test_timing_median_min_max_spread():
@@ -119,3 +119,57 @@ def test_a_hold_the_host_outran_grows_past_the_submission_up_to_the_cap():
     assert longer is not None and HOLD_MARGIN * longer >= 600
     assert longer_hold_us(200, 10 * HOLD_MAX_US) == HOLD_MAX_US
     assert longer_hold_us(HOLD_MAX_US, 10 * HOLD_MAX_US) is None  # at the cap: timed as it is
+
+
+def test_a_hold_covers_twice_the_submission_within_its_bounds():
+    assert hold_for(0) == HOLD_US
+    assert hold_for(400) == pytest.approx(2 * 400 / HOLD_MARGIN)
+    assert hold_for(10 * HOLD_MAX_US) == HOLD_MAX_US
+
+
+def test_the_first_hold_is_guessed_from_the_fastest_warmup_call():
+    fn, other = Fn("a"), Fn("b")
+    holds = Holds()
+    holds.expect(fn, 8e-6)  # 8 us a call on the host
+    assert holds.next(fn, 100) == pytest.approx(hold_for(8 * 101))  # the batch and the hold's own launch
+    assert holds.next(other, 100) == HOLD_US  # nothing known: the shortest hold
+
+
+def test_a_batch_the_host_outran_is_timed_again_and_counted():
+    fn = Fn("a")
+    holds = Holds()
+    assert holds.after(fn, HOLD_US, 3 * HOLD_US) == longer_hold_us(HOLD_US, 3 * HOLD_US)
+    assert holds.retimed == 1
+    assert holds.next(fn, 20) == HOLD_US  # nothing kept from a batch that did not stand
+
+
+def test_the_kept_hold_follows_the_last_submission_both_ways():
+    fn = Fn("a")
+    holds = Holds()
+    assert holds.after(fn, 10_000, 300) is None  # a generous guess covered it ...
+    assert holds.next(fn, 20) == pytest.approx(hold_for(300))  # ... and shrinks to what 300 us asks
+    assert holds.after(fn, hold_for(300), 600) is None  # twice as slow still fits
+    assert holds.next(fn, 20) == pytest.approx(hold_for(600))
+    assert holds.retimed == 0
+
+
+class ExpectingTimer(ScriptedTimer):
+    def __init__(self):
+        super().__init__()
+        self.expected = {}
+
+    def expect(self, fn, seconds):
+        self.expected[fn.name] = seconds
+
+
+def test_measure_tells_the_timer_the_fastest_warmup_call():
+    ticks = iter([0.0, 0.005, 1.0, 1.000010, 2.0, 2.000020])  # warmup calls of 5 ms, 10 us, 20 us
+    timer = ExpectingTimer()
+    measure({"a": Fn("a")}, Protocol(warmup=3, batches=1, reps=1), timer=timer, clock=lambda: next(ticks))
+    assert timer.expected == {"a": pytest.approx(10e-6)}
+
+
+def test_measure_without_warmup_tells_the_timer_nothing():
+    timer = ExpectingTimer()
+    measure({"a": Fn("a")}, Protocol(warmup=0, batches=2, reps=1), timer=timer)
+    assert timer.expected == {}
