@@ -60,6 +60,7 @@ struct alignas(16) float4 { float x, y, z, w; };
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 inline void __stcg(float4* p, float4 v) { *p = v; }
 inline float4 __ldcg(const float4* p) { return *p; }
+inline float4 __ldg(const float4* p) { return *p; }
 #define __global__
 #define __device__
 #define __forceinline__ inline

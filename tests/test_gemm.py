@@ -537,7 +537,7 @@ def test_best_rule_on_the_h200_shapes():
 
     for s in [(2048, 2048, 2048), (4096, 4096, 4096), (4096, 4096, 1024), (1024, 8192, 4096), (4096, 1024, 8192),
               (8192, 8192, 256)]:
-        assert pick(*s) == "tuned", s  # a last wave 97% full: hybrid would not save 1%
+        assert pick(*s) == "pipelined", s  # a last wave 97% full: hybrid would not save 1%
     assert pick(8192, 8192, 8192) == "hybrid"  # 16 waves: the stream-K part is 10% of the work
     assert pick(2304, 2304, 2048) == "hybrid"  # 162 tiles: two waves, the second 23% full
     assert pick(3072, 3072, 3072) == "hybrid"  # 288 tiles: 3 waves at 73%
@@ -550,7 +550,7 @@ def test_best_rule_on_the_h200_shapes():
     assert gemm.hybrid_cost(4096, 4096, 4096, 132) == pytest.approx(512 / 132 + (0.05 * 962 + 15) / 512)
     assert gemm.hybrid_cost(2304, 2304, 2048, 132) < 1.35 < 2  # 1.48x measured
     # a GPU with half the SMs: 2048^3's 128 tuned tiles are 2 waves there, the second 94% full
-    assert pick(2048, 2048, 2048, sms=66) == "tuned"
+    assert pick(2048, 2048, 2048, sms=66) == "pipelined"
     assert pick(1536, 1536, 1536, sms=66) == "hybrid"  # 72 tiles on 66 SMs: the second wave 9% full
     row = W.traffic(shape(512, 512, 512), W.variant("best"))  # modelled with the tiles best would use
     t = BEST_CHOICES["streamk 32x64"].tiles

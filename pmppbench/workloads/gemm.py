@@ -81,7 +81,7 @@ class Tiles:
             if self.smem_bytes(2) > STREAMK_SMEM_LIMIT:
                 bad.append(f"2 shared stages must fit in {STREAMK_SMEM_LIMIT // 1024} KB of dynamic shared memory")
             return bad
-        stages = {"double_buffer": 2, "cp_async": 3}.get(template, 1)
+        stages = {"double_buffer": 2, "pipelined": 2, "cp_async": 3}.get(template, 1)
         if self.smem_bytes(stages) > 48 * 1024:
             bad.append(f"{stages} shared stage(s) must fit in 48 KB of static shared memory")
         return bad
@@ -213,19 +213,24 @@ PLANS = _plans()
 # docs/gemm_ladder.md ("best") the sweep it was read from.
 
 SCHEDULES = ("dp", "split", "streamk", "hybrid")
+WHOLE_TILE_KERNELS = ("double_buffer", "pipelined")  # one whole tile per block, a 2D grid
 
 
 @dataclass(frozen=True)
 class Config:
     """One way to compute a shape.
 
-    kernel: "double_buffer" (one whole tile per block, blockIdx order) or "streamk".
+    kernel: "double_buffer" (one whole tile per block, blockIdx order), "pipelined" (the
+    same, with fragments double-buffered in registers, the barrier before the last K step
+    and unchecked interior tiles: kernels_cu/gemm.cu) or "streamk".
     schedule (streamk only): "dp" one whole tile per block, in the swizzled order;
     "split" every tile's K cut into `split` runs, one block each (split-K); "streamk" all
     K steps of all tiles dealt evenly to as many blocks as the GPU holds at once;
     "hybrid" whole tiles for all full waves but one, stream-K for the rest (the last wave
     and one before it, so no block gets less than one tile's work).
     group_m: tile rows per swizzle group (1: row by row). async_b: B by cp.async.
+    checked (pipelined only): every tile through the bounds-checked path, no interior fast
+    path (to measure what that path gains).
     """
 
     kernel: str
@@ -234,27 +239,32 @@ class Config:
     split: int = 1
     group_m: int = 1
     async_b: bool = False
+    checked: bool = False
 
     def __post_init__(self):
-        if self.kernel not in ("double_buffer", "streamk") or self.schedule not in SCHEDULES:
+        if self.kernel not in WHOLE_TILE_KERNELS + ("streamk",) or self.schedule not in SCHEDULES:
             raise ValueError(f"bad config {self}")
-        if self.kernel == "double_buffer" and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
-            raise ValueError("double_buffer has one schedule: a whole tile per block in blockIdx order")
+        if self.kernel in WHOLE_TILE_KERNELS and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
+            raise ValueError(f"{self.kernel} has one schedule: a whole tile per block in blockIdx order")
+        if self.checked and self.kernel != "pipelined":
+            raise ValueError("only pipelined has an unchecked interior path to turn off")
 
     @property
     def expression(self) -> str:
         """The NVRTC name expression of the kernel it launches."""
-        if self.kernel == "double_buffer":
-            return self.tiles.kernel("double_buffer")
+        if self.kernel == "pipelined":
+            return self.tiles.kernel("pipelined")[:-1] + f", {'false' if self.checked else 'true'}>"
+        if self.kernel in WHOLE_TILE_KERNELS:
+            return self.tiles.kernel(self.kernel)
         return self.tiles.kernel("streamk")[:-1] + f", {'true' if self.async_b else 'false'}>"
 
     @property
     def name(self) -> str:
         """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async."""
-        prefix = "db" if self.kernel == "double_buffer" else "sk"
+        prefix = {"double_buffer": "db", "pipelined": "pl"}.get(self.kernel, "sk")
         sched = f"split{self.split}" if self.schedule == "split" else self.schedule
-        return (f"{prefix}_{self.tiles.tag()}{'_ab' if self.async_b else ''}"
-                + ("" if self.kernel == "double_buffer" else f"_{sched}_g{self.group_m}"))
+        return (f"{prefix}_{self.tiles.tag()}{'_ab' if self.async_b else ''}{'_chk' if self.checked else ''}"
+                + ("" if self.kernel in WHOLE_TILE_KERNELS else f"_{sched}_g{self.group_m}"))
 
     @property
     def dynamic_smem(self) -> int:
@@ -268,7 +278,8 @@ class Config:
                  "hybrid": "whole tiles, then stream-K for the last two waves"}[self.schedule]
         t = self.tiles
         return (f"{self.kernel} {t.bm}x{t.bn}x{t.bk} tiles, {sched}"
-                + (f", swizzle {self.group_m}" if self.group_m > 1 else "") + (", B by cp.async" if self.async_b else ""))
+                + (f", swizzle {self.group_m}" if self.group_m > 1 else "") + (", B by cp.async" if self.async_b else "")
+                + (", no unchecked interior path" if self.checked else ""))
 
 
 @dataclass(frozen=True)
@@ -370,6 +381,7 @@ SMALL_TILES = (
 )
 BEST_CHOICES = {
     "tuned": Config("double_buffer", TUNED),
+    "pipelined": Config("pipelined", TUNED),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
     "whole 32x64": Config("streamk", SMALL_TILES[-1]),
@@ -420,7 +432,7 @@ def choose(m: int, n: int, k: int, sms: int) -> Config:
     tiles = tile_count(TUNED, m, n)
     if tiles >= FULL_GRID * sms:
         waves = -(-tiles // sms)
-        return BEST_CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "tuned"]
+        return BEST_CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "pipelined"]
     for t in SMALL_TILES:
         if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
             return BEST_CHOICES[f"streamk {t.bm}x{t.bn}"]
@@ -679,7 +691,7 @@ def config_launch(cfg: Config, shape, ctx: dict, sms: int) -> Launch:
     kernel = _loaded(ctx, cfg.expression)
     t = cfg.tiles
     size_args = (np.int32(m), np.int32(n), np.int32(k))
-    if cfg.kernel == "double_buffer":
+    if cfg.kernel in WHOLE_TILE_KERNELS:
         return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args))
     from pmppbench.occupancy import api_active_blocks  # noqa: PLC0415
 
