@@ -586,8 +586,11 @@ struct InteriorLoads {
     }
 };
 
-// The K loop of one tile (m0, n0) over all of K into acc; INTERIOR: without bounds checks.
-template <class P, bool INTERIOR>
+// The K loop of one tile (m0, n0) over all of K into acc. INTERIOR: without bounds checks.
+// FRAGS: changes 1 and 2 (fragments double-buffered, the barrier before the last step's
+// math); without them the loop is double_buffer's (load the next tile, the math, store it,
+// the barrier), so the interior path can be measured on its own.
+template <class P, bool INTERIOR, bool FRAGS>
 __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, const float* __restrict__ B, int M, int N,
                                                int K, int m0, int n0, float (*As)[P::BK * P::AS_LD],
                                                float (*Bs)[P::BK * P::BN], const Place<P>& at,
@@ -603,8 +606,8 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
     }
     store_tile<P>(As[0], Bs[0], ra, rb);
     __syncthreads();
-    float fa[2][P::WMITER * P::TM], fb[2][P::WNITER * P::TN];
-    load_fragments<P>(As[0], Bs[0], 0, at, fa[0], fb[0]);
+    float fa[FRAGS ? 2 : 1][P::WMITER * P::TM], fb[FRAGS ? 2 : 1][P::WNITER * P::TN];
+    if constexpr (FRAGS) load_fragments<P>(As[0], Bs[0], 0, at, fa[0], fb[0]);
     const int tiles = (K + P::BK - 1) / P::BK;
     for (int t = 0; t < tiles; ++t) {
         const int cur = t & 1;
@@ -617,29 +620,45 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
                 load_tile<P>(A, B, M, N, K, m0, n0, (t + 1) * P::BK, ra, rb);
             }
         }
+        if constexpr (FRAGS) {
 #pragma unroll
-        for (int k = 0; k < P::BK; ++k) {
-            if (k + 1 < P::BK) {
-                load_fragments<P>(As[cur], Bs[cur], k + 1, at, fa[(k + 1) & 1], fb[(k + 1) & 1]);
-            } else {
-                if (more) store_tile<P>(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
-                __syncthreads();
-                if (more) load_fragments<P>(As[cur ^ 1], Bs[cur ^ 1], 0, at, fa[0], fb[0]);
+            for (int k = 0; k < P::BK; ++k) {
+                if (k + 1 < P::BK) {
+                    load_fragments<P>(As[cur], Bs[cur], k + 1, at, fa[(k + 1) & 1], fb[(k + 1) & 1]);
+                } else {
+                    if (more) store_tile<P>(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
+                    __syncthreads();
+                    if (more) load_fragments<P>(As[cur ^ 1], Bs[cur ^ 1], 0, at, fa[0], fb[0]);
+                }
+                outer_product<P>(fa[k & 1], fb[k & 1], acc);
             }
-            outer_product<P>(fa[k & 1], fb[k & 1], acc);
+        } else {
+#pragma unroll
+            for (int k = 0; k < P::BK; ++k) {
+                load_fragments<P>(As[cur], Bs[cur], k, at, fa[0], fb[0]);
+                outer_product<P>(fa[0], fb[0], acc);
+            }
+            if (more) store_tile<P>(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
+            __syncthreads();
         }
     }
 }
 
-// FAST_INTERIOR = false: every tile through the checked path (to measure what change 3 gains).
-template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR>
+// Two stages: static shared memory when they fit in 48 KB, else dynamic (BK = 16 with the
+// 128 x 256 tile: 49.7 KB; gemm.py's Config.dynamic_smem mirrors it).
+// FAST_INTERIOR = false: every tile through the checked path (to measure what change 3 gains);
+// FRAGS = false: without changes 1 and 2.
+template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR, bool FRAGS>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)
 pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
-    static_assert(2 * P::SMEM_FLOATS * 4 <= 48 * 1024, "static shared memory is limited to 48 KB");
-    __shared__ __align__(16) float As[2][BK * P::AS_LD];
-    __shared__ __align__(16) float Bs[2][BK * BN];
+    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;
+    __shared__ __align__(16) float static_stages[STATIC ? 2 * P::SMEM_FLOATS : 4];
+    extern __shared__ __align__(16) float pipelined_stages[];
+    float* const stages = STATIC ? static_stages : pipelined_stages;
+    auto As = reinterpret_cast<float(*)[BK * P::AS_LD]>(stages);
+    auto Bs = reinterpret_cast<float(*)[BK * BN]>(stages + 2 * BK * P::AS_LD);
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
@@ -647,7 +666,7 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
     const bool interior =
         FAST_INTERIOR && m0 + BM <= M && n0 + BN <= N && K % BK == 0 && N % 4 == 0;  // K % BK == 0: K % 4 == 0
     if (interior) {
-        pipelined_loop<P, true>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
+        pipelined_loop<P, true, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
 #pragma unroll
         for (int wm = 0; wm < P::WMITER; ++wm)
 #pragma unroll
@@ -661,7 +680,7 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
                         *reinterpret_cast<float4*>(&C[size_t(row) * N + col]) = make_float4(c[0], c[1], c[2], c[3]);
                     }
     } else {
-        pipelined_loop<P, false>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
+        pipelined_loop<P, false, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
         store_c<P>(C, M, N, m0, n0, at, acc);
     }
 }

@@ -26,7 +26,7 @@ if [[ $steps == *" profile "* ]]; then
   timeout "${PROFILE_S:-150}" ncu --profile-from-start off --clock-control none --import-source no \
       --section LaunchStats --section Occupancy --section SpeedOfLight --section WarpStateStats \
       --section SchedulerStats --section ComputeWorkloadAnalysis --section InstructionStats \
-      --metrics sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum,smsp__inst_executed_pipe_fma.sum \
+      --metrics "sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum,smsp__inst_executed_pipe_fma.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
       $py scripts/gemm_best_profile.py ${PROFILE_SHAPE:-4096 4096 4096} \
       ${PROFILE_VARIANTS:-tuned pl_128x256x8_w64x64_i4_t4x4 cublas} > "$out/gemm-ncu.txt" 2>&1
   echo "exit $?" >> "$out/gemm-ncu.txt"
@@ -55,7 +55,7 @@ stamp done
 tar czf "$dest/gemm-best-run.tar.gz" -C "$out" .
 ls "$out" | head -7 | while read -r f; do cp "$out/$f" "$dest/"; done
 echo "== summary"
-[[ -f $out/gemm-ncu.txt ]] && grep -E "^  [a-z_0-9]+.*\(|Registers Per|Grid Size|Block Size|Shared Memory Config|SM Frequency|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall|^exit|Duration|Compute \(SM\) Throughput" "$out/gemm-ncu.txt" | cut -c1-150 | head -90
+[[ -f $out/gemm-ncu.txt ]] && grep -E "^  [a-z_0-9]+.*\(|Registers Per|Grid Size|Block Size|Shared Memory Config|SM Frequency|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|stalled|Stall|^exit|Duration|Compute \(SM\) Throughput" "$out/gemm-ncu.txt" | cut -c1-150 | head -90
 [[ -f $out/gemm_best_sweep.log ]] && grep -E "^== |edge checks|budget" "$out/gemm_best_sweep.log" | cut -c1-230
 [[ -f $out/gemm-gpu-tests.txt ]] && tail -3 "$out/gemm-gpu-tests.txt"
 [[ -f $out/gemm-best-memcheck.txt ]] && grep -E "ERROR SUMMARY|edge checks|^exit" "$out/gemm-best-memcheck.txt"

@@ -61,14 +61,17 @@ def sk(tiles, schedule="dp", split=1, group_m=1, async_b=False):
     return Config("streamk", tiles, schedule, split, group_m, async_b)
 
 
-# Sweep 3: the pipelined kernel (fragments double-buffered in registers, the barrier before the
-# last K step, unchecked interior tiles) with the tuned tiles, turned on its side, with 32 x 128
-# warp tiles (another lane arrangement of the same 8 x 16 per thread), and a 128 x 128 tile of
-# 4 such warps (128 threads, 235 registers: two blocks per SM, so one block's barrier
-# overlaps the other's math); the tuned tiles without the interior path, and double_buffer
-# with the 128-thread tile, to measure each change on its own.
+# Sweep 3: the pipelined kernel. Its first form (frags: fragments double-buffered in registers,
+# the barrier before the last K step, unchecked interior tiles) with the tuned tiles, turned on
+# its side, with 32 x 128 warp tiles, and a 128 x 128 tile of 4 such warps (128 threads, 235
+# registers: two blocks per SM, so one block's barrier overlaps the other's math); then (nf)
+# double_buffer's loop with only the unchecked interior path, at BK = 8 and 16.
 T128W4 = Tiles(128, 128, 8, 64, 64, 2, 4, 4)
-PIPELINED = [Config("pipelined", t) for t in (TUNED, WIDE, Tiles(128, 256, 8, 32, 128, 4, 4, 4), T128W4)]
+PIPELINED = [Config("pipelined", t) for t in (TUNED, WIDE, T128W4)]
+PIPELINED += [Config("pipelined", t, frags=False) for t in (TUNED, TUNED16, WIDE, Tiles(256, 128, 16, 64, 64, 4, 4, 4),
+                                                             T128W4)]
+# What each change gains on its own: the tuned tiles with frags but no interior path, and
+# double_buffer with the 128-thread tile.
 ISOLATE = [Config("pipelined", TUNED, checked=True), Config("double_buffer", T128W4)]
 
 

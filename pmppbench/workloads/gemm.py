@@ -77,11 +77,11 @@ class Tiles:
             bad.append("TM, TN and BK must be multiples of 4 (float4 fragments and loads)")
         if (self.bm * self.bk // 4) % self.threads or (self.bk * self.bn // 4) % self.threads:
             bad.append("BM*BK/4 and BK*BN/4 must be multiples of the thread count (whole float4 per thread)")
-        if template == "streamk":
+        if template in ("streamk", "pipelined"):
             if self.smem_bytes(2) > STREAMK_SMEM_LIMIT:
                 bad.append(f"2 shared stages must fit in {STREAMK_SMEM_LIMIT // 1024} KB of dynamic shared memory")
             return bad
-        stages = {"double_buffer": 2, "pipelined": 2, "cp_async": 3}.get(template, 1)
+        stages = {"double_buffer": 2, "cp_async": 3}.get(template, 1)
         if self.smem_bytes(stages) > 48 * 1024:
             bad.append(f"{stages} shared stage(s) must fit in 48 KB of static shared memory")
         return bad
@@ -230,7 +230,8 @@ class Config:
     and one before it, so no block gets less than one tile's work).
     group_m: tile rows per swizzle group (1: row by row). async_b: B by cp.async.
     checked (pipelined only): every tile through the bounds-checked path, no interior fast
-    path (to measure what that path gains).
+    path (to measure what that path gains). frags (pipelined only): fragments double-buffered
+    in registers and the barrier before the last K step's math; without, double_buffer's loop.
     """
 
     kernel: str
@@ -240,38 +241,42 @@ class Config:
     group_m: int = 1
     async_b: bool = False
     checked: bool = False
+    frags: bool = True
 
     def __post_init__(self):
         if self.kernel not in WHOLE_TILE_KERNELS + ("streamk",) or self.schedule not in SCHEDULES:
             raise ValueError(f"bad config {self}")
         if self.kernel in WHOLE_TILE_KERNELS and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
             raise ValueError(f"{self.kernel} has one schedule: a whole tile per block in blockIdx order")
-        if self.checked and self.kernel != "pipelined":
-            raise ValueError("only pipelined has an unchecked interior path to turn off")
+        if (self.checked or not self.frags) and self.kernel != "pipelined":
+            raise ValueError("only pipelined has an unchecked interior path and fragment buffers to turn off")
 
     @property
     def expression(self) -> str:
         """The NVRTC name expression of the kernel it launches."""
         if self.kernel == "pipelined":
-            return self.tiles.kernel("pipelined")[:-1] + f", {'false' if self.checked else 'true'}>"
+            return (self.tiles.kernel("pipelined")[:-1]
+                    + f", {'false' if self.checked else 'true'}, {'true' if self.frags else 'false'}>")
         if self.kernel in WHOLE_TILE_KERNELS:
             return self.tiles.kernel(self.kernel)
         return self.tiles.kernel("streamk")[:-1] + f", {'true' if self.async_b else 'false'}>"
 
     @property
     def name(self) -> str:
-        """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async."""
+        """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async; for
+        pipelined `chk` no interior path, `nf` no fragment double-buffering."""
         prefix = {"double_buffer": "db", "pipelined": "pl"}.get(self.kernel, "sk")
         sched = f"split{self.split}" if self.schedule == "split" else self.schedule
         return (f"{prefix}_{self.tiles.tag()}{'_ab' if self.async_b else ''}{'_chk' if self.checked else ''}"
+                + ("_nf" if not self.frags else "")
                 + ("" if self.kernel in WHOLE_TILE_KERNELS else f"_{sched}_g{self.group_m}"))
 
     @property
     def dynamic_smem(self) -> int:
-        """streamk's two stages are static shared memory when they fit in 48 KB, else dynamic
-        (the kernel's STATIC)."""
+        """streamk's and pipelined's two stages are static shared memory when they fit in
+        48 KB, else dynamic (the kernels' STATIC)."""
         two = self.tiles.smem_bytes(2)
-        return two if self.kernel == "streamk" and two > 48 * 1024 else 0
+        return two if self.kernel in ("streamk", "pipelined") and two > 48 * 1024 else 0
 
     def describe(self) -> str:
         sched = {"dp": "a whole tile per block", "split": f"split-K x{self.split}", "streamk": "stream-K",
@@ -279,7 +284,8 @@ class Config:
         t = self.tiles
         return (f"{self.kernel} {t.bm}x{t.bn}x{t.bk} tiles, {sched}"
                 + (f", swizzle {self.group_m}" if self.group_m > 1 else "") + (", B by cp.async" if self.async_b else "")
-                + (", no unchecked interior path" if self.checked else ""))
+                + (", no unchecked interior path" if self.checked else "")
+                + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else ""))
 
 
 @dataclass(frozen=True)
@@ -691,13 +697,13 @@ def config_launch(cfg: Config, shape, ctx: dict, sms: int) -> Launch:
     kernel = _loaded(ctx, cfg.expression)
     t = cfg.tiles
     size_args = (np.int32(m), np.int32(n), np.int32(k))
-    if cfg.kernel in WHOLE_TILE_KERNELS:
-        return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args))
-    from pmppbench.occupancy import api_active_blocks  # noqa: PLC0415
-
     smem = cfg.dynamic_smem
     if smem > 48 * 1024:
         kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
+    if cfg.kernel in WHOLE_TILE_KERNELS:
+        return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args), dynamic_smem=smem)
+    from pmppbench.occupancy import api_active_blocks  # noqa: PLC0415
+
     slots = sms * max(1, api_active_blocks(kernel, t.threads, smem))
     sched = schedule_for(cfg, m, n, k, slots)
     key = ("streamk workspace", cfg.name)
