@@ -4,7 +4,7 @@ the same run as cuBLAS, tuned and the earlier rungs of the same shape -- as % of
 The last column is the sweep's own `best` row, i.e. what the rule of the sweep's commit
 chose (for a rule written after the sweep it can differ from the pick).
 
-    python3 scripts/gemm_best_table.py results/h200/gemm-best/sweep2.csv
+    python3 scripts/gemm_best_table.py results/h200/gemm-best/sweep3.csv
 
 Prints Markdown (docs/gemm_ladder.md carries the output). Reads the CSV only: no GPU.
 """
@@ -45,7 +45,7 @@ def table(path: Path, sms: int = 132) -> list[str]:
              "|---|---:|---|---:|---:|---|---:|---:|"]
     for shape, rows in rows_by_shape(path).items():
         cfg = choose(*shape, sms)
-        picked = rows.get(cfg.name) or (rows.get("tuned") if cfg is BEST_CHOICES["tuned"] else None)
+        picked = rows.get(cfg.name)
         cub = rows["cublas"]
         rung = max((r for r in RUNGS if pct(rows.get(r)) is not None), key=lambda r: pct(rows[r]))
         p = pct(picked)

@@ -385,25 +385,31 @@ SMALL_TILES = (
     Tiles(64, 64, 16, 32, 16, 1, 4, 4),  # 256 threads of 4 x 4
     Tiles(32, 64, 16, 16, 32, 1, 4, 4),  # 128 threads of 4 x 4
 )
+# The large-tile choice (sweep 3): the tuned tile with BK = 16, double_buffer's loop and an
+# unchecked path for interior tiles (kernels_cu/gemm.cu, pipelined with FRAGS = false).
+PIPELINED_TILES = Tiles(128, 256, 16, 64, 64, 4, 4, 4)
 BEST_CHOICES = {
-    "tuned": Config("double_buffer", TUNED),
-    "pipelined": Config("pipelined", TUNED),
+    "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
     "whole 32x64": Config("streamk", SMALL_TILES[-1]),
 }
 for _cfg in BEST_CHOICES.values():
     config_variant(_cfg)
-# The kernel named here is the one `best` launches on large shapes (the tuned rung's); on
-# others it loads the one `choose` names when first used (every one is in kernel_names()).
-BEST = Variant("best", BEST_CHOICES["tuned"].expression,
+# The kernel named here is the one `best` launches on large shapes (pipelined); on others it
+# loads the one `choose` names when first used (every one is in kernel_names()).
+BEST = Variant("best", BEST_CHOICES["pipelined"].expression,
                "a configuration per shape (choose): block tile, split-K / stream-K, tile swizzle")
 LADDER = (*RUNGS, BEST, CUBLAS)
 
-# The rule's constants, read from the second H200 sweep (results/h200/gemm-best/, docs/gemm_ladder.md):
-FULL_GRID = 0.9  # tuned tiles per SM from which the tuned tile is used at all
-SHARED_STEP_COST = 0.05  # a stream-K K step costs 5% more than a data-parallel one (streamk's loop)
-FIXUP_STEPS = 15  # the partial tiles' write, count and sum cost about 15 K steps of the tuned tile
+# The rule's constants, read from the H200 sweeps (results/h200/gemm-best/, docs/gemm_ladder.md):
+FULL_GRID = 0.9  # 128 x 256 tiles per SM from which that tile is used at all (sweep 2)
+SHARED_STEP_COST = 0.05  # a stream-K K step costs 5% more than a data-parallel one (streamk's loop; sweep 2)
+FIXUP_STEPS = 15  # the partial tiles' write, count and sum cost about 15 K steps of the tuned tile (sweep 2)
+# streamk's whole 128 x 256 tile (BK = 8, checked loads) takes 1.11x pipelined's (BK = 16,
+# unchecked interior): sweep 3, 1.106-1.116 on all nine shapes with >= 0.9 x 132 tiles (2048^3 1.112, 4096^3 1.113,
+# 8192^3 1.116).
+STREAMK_TILE_TIME = 1.11
 HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
 MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
 
@@ -413,29 +419,30 @@ def tile_count(t: Tiles, m: int, n: int) -> int:
 
 
 def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
-    """The modelled time of the hybrid schedule of tuned tiles, in tile-times (one whole
-    tuned tile's K loop): every SM gets tiles / sms tiles of work, plus the stream-K
-    steps' extra cost and the fixup. Whole tiles take ceil(tiles / sms) tile-times."""
-    s = schedule_for(BEST_CHOICES["hybrid"], m, n, k, sms)  # ~220 registers: one block per SM
-    return s.tiles / sms + (SHARED_STEP_COST * s.per + FIXUP_STEPS) / s.kt
+    """The modelled time of the hybrid schedule of 128 x 256 tiles, in tile-times of
+    `pipelined` (one whole tile's K loop there): every SM gets tiles / sms tiles of work,
+    plus the stream-K steps' extra cost and the fixup, in streamk's own tile-times, which
+    are STREAMK_TILE_TIME of pipelined's. Whole pipelined tiles take ceil(tiles / sms)."""
+    s = schedule_for(BEST_CHOICES["hybrid"], m, n, k, sms)  # ~237 registers: one block per SM
+    return STREAMK_TILE_TIME * (s.tiles / sms + (SHARED_STEP_COST * s.per + FIXUP_STEPS) / s.kt)
 
 
 def choose(m: int, n: int, k: int, sms: int) -> Config:
     """best's rule (docs/gemm_ladder.md, "best"), for a GPU of `sms` SMs, read from the
     H200 sweeps (results/h200/gemm-best/):
 
-    1. At least FULL_GRID x sms tuned 128 x 256 tiles: those tiles (the most FMAs per load;
-       one block per SM is enough). Whole tiles take ceil(tiles / sms) waves; `hybrid`
-       (whole tiles for all full waves but one, the rest dealt out stream-K, swizzled in
-       groups of 8 tile rows) takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN
-       faster (a last wave far from full, or enough waves that the stream-K part is a
-       small share of the work), else whole tiles as the tuned rung runs them (`tuned`).
+    1. At least FULL_GRID x sms 128 x 256 tiles: those tiles (the most FMAs per load; one
+       block per SM is enough). Whole tiles (`pipelined`: BK = 16, unchecked interior
+       tiles) take ceil(tiles / sms) waves; `hybrid` (streamk: whole tiles for all full
+       waves but one, the rest dealt out stream-K, swizzled in groups of 8 tile rows)
+       takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN faster (a last wave far from
+       full), else whole pipelined tiles.
     2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
        MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
        count -- and, when even the smallest tile gives fewer, that tile whole, one block
        per tile: the K steps are too few to share.
     """
-    tiles = tile_count(TUNED, m, n)
+    tiles = tile_count(PIPELINED_TILES, m, n)
     if tiles >= FULL_GRID * sms:
         waves = -(-tiles // sms)
         return BEST_CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "pipelined"]
