@@ -511,22 +511,27 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 }
 
 // ---------------------------------------------------------------------------------------
-// pipelined: double_buffer's two shared stages and one barrier per tile, with three changes
-// for an SM whose four schedulers must each issue an FFMA every cycle (one 220-register block
-// of 8 warps per SM leaves each scheduler 2 warps: latency must hide behind the warp's own
-// instructions, not behind other warps). Not a rung of the ladder: one of `best`'s choices.
+// pipelined: the large-tile loop behind `best` (issue 21; not a rung of the ladder). One
+// whole tile per block, double_buffer's two shared stages, for an SM whose four schedulers
+// must each issue an FFMA every cycle: one 128 x 256 block of 8 warps per SM leaves each
+// scheduler 2 warps, so latency must hide behind the warp's own instructions. Three changes,
+// each behind a switch so that sweep 3 could measure it alone (docs/gemm_ladder.md):
 //
-// 1. Fragments double-buffered in registers: step k's FFMAs run on the fragments loaded
-//    during step k - 1, while step k + 1's fragments load -- the shared-memory latency hides
-//    behind 128 independent FFMAs instead of stalling the first FFMA that needs them.
-// 2. The barrier sits before the last K step's math, not after it: the next tile is stored
-//    into the other stage, the barrier, then its first fragments are loaded, and only then
-//    the last step's FFMAs (on fragments already in registers) run -- the barrier's wait
-//    and the first shared loads of the new stage overlap that step's math.
-// 3. Interior tiles (the whole BM x BN tile inside C, K a multiple of BK, rows 16-byte
-//    aligned) take a path without bounds checks: one pointer per loaded float4, advanced by
-//    a constant per tile, unconditional 16-byte loads and stores. Edge tiles take the
-//    checked loads of the other rungs (load_tile / store_c), so every shape stays correct.
+// 1. (FRAGS) Fragments double-buffered in registers: step k's FFMAs run on the fragments
+//    loaded during step k - 1, while step k + 1's load.
+// 2. (FRAGS) The barrier before the last K step's math: the next tile is stored into the
+//    other stage, the barrier, its first fragments loaded, then the last step's FFMAs (on
+//    fragments already in registers) overlap the barrier's wait and those loads.
+// 3. (FAST_INTERIOR) Interior tiles (the whole BM x BN tile inside C, K a multiple of BK,
+//    rows 16-byte aligned) take a path without bounds checks: one pointer per loaded
+//    float4, advanced by a constant per tile, unconditional 16-byte loads and stores. Edge
+//    tiles take the checked loads of the other rungs (load_tile / store_c).
+//
+// Measured on the H200 (sweep 3, % of cuBLAS at 4096^3; tuned 89.5): 3 alone 94.2, 3 with
+// BK = 16 99.4 -- `best`'s choice; 1 + 2 + 3 at BK = 8 79.0: the 24 fragment registers put
+// the kernel at ~250 registers and ptxas then sank the next tile's global loads to just
+// before their shared stores, exposing their latency. BK = 16 needs dynamic shared memory
+// (2 stages of 24.8 KB).
 //
 // Safety of one barrier: stage s is rewritten at the last step of tile t (with tile t + 1);
 // its previous contents (tile t - 1) were last read while loading fragments of tile t - 1's
@@ -646,8 +651,8 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
 
 // Two stages: static shared memory when they fit in 48 KB, else dynamic (BK = 16 with the
 // 128 x 256 tile: 49.7 KB; gemm.py's Config.dynamic_smem mirrors it).
-// FAST_INTERIOR = false: every tile through the checked path (to measure what change 3 gains);
-// FRAGS = false: without changes 1 and 2.
+// FAST_INTERIOR = false: every tile through the checked path (without change 3);
+// FRAGS = false: without changes 1 and 2 (double_buffer's loop).
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR, bool FRAGS>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)

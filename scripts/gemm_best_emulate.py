@@ -10,9 +10,10 @@ partials) is exercised with a different last block per seed.
 
 What it proves: the index arithmetic, the edge guards, the schedules (split-K, stream-K,
 hybrid, swizzle) and the fixup give the right C for the grids `schedule_for` computes, with
-the arrival counters back at zero after each launch; for the whole-tile kernels (double_buffer,
-pipelined: a 2-D grid, blocks in random order too) the interior and edge paths side by side. What it cannot: timing, the GPU's
-memory model, anything inside `#if __CUDA_ARCH__`.
+the arrival counters back at zero after each launch; for the whole-tile kernels
+(double_buffer, pipelined: a 2-D grid, blocks in random order too) the interior and edge
+paths side by side. What it cannot: timing, the GPU's memory model, anything inside
+`#if __CUDA_ARCH__`.
 
     python3 scripts/gemm_best_emulate.py            # the configurations of best and the sweep
     python3 scripts/gemm_best_emulate.py --quick    # a few (tests/test_gemm.py runs this way)

@@ -151,7 +151,8 @@ def test_configs_name_their_kernel_and_pass_the_static_asserts():
     assert pl.expression == "pipelined<128, 256, 16, 64, 64, 4, 4, 4, true, false>" == W.variant("best").kernel
     assert pl.name == "pl_128x256x16_w64x64_i4_t4x4_nf" and pl.dynamic_smem == pl.tiles.smem_bytes(2) == 49664
     assert Config("pipelined", TUNED, checked=True).name == "pl_128x256x8_w64x64_i4_t4x4_chk"
-    assert Config("pipelined", TUNED).expression.endswith(", true, true>") and Config("pipelined", TUNED).dynamic_smem == 0
+    first_form = Config("pipelined", TUNED)
+    assert first_form.expression.endswith(", true, true>") and first_form.dynamic_smem == 0
     with pytest.raises(ValueError):
         Config("double_buffer", TUNED, frags=False)  # only pipelined has the switches
     with pytest.raises(ValueError):
@@ -619,3 +620,25 @@ def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
         assert float(row["median_ms"]) > 0 and float(row["pct_of_roof"]) > 0, s
     lines = gemm_best_table.table(path)
     assert len(lines) == 2 + len(shapes) and all("not timed" not in line for line in lines)
+
+
+def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
+    """results/h200/gemm-best/sizes.csv is `best` under this rule (docs/gemm_ladder.md, the
+    size table): each of its `best` rows names the kernel `choose` picks for that shape on the
+    H200's 132 SMs, passed the check, and has cuBLAS from the same run beside it -- so a
+    rule changed after that run fails here until the table is measured again."""
+    import csv
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import gemm_best_table
+
+    path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sizes.csv"
+    rows = list(csv.DictReader(open(path, newline="")))
+    best = [r for r in rows if r["variant"] == "best"]
+    assert len(best) >= 14 and {r["run_id"] for r in rows} == {best[0]["run_id"]}  # one run
+    for r in best:
+        m, n, k = (int(x) for x in r["shape"].split("x"))
+        assert r["check"] == "PASS" and r["kernel"].startswith(choose(m, n, k, 132).expression), r["shape"]
+        assert any(c["variant"] == "cublas" and c["shape"] == r["shape"] and c["check"] == "PASS" for c in rows)
+    lines = gemm_best_table.table(path, best_rows=True)
+    assert len(lines) == 2 + len(best) and "**" not in "".join(lines)  # no target missed

@@ -283,7 +283,8 @@ class Config:
                  "hybrid": "whole tiles, then stream-K for the last two waves"}[self.schedule]
         t = self.tiles
         return (f"{self.kernel} {t.bm}x{t.bn}x{t.bk} tiles, {sched}"
-                + (f", swizzle {self.group_m}" if self.group_m > 1 else "") + (", B by cp.async" if self.async_b else "")
+                + (f", swizzle {self.group_m}" if self.group_m > 1 else "")
+                + (", B by cp.async" if self.async_b else "")
                 + (", no unchecked interior path" if self.checked else "")
                 + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else ""))
 
