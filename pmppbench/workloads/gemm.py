@@ -3,7 +3,8 @@
 C[M,N] = A[M,K] B[K,N]. The table climbs the book's ladder -- naive, tiled16/32, coarsened,
 register tiling, corner turning, dynamic shared memory -- then the rungs towards
 cuBLAS: 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async
-pipeline, and `best`, which picks per shape among configurations of the streamk kernel
+pipeline, and `best`, which picks per shape between the pipelined kernel (the large tile's
+loop at BK = 16 with unchecked interior tiles) and configurations of the streamk kernel
 (tiles, split-K / stream-K, tile swizzle; `choose`). `cublas` is `cupy.matmul` on the same
 FP32 data and is the "% of" column's reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
 kernels_cu/gemm.cu.
@@ -207,9 +208,9 @@ PLANS = _plans()
 # ---- best: a configuration per shape (issue 21) --------------------------------------------
 #
 # The ladder's rungs each have one answer for every shape. `best` picks, per shape, one of
-# the configurations below: a kernel (double_buffer, the tuned rung's own kernel, or
-# streamk, the same loop with work sharing), its tiles, and a schedule -- how the tiles and
-# K steps are dealt out to blocks (kernels_cu/gemm.cu, streamk). `choose` is the rule, and
+# the configurations below: a kernel (pipelined, the large tile's loop made fast; streamk,
+# double_buffer's loop with work sharing; double_buffer itself, for the sweeps), its tiles,
+# and a schedule -- how the tiles and K steps are dealt out to blocks (kernels_cu/gemm.cu). `choose` is the rule, and
 # docs/gemm_ladder.md ("best") the sweep it was read from.
 
 SCHEDULES = ("dp", "split", "streamk", "hybrid")
@@ -400,7 +401,8 @@ for _cfg in BEST_CHOICES.values():
 # The kernel named here is the one `best` launches on large shapes (pipelined); on others it
 # loads the one `choose` names when first used (every one is in kernel_names()).
 BEST = Variant("best", BEST_CHOICES["pipelined"].expression,
-               "a configuration per shape (choose): block tile, split-K / stream-K, tile swizzle")
+               "a configuration per shape (choose): pipelined 128x256x16 tiles, or streamk's tiles, "
+               "split-K / stream-K, swizzle")
 LADDER = (*RUNGS, BEST, CUBLAS)
 
 # The rule's constants, read from the H200 sweeps (results/h200/gemm-best/, docs/gemm_ladder.md):
