@@ -511,6 +511,186 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 }
 
 // ---------------------------------------------------------------------------------------
+// pipelined: the large-tile loop behind `best` (issue 21; not a rung of the ladder). One
+// whole tile per block, double_buffer's two shared stages, for an SM whose four schedulers
+// must each issue an FFMA every cycle: one 128 x 256 block of 8 warps per SM leaves each
+// scheduler 2 warps, so latency must hide behind the warp's own instructions. Three changes,
+// each behind a switch so that sweep 3 could measure it alone (docs/gemm_ladder.md):
+//
+// 1. (FRAGS) Fragments double-buffered in registers: step k's FFMAs run on the fragments
+//    loaded during step k - 1, while step k + 1's load.
+// 2. (FRAGS) The barrier before the last K step's math: the next tile is stored into the
+//    other stage, the barrier, its first fragments loaded, then the last step's FFMAs (on
+//    fragments already in registers) overlap the barrier's wait and those loads.
+// 3. (FAST_INTERIOR) Interior tiles (the whole BM x BN tile inside C, K a multiple of BK,
+//    rows 16-byte aligned) take a path without bounds checks: one pointer per loaded
+//    float4, advanced by a constant per tile, unconditional 16-byte loads and stores. Edge
+//    tiles take the checked loads of the other rungs (load_tile / store_c).
+//
+// Measured on the H200 (sweep 3, % of cuBLAS at 4096^3; tuned 89.5): 3 alone 94.2, 3 with
+// BK = 16 99.4 -- `best`'s choice; 1 + 2 + 3 at BK = 8 79.0: the 24 fragment registers put
+// the kernel at ~250 registers and ptxas then sank the next tile's global loads to just
+// before their shared stores, exposing their latency. BK = 16 needs dynamic shared memory
+// (2 stages of 24.8 KB).
+//
+// Safety of one barrier: stage s is rewritten at the last step of tile t (with tile t + 1);
+// its previous contents (tile t - 1) were last read while loading fragments of tile t - 1's
+// steps 1 .. BK - 1, all before the barrier at tile t - 1's last step.
+
+// The thread's fragments of step k of a stage: WMITER pieces of TM values of A (As[k][...])
+// and WNITER pieces of TN values of B.
+template <class P>
+__device__ __forceinline__ void load_fragments(const float* __restrict__ As, const float* __restrict__ Bs, int k,
+                                               const Place<P>& at, float (&a)[P::WMITER * P::TM],
+                                               float (&b)[P::WNITER * P::TN]) {
+    load_fragment<P::WMITER, P::TM, P::WSUBM>(&As[k * P::AS_LD + at.a_off], a);
+    load_fragment<P::WNITER, P::TN, P::WSUBN>(&Bs[k * P::BN + at.b_off], b);
+}
+
+template <class P>
+__device__ __forceinline__ void outer_product(const float (&a)[P::WMITER * P::TM], const float (&b)[P::WNITER * P::TN],
+                                              float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
+#pragma unroll
+    for (int i = 0; i < P::WMITER * P::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < P::WNITER * P::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+}
+
+// The global loads of one tile on an interior tile: pa[i] / pb[i] point at this thread's
+// float4s of the current tile; next() moves them one tile along K.
+template <class P>
+struct InteriorLoads {
+    const float* pa[P::A_VECS];
+    const float* pb[P::B_VECS];
+    int b_step;
+    __device__ __forceinline__ InteriorLoads(const float* __restrict__ A, const float* __restrict__ B, int N, int K,
+                                             int m0, int n0) {
+#pragma unroll
+        for (int i = 0; i < P::A_VECS; ++i) {
+            const Slot s = a_slot<P>(i);
+            pa[i] = A + (size_t(m0 + s.row) * K + s.col);
+        }
+#pragma unroll
+        for (int i = 0; i < P::B_VECS; ++i) {
+            const Slot s = b_slot<P>(i);
+            pb[i] = B + (size_t(s.row) * N + n0 + s.col);
+        }
+        b_step = P::BK * N;
+    }
+    __device__ __forceinline__ void load(float4 (&ra)[P::A_VECS], float4 (&rb)[P::B_VECS]) const {
+#pragma unroll
+        for (int i = 0; i < P::A_VECS; ++i) ra[i] = __ldg(reinterpret_cast<const float4*>(pa[i]));
+#pragma unroll
+        for (int i = 0; i < P::B_VECS; ++i) rb[i] = __ldg(reinterpret_cast<const float4*>(pb[i]));
+    }
+    __device__ __forceinline__ void next() {
+#pragma unroll
+        for (int i = 0; i < P::A_VECS; ++i) pa[i] += P::BK;
+#pragma unroll
+        for (int i = 0; i < P::B_VECS; ++i) pb[i] += b_step;
+    }
+};
+
+// The K loop of one tile (m0, n0) over all of K into acc. INTERIOR: without bounds checks.
+// FRAGS: changes 1 and 2 (fragments double-buffered, the barrier before the last step's
+// math); without them the loop is double_buffer's (load the next tile, the math, store it,
+// the barrier), so the interior path can be measured on its own.
+template <class P, bool INTERIOR, bool FRAGS>
+__device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, const float* __restrict__ B, int M, int N,
+                                               int K, int m0, int n0, float (*As)[P::BK * P::AS_LD],
+                                               float (*Bs)[P::BK * P::BN], const Place<P>& at,
+                                               float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
+    static_assert(P::BK % 2 == 0, "the fragment buffers alternate within a tile");
+    float4 ra[P::A_VECS], rb[P::B_VECS];
+    InteriorLoads<P> g(A, B, N, K, m0, n0);
+    if constexpr (INTERIOR) {
+        g.load(ra, rb);
+        g.next();
+    } else {
+        load_tile<P>(A, B, M, N, K, m0, n0, 0, ra, rb);
+    }
+    store_tile<P>(As[0], Bs[0], ra, rb);
+    __syncthreads();
+    float fa[FRAGS ? 2 : 1][P::WMITER * P::TM], fb[FRAGS ? 2 : 1][P::WNITER * P::TN];
+    if constexpr (FRAGS) load_fragments<P>(As[0], Bs[0], 0, at, fa[0], fb[0]);
+    const int tiles = (K + P::BK - 1) / P::BK;
+    for (int t = 0; t < tiles; ++t) {
+        const int cur = t & 1;
+        const bool more = t + 1 < tiles;  // the same for every thread: the barrier below is uniform
+        if (more) {
+            if constexpr (INTERIOR) {
+                g.load(ra, rb);
+                g.next();
+            } else {
+                load_tile<P>(A, B, M, N, K, m0, n0, (t + 1) * P::BK, ra, rb);
+            }
+        }
+        if constexpr (FRAGS) {
+#pragma unroll
+            for (int k = 0; k < P::BK; ++k) {
+                if (k + 1 < P::BK) {
+                    load_fragments<P>(As[cur], Bs[cur], k + 1, at, fa[(k + 1) & 1], fb[(k + 1) & 1]);
+                } else {
+                    if (more) store_tile<P>(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
+                    __syncthreads();
+                    if (more) load_fragments<P>(As[cur ^ 1], Bs[cur ^ 1], 0, at, fa[0], fb[0]);
+                }
+                outer_product<P>(fa[k & 1], fb[k & 1], acc);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < P::BK; ++k) {
+                load_fragments<P>(As[cur], Bs[cur], k, at, fa[0], fb[0]);
+                outer_product<P>(fa[0], fb[0], acc);
+            }
+            if (more) store_tile<P>(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
+            __syncthreads();
+        }
+    }
+}
+
+// Two stages: static shared memory when they fit in 48 KB, else dynamic (BK = 16 with the
+// 128 x 256 tile: 49.7 KB; gemm.py's Config.dynamic_smem mirrors it).
+// FAST_INTERIOR = false: every tile through the checked path (without change 3);
+// FRAGS = false: without changes 1 and 2 (double_buffer's loop).
+template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR, bool FRAGS>
+__global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
+                                  Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)
+pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
+    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;
+    __shared__ __align__(16) float static_stages[STATIC ? 2 * P::SMEM_FLOATS : 4];
+    extern __shared__ __align__(16) float pipelined_stages[];
+    float* const stages = STATIC ? static_stages : pipelined_stages;
+    auto As = reinterpret_cast<float(*)[BK * P::AS_LD]>(stages);
+    auto Bs = reinterpret_cast<float(*)[BK * BN]>(stages + 2 * BK * P::AS_LD);
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const Place<P> at;
+    float acc[P::WMITER * TM][P::WNITER * TN];
+    zero_acc<P>(acc);
+    const bool interior =
+        FAST_INTERIOR && m0 + BM <= M && n0 + BN <= N && K % BK == 0 && N % 4 == 0;  // K % BK == 0: K % 4 == 0
+    if (interior) {
+        pipelined_loop<P, true, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
+#pragma unroll
+        for (int wm = 0; wm < P::WMITER; ++wm)
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int wn = 0; wn < P::WNITER; ++wn)
+#pragma unroll
+                    for (int v = 0; v < TN; v += 4) {
+                        const float* c = &acc[wm * TM + i][wn * TN + v];
+                        const int row = m0 + at.a_off + wm * P::WSUBM + i, col = n0 + at.b_off + wn * P::WSUBN + v;
+                        *reinterpret_cast<float4*>(&C[size_t(row) * N + col]) = make_float4(c[0], c[1], c[2], c[3]);
+                    }
+    } else {
+        pipelined_loop<P, false, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
+        store_c<P>(C, M, N, m0, n0, at, acc);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // cp_async: warptile fed by a 3-stage cp.async pipeline (sm_80+). cp.async copies global
 // memory straight into shared memory without passing through registers, and the copies run
 // while the thread goes on: the tiles of the next two K steps are in flight while the math

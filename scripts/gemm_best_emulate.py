@@ -10,8 +10,10 @@ partials) is exercised with a different last block per seed.
 
 What it proves: the index arithmetic, the edge guards, the schedules (split-K, stream-K,
 hybrid, swizzle) and the fixup give the right C for the grids `schedule_for` computes, with
-the arrival counters back at zero after each launch. What it cannot: timing, the GPU's
-memory model, anything inside `#if __CUDA_ARCH__`.
+the arrival counters back at zero after each launch; for the whole-tile kernels
+(double_buffer, pipelined: a 2-D grid, blocks in random order too) the interior and edge
+paths side by side. What it cannot: timing, the GPU's memory model, anything inside
+`#if __CUDA_ARCH__`.
 
     python3 scripts/gemm_best_emulate.py            # the configurations of best and the sweep
     python3 scripts/gemm_best_emulate.py --quick    # a few (tests/test_gemm.py runs this way)
@@ -60,6 +62,7 @@ struct alignas(16) float4 { float x, y, z, w; };
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 inline void __stcg(float4* p, float4 v) { *p = v; }
 inline float4 __ldcg(const float4* p) { return *p; }
+inline float4 __ldg(const float4* p) { return *p; }
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -81,7 +84,7 @@ extern "C" int emu_{idx}(const float* A, const float* B, float* C, int M, int N,
         for (unsigned t = 0; t < {threads}; ++t)
             ts.emplace_back([=] {{
                 threadIdx = uint3{{t, 0, 0}};
-                blockIdx = uint3{{b, 0, 0}};
+                blockIdx = {block_index};
                 {call};
             }});
         for (auto& t : ts) t.join();
@@ -98,10 +101,14 @@ def emulated_source(configs: list[Config]) -> str:
                  r"float* const \1 = emu_dynamic_smem;", src)
     out = [PRELUDE, src]
     for i, cfg in enumerate(configs):
-        if cfg.kernel != "streamk":
-            raise SystemExit(f"only streamk configurations are emulated, not {cfg.name}")
-        call = f"{cfg.expression}(A, B, C, M, N, K, dp, per, group_m, partials, arrivals)"
-        out.append(LAUNCHER.format(idx=i, threads=cfg.tiles.threads, call=call))
+        if cfg.kernel == "streamk":
+            call = f"{cfg.expression}(A, B, C, M, N, K, dp, per, group_m, partials, arrivals)"
+            index = "uint3{b, 0, 0}"
+        else:  # a whole tile per block on a 2-D grid (tiles_n x tiles_m), block b = (b % tiles_n, b / tiles_n)
+            call = f"{cfg.expression}(A, B, C, M, N, K)"
+            tn = f"((N + {cfg.tiles.bn - 1}) / {cfg.tiles.bn})"
+            index = f"uint3{{b % {tn}, b / {tn}, 0}}"
+        out.append(LAUNCHER.format(idx=i, threads=cfg.tiles.threads, call=call, block_index=index))
     return "\n".join(out)
 
 
@@ -168,13 +175,14 @@ def plan(quick: bool) -> list[tuple[Config, tuple[int, int, int], int]]:
     blocks than slots."""
     from gemm_best_sweep import EDGE_CONFIGS  # noqa: PLC0415
 
-    best = [c for c in BEST_CHOICES.values() if c.kernel == "streamk"]  # the other is the tuned rung
+    best = list(BEST_CHOICES.values())
     configs = list(dict.fromkeys([*best, *EDGE_CONFIGS]))
     if quick:
         configs = best
-    shapes = [(129, 127, 20), (257, 260, 36), (70, 33, 17), (1, 1, 1), (300, 520, 100)]
+    # (300, 520, 64): K % 8 == 0, so pipelined's 128 x 256 interior tiles take the unchecked path
+    shapes = [(129, 127, 20), (257, 260, 36), (70, 33, 17), (1, 1, 1), (300, 520, 100), (300, 520, 64)]
     if quick:
-        shapes = [(129, 127, 20), (70, 33, 17), (300, 520, 100)]
+        shapes = [(129, 127, 20), (70, 33, 17), (300, 520, 100), (300, 520, 64)]
     out = []
     for cfg in configs:
         for s in shapes:

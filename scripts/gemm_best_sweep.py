@@ -61,6 +61,20 @@ def sk(tiles, schedule="dp", split=1, group_m=1, async_b=False):
     return Config("streamk", tiles, schedule, split, group_m, async_b)
 
 
+# Sweep 3: the pipelined kernel. Its first form (frags: fragments double-buffered in registers,
+# the barrier before the last K step, unchecked interior tiles) with the tuned tiles, turned on
+# its side, with 32 x 128 warp tiles, and a 128 x 128 tile of 4 such warps (128 threads, 235
+# registers: two blocks per SM, so one block's barrier overlaps the other's math); then (nf)
+# double_buffer's loop with only the unchecked interior path, at BK = 8 and 16.
+T128W4 = Tiles(128, 128, 8, 64, 64, 2, 4, 4)
+PIPELINED = [Config("pipelined", t) for t in (TUNED, WIDE, T128W4)]
+PIPELINED += [Config("pipelined", t, frags=False) for t in (TUNED, TUNED16, WIDE, Tiles(256, 128, 16, 64, 64, 4, 4, 4),
+                                                             T128W4)]
+# What each change gains on its own: the tuned tiles with frags but no interior path, and
+# double_buffer with the 128-thread tile.
+ISOLATE = [Config("pipelined", TUNED, checked=True), Config("double_buffer", T128W4)]
+
+
 def tile_count(t: Tiles, m: int, n: int) -> int:
     return -(-m // t.bm) * -(-n // t.bn)
 
@@ -72,8 +86,7 @@ def candidates(m: int, n: int, k: int) -> list[Config]:
     whole and stream-K, split-K 2 for the middle ones."""
     out = []
     if tile_count(TUNED, m, n) >= 66:
-        out += [sk(TUNED), sk(TUNED, "hybrid", group_m=8), sk(TUNED, "streamk", group_m=8),
-                sk(TUNED16, "hybrid", group_m=8, async_b=True)]
+        out += [*PIPELINED, *ISOLATE, sk(TUNED), sk(TUNED, "hybrid", group_m=8), sk(TUNED, "streamk", group_m=8)]
     if tile_count(TUNED, m, n) < 264:
         for t in LADDER_TILES:
             out += [sk(t), sk(t, "streamk")]
@@ -82,8 +95,9 @@ def candidates(m: int, n: int, k: int) -> list[Config]:
 
 
 # (2200, 4100, 24): 306 tiles of 128 x 256, more than two waves: hybrid has whole and shared tiles
+# (300, 520, 64) and (1100, 1100, 100 -> 96 on the K % 8 == 0 path): pipelined's interior tiles next to edge ones
 EDGES = [(129, 127, 20), (257, 260, 36), (1000, 999, 17), (33, 1, 65), (1, 1, 1), (513, 257, 1030),
-         (1100, 1100, 100), (64, 132, 12), (2200, 4100, 24)]
+         (1100, 1100, 100), (64, 132, 12), (2200, 4100, 24), (300, 520, 64), (1100, 1100, 96)]
 
 
 def _edge_configs() -> list[Config]:
@@ -91,7 +105,7 @@ def _edge_configs() -> list[Config]:
     for t in [TUNED, SMALL[0], SMALL[1]]:
         configs += [sk(t, "split", 3), sk(t, "streamk", group_m=3), sk(t, "hybrid", group_m=8)]
     configs += [sk(TUNED16, "hybrid", async_b=True), sk(WIDE, group_m=2), sk(T128, "streamk")]
-    configs += [c for c in BEST_CHOICES.values() if c.kernel == "streamk"]
+    configs += [c for c in BEST_CHOICES.values() if c.kernel == "streamk"] + PIPELINED + ISOLATE
     return list(dict.fromkeys(configs))
 
 

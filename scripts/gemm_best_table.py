@@ -4,7 +4,12 @@ the same run as cuBLAS, tuned and the earlier rungs of the same shape -- as % of
 The last column is the sweep's own `best` row, i.e. what the rule of the sweep's commit
 chose (for a rule written after the sweep it can differ from the pick).
 
-    python3 scripts/gemm_best_table.py results/h200/gemm-best/sweep2.csv
+    python3 scripts/gemm_best_table.py results/h200/gemm-best/sweep3.csv
+
+With --best the CSV is a run of the `best` variant under this rule (`pmppbench all --config
+gemm_sizes`, results/h200/gemm-best/sizes.csv): its `best` rows are the picks' numbers.
+
+    python3 scripts/gemm_best_table.py --best results/h200/gemm-best/sizes.csv
 
 Prints Markdown (docs/gemm_ladder.md carries the output). Reads the CSV only: no GPU.
 """
@@ -38,14 +43,15 @@ def pct(r: dict | None) -> float | None:
     return float(r["pct_of_roof"]) if r and r.get("pct_of_roof") and r["check"] == "PASS" else None
 
 
-def table(path: Path, sms: int = 132) -> list[str]:
+def table(path: Path, sms: int = 132, best_rows: bool = False) -> list[str]:
     names = {cfg.name: key for key, cfg in BEST_CHOICES.items()}
+    last = "" if best_rows else " `best` row of the sweep |"
     lines = ["| shape | cuBLAS µs | best: rule's pick | best % of cuBLAS | target | best earlier rung (% of cuBLAS) "
-             "| speed-up over tuned | `best` row of the sweep |",
-             "|---|---:|---|---:|---:|---|---:|---:|"]
+             "| speed-up over tuned |" + last,
+             "|---|---:|---|---:|---:|---|---:|" + ("" if best_rows else "---:|")]
     for shape, rows in rows_by_shape(path).items():
         cfg = choose(*shape, sms)
-        picked = rows.get(cfg.name) or (rows.get("tuned") if cfg is BEST_CHOICES["tuned"] else None)
+        picked = rows.get("best") if best_rows else rows.get(cfg.name)
         cub = rows["cublas"]
         rung = max((r for r in RUNGS if pct(rows.get(r)) is not None), key=lambda r: pct(rows[r]))
         p = pct(picked)
@@ -60,8 +66,8 @@ def table(path: Path, sms: int = 132) -> list[str]:
         lines.append(
             f"| {shape[0]}x{shape[1]}x{shape[2]} | {float(cub['median_ms']) * 1e3:,.1f} | {names[cfg.name]} "
             f"(`{cfg.name}`) | {'**' if short else ''}{shown}{'**' if short else ''} "
-            f"| {f'≥ {target}' if target else '—'} | {rung} ({pct(rows[rung]):.1f}) | {ratio:.2f}x "
-            f"| {pct(rows.get('best')):.1f} |")
+            f"| {f'≥ {target}' if target else '—'} | {rung} ({pct(rows[rung]):.1f}) | {ratio:.2f}x |"
+            + ("" if best_rows else f" {pct(rows.get('best')):.1f} |"))
     return lines
 
 
@@ -69,8 +75,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("csv", type=Path)
     ap.add_argument("--sms", type=int, default=132)
+    ap.add_argument("--best", action="store_true", help="the CSV's `best` rows ran this rule: they are the picks")
     args = ap.parse_args()
-    print("\n".join(table(args.csv, args.sms)))
+    print("\n".join(table(args.csv, args.sms, args.best)))
     return 0
 
 

@@ -3,7 +3,8 @@
 C[M,N] = A[M,K] B[K,N]. The table climbs the book's ladder -- naive, tiled16/32, coarsened,
 register tiling, corner turning, dynamic shared memory -- then the rungs towards
 cuBLAS: 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async
-pipeline, and `best`, which picks per shape among configurations of the streamk kernel
+pipeline, and `best`, which picks per shape between the pipelined kernel (the large tile's
+loop at BK = 16 with unchecked interior tiles) and configurations of the streamk kernel
 (tiles, split-K / stream-K, tile swizzle; `choose`). `cublas` is `cupy.matmul` on the same
 FP32 data and is the "% of" column's reference. Each rung is described in docs/gemm_ladder.md; every kernel is in
 kernels_cu/gemm.cu.
@@ -77,7 +78,7 @@ class Tiles:
             bad.append("TM, TN and BK must be multiples of 4 (float4 fragments and loads)")
         if (self.bm * self.bk // 4) % self.threads or (self.bk * self.bn // 4) % self.threads:
             bad.append("BM*BK/4 and BK*BN/4 must be multiples of the thread count (whole float4 per thread)")
-        if template == "streamk":
+        if template in ("streamk", "pipelined"):
             if self.smem_bytes(2) > STREAMK_SMEM_LIMIT:
                 bad.append(f"2 shared stages must fit in {STREAMK_SMEM_LIMIT // 1024} KB of dynamic shared memory")
             return bad
@@ -207,25 +208,31 @@ PLANS = _plans()
 # ---- best: a configuration per shape (issue 21) --------------------------------------------
 #
 # The ladder's rungs each have one answer for every shape. `best` picks, per shape, one of
-# the configurations below: a kernel (double_buffer, the tuned rung's own kernel, or
-# streamk, the same loop with work sharing), its tiles, and a schedule -- how the tiles and
-# K steps are dealt out to blocks (kernels_cu/gemm.cu, streamk). `choose` is the rule, and
+# the configurations below: a kernel (pipelined, the large tile's loop made fast; streamk,
+# double_buffer's loop with work sharing; double_buffer itself, for the sweeps), its tiles,
+# and a schedule -- how the tiles and K steps are dealt out to blocks (kernels_cu/gemm.cu). `choose` is the rule, and
 # docs/gemm_ladder.md ("best") the sweep it was read from.
 
 SCHEDULES = ("dp", "split", "streamk", "hybrid")
+WHOLE_TILE_KERNELS = ("double_buffer", "pipelined")  # one whole tile per block, a 2D grid
 
 
 @dataclass(frozen=True)
 class Config:
     """One way to compute a shape.
 
-    kernel: "double_buffer" (one whole tile per block, blockIdx order) or "streamk".
+    kernel: "double_buffer" (one whole tile per block, blockIdx order), "pipelined" (the
+    same, with fragments double-buffered in registers, the barrier before the last K step
+    and unchecked interior tiles: kernels_cu/gemm.cu) or "streamk".
     schedule (streamk only): "dp" one whole tile per block, in the swizzled order;
     "split" every tile's K cut into `split` runs, one block each (split-K); "streamk" all
     K steps of all tiles dealt evenly to as many blocks as the GPU holds at once;
     "hybrid" whole tiles for all full waves but one, stream-K for the rest (the last wave
     and one before it, so no block gets less than one tile's work).
     group_m: tile rows per swizzle group (1: row by row). async_b: B by cp.async.
+    checked (pipelined only): every tile through the bounds-checked path, no interior fast
+    path (to measure what that path gains). frags (pipelined only): fragments double-buffered
+    in registers and the barrier before the last K step's math; without, double_buffer's loop.
     """
 
     kernel: str
@@ -234,41 +241,53 @@ class Config:
     split: int = 1
     group_m: int = 1
     async_b: bool = False
+    checked: bool = False
+    frags: bool = True
 
     def __post_init__(self):
-        if self.kernel not in ("double_buffer", "streamk") or self.schedule not in SCHEDULES:
+        if self.kernel not in WHOLE_TILE_KERNELS + ("streamk",) or self.schedule not in SCHEDULES:
             raise ValueError(f"bad config {self}")
-        if self.kernel == "double_buffer" and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
-            raise ValueError("double_buffer has one schedule: a whole tile per block in blockIdx order")
+        if self.kernel in WHOLE_TILE_KERNELS and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
+            raise ValueError(f"{self.kernel} has one schedule: a whole tile per block in blockIdx order")
+        if (self.checked or not self.frags) and self.kernel != "pipelined":
+            raise ValueError("only pipelined has an unchecked interior path and fragment buffers to turn off")
 
     @property
     def expression(self) -> str:
         """The NVRTC name expression of the kernel it launches."""
-        if self.kernel == "double_buffer":
-            return self.tiles.kernel("double_buffer")
+        if self.kernel == "pipelined":
+            return (self.tiles.kernel("pipelined")[:-1]
+                    + f", {'false' if self.checked else 'true'}, {'true' if self.frags else 'false'}>")
+        if self.kernel in WHOLE_TILE_KERNELS:
+            return self.tiles.kernel(self.kernel)
         return self.tiles.kernel("streamk")[:-1] + f", {'true' if self.async_b else 'false'}>"
 
     @property
     def name(self) -> str:
-        """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async."""
-        prefix = "db" if self.kernel == "double_buffer" else "sk"
+        """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async; for
+        pipelined `chk` no interior path, `nf` no fragment double-buffering."""
+        prefix = {"double_buffer": "db", "pipelined": "pl"}.get(self.kernel, "sk")
         sched = f"split{self.split}" if self.schedule == "split" else self.schedule
-        return (f"{prefix}_{self.tiles.tag()}{'_ab' if self.async_b else ''}"
-                + ("" if self.kernel == "double_buffer" else f"_{sched}_g{self.group_m}"))
+        return (f"{prefix}_{self.tiles.tag()}{'_ab' if self.async_b else ''}{'_chk' if self.checked else ''}"
+                + ("_nf" if not self.frags else "")
+                + ("" if self.kernel in WHOLE_TILE_KERNELS else f"_{sched}_g{self.group_m}"))
 
     @property
     def dynamic_smem(self) -> int:
-        """streamk's two stages are static shared memory when they fit in 48 KB, else dynamic
-        (the kernel's STATIC)."""
+        """streamk's and pipelined's two stages are static shared memory when they fit in
+        48 KB, else dynamic (the kernels' STATIC)."""
         two = self.tiles.smem_bytes(2)
-        return two if self.kernel == "streamk" and two > 48 * 1024 else 0
+        return two if self.kernel in ("streamk", "pipelined") and two > 48 * 1024 else 0
 
     def describe(self) -> str:
         sched = {"dp": "a whole tile per block", "split": f"split-K x{self.split}", "streamk": "stream-K",
                  "hybrid": "whole tiles, then stream-K for the last two waves"}[self.schedule]
         t = self.tiles
         return (f"{self.kernel} {t.bm}x{t.bn}x{t.bk} tiles, {sched}"
-                + (f", swizzle {self.group_m}" if self.group_m > 1 else "") + (", B by cp.async" if self.async_b else ""))
+                + (f", swizzle {self.group_m}" if self.group_m > 1 else "")
+                + (", B by cp.async" if self.async_b else "")
+                + (", no unchecked interior path" if self.checked else "")
+                + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else ""))
 
 
 @dataclass(frozen=True)
@@ -368,24 +387,32 @@ SMALL_TILES = (
     Tiles(64, 64, 16, 32, 16, 1, 4, 4),  # 256 threads of 4 x 4
     Tiles(32, 64, 16, 16, 32, 1, 4, 4),  # 128 threads of 4 x 4
 )
+# The large-tile choice (sweep 3): the tuned tile with BK = 16, double_buffer's loop and an
+# unchecked path for interior tiles (kernels_cu/gemm.cu, pipelined with FRAGS = false).
+PIPELINED_TILES = Tiles(128, 256, 16, 64, 64, 4, 4, 4)
 BEST_CHOICES = {
-    "tuned": Config("double_buffer", TUNED),
+    "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
     "whole 32x64": Config("streamk", SMALL_TILES[-1]),
 }
 for _cfg in BEST_CHOICES.values():
     config_variant(_cfg)
-# The kernel named here is the one `best` launches on large shapes (the tuned rung's); on
-# others it loads the one `choose` names when first used (every one is in kernel_names()).
-BEST = Variant("best", BEST_CHOICES["tuned"].expression,
-               "a configuration per shape (choose): block tile, split-K / stream-K, tile swizzle")
+# The kernel named here is the one `best` launches on large shapes (pipelined); on others it
+# loads the one `choose` names when first used (every one is in kernel_names()).
+BEST = Variant("best", BEST_CHOICES["pipelined"].expression,
+               "a configuration per shape (choose): pipelined 128x256x16 tiles, or streamk's tiles, "
+               "split-K / stream-K, swizzle")
 LADDER = (*RUNGS, BEST, CUBLAS)
 
-# The rule's constants, read from the second H200 sweep (results/h200/gemm-best/, docs/gemm_ladder.md):
-FULL_GRID = 0.9  # tuned tiles per SM from which the tuned tile is used at all
-SHARED_STEP_COST = 0.05  # a stream-K K step costs 5% more than a data-parallel one (streamk's loop)
-FIXUP_STEPS = 15  # the partial tiles' write, count and sum cost about 15 K steps of the tuned tile
+# The rule's constants, read from the H200 sweeps (results/h200/gemm-best/, docs/gemm_ladder.md):
+FULL_GRID = 0.9  # 128 x 256 tiles per SM from which that tile is used at all (sweep 2)
+SHARED_STEP_COST = 0.05  # a stream-K K step costs 5% more than a data-parallel one (streamk's loop; sweep 2)
+FIXUP_STEPS = 15  # the partial tiles' write, count and sum cost about 15 K steps of the tuned tile (sweep 2)
+# streamk's whole 128 x 256 tile (BK = 8, checked loads) takes 1.11x pipelined's (BK = 16,
+# unchecked interior): sweep 3, 1.106-1.116 on all nine shapes with >= 0.9 x 132 tiles (2048^3 1.112, 4096^3 1.113,
+# 8192^3 1.116).
+STREAMK_TILE_TIME = 1.11
 HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
 MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
 
@@ -395,32 +422,33 @@ def tile_count(t: Tiles, m: int, n: int) -> int:
 
 
 def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
-    """The modelled time of the hybrid schedule of tuned tiles, in tile-times (one whole
-    tuned tile's K loop): every SM gets tiles / sms tiles of work, plus the stream-K
-    steps' extra cost and the fixup. Whole tiles take ceil(tiles / sms) tile-times."""
-    s = schedule_for(BEST_CHOICES["hybrid"], m, n, k, sms)  # ~220 registers: one block per SM
-    return s.tiles / sms + (SHARED_STEP_COST * s.per + FIXUP_STEPS) / s.kt
+    """The modelled time of the hybrid schedule of 128 x 256 tiles, in tile-times of
+    `pipelined` (one whole tile's K loop there): every SM gets tiles / sms tiles of work,
+    plus the stream-K steps' extra cost and the fixup, in streamk's own tile-times, which
+    are STREAMK_TILE_TIME of pipelined's. Whole pipelined tiles take ceil(tiles / sms)."""
+    s = schedule_for(BEST_CHOICES["hybrid"], m, n, k, sms)  # ~237 registers: one block per SM
+    return STREAMK_TILE_TIME * (s.tiles / sms + (SHARED_STEP_COST * s.per + FIXUP_STEPS) / s.kt)
 
 
 def choose(m: int, n: int, k: int, sms: int) -> Config:
     """best's rule (docs/gemm_ladder.md, "best"), for a GPU of `sms` SMs, read from the
     H200 sweeps (results/h200/gemm-best/):
 
-    1. At least FULL_GRID x sms tuned 128 x 256 tiles: those tiles (the most FMAs per load;
-       one block per SM is enough). Whole tiles take ceil(tiles / sms) waves; `hybrid`
-       (whole tiles for all full waves but one, the rest dealt out stream-K, swizzled in
-       groups of 8 tile rows) takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN
-       faster (a last wave far from full, or enough waves that the stream-K part is a
-       small share of the work), else whole tiles as the tuned rung runs them (`tuned`).
+    1. At least FULL_GRID x sms 128 x 256 tiles: those tiles (the most FMAs per load; one
+       block per SM is enough). Whole tiles (`pipelined`: BK = 16, unchecked interior
+       tiles) take ceil(tiles / sms) waves; `hybrid` (streamk: whole tiles for all full
+       waves but one, the rest dealt out stream-K, swizzled in groups of 8 tile rows)
+       takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN faster (a last wave far from
+       full), else whole pipelined tiles.
     2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
        MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
        count -- and, when even the smallest tile gives fewer, that tile whole, one block
        per tile: the K steps are too few to share.
     """
-    tiles = tile_count(TUNED, m, n)
+    tiles = tile_count(PIPELINED_TILES, m, n)
     if tiles >= FULL_GRID * sms:
         waves = -(-tiles // sms)
-        return BEST_CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "tuned"]
+        return BEST_CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "pipelined"]
     for t in SMALL_TILES:
         if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
             return BEST_CHOICES[f"streamk {t.bm}x{t.bn}"]
@@ -679,13 +707,13 @@ def config_launch(cfg: Config, shape, ctx: dict, sms: int) -> Launch:
     kernel = _loaded(ctx, cfg.expression)
     t = cfg.tiles
     size_args = (np.int32(m), np.int32(n), np.int32(k))
-    if cfg.kernel == "double_buffer":
-        return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args))
-    from pmppbench.occupancy import api_active_blocks  # noqa: PLC0415
-
     smem = cfg.dynamic_smem
     if smem > 48 * 1024:
         kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
+    if cfg.kernel in WHOLE_TILE_KERNELS:
+        return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args), dynamic_smem=smem)
+    from pmppbench.occupancy import api_active_blocks  # noqa: PLC0415
+
     slots = sms * max(1, api_active_blocks(kernel, t.threads, smem))
     sched = schedule_for(cfg, m, n, k, slots)
     key = ("streamk workspace", cfg.name)
