@@ -405,6 +405,25 @@ __device__ __forceinline__ void load_fragment(const float* __restrict__ src, flo
         }
 }
 
+// The thread's fragments of step k of a stage: WMITER pieces of TM values of A (As[k][...])
+// and WNITER pieces of TN values of B.
+template <class P>
+__device__ __forceinline__ void load_fragments(const float* __restrict__ As, const float* __restrict__ Bs, int k,
+                                               const Place<P>& at, float (&a)[P::WMITER * P::TM],
+                                               float (&b)[P::WNITER * P::TN]) {
+    load_fragment<P::WMITER, P::TM, P::WSUBM>(&As[k * P::AS_LD + at.a_off], a);
+    load_fragment<P::WNITER, P::TN, P::WSUBN>(&Bs[k * P::BN + at.b_off], b);
+}
+
+template <class P>
+__device__ __forceinline__ void outer_product(const float (&a)[P::WMITER * P::TM], const float (&b)[P::WNITER * P::TN],
+                                              float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
+#pragma unroll
+    for (int i = 0; i < P::WMITER * P::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < P::WNITER * P::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+}
+
 // The math of one tile: for each of the BK steps, read the thread's WMITER*TM values of A and
 // WNITER*TN values of B from shared memory into registers (float4 reads), then do their outer
 // product: (WMITER*TM) * (WNITER*TN) fmaf for (WMITER*TM + WNITER*TN) shared loads.
@@ -414,12 +433,8 @@ __device__ __forceinline__ void mma_tile(const float* __restrict__ As, const flo
 #pragma unroll
     for (int k = 0; k < P::BK; ++k) {
         float a[P::WMITER * P::TM], b[P::WNITER * P::TN];
-        load_fragment<P::WMITER, P::TM, P::WSUBM>(&As[k * P::AS_LD + at.a_off], a);
-        load_fragment<P::WNITER, P::TN, P::WSUBN>(&Bs[k * P::BN + at.b_off], b);
-#pragma unroll
-        for (int i = 0; i < P::WMITER * P::TM; ++i)
-#pragma unroll
-            for (int j = 0; j < P::WNITER * P::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        load_fragments<P>(As, Bs, k, at, a, b);
+        outer_product<P>(a, b, acc);
     }
 }
 
@@ -432,8 +447,9 @@ __device__ __forceinline__ void zero_acc(float (&acc)[P::WMITER * P::TM][P::WNIT
         for (int j = 0; j < P::WNITER * P::TN; ++j) acc[i][j] = 0.0f;
 }
 
-// Registers -> C, four consecutive columns at a time.
-template <class P>
+// Registers -> C, four consecutive columns at a time. INTERIOR: the whole tile lies inside C
+// and N % 4 == 0, so every store is an unchecked 16-byte one (pipelined's interior tiles).
+template <class P, bool INTERIOR = false>
 __device__ __forceinline__ void store_c(float* __restrict__ C, int M, int N, int m0, int n0, const Place<P>& at,
                                         const float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
 #pragma unroll
@@ -445,8 +461,12 @@ __device__ __forceinline__ void store_c(float* __restrict__ C, int M, int N, int
 #pragma unroll
                 for (int v = 0; v < P::TN; v += 4) {
                     const float* c = &acc[wm * P::TM + i][wn * P::TN + v];
-                    store4(C, m0 + at.a_off + wm * P::WSUBM + i, n0 + at.b_off + wn * P::WSUBN + v, M, N,
-                           make_float4(c[0], c[1], c[2], c[3]));
+                    const int row = m0 + at.a_off + wm * P::WSUBM + i, col = n0 + at.b_off + wn * P::WSUBN + v;
+                    const float4 value = make_float4(c[0], c[1], c[2], c[3]);
+                    if constexpr (INTERIOR)
+                        *reinterpret_cast<float4*>(&C[size_t(row) * N + col]) = value;
+                    else
+                        store4(C, row, col, M, N, value);
                 }
 }
 
@@ -536,25 +556,6 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 // Safety of one barrier: stage s is rewritten at the last step of tile t (with tile t + 1);
 // its previous contents (tile t - 1) were last read while loading fragments of tile t - 1's
 // steps 1 .. BK - 1, all before the barrier at tile t - 1's last step.
-
-// The thread's fragments of step k of a stage: WMITER pieces of TM values of A (As[k][...])
-// and WNITER pieces of TN values of B.
-template <class P>
-__device__ __forceinline__ void load_fragments(const float* __restrict__ As, const float* __restrict__ Bs, int k,
-                                               const Place<P>& at, float (&a)[P::WMITER * P::TM],
-                                               float (&b)[P::WNITER * P::TN]) {
-    load_fragment<P::WMITER, P::TM, P::WSUBM>(&As[k * P::AS_LD + at.a_off], a);
-    load_fragment<P::WNITER, P::TN, P::WSUBN>(&Bs[k * P::BN + at.b_off], b);
-}
-
-template <class P>
-__device__ __forceinline__ void outer_product(const float (&a)[P::WMITER * P::TM], const float (&b)[P::WNITER * P::TN],
-                                              float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
-#pragma unroll
-    for (int i = 0; i < P::WMITER * P::TM; ++i)
-#pragma unroll
-        for (int j = 0; j < P::WNITER * P::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-}
 
 // The global loads of one tile on an interior tile: pa[i] / pb[i] point at this thread's
 // float4s of the current tile; next() moves them one tile along K.
@@ -672,18 +673,7 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
         FAST_INTERIOR && m0 + BM <= M && n0 + BN <= N && K % BK == 0 && N % 4 == 0;  // K % BK == 0: K % 4 == 0
     if (interior) {
         pipelined_loop<P, true, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
-#pragma unroll
-        for (int wm = 0; wm < P::WMITER; ++wm)
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int wn = 0; wn < P::WNITER; ++wn)
-#pragma unroll
-                    for (int v = 0; v < TN; v += 4) {
-                        const float* c = &acc[wm * TM + i][wn * TN + v];
-                        const int row = m0 + at.a_off + wm * P::WSUBM + i, col = n0 + at.b_off + wn * P::WSUBN + v;
-                        *reinterpret_cast<float4*>(&C[size_t(row) * N + col]) = make_float4(c[0], c[1], c[2], c[3]);
-                    }
+        store_c<P, true>(C, M, N, m0, n0, at, acc);
     } else {
         pipelined_loop<P, false, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
         store_c<P>(C, M, N, m0, n0, at, acc);

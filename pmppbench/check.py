@@ -60,6 +60,11 @@ def on_device(a) -> bool:
     return type(a).__module__.startswith("cupy")
 
 
+def to_host(a) -> np.ndarray:
+    """`a` as a NumPy array, copied back when it is on the GPU."""
+    return a.get() if on_device(a) else np.asarray(a)
+
+
 def device_copy(ref: np.ndarray):
     """The reference uploaded once, for every variant of a shape whose output is on the GPU."""
     from pmppbench.gpu import cupy  # noqa: PLC0415
@@ -157,8 +162,7 @@ def compare(out, ref, tol: Tolerance) -> CheckResult:
     copied back. A device output of another type comes back and takes the host path."""
     device = on_device(out) and out.dtype == np.float32 and getattr(ref, "dtype", None) in (np.float32, np.float64)
     if not device:
-        out = out.get() if on_device(out) else np.asarray(out)
-        ref = ref.get() if on_device(ref) else np.asarray(ref)
+        out, ref = to_host(out), to_host(ref)
     if out.shape != ref.shape:
         return CheckResult(False, float("inf"), float("inf"), None, f"shape {out.shape} != expected {ref.shape}")
     if tol.rule not in RULES:

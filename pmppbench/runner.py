@@ -194,6 +194,18 @@ def evaluate(
     jobs = {}
     references = references if references is not None else {}  # key -> CPU reference, made at first use
     uploaded: dict[str, Any] = {}  # the references on the GPU, for outputs checked there
+
+    def check(v: Variant, out):
+        """`out` against v's CPU reference (on the GPU when out is there: uploaded once per key)."""
+        with spent("references"):  # ~0 when it was made ahead
+            key, ref = reference_for(workload, shape, inputs, v, references)
+        with spent("checks"):
+            if on_device(out):
+                if key not in uploaded:
+                    uploaded[key] = device_copy(ref)
+                ref = uploaded[key]
+            return compare(out, ref, tolerance)
+
     for v in variants:
         row = rows[v.name]
         if progress:
@@ -203,10 +215,7 @@ def evaluate(
         try:
             job = learner_job(workload, v, shape, ctx) if v.source else workload.job(v, shape, ctx)
             _fill_resources(row, job)
-            job.poison()
-            job.run()
-            synchronize()
-            out = job.output()
+            out = fresh_output(job, synchronize)
         except CompileError as exc:
             if not v.source:
                 raise
@@ -222,14 +231,7 @@ def evaluate(
                 raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
             row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
             continue
-        with spent("references"):  # ~0 when it was made ahead
-            key, ref = reference_for(workload, shape, inputs, v, references)
-        with spent("checks"):
-            if on_device(out):  # uploaded once per shape, whichever variants compare with it
-                if key not in uploaded:
-                    uploaded[key] = device_copy(ref)
-                ref = uploaded[key]
-            result = compare(out, ref, tolerance)
+        result = check(v, out)
         row.check = result.status
         row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
         if result.passed and v.timed:
@@ -262,8 +264,7 @@ def evaluate(
         if v.source and v.name in jobs:
             if at:
                 at(v.name, "check after timing")
-            recheck(rows[v.name], jobs[v.name], reference_for(workload, shape, inputs, v, references)[1], tolerance,
-                    synchronize)
+            recheck(rows[v.name], jobs[v.name], lambda out, v=v: check(v, out), synchronize)
     derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
     extra = workload.model_runs(shape, ctx, out_rows)
     model_timings = {}
@@ -300,13 +301,18 @@ def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) ->
     return Job(run=launch, output=base.output, poison=base.poison, launch=launch)
 
 
-def recheck(row: Result, job: Job, reference: np.ndarray, tolerance, synchronize: Callable[[], None]) -> None:
-    """Check a timed learner kernel once more, poisoned first: one that is right only on its
-    first call, or only thanks to what another variant left behind, FAILs (and loses its times)."""
+def fresh_output(job: Job, synchronize: Callable[[], None]):
+    """The job's output from one call made after its output was poisoned."""
     job.poison()
     job.run()
     synchronize()
-    again = compare(job.output(), reference, tolerance)
+    return job.output()
+
+
+def recheck(row: Result, job: Job, check: Callable[[Any], Any], synchronize: Callable[[], None]) -> None:
+    """Check a timed learner kernel once more, poisoned first: one that is right only on its
+    first call, or only thanks to what another variant left behind, FAILs (and loses its times)."""
+    again = check(fresh_output(job, synchronize))
     if not again.passed:
         row.check, row.check_detail = "FAIL", f"after its timed batches: {again.detail}"
         row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None

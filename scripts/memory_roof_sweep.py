@@ -93,6 +93,17 @@ def time_all(runs: dict, reps: int, repeats: int = 2) -> dict[str, list[float]]:
     return out
 
 
+def add_timed(table, good: dict, reps: int, nbytes: int, info: dict, **where) -> None:
+    """Time the candidates that passed (`good`, memcpy among them) and add their PASS rows:
+    the best of the repeats, GB/s for `nbytes` a call, and % of memcpy's best in the same run."""
+    times = time_all(good, reps=reps)
+    roof = min(times["memcpy"])
+    for key, ts in times.items():
+        ms = min(ts)
+        table.add(**where, cand=key, check="PASS", ms=f"{ms:.4f}", ms_repeats="/".join(f"{t:.4f}" for t in ts),
+                  gbs=f"{nbytes / ms / 1e6:.0f}", pct_memcpy=f"{100 * roof / ms:.1f}", **info.get(key, {}))
+
+
 # ---- transpose -------------------------------------------------------------------------
 
 T_CANDIDATES = [
@@ -172,13 +183,7 @@ def sweep_transpose(table: Table, before: Path | None):
                 good[key] = fn
             else:
                 table.add(workload="transpose", shape=f"{m}x{n}", cand=key, check="FAIL")
-        times = time_all(good, reps=20)
-        roof = min(times["memcpy"])
-        for key, ts in times.items():
-            ms = min(ts)
-            table.add(workload="transpose", shape=f"{m}x{n}", cand=key, check="PASS", ms=f"{ms:.4f}",
-                      ms_repeats="/".join(f"{t:.4f}" for t in ts), gbs=f"{8 * m * n / ms / 1e6:.0f}",
-                      pct_memcpy=f"{100 * roof / ms:.1f}", **info.get(key, {}))
+        add_timed(table, good, 20, 8 * m * n, info, workload="transpose", shape=f"{m}x{n}")
 
 
 # ---- stencil ---------------------------------------------------------------------------
@@ -264,13 +269,7 @@ def sweep_stencil(table: Table, before: Path | None):
                     good[key] = fn
                 else:
                     table.add(workload="stencil", shape=f"{n} R={radius}", cand=key, check="FAIL")
-            times = time_all(good, reps=100)
-            roof = min(times["memcpy"])
-            for key, ts in times.items():
-                ms = min(ts)
-                table.add(workload="stencil", shape=f"{n} R={radius}", cand=key, check="PASS", ms=f"{ms:.4f}",
-                          ms_repeats="/".join(f"{t:.4f}" for t in ts), gbs=f"{8 * n / ms / 1e6:.0f}",
-                          pct_memcpy=f"{100 * roof / ms:.1f}", **info.get(key, {}))
+            add_timed(table, good, 100, 8 * n, info, workload="stencil", shape=f"{n} R={radius}")
 
 
 # ---- study 3: tile orders (transpose), latency at 2^22 (stencil) -----------------------

@@ -18,7 +18,8 @@ from pmppbench.check import compare
 from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.workloads import stencil
-from pmppbench.workloads.base import INT_MAX, to_host
+from pmppbench.check import to_host
+from pmppbench.workloads.base import INT_MAX
 from pmppbench.workloads.stencil import (
     BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, REGISTER_MAX_R, REGISTER_OUT,
     REGISTER_THREADS, STATIC_SMEM, U, WORKLOAD, chunks, coarsened_smem_bytes, coarsened_threads, error_bound, halo,

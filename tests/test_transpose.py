@@ -16,7 +16,8 @@ from pmppbench.check import compare
 from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
-from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y, to_host
+from pmppbench.check import to_host
+from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y
 from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD
 
 W = WORKLOAD

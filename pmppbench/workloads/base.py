@@ -42,9 +42,6 @@ class Variant:
         # (Workload.resolve).
         return {**self.__dict__, "geometry": None}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-
     def launch_geometry(self, shape: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
         if self.geometry is None:
             raise ValueError(f"variant {self.name} declares no launch geometry")
@@ -104,11 +101,6 @@ def kernel_job(launch: Launch, out, out_shape: tuple[int, ...] | None = None) ->
     `out_shape` when given) and poisoned with NaN before it."""
     view = out if out_shape is None else out.reshape(out_shape)
     return Job(run=launch, output=lambda: view, poison=lambda: out.fill(np.nan), launch=launch)
-
-
-def to_host(a) -> np.ndarray:
-    """A job's output as a NumPy array (for tests and scripts that look at its values)."""
-    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
 
 
 @dataclass
