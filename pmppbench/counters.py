@@ -356,7 +356,7 @@ def child(spec_path: str) -> int:
 
     from pmppbench import workloads  # noqa: PLC0415
     from pmppbench.gpu import cupy  # noqa: PLC0415
-    from pmppbench.runner import learner_job, prepared  # noqa: PLC0415
+    from pmppbench.runner import job_for, prepared  # noqa: PLC0415
 
     cp = cupy()
     w = workloads.get(spec["workload"])
@@ -364,7 +364,7 @@ def child(spec_path: str) -> int:
     variants = w.resolve(spec["variants"])  # pickled without their geometry: the declared ones again
     sync = cp.cuda.Device().synchronize
     with prepared(w, shape, variants, spec["seed"]) as (_inputs, ctx):
-        jobs = [(v, learner_job(w, v, shape, ctx) if v.source else w.job(v, shape, ctx)) for v in variants]
+        jobs = [(v, job_for(w, v, shape, ctx)) for v in variants]
         manifest = [{"variant": v.name, "launches": 1 if job.launch is not None and job.run is job.launch else None}
                     for v, job in jobs]
         Path(spec["manifest"]).write_text(json.dumps(manifest))

@@ -12,6 +12,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from pmppbench.compare import SLOWER, verdict
 from pmppbench.results import Result
 
 
@@ -49,7 +50,7 @@ def health(rows: list[Result]) -> Health:
         ratios[key] = {device_key(r): r.median_ms / mid for r in group}
         for r in group:
             others = [o for o in group if device_key(o) != device_key(r)]
-            if all((r.min_ms or r.median_ms) > (o.max_ms or o.median_ms) for o in others):
+            if all(verdict(o, r) == SLOWER for o in others):
                 f = slow.setdefault(device_key(r), Finding(device_key(r), f"{r.device} {r.device_pci}".strip()))
                 f.rows.append((" ".join(key), r.median_ms / mid))
     return Health(ratios, list(slow.values()))

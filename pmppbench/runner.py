@@ -213,7 +213,7 @@ def evaluate(
         if at:
             at(v.name, "check")
         try:
-            job = learner_job(workload, v, shape, ctx) if v.source else workload.job(v, shape, ctx)
+            job = job_for(workload, v, shape, ctx)
             _fill_resources(row, job)
             out = fresh_output(job, synchronize)
         except CompileError as exc:
@@ -284,6 +284,11 @@ def evaluate(
 def modelled(workload: Workload, variant: Variant) -> Variant:
     """The variant whose reference and traffic model apply: a learner's kernel has its --like's."""
     return workload.variant(variant.like) if variant.like else variant
+
+
+def job_for(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job:
+    """The variant's job on a shape set up by `prepared`: the workload's own, or a learner's kernel in its --like's."""
+    return learner_job(workload, variant, shape, ctx) if variant.source else workload.job(variant, shape, ctx)
 
 
 def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job:

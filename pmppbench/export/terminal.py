@@ -7,31 +7,29 @@ from pmppbench.noise import stability_line
 from pmppbench.results import Result
 
 
-def print_table(console, rows: list[Result], title: str = "", caption: str = "") -> None:
+def _table(rows: list[Result], cols, title: str, caption: str = "", marked: bool = False):
+    """A Rich table of `rows` in `cols`; `marked`: the check column green on PASS, failed rows red."""
     from rich.markup import escape  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
     # Titles hold brackets (y[i] = mean(x[i-R..i+R])) that Rich would read as markup.
     table = Table(title=escape(title) if title else None, caption=escape(caption) if caption else None,
                   header_style="bold")
-    cols = columns_for(rows)
     for c in cols:
         table.add_column(c.header, justify=c.justify)
     for r in rows:
-        style = None if r.ok else "red"
         cells = [c.cell(r) for c in cols]
-        cells[2] = f"[green]{cells[2]}[/]" if r.check == "PASS" else cells[2]
-        table.add_row(*cells, style=style)
-    console.print(table)
+        if marked and r.check == "PASS":
+            cells[2] = f"[green]{cells[2]}[/]"
+        table.add_row(*cells, style=None if not marked or r.ok else "red")
+    return table
+
+
+def print_table(console, rows: list[Result], title: str = "", caption: str = "") -> None:
+    console.print(_table(rows, columns_for(rows), title, caption, marked=True))
     counters = counter_columns_for(rows)
     if counters:  # --counters: the hardware beside the model, one more table
-        ctable = Table(title=escape(f"{title} · hardware counters (ncu, 1 untimed run)") if title else None,
-                       header_style="bold")
-        for c in counters:
-            ctable.add_column(c.header, justify=c.justify)
-        for r in rows:
-            ctable.add_row(*[c.cell(r) for c in counters])
-        console.print(ctable)
+        console.print(_table(rows, counters, f"{title} · hardware counters (ncu, 1 untimed run)" if title else ""))
 
 
 def print_warnings(console, rows: list[Result]) -> None:

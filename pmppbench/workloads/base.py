@@ -415,7 +415,8 @@ def repeated_random(count: int, rng: np.random.Generator, low: float = -1.0, hig
     repeated. Drawing 2^31 random numbers would take the host tens of seconds; copying one block
     takes about one. An index that wrapped by 2^31 or 2^32 (a 32-bit overflow) moves by a
     non-multiple of the odd period, so it reads a different value and the check sees it."""
-    block = (rng.random(min(count, REPEAT_PERIOD), dtype=np.float32) * np.float32(high - low) + np.float32(low))
+    block = np.empty(min(count, REPEAT_PERIOD), dtype=np.float32)
+    uniform32(low, high)(rng, block)
     out = np.empty(count, dtype=np.float32)
     out[: block.size] = block
     filled = block.size

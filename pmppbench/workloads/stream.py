@@ -105,32 +105,26 @@ def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 17) -> np.
 
     sin(k*x) comes from z^k with z = e^{ix} (one complex multiply per term instead of a
     sine; the rounding grows like k * 1e-16, far below the FP32 error being checked).
-    Processed in blocks of 128K elements (2 MB temporaries per thread), shared out over one
-    thread per core (NumPy's loops release the GIL); every element's sum is the same
+    Processed in blocks of 128K elements (2 MB temporaries each), shared out over one thread
+    per core (base.on_cores; NumPy's loops release the GIL); every element's sum is the same
     sequence of operations whichever thread does it.
     """
-    import os  # noqa: PLC0415
-
     x = np.asarray(x)
     out = np.empty(x.size, dtype=np.float64)
 
-    def blocks(first: int, last: int) -> None:
-        term = np.empty(min(block, x.size))
-        for lo in range(first, last, block):
-            xb = x[lo:min(lo + block, last)].astype(np.float64)
-            step = np.exp(1j * xb)
-            z = np.ones_like(step)
-            acc = out[lo:lo + xb.size]
-            acc[:] = 0.0
-            t = term[:xb.size]
-            for k in range(1, terms + 1):
-                z *= step  # e^{ikx}
-                np.divide(z.imag, k, out=t)
-                acc += t
+    def one_block(lo: int) -> None:
+        xb = x[lo:lo + block].astype(np.float64)
+        step = np.exp(1j * xb)
+        z = np.ones_like(step)
+        acc = out[lo:lo + xb.size]
+        acc[:] = 0.0
+        t = np.empty(xb.size)
+        for k in range(1, terms + 1):
+            z *= step  # e^{ikx}
+            np.divide(z.imag, k, out=t)
+            acc += t
 
-    threads = max(1, min(os.cpu_count() or 1, 16, x.size // block))
-    per = max(block, -(-x.size // threads // block) * block)  # whole blocks per thread
-    on_cores(lambda lo: blocks(lo, min(lo + per, x.size)), range(0, x.size, per))
+    on_cores(one_block, range(0, x.size, block))
     return out.reshape(x.shape)
 
 
