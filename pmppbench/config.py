@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 from pmppbench import workloads
@@ -51,8 +52,6 @@ def configs_dir() -> Path:
     checkout = Path(__file__).resolve().parent.parent / "configs"
     if checkout.is_dir():
         return checkout
-    from importlib import resources  # noqa: PLC0415
-
     return Path(resources.files("pmppbench.configs"))  # a regular package: a real folder
 
 
