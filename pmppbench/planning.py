@@ -199,7 +199,7 @@ def config_plan(kw: dict) -> tuple[Plan, dict, Any]:
     cfg = configs.load(kw["config"], None if only is None else [x.strip() for x in only.split(",") if x.strip()] or [""])
     seed = cfg.seed if kw["seed"] is None else count("--seed", kw["seed"], 0)
     protocols, steps = {}, []
-    for p in cfg.plans:
+    for p in cfg.sections:
         w = workloads.get(p.name)
         protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, kw["flush_l2"] and w.protocol.timer == "events",
                                          kw["counters"])

@@ -21,7 +21,7 @@ from typing import Any, Protocol as TypingProtocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pmppbench import device, fleet, metadata, resultfile, workloads
+from pmppbench import device, fleet, metadata, resultfile
 from pmppbench import devices as inventory
 from pmppbench.check import CHECK_KERNELS
 from pmppbench.compile import Prefetch
@@ -212,12 +212,13 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
             sink.close(meta)
     rows = outcome.rows
     several = len(lanes) > 1
+    titles = {s.workload.name: s.workload.title for s in plan.steps}
     if not quiet:
         for name in dict.fromkeys(r.workload for r in rows):
             for d in (chosen if several else [None]):
                 mine = [r for r in rows if r.workload == name and (d is None or r.device_uuid == d.uuid)]
                 if mine:
-                    title = workloads.get(name).title + (f" · {d.label}" if d else "")
+                    title = titles[name] + (f" · {d.label}" if d else "")
                     terminal.print_table(console, mine, title=title, caption=caption(mine, protocols[name], plan.check_only))
         terminal.print_warnings(console, rows)
     if several:

@@ -5,8 +5,9 @@ every later call in that process fails) and hang (a `while (true)`). The session
 never runs kernels itself: a worker process owns the GPU and lives until something goes
 wrong, and the Supervisor
 
-- sends it one step at a time (a workload on a shape, the variants to run) and hears a
-  heartbeat before every check, warmup and batch (which variant runs, in which phase);
+- sends it one step at a time (a planning.Step: a workload on a shape, the variants to run)
+  and hears a heartbeat before every check, warmup and batch (which variant runs, in which
+  phase); what the two say to each other are the small frozen messages below;
 - on a sticky CUDA error, a crash of the process, or silence past the phase's time limit,
   kills the worker, gives the variant that was running an ERROR row saying what happened and
   what to run next (the compute-sanitizer command line), starts a fresh worker and runs the

@@ -155,8 +155,8 @@ def test_config_validation_follows_from_the_declaration(monkeypatch, tmp_path):
     monkeypatch.setitem(workloads._MODULES, "copy2d", "fake_workload")
     path = tmp_path / "c.toml"
     path.write_text("[copy2d]\nshapes = [[2, 3], {m = 5}]\nvariants = [\"rows\"]\n")
-    (plan,) = config.load(path).plans
-    assert plan.shapes == [{"m": 2, "n": 3}, {"m": 5, "n": 8}] and plan.variants == ["rows"]
+    (section,) = config.load(path).sections
+    assert section.shapes == [{"m": 2, "n": 3}, {"m": 5, "n": 8}] and section.variants == ["rows"]
     path.write_text("[copy2d]\nshapes = [[2, 0]]\n")
     with pytest.raises(config.UsageError, match="N must be a positive integer"):
         config.load(path)
