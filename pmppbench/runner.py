@@ -5,7 +5,8 @@ its output poisoned first, then (unless check-only) every passing variant timed 
 workload's protocol. `run_shape` sets the shape up on the GPU; `evaluate` keeps the
 promises and needs no GPU itself (the CPU tests drive it with a NumPy workload). The seed's order holds: first see PASS, then compare median_ms; a
 variant that fails its check is never timed. One variant's failure (compile error, launch
-failure, wrong result) is recorded in its row and the others go on.
+failure, wrong result) is recorded in its row and the others go on. (--counters' extra run
+comes after the runner's, from the worker: worker.run_step.)
 """
 
 from __future__ import annotations
