@@ -69,6 +69,8 @@ def arrive(name: str, shape: Shape, protocol: Protocol, seed: int, variants: tup
            run_id: str) -> Step:
     """A step that came through a pickle, with the registry's workload (and its variants as declared)."""
     w = workloads.get(name)
+    # A variant's geometry does not survive the pickle (Variant.__getstate__): resolve gives
+    # the declared variants back, a learner's as it came.
     return Step(w, shape, protocol, seed, tuple(w.resolve(list(variants))), check_only, run_id)
 
 

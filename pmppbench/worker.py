@@ -141,7 +141,7 @@ def _portable(exc: Exception) -> Exception:
     with its type and message."""
     if isinstance(exc, PmppError):
         try:
-            pickle.dumps(exc)
+            pickle.loads(pickle.dumps(exc))  # the supervisor must be able to unpickle it too
             return exc
         except Exception:  # noqa: BLE001 -- an error that will not pickle still says what happened
             return WorkerFault(str(exc))
