@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from pmppbench.devices import norm_bus_id
+from pmppbench.inventory import norm_bus_id
 from pmppbench.gpu import cupy
 
 # NVML clock-event (throttle) reason bits that mean "the GPU was held back". Idle, application

@@ -59,7 +59,7 @@ from typing import Any
 from pmppbench import occupancy
 from pmppbench.gpu import cupy
 from pmppbench.planning import Step
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.runner import job_for, prepared
 
 # ---- what is counted -----------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.roofline import MEMORY_BOUND, Ceilings, classify
 
 

@@ -17,8 +17,8 @@ import socket
 from dataclasses import replace
 from typing import Any, Callable
 
-from pmppbench import devices
-from pmppbench.devices import DeviceId
+from pmppbench import inventory
+from pmppbench.inventory import DeviceId
 from pmppbench.errors import EnvironmentProblem, UsageError
 from pmppbench.planning import Step
 from pmppbench.worker import Lane, Supervisor, serve
@@ -36,7 +36,7 @@ def _ray():
 
 def _this_gpu() -> DeviceId:
     """The one GPU Ray gave this actor."""
-    return devices.visible()[0]
+    return inventory.visible()[0]
 
 
 class FleetWorker:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rich.table import Table
 
 from pmppbench.compare import SLOWER, verdict
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def device_key(r: Result) -> str:

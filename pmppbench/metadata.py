@@ -10,7 +10,7 @@ from typing import Any
 from pmppbench import clocks, device, roofline
 from pmppbench.errors import EnvironmentProblem
 from pmppbench.gpu import nvrtc
-from pmppbench.results import now_iso
+from pmppbench.row import now_iso
 
 
 def nvrtc_version() -> str:

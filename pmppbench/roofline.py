@@ -34,7 +34,7 @@ from pmppbench import device
 from pmppbench.compile import cache_dir
 from pmppbench.gpu import cupy, require_device
 from pmppbench.protocol import Protocol, measure
-from pmppbench.results import now_iso
+from pmppbench.row import now_iso
 
 MEMORY_BOUND = "memory-bound"
 COMPUTE_BOUND = "compute-bound"

@@ -29,7 +29,7 @@ from pmppbench.errors import CompileError, PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import EventTimer, Protocol, measure
-from pmppbench.results import Result, now_iso
+from pmppbench.row import Result, now_iso
 from pmppbench.workloads.base import Job, Shape, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)

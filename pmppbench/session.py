@@ -21,8 +21,7 @@ from typing import Any, Protocol as TypingProtocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pmppbench import device, fleet, metadata, resultfile
-from pmppbench import devices as inventory
+from pmppbench import device, fleet, inventory, metadata, resultfile
 from pmppbench.check import CHECK_KERNELS
 from pmppbench.compile import Prefetch
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
@@ -30,7 +29,7 @@ from pmppbench.export import terminal
 from pmppbench.health import print_health
 from pmppbench.planning import Plan, Step
 from pmppbench.protocol import Protocol
-from pmppbench.results import Result, error_row
+from pmppbench.row import Result, error_row
 from pmppbench.runner import PHASES, kernel_unit, take_spent
 from pmppbench.worker import Lane, RunStep, Supervisor, in_process
 

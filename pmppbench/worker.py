@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmppbench import counters, device, runner
-from pmppbench.devices import DeviceId
+from pmppbench.inventory import DeviceId
 from pmppbench.errors import PmppError
 from pmppbench.gpu import cupy, require_device
 from pmppbench.planning import Step
-from pmppbench.results import Result, error_row
+from pmppbench.row import Result, error_row
 from pmppbench.runner import StickyCudaError, spent, sticky_error, take_spent
 
 _ENV_LOCK = threading.Lock()

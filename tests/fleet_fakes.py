@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from pmppbench.devices import DeviceId
-from pmppbench.results import Result
+from pmppbench.inventory import DeviceId
+from pmppbench.row import Result
 from pmppbench.worker import Rows, Stop
 
 

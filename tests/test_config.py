@@ -9,7 +9,7 @@ import pytest
 from pmppbench import config, workloads
 from pmppbench.device import DeviceInfo
 from pmppbench.errors import UsageError
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -92,9 +92,9 @@ def fake_gpu(monkeypatch):
 
     monkeypatch.setattr(runner, "run_shape", fake_run)
     # in this process: the worker process would have no fake device (tests/test_worker.py covers it)
-    from pmppbench import devices, worker
+    from pmppbench import inventory, worker
 
-    monkeypatch.setattr(devices, "visible", lambda: [devices.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
+    monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
 
     monkeypatch.setattr(worker.Supervisor, "run", lambda self, step, progress=None: worker.run_step(step))
 

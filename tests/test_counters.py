@@ -14,7 +14,7 @@ from pmppbench.export import markdown
 from pmppbench.export.columns import counter_columns_for
 from pmppbench.planning import Step
 from pmppbench.protocol import Protocol
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
@@ -196,10 +196,10 @@ def test_without_ncu_every_passing_row_says_why_and_the_run_keeps_its_rows(monke
 def test_the_command_line_takes_counters_and_prints_the_missing_tool_once(tmp_path, run_cli, monkeypatch):
     from test_config import FAKE_DEVICE
 
-    from pmppbench import device, devices, runner, worker
+    from pmppbench import device, inventory, runner, worker
 
     monkeypatch.setattr(device, "current", lambda: FAKE_DEVICE)
-    monkeypatch.setattr(devices, "visible", lambda: [devices.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
+    monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
     monkeypatch.setattr(k, "ncu_path", lambda: None)
     monkeypatch.setattr(k, "_theoretical_occupancy", lambda rows: None)
     seen = []

@@ -14,11 +14,11 @@ import pytest
 from fake_workload import Copy2D
 from pmppbench import session
 from pmppbench.compare import compare_results
-from pmppbench.devices import DeviceId, _uuid, parse
+from pmppbench.inventory import DeviceId, _uuid, parse
 from pmppbench.errors import UsageError
 from pmppbench.health import health
 from pmppbench.planning import Plan, Step
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.worker import Lane, Rows, Stop, Supervisor
 
 GPUS = [DeviceId(i, "NVIDIA H200", f"GPU-{i:08x}-0000-0000-0000-000000000000", f"0000:{16 + i:02x}:00.0")
@@ -140,7 +140,7 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
     """The default run names its GPU too; a runtime without a UUID still works."""
     import types
 
-    from pmppbench import devices, gpu
+    from pmppbench import gpu, inventory
 
     monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: the UUID comes from CUDA
     props = [{"name": b"NVIDIA H200", "uuid": bytes(range(16)), "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
@@ -150,7 +150,7 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
     fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
     monkeypatch.setattr(gpu, "require_device", lambda: 2)
     monkeypatch.setattr(gpu, "cupy", lambda: fake)
-    a, b = devices.visible()
+    a, b = inventory.visible()
     assert (a.name, a.uuid, a.pci_bus_id, a.pin) == ("NVIDIA H200", "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
                                                      "0000:19:00.0", a.uuid)
     assert (b.name, b.uuid, b.pci_bus_id, b.pin) == ("Other GPU", "", "0000:3b:00.0", "1")
@@ -161,7 +161,7 @@ def test_visible_takes_the_uuid_from_nvml(monkeypatch):
     """CuPy hands the UUID over as a C string, cut at its first zero byte; NVML's is whole."""
     import types
 
-    from pmppbench import devices, gpu
+    from pmppbench import gpu, inventory
 
     props = [{"name": b"NVIDIA H200", "uuid": b"\x8f\x2c", "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
               "major": 9, "minor": 0}]
@@ -174,7 +174,7 @@ def test_visible_takes_the_uuid_from_nvml(monkeypatch):
         nvmlDeviceGetUUID=lambda h: [b"GPU-other", whole.encode()][h],
         nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=[b"00000000:3B:00.0", b"00000000:19:00.0"][h]))
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    (a,) = devices.visible()
+    (a,) = inventory.visible()
     assert (a.uuid, a.pin, a.pci_bus_id) == (whole, whole, "0000:19:00.0")
 
 

@@ -13,7 +13,7 @@ from fake_workload import Copy2D
 from pmppbench import cli, config, session
 from pmppbench.errors import UsageError
 from pmppbench.planning import Plan, Step
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.runner import evaluate
 
 

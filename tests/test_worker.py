@@ -14,7 +14,7 @@ from fake_workload import Copy2D
 from pmppbench import session
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.planning import Plan, Step
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.workloads.base import Variant
 from pmppbench.worker import At, Failed, Rows, Sticky, Stop, Supervisor, WorkerFault, sanitizer_command
 
