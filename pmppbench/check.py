@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pmppbench.compile import load_kernels
+from pmppbench.gpu import cupy
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -67,8 +70,6 @@ def to_host(a) -> np.ndarray:
 
 def device_copy(ref: np.ndarray):
     """The reference uploaded once, for every variant of a shape whose output is on the GPU."""
-    from pmppbench.gpu import cupy  # noqa: PLC0415
-
     return cupy().asarray(ref)
 
 
@@ -131,9 +132,6 @@ def _host_stats(flat_out: np.ndarray, flat_ref: np.ndarray, tol: Tolerance) -> _
 
 def _kernel_stats(flat_out, flat_ref, tol: Tolerance) -> _Stats:
     """kernels_cu/check.cu: one launch over the whole output, then the blocks combined here."""
-    from pmppbench.compile import load_kernels  # noqa: PLC0415
-    from pmppbench.gpu import cupy  # noqa: PLC0415
-
     cp = cupy()
     name = f"compare<{'double' if flat_ref.dtype == np.float64 else 'float'}, {RULES[tol.rule]}>"
     kernel = load_kernels("check", list(CHECK_KERNELS))[name]

@@ -18,7 +18,11 @@ import typer
 from rich.console import Console
 
 from pmppbench import __version__, workloads
+from pmppbench.config import bundled
 from pmppbench.errors import PmppError, UsageError
+
+# Each command imports what it runs inside its own body (the function-local imports below):
+# `pmppbench --help` and a mistake on the command line answer without loading the engine.
 
 app = typer.Typer(
     add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -84,8 +88,6 @@ WORKLOAD_OPTIONS = {
 
 
 def _bundled_configs() -> str:
-    from pmppbench.config import bundled  # noqa: PLC0415
-
     return ", ".join(bundled())
 
 

@@ -6,7 +6,10 @@ Read only: pmppbench never changes clocks. NVML comes from the optional nvidia-m
 
 from __future__ import annotations
 
-from pmppbench.devices import norm_bus_id
+from functools import cache
+
+from pmppbench.inventory import norm_bus_id
+from pmppbench.gpu import cupy
 
 # NVML clock-event (throttle) reason bits that mean "the GPU was held back". Idle, application
 # clock settings and sync boost are not slowdowns of a running kernel.
@@ -41,9 +44,7 @@ class ClockWatch:
         self.reason = ""
         self.driver_version = ""
         try:
-            import pynvml  # noqa: PLC0415
-
-            from pmppbench.gpu import cupy  # noqa: PLC0415
+            import pynvml  # noqa: PLC0415 (optional: nvidia-ml-py; its absence is one of the reasons)
 
             pynvml.nvmlInit()
             self._h = _handle_for(pynvml, cupy().cuda.Device().pci_bus_id)
@@ -66,6 +67,12 @@ class ClockWatch:
             "temp_c": float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
             "reasons": int(self._reasons(h)),
         }
+
+
+@cache
+def watch() -> ClockWatch:
+    """One NVML handle per process (the runner's observers and the run's metadata share it)."""
+    return ClockWatch()
 
 
 class ClockObserver:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pmppbench.errors import UsageError
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 FASTER, SLOWER, SAME, FAIL, UNTIMED = "FASTER", "SLOWER", "SAME", "FAIL", "UNTIMED"
 

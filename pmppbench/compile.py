@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pmppbench import device
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.gpu import cupy, nvrtc
 
@@ -232,9 +235,6 @@ class Prefetch:
     default plan's units take about as long together as the largest one alone."""
 
     def __init__(self, units: list[Unit], arch: str, workers: int | None = None):
-        import multiprocessing  # noqa: PLC0415
-        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
-
         self._pool, self.futures = None, []
         todo = list(dict.fromkeys(units))
         if not todo:
@@ -306,8 +306,6 @@ def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None
     Loaded modules are kept for the life of the process, so a second shape of the same
     workload neither recompiles nor reloads.
     """
-    from pmppbench import device  # noqa: PLC0415 (needs a GPU)
-
     memo_key = (workload, str(source or ""), tuple(names), tuple(sorted((defines or {}).items())))
     if memo_key in _LOADED:
         return _LOADED[memo_key]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 from pmppbench import workloads
@@ -30,7 +31,9 @@ WORKLOAD_KEYS = {"shapes", "reps", "warmup", "batches", "variants"}
 
 
 @dataclass
-class WorkloadPlan:
+class Section:
+    """One workload's [section] of a config: its shapes and protocol overrides."""
+
     name: str
     shapes: list[dict]
     reps: int | None = None
@@ -40,10 +43,13 @@ class WorkloadPlan:
 
 
 @dataclass
-class Config:
+class ConfigFile:
+    """A config as loaded: where it came from, its hash (the run metadata records both), its
+    sections in file order and its seed."""
+
     path: Path
     sha256: str
-    plans: list[WorkloadPlan] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
     seed: int = 0
 
 
@@ -51,8 +57,6 @@ def configs_dir() -> Path:
     checkout = Path(__file__).resolve().parent.parent / "configs"
     if checkout.is_dir():
         return checkout
-    from importlib import resources  # noqa: PLC0415
-
     return Path(resources.files("pmppbench.configs"))  # a regular package: a real folder
 
 
@@ -75,7 +79,7 @@ def resolve(path: str | Path | None) -> Path:
     return p
 
 
-def load(path: str | Path | None, only: list[str] | None = None) -> Config:
+def load(path: str | Path | None, only: list[str] | None = None) -> ConfigFile:
     p = resolve(path)
     if not p.is_file():
         raise UsageError(f"--config {path}: no such file; give a TOML file or a bundled config "
@@ -88,7 +92,7 @@ def load(path: str | Path | None, only: list[str] | None = None) -> Config:
     return parse(data, p, hashlib.sha256(raw).hexdigest(), only)
 
 
-def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) -> Config:
+def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) -> ConfigFile:
     where = str(path)
     known = workloads.names()
     seed = data.get("seed", 0)
@@ -98,7 +102,7 @@ def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) 
         for name in only:
             if name not in known:
                 raise UsageError(f"--only {name}: unknown workload; choose from {', '.join(known)}")
-    cfg = Config(path, sha, seed=seed)
+    cfg = ConfigFile(path, sha, seed=seed)
     for name, section in data.items():
         if name == "seed":
             continue
@@ -108,8 +112,8 @@ def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) 
             raise UsageError(f"{where}: {name}: expected a table [{name}], got {type(section).__name__}")
         if only and name not in only:
             continue
-        cfg.plans.append(_plan(name, section, where))
-    if not cfg.plans:
+        cfg.sections.append(_section(name, section, where))
+    if not cfg.sections:
         raise UsageError(f"{where}: no workloads to run" + (f" (after --only {','.join(only)})" if only else ""))
     return cfg
 
@@ -118,19 +122,19 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _plan(name: str, section: dict, where: str) -> WorkloadPlan:
+def _section(name: str, section: dict, where: str) -> Section:
     w = workloads.get(name)
     for key in section:
         if key not in WORKLOAD_KEYS:
             raise UsageError(f"{where}: [{name}] {key}: unknown key; expected one of {', '.join(sorted(WORKLOAD_KEYS))}")
-    plan = WorkloadPlan(name, [])
+    out = Section(name, [])
     for key in ("reps", "warmup", "batches"):
         if key in section:
             v = section[key]
             low = 0 if key == "warmup" else 1
             if not _is_int(v) or v < low:
                 raise UsageError(f"{where}: [{name}] {key}: expected an integer >= {low}, got {v!r}")
-            setattr(plan, key, v)
+            setattr(out, key, v)
     if "variants" in section:
         v = section["variants"]
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -139,7 +143,7 @@ def _plan(name: str, section: dict, where: str) -> WorkloadPlan:
             if x not in w.variant_names():
                 raise UsageError(f"{where}: [{name}] variants: unknown variant {x!r}; "
                                  f"expected some of {', '.join(w.variant_names())}")
-        plan.variants = v
+        out.variants = v
     shapes = section.get("shapes")
     if not isinstance(shapes, list) or not shapes:
         raise UsageError(f"{where}: [{name}] shapes: expected a non-empty list of shapes such as "
@@ -164,5 +168,5 @@ def _plan(name: str, section: dict, where: str) -> WorkloadPlan:
             w.validate(shape)
         except UsageError as exc:
             raise UsageError(f"{where}: {key}: {exc}") from exc
-        plan.shapes.append(shape)
-    return plan
+        out.shapes.append(shape)
+    return out

@@ -13,8 +13,8 @@ hardware counted for one run of that variant on the same shape and seed:
       and bank conflicts            l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum
     achieved occupancy              sm__warps_active.avg.pct_of_peak_sustained_active
 
-and derive.fill_counters puts each beside its model: DRAM bytes / the model's bytes,
-requested bytes / the modelled requests, achieved / theoretical occupancy.
+and fill_counters puts each beside its model: DRAM bytes / the model's bytes, requested
+bytes / the modelled requests, achieved / theoretical occupancy.
 
 Why ncu and not CUPTI in the worker: cupti-python 13.4 (PyPI) binds CUPTI's Profiler Host
 API (metric configuration and evaluation) and PM sampling, but not the Range Profiler that
@@ -26,8 +26,9 @@ before every pass (--cache-control all), so DRAM bytes are those of a cold run, 
 start the logical model assumes. It is on PATH wherever the CUDA toolkit is.
 
 How it runs: after a step's checks and timed batches, and after its buffers are freed, the
-worker starts `ncu ... python -m pmppbench.counters SPEC`. That child sets the same shape up
-with the same seed and runs each passing variant once, inside an NVTX range named after it
+worker starts `ncu ... python -m pmppbench.counters STEP MANIFEST`. That child gets the
+step (planning.Step, pickled), sets the same shape up with the same seed and runs each
+passing variant once, inside an NVTX range named after it
 (ncu names the kernels by their range) and between cudaProfilerStart/Stop, so nothing
 else it launches (uploads, fills) is profiled. Clocks are left as found (--clock-control
 none). The timed batches never run under the profiler: counters come from this extra
@@ -39,6 +40,7 @@ lacks is dropped, with one line, and the rest are read.
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import os
@@ -53,6 +55,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from pmppbench import occupancy
+from pmppbench.gpu import cupy
+from pmppbench.planning import Step
+from pmppbench.row import Result
+from pmppbench.runner import job_for, prepared
 
 # ---- what is counted -----------------------------------------------------------------------
 
@@ -92,12 +100,13 @@ def ncu_path() -> str | None:
     return os.environ.get("PMPPBENCH_NCU") or shutil.which("ncu")
 
 
-def ncu_command(ncu: str, log: Path, spec: Path, metrics=METRICS, rename: bool = True) -> list[str]:
-    """The profiler's command line around the child that reruns one step's variants."""
+def ncu_command(ncu: str, log: Path, spec: Path, manifest: Path, metrics=METRICS, rename: bool = True) -> list[str]:
+    """The profiler's command line around the child that reruns one step's variants (`spec`:
+    the pickled Step; the child writes its `manifest` there)."""
     return [ncu, "--csv", "--page", "details", "--print-units", "base", "--metrics", ",".join(metrics),
             "--nvtx", *(["--print-nvtx-rename", "kernel"] if rename else []), "--profile-from-start", "off",
             "--cache-control", "all", "--clock-control", "none", "--target-processes", "all",
-            "--log-file", str(log), sys.executable, "-m", "pmppbench.counters", str(spec)]
+            "--log-file", str(log), sys.executable, "-m", "pmppbench.counters", str(spec), str(manifest)]
 
 
 # ---- reading ncu's CSV ------------------------------------------------------------------------
@@ -184,11 +193,9 @@ def problem(log_text: str, returncode: int | None) -> str | None:
 
 # ---- in the worker: one step's counters ----------------------------------------------------
 
-def collect(workload, shape: dict, variants: list, rows: list, *, seed: int,
-            at: Callable[[str, str], None] | None = None) -> None:
+def collect(step: Step, rows: list, *, at: Callable[[str, str], None] | None = None) -> None:
     """Fill the counters of every PASS row of one step (rows in place); see the module doc."""
-    from pmppbench import derive  # noqa: PLC0415
-
+    variants = step.variants
     by_name = {r.variant: r for r in rows}
     todo = [v for v in variants if v.name in by_name and by_name[v.name].check == "PASS"]
     for v in variants:
@@ -203,7 +210,7 @@ def collect(workload, shape: dict, variants: list, rows: list, *, seed: int,
         _fail([by_name[v.name] for v in todo], NO_NCU)
         return
     try:
-        kernels, manifest, why, dropped = _profile(ncu, workload, shape, todo, seed, at)
+        kernels, manifest, why, dropped = _profile(ncu, step.only(todo), at)
     except Exception as exc:  # noqa: BLE001 -- counters never cost a row
         kernels, manifest, dropped = [], [], []
         why = f"--counters: {type(exc).__name__}: {exc}; the run went on without counters"
@@ -227,7 +234,35 @@ def collect(workload, shape: dict, variants: list, rows: list, *, seed: int,
             row.counters_note = "no kernel ran (a copy)" if launched is None else "kernels not matched"
             continue
         row.counters = combine(mine)
-        derive.fill_counters(row)
+        fill_counters(row)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def fill_counters(row: Result) -> None:
+    """The counter columns of a row from its raw counters (row.counters, ncu metric names) and
+    its model: bytes (logical), model["model_bytes"] (a workload's modelled requests, GEMM's),
+    occupancy_theoretical_pct (PMPP 5.6 by hand). A ratio whose model is missing stays None."""
+    c = row.counters
+    if not c:
+        return
+    rd, wr = c.get(DRAM_READ), c.get(DRAM_WRITE)
+    row.dram_read_bytes = None if rd is None else int(rd)
+    row.dram_write_bytes = None if wr is None else int(wr)
+    if rd is not None and wr is not None:
+        row.dram_vs_model = _ratio(rd + wr, row.bytes)
+    row.l2_hit_pct, row.l1_hit_pct = c.get(L2_HIT), c.get(L1_HIT)
+    ld, st = c.get(GLOBAL_LD), c.get(GLOBAL_ST)
+    if ld is not None and st is not None:
+        row.requested_bytes = int(ld + st)
+        row.requested_vs_model = _ratio(ld + st, row.model.get("model_bytes") or row.bytes)
+    row.smem_ld_wavefronts_per_request = _ratio(c.get(SMEM_LD_WF), c.get(SMEM_LD_REQ))
+    row.smem_ld_conflicts_per_request = _ratio(c.get(SMEM_LD_CONFLICTS), c.get(SMEM_LD_REQ))
+    row.smem_st_wavefronts_per_request = _ratio(c.get(SMEM_ST_WF), c.get(SMEM_ST_REQ))
+    row.occupancy_achieved_pct = c.get(OCCUPANCY)
+    row.occupancy_vs_theoretical = _ratio(row.occupancy_achieved_pct, row.occupancy_theoretical_pct)
 
 
 def _fail(rows: list, why: str) -> None:
@@ -238,8 +273,6 @@ def _fail(rows: list, why: str) -> None:
 
 def _theoretical_occupancy(rows: list) -> None:
     """PMPP 5.6's occupancy by hand (occupancy.py) for every row that launched one kernel."""
-    from pmppbench import occupancy  # noqa: PLC0415
-
     try:
         limits = occupancy.limits_for_current_device()
     except Exception:  # noqa: BLE001 -- counters never cost a row
@@ -253,16 +286,13 @@ def _theoretical_occupancy(rows: list) -> None:
         row.occupancy_theoretical_pct = occ.occupancy_pct
 
 
-def _profile(ncu: str, workload, shape: dict, variants: list, seed: int, at) -> tuple[list, list, str | None, list]:
+def _profile(ncu: str, step: Step, at) -> tuple[list, list, str | None, list]:
     """Run the child under ncu: (kernels, manifest, None, metrics dropped) or ([], [], the
     one-line problem, metrics dropped).
     A metric this GPU or ncu does not know, or an option an older ncu lacks (the NVTX
     renaming), is dropped and the step profiled once more without it (the row's counters
     then lack that metric; without the renaming kernels are matched by launch order)."""
-    import gc  # noqa: PLC0415
-
-    from pmppbench.gpu import cupy  # noqa: PLC0415
-
+    workload, shape, variants = step.workload, step.shape, step.variants
     gc.collect()  # the step's buffers: the child needs the same memory again
     try:
         cupy().get_default_memory_pool().free_all_blocks()
@@ -271,12 +301,10 @@ def _profile(ncu: str, workload, shape: dict, variants: list, seed: int, at) -> 
     metrics, rename = list(METRICS), True
     with tempfile.TemporaryDirectory(prefix="pmppbench-counters-") as tmp:
         spec, manifest_path = Path(tmp, "spec.pkl"), Path(tmp, "manifest.json")
-        spec.write_bytes(pickle.dumps({"workload": workload.name, "shape": dict(shape),
-                                       "variants": list(variants), "seed": seed,
-                                       "manifest": str(manifest_path)}))
+        spec.write_bytes(pickle.dumps(step))
         for attempt in range(3):
             log = Path(tmp, f"ncu{attempt}.csv")
-            cmd = ncu_command(ncu, log, spec, metrics, rename)
+            cmd = ncu_command(ncu, log, spec, manifest_path, metrics, rename)
             log_text, child_text, code, timed_out = _run(cmd, Path(tmp, f"child{attempt}.txt"), variants, at)
             _keep(workload, shape, log_text, child_text)
             dropped = [m for m in METRICS if m not in metrics]
@@ -347,27 +375,20 @@ def _keep(workload, shape: dict, log_text: str, child_text: str) -> None:
 
 # ---- the child, under ncu ---------------------------------------------------------------------
 
-def child(spec_path: str) -> int:
+def child(spec_path: str, manifest_path: str) -> int:
     """Set the step's shape up again (same seed) and run each variant once in its NVTX range,
     between cudaProfilerStart and cudaProfilerStop."""
-    spec = pickle.loads(Path(spec_path).read_bytes())
-    import cupy.cuda.nvtx as nvtx  # noqa: PLC0415
-    import cupy.cuda.profiler as profiler  # noqa: PLC0415
+    import cupy.cuda.nvtx as nvtx  # noqa: PLC0415 (CuPy: only where a GPU runs)
+    import cupy.cuda.profiler as profiler  # noqa: PLC0415 (CuPy: only where a GPU runs)
 
-    from pmppbench import workloads  # noqa: PLC0415
-    from pmppbench.gpu import cupy  # noqa: PLC0415
-    from pmppbench.runner import job_for, prepared  # noqa: PLC0415
-
-    cp = cupy()
-    w = workloads.get(spec["workload"])
-    shape = spec["shape"]
-    variants = w.resolve(spec["variants"])  # pickled without their geometry: the declared ones again
-    sync = cp.cuda.Device().synchronize
-    with prepared(w, shape, variants, spec["seed"]) as (_inputs, ctx):
+    step: Step = pickle.loads(Path(spec_path).read_bytes())
+    w, shape, variants = step.workload, step.shape, list(step.variants)
+    sync = cupy().cuda.Device().synchronize
+    with prepared(w, shape, variants, step.seed) as (_inputs, ctx):
         jobs = [(v, job_for(w, v, shape, ctx)) for v in variants]
         manifest = [{"variant": v.name, "launches": 1 if job.launch is not None and job.run is job.launch else None}
                     for v, job in jobs]
-        Path(spec["manifest"]).write_text(json.dumps(manifest))
+        Path(manifest_path).write_text(json.dumps(manifest))
         sync()
         profiler.start()
         try:
@@ -384,4 +405,4 @@ def child(spec_path: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(child(sys.argv[1]))
+    raise SystemExit(child(sys.argv[1], sys.argv[2]))

@@ -4,10 +4,8 @@
     relative        speedup vs the workload's baseline variant; % of its roof variant's rate
     speed of light  intensity, bound and % of the roof at that intensity (PMPP 5.1), against
                     each set of ceilings (datasheet-style peaks, and the measured ones)
-    counters        (--counters) each hardware counter beside its model: DRAM bytes / model
-                    bytes, requested bytes / modelled requests, shared-memory wavefronts per
-                    request, achieved / theoretical occupancy
 
+(--counters puts each hardware counter beside its model in counters.fill_counters.)
 Every exporter, `compare` and `plot` read these fields; nothing recomputes them.
 """
 
@@ -16,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.roofline import MEMORY_BOUND, Ceilings, classify
 
 
@@ -86,33 +84,3 @@ def speed_of_light(row: Any, ceilings: Ceilings | Sequence[Ceilings]) -> dict[st
 def fill_speed_of_light(row: Result, ceilings: Sequence[Ceilings]) -> None:
     for key, value in (speed_of_light(row, ceilings) or {}).items():
         setattr(row, key, value)
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
-
-
-def fill_counters(row: Result) -> None:
-    """The counter columns of a row from its raw counters (row.counters, ncu metric names) and
-    its model: bytes (logical), model["model_bytes"] (a workload's modelled requests, GEMM's),
-    occupancy_theoretical_pct (PMPP 5.6 by hand). A ratio whose model is missing stays None."""
-    from pmppbench import counters as k  # noqa: PLC0415
-
-    c = row.counters
-    if not c:
-        return
-    rd, wr = c.get(k.DRAM_READ), c.get(k.DRAM_WRITE)
-    row.dram_read_bytes = None if rd is None else int(rd)
-    row.dram_write_bytes = None if wr is None else int(wr)
-    if rd is not None and wr is not None:
-        row.dram_vs_model = _ratio(rd + wr, row.bytes)
-    row.l2_hit_pct, row.l1_hit_pct = c.get(k.L2_HIT), c.get(k.L1_HIT)
-    ld, st = c.get(k.GLOBAL_LD), c.get(k.GLOBAL_ST)
-    if ld is not None and st is not None:
-        row.requested_bytes = int(ld + st)
-        row.requested_vs_model = _ratio(ld + st, row.model.get("model_bytes") or row.bytes)
-    row.smem_ld_wavefronts_per_request = _ratio(c.get(k.SMEM_LD_WF), c.get(k.SMEM_LD_REQ))
-    row.smem_ld_conflicts_per_request = _ratio(c.get(k.SMEM_LD_CONFLICTS), c.get(k.SMEM_LD_REQ))
-    row.smem_st_wavefronts_per_request = _ratio(c.get(k.SMEM_ST_WF), c.get(k.SMEM_ST_REQ))
-    row.occupancy_achieved_pct = c.get(k.OCCUPANCY)
-    row.occupancy_vs_theoretical = _ratio(row.occupancy_achieved_pct, row.occupancy_theoretical_pct)

@@ -17,15 +17,18 @@ import socket
 from dataclasses import replace
 from typing import Any, Callable
 
-from pmppbench.devices import DeviceId
+from pmppbench import inventory
+from pmppbench.inventory import DeviceId
 from pmppbench.errors import EnvironmentProblem, UsageError
+from pmppbench.planning import Step
+from pmppbench.worker import Lane, Supervisor, serve
 
 RAY_HINT = "Ray is not installed: pip install 'pmppbench[fleet]'"
 
 
 def _ray():
     try:
-        import ray  # noqa: PLC0415 (optional)
+        import ray  # noqa: PLC0415 (optional, and a second or more to import: only for --ray)
     except ImportError as exc:
         raise EnvironmentProblem(RAY_HINT) from exc
     return ray
@@ -33,9 +36,7 @@ def _ray():
 
 def _this_gpu() -> DeviceId:
     """The one GPU Ray gave this actor."""
-    from pmppbench import devices  # noqa: PLC0415
-
-    return devices.visible()[0]
+    return inventory.visible()[0]
 
 
 class FleetWorker:
@@ -43,8 +44,6 @@ class FleetWorker:
 
     def __init__(self, timeout_s: float | None = None, target: Callable | None = None,
                  identify: Callable[[], DeviceId] = _this_gpu):
-        from pmppbench.worker import Supervisor, serve  # noqa: PLC0415
-
         self.supervisor = Supervisor(timeout_s, target=target or serve)
         self.host = socket.gethostname()
         self.gpu = identify()
@@ -52,15 +51,13 @@ class FleetWorker:
     def identity(self) -> tuple[DeviceId, str]:
         return self.gpu, self.host
 
-    def run_shape(self, workload: str, shape: dict, **kw: Any) -> list:
-        from pmppbench import workloads  # noqa: PLC0415
-
-        rows = self.supervisor.run_shape(workloads.get(workload), shape, **kw)
+    def run(self, step: Step) -> list:
+        rows = self.supervisor.run(step)
         for r in rows:
             r.host = self.host
         return rows
 
-    def start(self, steps: list) -> None:
+    def start(self, steps: list[Step]) -> None:
         """Start this GPU's worker with the plan (Supervisor.start)."""
         self.supervisor.start(steps)
 
@@ -84,10 +81,8 @@ def connect(address: str, **init: Any):
 
 
 def lanes(address: str, timeout_s: float | None = None, *, target: Callable | None = None,
-          identify: Callable[[], DeviceId] = _this_gpu, **init: Any) -> list:
-    """One session Lane per GPU of the cluster, each reaching its actor."""
-    from pmppbench.session import Lane  # noqa: PLC0415
-
+          identify: Callable[[], DeviceId] = _this_gpu, **init: Any) -> list[Lane]:
+    """One Lane per GPU of the cluster, each reaching its actor."""
     ray = connect(address, **init)
     gpus = int(ray.cluster_resources().get("GPU", 0))
     if gpus < 1:
@@ -99,14 +94,14 @@ def lanes(address: str, timeout_s: float | None = None, *, target: Callable | No
     for actor, (gpu, host) in zip(actors, ray.get([a.identity.remote() for a in actors])):
         gpu = replace(gpu, host=host)
 
-        def run_shape(workload, shape, *, actor=actor, progress=None, **kw):
-            return ray.get(actor.run_shape.remote(workload.name, shape, **kw))  # progress stays on the driver
+        def run(step, progress=None, actor=actor):
+            return ray.get(actor.run.remote(step))  # progress stays on the driver
 
         def spent(actor=actor) -> dict[str, float]:
             return ray.get(actor.spent.remote())
 
         def start(steps, actor=actor) -> None:
-            ray.get(actor.start.remote(steps))
+            ray.get(actor.start.remote(list(steps)))
 
-        out.append(Lane(run_shape, gpu, actor, spent, start))
+        out.append(Lane(run, gpu, actor, spent, start))
     return out

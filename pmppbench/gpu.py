@@ -18,7 +18,7 @@ INSTALL_HINT = "pip install 'pmppbench[cuda13]' (or [cuda12] for a CUDA 12 drive
 def cupy():
     """Import CuPy or say how to get it."""
     try:
-        import cupy as cp  # noqa: PLC0415 (deliberately lazy)
+        import cupy as cp  # noqa: PLC0415 (CuPy, deliberately lazy: the module doc says why)
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise EnvironmentProblem(f"CuPy is not installed ({exc}); {INSTALL_HINT}") from exc
     return cp
@@ -27,7 +27,7 @@ def cupy():
 def nvrtc():
     """CuPy's NVRTC binding, or a message naming the wheel that provides libnvrtc."""
     try:
-        from cupy_backends.cuda.libs import nvrtc as lib  # noqa: PLC0415
+        from cupy_backends.cuda.libs import nvrtc as lib  # noqa: PLC0415 (CuPy, lazily, as above)
         lib.getVersion()
     except ImportError as exc:
         raise EnvironmentProblem(f"CuPy is not installed ({exc}); {INSTALL_HINT}") from exc

@@ -12,8 +12,10 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from rich.table import Table
+
 from pmppbench.compare import SLOWER, verdict
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def device_key(r: Result) -> str:
@@ -61,8 +63,6 @@ def print_health(console, rows: list[Result]) -> None:
     h = health(rows)
     if not h.ratios:
         return
-    from rich.table import Table  # noqa: PLC0415
-
     labels = {device_key(r): f"{r.device} {r.device_pci}".strip() for r in rows}
     t = Table(title="Device health: each GPU's time / the median over GPUs, per row", header_style="bold")
     for col in ("device", "rows", "median ratio", "worst ratio", "rows slower beyond noise"):

@@ -7,14 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pmppbench.results import now_iso
+from pmppbench import clocks, device, roofline
+from pmppbench.errors import EnvironmentProblem
+from pmppbench.gpu import nvrtc
+from pmppbench.row import now_iso
 
 
 def nvrtc_version() -> str:
     """NVRTC's version as 'major.minor' (registers and spills depend on it), or '' if absent."""
-    from pmppbench.errors import EnvironmentProblem  # noqa: PLC0415
-    from pmppbench.gpu import nvrtc  # noqa: PLC0415
-
     try:
         major, minor = nvrtc().getVersion()
     except EnvironmentProblem:
@@ -40,10 +40,6 @@ def git_revision() -> str:
 def run_meta(seed: int, gpu_required: bool = True, **extra: Any) -> dict[str, Any]:
     """The metadata of a run on the current device (needs a GPU, unless `gpu_required` is off:
     a Ray driver, whose rows record the GPUs of the fleet)."""
-    from pmppbench import device, roofline  # noqa: PLC0415
-    from pmppbench.errors import EnvironmentProblem  # noqa: PLC0415
-    from pmppbench.runner import clock_watch  # noqa: PLC0415
-
     run = {"nvrtc": nvrtc_version(), "timestamp": now_iso(), "git_revision": git_revision(),
            "command": "pmppbench " + " ".join(sys.argv[1:]), "seed": seed, **extra}
     try:
@@ -52,7 +48,7 @@ def run_meta(seed: int, gpu_required: bool = True, **extra: Any) -> dict[str, An
         if gpu_required:
             raise
         return run
-    watch = clock_watch()
+    watch = clocks.watch()
     return {**dev.metadata(), "ceilings": roofline.ceilings_meta(roofline.ceilings_for(dev)),
             "nvml": "available" if watch.available else f"unavailable ({watch.reason})",
             "nvidia_driver": watch.driver_version, **run}

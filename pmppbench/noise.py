@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 SPREAD_WARN_PCT = 5.0  # (max - min) / median of the batch means
 SHORT_CALL_MS = 0.010  # under ~10 us per call, the per-launch cost is a large part of the time

@@ -27,6 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.table import Table
+
+from pmppbench import device
+from pmppbench.gpu import cupy
+
 # The four resources of PMPP 5.6, in the order the table and the explanation list them.
 RESOURCES = ("threads", "blocks", "registers", "shared memory")
 
@@ -253,13 +258,10 @@ def occupancy(limits: SmLimits, threads_per_block: int, registers_per_thread: in
                      active_warps, limits.max_warps, steps, conclusion)
 
 
-# ---- on the GPU: the driver's answer and the `pmppbench resources` table -----------------
+# ---- on the GPU: the driver's answer, and the rows of `pmppbench resources` (tools.py) -----
 
 def limits_for_current_device() -> SmLimits:
     """The current GPU's limits, with the two attributes DeviceInfo lacks read from the driver."""
-    from pmppbench import device  # noqa: PLC0415
-    from pmppbench.gpu import cupy  # noqa: PLC0415
-
     rt = cupy().cuda.runtime
     dev_id = rt.getDevice()
     reserved = int(rt.deviceGetAttribute(rt.cudaDevAttrReservedSharedMemoryPerBlock, dev_id))
@@ -269,16 +271,12 @@ def limits_for_current_device() -> SmLimits:
 
 def api_active_blocks(kernel: Any, threads_per_block: int, dynamic_smem: int = 0) -> int:
     """cuOccupancyMaxActiveBlocksPerMultiprocessor for a loaded compile.Kernel."""
-    from pmppbench.gpu import cupy  # noqa: PLC0415
-
     drv = cupy().cuda.driver
     return int(drv.occupancyMaxActiveBlocksPerMultiprocessor(kernel.function.ptr, threads_per_block, dynamic_smem))
 
 
 def max_dynamic_smem(kernel: Any) -> int:
     """The dynamic shared memory the kernel currently allows itself (48 KB - static unless raised)."""
-    from pmppbench.gpu import cupy  # noqa: PLC0415
-
     drv = cupy().cuda.driver
     return int(drv.funcGetAttribute(drv.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kernel.function.ptr))
 
@@ -333,43 +331,8 @@ def resource_row(workload: str, variant: str, shape: str, launch: Any, limits: S
                        occ.explanation, tuple(occ.details))
 
 
-def workload_launches(workload: Any, shape: dict) -> list[tuple[Any, Any]]:
-    """(variant, Launch) for every variant of `workload` on `shape` that launches a kernel.
-
-    Builds the jobs exactly as the runner does (runner.prepared, then job) but runs
-    nothing. Only for immediate use: the launches' buffers are released on return, so read
-    their kernel, block and dynamic shared memory, never launch them.
-    """
-    from pmppbench.runner import prepared  # noqa: PLC0415
-
-    workload.validate(shape)
-    variants = list(workload.variants_for(shape))
-    with prepared(workload, shape, variants) as (_inputs, ctx):
-        launches = [(v, workload.job(v, shape, ctx).launch) for v in variants]
-    return [(v, launch) for v, launch in launches if launch is not None]
-
-
-def resources_table_rows(workload: Any, shape: dict | None = None, limits: SmLimits | None = None) -> list[ResourceRow]:
-    """Rows of `pmppbench resources` for one workload on `shape` (default: its default shape).
-
-    Needs a GPU: the kernels are loaded for the current device so the registers come from
-    the driver, and every row carries the occupancy API's answer next to the hand's.
-    """
-    shape = workload.default_shape() if shape is None else shape
-    limits = limits or limits_for_current_device()
-    label = workload.label(shape)
-    rows = []
-    for variant, launch in workload_launches(workload, shape):
-        api = api_active_blocks(launch.kernel, launch.threads_per_block, launch.dynamic_smem)
-        rows.append(resource_row(workload.name, variant.name, label, launch, limits, api,
-                                 max_dynamic_smem(launch.kernel)))
-    return rows
-
-
 def print_resources(console: Any, rows: list[ResourceRow], title: str = "", caption: str = "") -> None:
     """The Rich table; a disagreement between the hand and the API is shown in red."""
-    from rich.table import Table  # noqa: PLC0415
-
     table = Table(title=title or None, caption=caption or None, header_style="bold")
     headers = RESOURCE_HEADERS[:-1]  # the explanation is printed under the table, one line per kernel
     for h in headers:
@@ -382,5 +345,5 @@ def print_resources(console: Any, rows: list[ResourceRow], title: str = "", capt
 
 
 __all__ = ["RESOURCES", "SmLimits", "Occupancy", "occupancy", "ResourceRow", "resource_row", "resource_cells",
-           "RESOURCE_HEADERS", "resources_table_rows", "workload_launches", "api_active_blocks",
+           "RESOURCE_HEADERS", "api_active_blocks",
            "limits_for_current_device", "max_dynamic_smem", "print_resources"]

@@ -1,17 +1,91 @@
-"""From the words of a command to a Plan: sizes, counts and lists parsed with one wording
-for every mistake, variants and a learner's kernel looked up, protocols with the user's
-overrides, the shapes a command runs (explicit sizes, check shapes, or a config's)."""
+"""From the words of a command to a Plan of Steps: sizes, counts and lists parsed with one
+wording for every mistake, variants and a learner's kernel looked up, protocols with the
+user's overrides, the shapes a command runs (explicit sizes, check shapes, or a config's).
+
+A Step is the one shape a unit of work has from here to its rows: the session hands it to a
+lane, the supervisor sends it to its worker process (or a Ray actor), the worker runs it and
+the counters child runs it once more under ncu.
+"""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
+from pmppbench import config as configs
 from pmppbench import workloads
 from pmppbench.errors import UsageError
-from pmppbench.session import Plan, Step
+from pmppbench.protocol import Protocol
+from pmppbench.workloads.base import Shape, Variant, Workload
+
+
+@dataclass(frozen=True, eq=False)
+class Step:
+    """One workload on one shape: its variants, protocol and seed, and the run it belongs to.
+
+    It travels by pickle (to a worker process, a Ray actor, the counters child) as its
+    workload's name, and arrives with the registry's workload: `arrive` is the one place a
+    workload is looked up by name on the way from the plan to the rows."""
+
+    workload: Workload
+    shape: Shape
+    protocol: Protocol
+    seed: int = 0
+    variants: tuple[Variant, ...] = ()  # empty when made: the workload's own choice for the shape
+    check_only: bool = False
+    run_id: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", dict(self.shape))
+        object.__setattr__(self, "variants", tuple(self.variants or self.workload.variants_for(self.shape)))
+
+    def __reduce__(self):
+        return arrive, (self.workload.name, self.shape, self.protocol, self.seed, self.variants, self.check_only,
+                        self.run_id)
+
+    @property
+    def label(self) -> str:
+        return f"{self.workload.name} {self.workload.label(self.shape)}"
+
+    @property
+    def place(self) -> tuple:
+        """Where the step stands in its plan: workload, shape and seed (its variants may shrink
+        when the supervisor runs it again without a variant that faulted)."""
+        return self.workload.name, tuple(sorted((k, repr(v)) for k, v in self.shape.items())), self.seed
+
+    @property
+    def key(self) -> tuple:
+        """What its host work depends on (worker.Ahead): its place and its variants."""
+        return (*self.place, tuple(v.name for v in self.variants))
+
+    def only(self, variants) -> "Step":
+        """The same step with fewer variants."""
+        return replace(self, variants=tuple(variants))
+
+
+def arrive(name: str, shape: Shape, protocol: Protocol, seed: int, variants: tuple, check_only: bool,
+           run_id: str) -> Step:
+    """A step that came through a pickle, with the registry's workload (and its variants as declared)."""
+    w = workloads.get(name)
+    # A variant's geometry does not survive the pickle (Variant.__getstate__): resolve gives
+    # the declared variants back, a learner's as it came.
+    return Step(w, shape, protocol, seed, tuple(w.resolve(list(variants))), check_only, run_id)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The steps of one run, in order; every step carries the run's id and check-only flag."""
+
+    steps: tuple[Step, ...] = ()
+    check_only: bool = False
+    run_id: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", tuple(replace(s, check_only=self.check_only, run_id=self.run_id)
+                                                if (s.check_only, s.run_id) != (self.check_only, self.run_id) else s
+                                                for s in self.steps))
 
 
 def count(name: str, text: Optional[str], minimum: int = 1) -> Optional[int]:
@@ -51,8 +125,6 @@ def pick_variants(workload, spec: Optional[str]):
 
 def learner_variant(workload, spec: Optional[str], like: Optional[str]):
     """--kernel FILE.cu:NAME --like V: NAME from the learner's file, run as V is run."""
-    from pmppbench.workloads.base import Variant  # noqa: PLC0415
-
     if spec is None and like is None:
         return None
     if spec is None or like is None:
@@ -119,23 +191,21 @@ def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
         chosen = [*(chosen or w.variants), learner]
     seed = count("--seed", kw["seed"], 0)
     shapes = shapes_for(w, dims, axes, kw["check_only"])
-    steps = [Step(w, s, protocol, seed + i, chosen) for i, s in enumerate(shapes)]
-    return Plan(steps, kw["check_only"], uuid.uuid4().hex[:8]), {w.name: protocol}
+    steps = [Step(w, s, protocol, seed + i, tuple(chosen or ())) for i, s in enumerate(shapes)]
+    return Plan(tuple(steps), kw["check_only"], uuid.uuid4().hex[:8]), {w.name: protocol}
 
 
-def config_plan(kw: dict) -> tuple[Plan, dict, object]:
+def config_plan(kw: dict) -> tuple[Plan, dict, Any]:
     """`all`'s Plan from a config (the bundled default unless --config), its protocols and the config."""
-    from pmppbench import config as configs  # noqa: PLC0415
-
     only = kw["only"]
     cfg = configs.load(kw["config"], None if only is None else [x.strip() for x in only.split(",") if x.strip()] or [""])
     seed = cfg.seed if kw["seed"] is None else count("--seed", kw["seed"], 0)
     protocols, steps = {}, []
-    for p in cfg.plans:
+    for p in cfg.sections:
         w = workloads.get(p.name)
         protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, kw["flush_l2"] and w.protocol.timer == "events",
                                          kw["counters"])
-        chosen = [w.variant(v) for v in p.variants] if p.variants else None
+        chosen = tuple(w.variant(v) for v in p.variants) if p.variants else ()
         # Shape i of a workload gets seed + i, as in the workload commands.
         steps += [Step(w, s, protocols[p.name], seed + i, chosen) for i, s in enumerate(p.shapes)]
-    return Plan(steps, kw["check_only"], uuid.uuid4().hex[:8]), protocols, cfg
+    return Plan(tuple(steps), kw["check_only"], uuid.uuid4().hex[:8]), protocols, cfg

@@ -25,6 +25,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+import numpy as np
+
+from pmppbench import device
+from pmppbench.compile import load_kernels
+from pmppbench.gpu import cupy
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -138,8 +144,6 @@ class EventTimer:
     """
 
     def __init__(self, stream=None, hold_us: float = HOLD_US):
-        from pmppbench.gpu import cupy  # noqa: PLC0415
-
         cp = cupy()
         self._cp = cp
         self._stream = stream
@@ -176,10 +180,6 @@ class EventTimer:
 
 def _hold_launcher() -> Callable[[object, float], None]:
     """(stream, microseconds) -> queue one `hold` that long on the stream."""
-    import numpy as np  # noqa: PLC0415
-
-    from pmppbench.compile import load_kernels  # noqa: PLC0415
-
     kernel = load_kernels("timing", ["hold"])["hold"]
     return lambda stream, us: kernel((1,), (1,), (np.uint64(int(us * 1000)),), stream=stream)
 
@@ -194,8 +194,6 @@ class ColdTimer:
     """
 
     def __init__(self, l2_bytes: int):
-        from pmppbench.gpu import cupy  # noqa: PLC0415
-
         self._scratch = cupy().empty(max(2 * l2_bytes, 1 << 20) // 4, dtype="float32")
         self._one_call = EventTimer()
 
@@ -236,8 +234,6 @@ def make_timer(protocol: Protocol):
     if protocol.timer == "host":
         return HostTimer()
     if protocol.timer == "cold":
-        from pmppbench import device  # noqa: PLC0415
-
         return ColdTimer(device.current().l2_bytes)
     return EventTimer()
 

@@ -31,7 +31,7 @@ from pmppbench.export import csv as csv_export
 from pmppbench.export import json as json_export
 from pmppbench.export import markdown
 from pmppbench.export.csv import FORMAT_VERSION
-from pmppbench.results import CHECK_STATES, Result
+from pmppbench.row import CHECK_STATES, Result
 
 FORMATS = ("csv", "json", "md")
 REQUIRED = ("workload", "variant", "shape", "check")

@@ -30,6 +30,12 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from pmppbench import device
+from pmppbench.compile import cache_dir
+from pmppbench.gpu import cupy, require_device
+from pmppbench.protocol import Protocol, measure
+from pmppbench.row import now_iso
+
 MEMORY_BOUND = "memory-bound"
 COMPUTE_BOUND = "compute-bound"
 
@@ -105,11 +111,6 @@ def measure_ceilings(copy_bytes: int | None = None, gemm_n: int | None = None, b
     calls, median of the batch means) so the ceilings are measured like the kernels.
     The buffers shrink to fit in a quarter of free memory.
     """
-    from pmppbench import device  # noqa: PLC0415
-    from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
-    from pmppbench.protocol import Protocol, measure  # noqa: PLC0415
-    from pmppbench.results import now_iso  # noqa: PLC0415
-
     require_device()
     cp = cupy()
     dev = device.current()
@@ -163,8 +164,6 @@ def measure_ceilings(copy_bytes: int | None = None, gemm_n: int | None = None, b
 # ---- the cache: <cache dir>/ceilings.json, one entry per GPU name + driver -----------------
 
 def cache_path() -> Path:
-    from pmppbench.compile import cache_dir  # noqa: PLC0415
-
     return cache_dir() / "ceilings.json"
 
 

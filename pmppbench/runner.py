@@ -5,7 +5,8 @@ its output poisoned first, then (unless check-only) every passing variant timed 
 workload's protocol. `run_shape` sets the shape up on the GPU; `evaluate` keeps the
 promises and needs no GPU itself (the CPU tests drive it with a NumPy workload). The seed's order holds: first see PASS, then compare median_ms; a
 variant that fails its check is never timed. One variant's failure (compile error, launch
-failure, wrong result) is recorded in its row and the others go on.
+failure, wrong result) is recorded in its row and the others go on. (--counters' extra run
+comes after the runner's, from the worker: worker.run_step.)
 """
 
 from __future__ import annotations
@@ -15,20 +16,20 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pmppbench import derive, roofline
+from pmppbench import clocks, derive, device, roofline
 from pmppbench.check import compare, device_copy, on_device
-from pmppbench.clocks import ClockObserver, ClockWatch
+from pmppbench.clocks import ClockObserver
 from pmppbench.compile import load_kernels
 from pmppbench.errors import CompileError, PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
-from pmppbench.protocol import Protocol, measure
-from pmppbench.results import Result, now_iso
+from pmppbench.protocol import EventTimer, Protocol, measure
+from pmppbench.row import Result, now_iso
 from pmppbench.workloads.base import Job, Shape, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
@@ -62,12 +63,10 @@ def take_spent() -> dict[str, float]:
 
 def ensure_memory(workload: Workload, shape: Shape) -> None:
     """Refuse, before allocating, a shape that cannot fit in free device memory."""
-    from pmppbench.device import free_memory_bytes  # noqa: PLC0415
-
     need = workload.device_bytes(shape)
     gc.collect()  # the previous shape's buffers may still sit in reference cycles
     cupy().get_default_memory_pool().free_all_blocks()
-    free, _total = free_memory_bytes()
+    free, _total = device.free_memory_bytes()
     if need > free:
         raise UsageError(
             f"{workload.name} {workload.label(shape)} needs {_gib(need)} of device memory but only "
@@ -143,8 +142,6 @@ def run_shape(
     `at(variant, phase)` hears what runs next (the worker's heartbeat to its supervisor);
     `host` is the shape's host_work() when it was done ahead (worker.Ahead)."""
     require_device()
-    from pmppbench import device  # noqa: PLC0415
-
     cp = cupy()
     variants = list(variants or workload.variants_for(shape))
     dev = device.current()
@@ -154,11 +151,6 @@ def run_shape(
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name,
                         synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
                         observer=clock_observer, at=at)
-    if protocol.counters:  # after the batches and the teardown: one more, untimed run under ncu
-        from pmppbench import counters  # noqa: PLC0415
-
-        with spent("counters"):
-            counters.collect(workload, shape, variants, rows, seed=seed, at=at)
     return rows
 
 
@@ -269,8 +261,6 @@ def evaluate(
     extra = workload.model_runs(shape, ctx, out_rows)
     model_timings = {}
     if extra and extra.runs:
-        from pmppbench.protocol import EventTimer  # noqa: PLC0415
-
         with spent("timed"):
             model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
     workload.annotate(shape, ctx, out_rows, model_timings)
@@ -294,8 +284,6 @@ def job_for(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job
 def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job:
     """A learner's kernel (--kernel FILE:NAME --like V) in V's job: the same buffers, arguments,
     grid and block, only the kernel swapped. Compiled with the shape's defines (e.g. RADIUS)."""
-    from pathlib import Path  # noqa: PLC0415
-
     like = workload.variant(variant.like)
     base = workload.job(like, shape, ctx)
     if base.launch is None or base.run is not base.launch:
@@ -354,15 +342,9 @@ class StickyCudaError(Exception):
         self.variant, self.name, self.detail = variant, name, detail
 
 
-@cache
-def clock_watch() -> ClockWatch:
-    """One NVML handle per process."""
-    return ClockWatch()
-
-
 def clock_observer() -> ClockObserver | None:
     """A fresh clock sampler for one measure() call; None without NVML."""
-    watch = clock_watch()
+    watch = clocks.watch()
     return ClockObserver(watch) if watch.available else None
 
 

@@ -1,11 +1,13 @@
 """The one orchestration behind every workload command and `all`.
 
-A Plan is a list of Steps (one workload on one shape, with its variants, protocol and
-seed). `run` hands each step to the runner, streams every finished row to the sinks the
-moment it exists, turns a step that fails as a whole (a compile error, a device fault) into
-ERROR rows for its variants and goes on, and stops cleanly on Ctrl-C with every finished
-row already in the sinks. `run_and_report` is what the commands call: --out checked first,
-the run, then the tables and the exit code from the rows (`exit_problem`).
+A Plan is a list of Steps (planning.py: one workload on one shape, with its variants,
+protocol and seed). `run` hands each step to a lane (a GPU and its supervised worker, a Ray
+actor, or this process), streams every finished row to the sinks the moment it exists,
+turns a step that fails as a whole (a compile error, a device fault) into ERROR rows for its
+variants and goes on, and stops cleanly on Ctrl-C with every finished row already in the
+sinks. `run_and_report` is what the commands call: --out checked first, the run, then the
+tables and the exit code, which follows from the rows and the types of the steps' errors
+(`exit_problem`).
 """
 
 from __future__ import annotations
@@ -17,84 +19,58 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol as TypingProtocol
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from pmppbench import device, fleet, inventory, metadata, resultfile
+from pmppbench.check import CHECK_KERNELS
+from pmppbench.compile import Prefetch
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
+from pmppbench.export import terminal
+from pmppbench.health import print_health
+from pmppbench.planning import Plan, Step
 from pmppbench.protocol import Protocol
-from pmppbench.results import Result, error_row
-from pmppbench.workloads.base import Shape, Variant, Workload
+from pmppbench.row import Result, error_row
+from pmppbench.runner import PHASES, kernel_unit, take_spent
+from pmppbench.worker import Lane, RunStep, Supervisor, in_process
 
-
-@dataclass
-class Step:
-    workload: Workload
-    shape: Shape
-    protocol: Protocol
-    seed: int
-    variants: list[Variant] | None = None  # None: the workload's own choice for the shape
-
-    @property
-    def label(self) -> str:
-        return f"{self.workload.name} {self.workload.label(self.shape)}"
-
-
-@dataclass
-class Plan:
-    steps: list[Step]
-    check_only: bool = False
-    run_id: str = ""
+__all__ = ["Plan", "Step", "Lane", "Outcome", "run", "exit_problem", "run_and_report", "error_rows"]
 
 
 @dataclass
 class Outcome:
     rows: list[Result] = field(default_factory=list)
     interrupted: bool = False
-    usage_errors: list[str] = field(default_factory=list)  # steps refused as bad input (e.g. too large)
+    failed: list[tuple[Exception, list[Result]]] = field(default_factory=list)  # steps that failed as a whole: the error, its ERROR rows
 
 
 class Sink(TypingProtocol):
     def add(self, row: Result) -> None: ...
 
 
-RunShape = Callable[..., list[Result]]
-Progress = Callable[[str], None]  # a line saying what runs now
+Says = Callable[[str], None]  # a line saying what runs now
 
 
-def _default_run_shape(*args: Any, **kwargs: Any) -> list[Result]:
-    from pmppbench.runner import run_shape  # noqa: PLC0415 (imports the GPU stack lazily)
-
-    return run_shape(*args, **kwargs)
-
-
-def error_rows(step: Step, exc: BaseException, run_id: str) -> list[Result]:
+def error_rows(step: Step, exc: BaseException) -> list[Result]:
     """One ERROR row per variant of a step that failed as a whole."""
     message = f"{type(exc).__name__}: {exc}".splitlines()[0] if not isinstance(exc, PmppError) \
         else str(exc).splitlines()[0]
     w = step.workload
-    return [error_row(w.name, v.name, w.label(step.shape), step.shape, message, step.seed, run_id)
-            for v in (step.variants or w.variants_for(step.shape))]
+    return [error_row(w.name, v.name, w.label(step.shape), step.shape, message, step.seed, step.run_id)
+            for v in step.variants]
 
 
-@dataclass
-class Lane:
-    """One GPU of the run and the run_shape that reaches it (its supervised worker)."""
-
-    run_shape: RunShape
-    device: Any = None  # devices.DeviceId; None: the current device, untagged
-    actor: Any = None  # a Ray fleet's actor behind run_shape (fleet.py), for whoever must stop it
-    spent: Callable[[], dict[str, float]] | None = None  # its worker's runner phases so far (wall-time line)
-    start: Callable[[list], None] | None = None  # start its worker with the plan (worker.PlanAhead's steps)
-
-
-def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = None,
+def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Says | None = None,
         advance: Callable[[], None] | None = None, debug: bool = False,
-        run_shape: RunShape = _default_run_shape, lanes: list[Lane] | None = None,
+        run_step: RunStep = in_process, lanes: list[Lane] | None = None,
         host_link_parallel: bool = False) -> Outcome:
-    """Run every step; see the module doc. `run_shape` is the runner's (a seam for tests).
+    """Run every step; see the module doc. Without `lanes`, one lane runs `run_step` (this
+    process by default; a seam for tests).
 
     With several `lanes` (--devices) every GPU runs the whole plan, with the same seeds,
     concurrently, one thread per GPU; steps of a workload that `shares_host_link` (the
     stream workload's PCIe copies) run one GPU at a time unless `host_link_parallel`."""
     sinks = list(sinks)
-    lanes = lanes or [Lane(run_shape)]
+    lanes = lanes or [Lane(run_step)]
     out = Outcome()
     lock, host_link, stop = threading.Lock(), threading.Lock(), threading.Event()
 
@@ -107,26 +83,22 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
                 s.add(row)
 
     def one(step: Step, lane: Lane) -> list[Result]:
+        says = (lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None
         try:
             shared = step.workload.shares_host_link and len(lanes) > 1 and not host_link_parallel
             with host_link if shared else contextlib.nullcontext():
-                rows = lane.run_shape(step.workload, step.shape, protocol=step.protocol, check_only=plan.check_only,
-                                      seed=step.seed, variants=step.variants, run_id=plan.run_id,
-                                      progress=(lambda w, v, s: progress(f"{w} {s}: {v}")) if progress else None)
+                return tag(lane.run(step, says), lane)
         except KeyboardInterrupt:
             raise
-        except EnvironmentProblem as exc:
-            if len(lanes) == 1:
-                raise  # nothing can run on this machine (exit 3); with several GPUs only this one's rows
-            return tag(error_rows(step, exc, plan.run_id), lane)
         except Exception as exc:  # the step's rows say what went wrong; the run goes on
+            if isinstance(exc, EnvironmentProblem) and len(lanes) == 1:
+                raise  # nothing can run on this machine (exit 3); with several GPUs only this one's rows
             if debug and not isinstance(exc, PmppError):
                 raise
-            if isinstance(exc, UsageError):
-                with lock:
-                    out.usage_errors.append(str(exc))
-            rows = error_rows(step, exc, plan.run_id)
-        return tag(rows, lane)
+            rows = tag(error_rows(step, exc), lane)
+            with lock:
+                out.failed.append((exc, rows))
+            return rows
 
     def tag(rows: list[Result], lane: Lane) -> list[Result]:
         if lane.device is not None:
@@ -171,12 +143,15 @@ def run(plan: Plan, sinks: Iterable[Sink] = (), *, progress: Progress | None = N
 
 def exit_problem(out: Outcome) -> PmppError | None:
     """What the run's exit says: None when every row passed (or was skipped); the bad input
-    (exit 2) when only refused steps failed; otherwise a failed check (exit 1)."""
+    (a UsageError: exit 2) when every row that did not pass is a step's refused as bad input;
+    otherwise a failed check (exit 1)."""
     bad = [r for r in out.rows if not r.ok]
     if not bad:
         return None
-    if out.usage_errors and all(r.check == "ERROR" and r.error in out.usage_errors for r in bad):
-        return UsageError(out.usage_errors[0])
+    refused = [exc for exc, _ in out.failed if isinstance(exc, UsageError)]
+    theirs = {id(r) for exc, rows in out.failed if isinstance(exc, UsageError) for r in rows}
+    if refused and all(id(r) in theirs for r in bad):
+        return refused[0]
     return CheckFailed(f"{len(bad)} of {len(out.rows)} rows did not PASS: "
                        + "; ".join(f"{r.workload} {r.variant} {r.shape}: {r.error or r.check_detail}"
                                    for r in bad[:3]))
@@ -191,45 +166,32 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     (pmppbench/worker.py), rows streamed to --out as they finish, a progress bar on stderr,
     then the tables, warnings, repeatability and summary on stdout; raises what the exit
     should say (nothing when every row passed)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
-
-    from pmppbench import metadata, resultfile, workloads  # noqa: PLC0415
-    from pmppbench.export import terminal  # noqa: PLC0415
-
-    from pmppbench import devices as gpus  # noqa: PLC0415
-
     if ray and devices:
         raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
     started = time.perf_counter()
     out = resultfile.check_writable(out, force) if out else None
     supervisors, lanes = [], []
     if ray:  # every GPU of a Ray cluster, each through its actor (pmppbench/fleet.py)
-        from pmppbench import fleet  # noqa: PLC0415
-
         lanes = fleet.lanes(ray, timeout_s)
         chosen = [lane.device for lane in lanes]
     else:
-        visible = gpus.visible()
-        chosen = [visible[i] for i in gpus.parse(devices, len(visible))] if devices else [visible[0]]
+        visible = inventory.visible()
+        chosen = [visible[i] for i in inventory.parse(devices, len(visible))] if devices else [visible[0]]
     meta = metadata.run_meta(plan.steps[0].seed if plan.steps else 0, run_id=plan.run_id, check_only=plan.check_only,
                              protocol={k: v.__dict__ for k, v in protocols.items()},
                              devices=[d.__dict__ for d in chosen], ray=ray or "", gpu_required=not ray, **meta_extra)
     sink = resultfile.open_sink(out, meta) if out else None
     bar = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=err_console, disable=quiet, transient=True)
-    from pmppbench.runner import take_spent  # noqa: PLC0415 (the in-process phases, --debug)
-    from pmppbench.worker import Supervisor  # noqa: PLC0415
-
     prefetch = None
     if debug and not ray:  # in this process, for tracebacks (the current GPU only)
-        lanes = [Lane(_default_run_shape, chosen[0])]
+        lanes = [Lane(in_process, chosen[0])]
     elif not ray:  # one supervised worker per GPU, pinned to it when --devices names GPUs
         supervisors = [Supervisor(timeout_s, pin=d.pin if devices else None) for d in chosen]
-        lanes = [Lane(s.run_shape, d, spent=lambda s=s: s.spent, start=s.start) for s, d in zip(supervisors, chosen)]
-    steps = [(s.workload.name, dict(s.shape), s.variants, s.seed) for s in plan.steps]
+        lanes = [Lane(s.run, d, spent=lambda s=s: s.spent, start=s.start) for s, d in zip(supervisors, chosen)]
     for lane in lanes:
         if lane.start:
-            lane.start(steps)  # each worker makes its context and the first inputs while the kernels compile
+            lane.start(list(plan.steps))  # each worker makes its context and the first inputs while the kernels compile
     if not ray:
         prefetch = _prefetch(plan, {d.arch for d in chosen})
     try:
@@ -249,17 +211,16 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
             sink.close(meta)
     rows = outcome.rows
     several = len(lanes) > 1
+    titles = {s.workload.name: s.workload.title for s in plan.steps}
     if not quiet:
         for name in dict.fromkeys(r.workload for r in rows):
             for d in (chosen if several else [None]):
                 mine = [r for r in rows if r.workload == name and (d is None or r.device_uuid == d.uuid)]
                 if mine:
-                    title = workloads.get(name).title + (f" · {d.label}" if d else "")
+                    title = titles[name] + (f" · {d.label}" if d else "")
                     terminal.print_table(console, mine, title=title, caption=caption(mine, protocols[name], plan.check_only))
         terminal.print_warnings(console, rows)
     if several:
-        from pmppbench.health import print_health  # noqa: PLC0415
-
         print_health(console, rows)
     terminal.print_stability(console, rows)
     console.print(wall_line(meta["wall_s"]), highlight=False)
@@ -275,14 +236,10 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
 
 def _prefetch(plan: Plan, archs: set[str]):
     """Every unit the plan compiles, compiled ahead in a pool of processes (compile.Prefetch)."""
-    from pmppbench.check import CHECK_KERNELS  # noqa: PLC0415
-    from pmppbench.compile import Prefetch  # noqa: PLC0415
-    from pmppbench.runner import kernel_unit  # noqa: PLC0415
-
     units = [("check", CHECK_KERNELS, ())] + ([("timing", ("hold",), ())] if not plan.check_only else [])
     for step in plan.steps:
         try:
-            unit = kernel_unit(step.workload, step.shape, list(step.variants or step.workload.variants_for(step.shape)))
+            unit = kernel_unit(step.workload, step.shape, list(step.variants))
         except PmppError:
             continue  # the step itself will say what is wrong
         if unit[1]:
@@ -304,8 +261,6 @@ def wall_time(wall: float, reports: list[dict[str, float]], gpus: int) -> dict[s
     """Where the run's wall time went: each runner phase (summed over the workers' reports,
     averaged over the GPUs that ran at once), and `other` (worker start-up, transfers,
     printing) for the rest."""
-    from pmppbench.runner import PHASES  # noqa: PLC0415
-
     out = {"wall": wall}
     for phase in PHASES:
         out[phase] = sum(r.get(phase, 0.0) for r in reports) / max(gpus, 1)
@@ -322,8 +277,6 @@ def wall_line(w: dict[str, float]) -> str:
 
 def caption(rows: list[Result], protocol: Protocol, check_only: bool) -> str:
     """The table's caption: the device, then the protocol (or the check rules)."""
-    from pmppbench import device  # noqa: PLC0415
-
     try:
         d = device.current()
         where = f"{d.name} ({d.arch})"

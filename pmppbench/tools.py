@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from pmppbench import workloads
+from typing import Any
+
+from rich.table import Table
+
+from pmppbench import device, occupancy, roofline, workloads
+from pmppbench.compile import compile_unit
 from pmppbench.errors import CheckFailed, CompileError, UsageError
+from pmppbench.gpu import nvrtc, require_device
+from pmppbench.metadata import nvrtc_version
+from pmppbench.occupancy import ResourceRow, SmLimits
+from pmppbench.runner import prepared
 
 
 def info(console, measure: bool) -> None:
     """The GPU's facts and ceilings: theoretical, and measured once with --measure (PMPP 5.1)."""
-    from rich.table import Table  # noqa: PLC0415
-
-    from pmppbench import device, roofline  # noqa: PLC0415
-    from pmppbench.metadata import nvrtc_version  # noqa: PLC0415
-
     d = device.current()
     t = Table(title=f"{d.name} ({d.arch})", show_header=False)
     t.add_column(justify="left")
@@ -64,8 +68,6 @@ def info(console, measure: bool) -> None:
 
 def supported_arch(arch: str) -> str:
     """`arch` if this NVRTC can build it; UsageError naming the ones it can otherwise."""
-    from pmppbench.gpu import nvrtc  # noqa: PLC0415
-
     supported = [f"sm_{a}" for a in nvrtc().getSupportedArchs()]
     if arch not in supported:
         raise UsageError(f"--arch {arch}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
@@ -75,13 +77,8 @@ def supported_arch(arch: str) -> str:
 def compile_all(console, names: list[str] | None, arch: str | None, use_cache: bool) -> None:
     """Compile every kernel of the named workloads; one aligned line per kernel: the variant's
     table name, the kernel expression it launches, the defines, ptxas's resources."""
-    from pmppbench.compile import compile_unit  # noqa: PLC0415
-    from pmppbench.metadata import nvrtc_version  # noqa: PLC0415
-
     chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
     if arch is None:
-        from pmppbench import device  # noqa: PLC0415
-
         arch = device.current().arch
     arch = supported_arch(arch)
     console.print(f"NVRTC {nvrtc_version()}, {arch}", highlight=False)
@@ -113,9 +110,6 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
 def resources(console, names: list[str] | None) -> None:
     """Registers, shared and local memory and occupancy of every kernel (PMPP 5.6)."""
     chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
-    from pmppbench import device, occupancy  # noqa: PLC0415
-    from pmppbench.gpu import require_device  # noqa: PLC0415
-
     require_device()
     limits = occupancy.limits_for_current_device()
     d = device.current()
@@ -126,8 +120,39 @@ def resources(console, names: list[str] | None) -> None:
                   highlight=False)
     disagree = 0
     for w in chosen:
-        rows = occupancy.resources_table_rows(w, limits=limits)
+        rows = resources_table_rows(w, limits=limits)
         disagree += sum(r.agrees is False for r in rows)
         occupancy.print_resources(console, rows, title=f"{w.title} · {w.label(w.default_shape())}")
     if disagree:
         raise CheckFailed(f"{disagree} kernel(s) where the hand computation and the occupancy API disagree")
+
+
+def workload_launches(workload: Any, shape: dict) -> list[tuple[Any, Any]]:
+    """(variant, Launch) for every variant of `workload` on `shape` that launches a kernel.
+
+    Builds the jobs exactly as the runner does (runner.prepared, then job) but runs
+    nothing. Only for immediate use: the launches' buffers are released on return, so read
+    their kernel, block and dynamic shared memory, never launch them.
+    """
+    workload.validate(shape)
+    variants = list(workload.variants_for(shape))
+    with prepared(workload, shape, variants) as (_inputs, ctx):
+        launches = [(v, workload.job(v, shape, ctx).launch) for v in variants]
+    return [(v, launch) for v, launch in launches if launch is not None]
+
+
+def resources_table_rows(workload: Any, shape: dict | None = None, limits: SmLimits | None = None) -> list[ResourceRow]:
+    """Rows of `pmppbench resources` for one workload on `shape` (default: its default shape).
+
+    Needs a GPU: the kernels are loaded for the current device so the registers come from
+    the driver, and every row carries the occupancy API's answer next to the hand's.
+    """
+    shape = workload.default_shape() if shape is None else shape
+    limits = limits or occupancy.limits_for_current_device()
+    label = workload.label(shape)
+    rows = []
+    for variant, launch in workload_launches(workload, shape):
+        api = occupancy.api_active_blocks(launch.kernel, launch.threads_per_block, launch.dynamic_smem)
+        rows.append(occupancy.resource_row(workload.name, variant.name, label, launch, limits, api,
+                                           occupancy.max_dynamic_smem(launch.kernel)))
+    return rows

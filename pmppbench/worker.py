@@ -5,8 +5,9 @@ every later call in that process fails) and hang (a `while (true)`). The session
 never runs kernels itself: a worker process owns the GPU and lives until something goes
 wrong, and the Supervisor
 
-- sends it one step at a time (a workload on a shape, the variants to run) and hears a
-  heartbeat before every check, warmup and batch (which variant runs, in which phase);
+- sends it one step at a time (a planning.Step: a workload on a shape, the variants to run)
+  and hears a heartbeat before every check, warmup and batch (which variant runs, in which
+  phase); what the two say to each other are the small frozen messages below;
 - on a sticky CUDA error, a crash of the process, or silence past the phase's time limit,
   kills the worker, gives the variant that was running an ERROR row saying what happened and
   what to run next (the compute-sanitizer command line), starts a fresh worker and runs the
@@ -20,52 +21,131 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
-from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, PmppError, UsageError
-from pmppbench.protocol import Protocol
-from pmppbench.results import Result, error_row
+from pmppbench import counters, device, runner
+from pmppbench.inventory import DeviceId
+from pmppbench.errors import PmppError
+from pmppbench.gpu import cupy, require_device
+from pmppbench.planning import Step
+from pmppbench.row import Result, error_row
+from pmppbench.runner import StickyCudaError, spent, sticky_error, take_spent
 
 _ENV_LOCK = threading.Lock()
 DEFAULT_PHASE_S = 60.0  # no check, warmup or batch of the bundled workloads comes near this
 SLOW_FRACTION = 0.01  # a variant at 1% of the device's peaks still finishes a batch in time
 
-
-@dataclass
-class StepSpec:
-    """What a worker needs to run one step (pickled: variants travel without their geometry)."""
-
-    workload: str
-    shape: dict
-    variants: list  # Variant objects: a learner's kernel (--kernel) exists only here
-    protocol: Protocol
-    check_only: bool
-    seed: int
-    run_id: str
-
-    @property
-    def key(self) -> tuple:
-        return step_key(self.workload, self.shape, self.variants, self.seed)
+Progress = Callable[[str, str, str], None]  # (workload, variant, shape label): the variant checked now
+RunStep = Callable[["Step", "Progress | None"], "list[Result]"]  # a Lane's way to run a step
 
 
-def step_key(workload: str, shape: dict, variants, seed: int) -> tuple:
-    names = tuple(v.name for v in variants) if variants else None
-    return workload, tuple(sorted((k, repr(v)) for k, v in shape.items())), names, seed
+def run_step(step: Step, *, progress: Progress | None = None, at: Callable[[str, str], None] | None = None,
+             host: runner.HostWork | None = None) -> list[Result]:
+    """One step in this process: the runner's rows (compile, check, time, derive), then, with
+    --counters, each passing variant once more under ncu (counters.collect)."""
+    rows = runner.run_shape(step.workload, step.shape, protocol=step.protocol, check_only=step.check_only,
+                            seed=step.seed, variants=list(step.variants), run_id=step.run_id, progress=progress,
+                            at=at, host=host)
+    if step.protocol.counters:  # after the batches and the teardown: one more, untimed run under ncu
+        with spent("counters"):
+            counters.collect(step, rows, at=at)
+    return rows
 
 
 @dataclass
+class Lane:
+    """One GPU of a run and how a step reaches it: `run(step, progress)` gives the step's rows,
+    through a supervised worker (Supervisor.run), a Ray actor (fleet.py) or this process
+    (run_step, for --debug)."""
+
+    run: RunStep
+    device: DeviceId | None = None  # None: the current device, untagged
+    actor: Any = None  # a Ray fleet's actor behind `run` (fleet.py), for whoever must stop it
+    spent: Callable[[], dict[str, float]] | None = None  # its worker's runner phases so far (wall-time line)
+    start: Callable[[list[Step]], None] | None = None  # start its worker with the plan (Supervisor.start)
+
+
+def in_process(step: Step, progress: Progress | None = None) -> list[Result]:
+    """A lane's `run` in this process (--debug: tracebacks; tests)."""
+    return run_step(step, progress=progress)
+
+
+# ---- what the supervisor and its worker say to each other (pickled through their Pipe) ----
+#
+# supervisor -> worker: PlanAhead (with the start), a Step to run, Stop.
+# worker -> supervisor: At before every check, warmup and batch; then Rows, or Sticky (the
+# worker exits next), or Failed (the step failed as a whole; the worker is fine).
+
+@dataclass(frozen=True)
 class PlanAhead:
-    """The steps a worker will be sent, in order, as (workload, shape, variants, seed): sent
-    once when it starts (Supervisor.start), so that it can make their host work ahead."""
+    """The steps a worker will be sent, in order: sent once when it starts (Supervisor.start),
+    so that it can make their host work ahead."""
 
-    steps: list
+    steps: tuple[Step, ...] = ()
 
-    def index(self, name: str, shape: dict, seed: int) -> int | None:
-        """Where the step (workload, shape, seed) stands in the plan; None when it is not in it."""
-        return next((i for i, (n, s, _, sd) in enumerate(self.steps) if (n, dict(s), sd) == (name, dict(shape), seed)),
-                    None)
+    def index(self, step: Step) -> int | None:
+        """Where `step` stands in the plan; None when it is not in it."""
+        return next((i for i, s in enumerate(self.steps) if s.place == step.place), None)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The session is done with this worker: exit."""
+
+
+@dataclass(frozen=True)
+class At:
+    """The heartbeat: `variant` enters `phase` (check, warmup, batch, counters, ...)."""
+
+    variant: str
+    phase: str
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The step's rows, and the runner phases (runner.spent) the worker spent on it."""
+
+    rows: list
+    spent: dict
+
+
+@dataclass(frozen=True)
+class Sticky:
+    """A sticky CUDA error (`error`, e.g. cudaErrorIllegalAddress) in `variant`: the worker exits."""
+
+    variant: str
+    error: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The step failed as a whole (a compile error, a shape too large); the worker is fine.
+    `error` is the exception itself: a PmppError keeps its type (and so its exit code)."""
+
+    error: Exception
+
+
+class WorkerFault(Exception):
+    """A step that failed as a whole inside the worker with an error pmppbench does not name."""
+
+
+def _portable(exc: Exception) -> Exception:
+    """The error as it can cross the pipe: a PmppError as it is, anything else as a WorkerFault
+    with its type and message."""
+    if isinstance(exc, PmppError):
+        try:
+            pickle.loads(pickle.dumps(exc))  # the supervisor must be able to unpickle it too
+            return exc
+        except Exception:  # noqa: BLE001 -- an error that will not pickle still says what happened
+            return WorkerFault(str(exc))
+    return WorkerFault(f"{type(exc).__name__}: {exc}")
 
 
 # ---- host work ahead ------------------------------------------------------------------------
@@ -93,31 +173,26 @@ class Ahead:
     memory and CPU being busy, so before one runs, the work in flight is finished first and
     nothing new starts until it is done."""
 
-    def __init__(self, budget_bytes: int = AHEAD_BYTES, lookup=None):
-        """`lookup`: workload name -> Workload (the registry's; a seam for tests)."""
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
-        from pmppbench import workloads  # noqa: PLC0415
-
+    def __init__(self, budget_bytes: int = AHEAD_BYTES):
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="pmppbench-ahead")
-        self.jobs: dict[tuple, tuple[object, int]] = {}  # step key -> (future, estimated bytes)
-        self.budget, self.lookup = budget_bytes, lookup or workloads.get
-        self.expected = PlanAhead([])  # the plan, followed step by step
+        self.jobs: dict[tuple, tuple[Any, int]] = {}  # Step.key -> (future, estimated bytes)
+        self.budget = budget_bytes
+        self.expected = PlanAhead()  # the plan, followed step by step
 
     def expect(self, plan: PlanAhead) -> None:
         """The plan: start the host work of its first steps (as much as the budget holds)."""
         self.expected = plan
         self.plan(plan.steps)
 
-    def after(self, spec: StepSpec) -> None:
-        """`spec` is running: start the host work of the plan's steps after it."""
-        i = self.expected.index(spec.workload, spec.shape, spec.seed)
+    def after(self, step: Step) -> None:
+        """`step` is running: start the host work of the plan's steps after it."""
+        i = self.expected.index(step)
         if i is not None:
             self.plan(self.expected.steps[i + 1:])
 
-    def take(self, spec: StepSpec):
+    def take(self, step: Step) -> runner.HostWork | None:
         """The step's host work if it was done ahead (waiting for it if still running), else None."""
-        job = self.jobs.pop(spec.key, None)
+        job = self.jobs.pop(step.key, None)
         if job is None:
             return None
         try:
@@ -125,25 +200,21 @@ class Ahead:
         except Exception:  # noqa: BLE001 -- made again in the step, where its error gets its rows
             return None
 
-    def plan(self, ahead: list) -> None:
+    def plan(self, ahead) -> None:
         """Start the host work of the steps in `ahead`, in order, while the estimates fit."""
-        from pmppbench.runner import host_work  # noqa: PLC0415
-
         held = sum(size for _, size in self.jobs.values())
-        for name, shape, variants, seed in ahead:
-            try:
-                w = self.lookup(name)
-                chosen = list(variants or w.variants_for(shape))
-                size = 2 * int(w.device_bytes(shape))  # inputs and references, about the device's share
-            except Exception:  # noqa: BLE001 -- a step refused as bad input says so itself
+        for step in ahead:
+            if step.key in self.jobs:
                 continue
-            key = step_key(name, shape, chosen, seed)
-            if key in self.jobs:
+            try:
+                size = 2 * int(step.workload.device_bytes(step.shape))  # inputs and references, about the device's share
+            except Exception:  # noqa: BLE001 -- a step refused as bad input says so itself
                 continue
             if held + size > self.budget:
                 return
             held += size
-            self.jobs[key] = (self.pool.submit(host_work, w, shape, chosen, seed), size)
+            self.jobs[step.key] = (self.pool.submit(runner.host_work, step.workload, step.shape, list(step.variants),
+                                                    step.seed), size)
 
     def drain(self) -> None:
         """Finish the work in flight (before a step that shares the host link)."""
@@ -154,18 +225,14 @@ class Ahead:
                 pass
 
 
-
 # ---- the worker process -------------------------------------------------------------------
 
 def serve(conn, quiet_stderr: bool = True) -> None:
-    """The worker's main loop: run each StepSpec received, answer with its rows."""
+    """The worker's main loop: run each Step received, answer with its Rows."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the session's to handle
     if quiet_stderr:  # no library noise from a dying context reaches the terminal
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
-    from pmppbench import workloads  # noqa: PLC0415
-    from pmppbench.runner import StickyCudaError, run_shape, spent, sticky_error, take_spent  # noqa: PLC0415
-
     ahead = Ahead()
     queued = [conn.recv()] if conn.poll(0.1) else []
     if queued and isinstance(queued[0], PlanAhead):  # sent with the start (Supervisor.start):
@@ -175,45 +242,43 @@ def serve(conn, quiet_stderr: bool = True) -> None:
 
     def at(variant: str, phase: str) -> None:
         last[0] = variant
-        conn.send(("at", variant, phase))
+        conn.send(At(variant, phase))
 
     while True:
-        spec = queued.pop() if queued else conn.recv()
-        if isinstance(spec, PlanAhead):
-            ahead.expect(spec)
+        message = queued.pop() if queued else conn.recv()
+        if isinstance(message, PlanAhead):
+            ahead.expect(message)
             continue
-        if spec is None:
+        if not isinstance(message, Step):  # Stop
             return
-        w = workloads.get(spec.workload)
+        step = message
+        shared = step.workload.shares_host_link
         try:
             with spent("inputs"):  # what the step waits for of its host work (none when it was done ahead)
-                host = ahead.take(spec)
-                if w.shares_host_link:
+                host = ahead.take(step)
+                if shared:
                     ahead.drain()
-            if not w.shares_host_link:
-                ahead.after(spec)
-            rows = run_shape(w, spec.shape, protocol=spec.protocol, check_only=spec.check_only, seed=spec.seed,
-                             variants=w.resolve(spec.variants), run_id=spec.run_id, at=at, host=host)
-            conn.send(("rows", rows, take_spent()))
+            if not shared:
+                ahead.after(step)
+            rows = run_step(step, at=at, host=host)
+            conn.send(Rows(rows, take_spent()))
         except StickyCudaError as exc:
-            conn.send(("sticky", exc.variant, exc.name, exc.detail))
+            conn.send(Sticky(exc.variant, exc.name, exc.detail))
             os._exit(70)  # the context is gone; exit without running its destructors
         except PmppError as exc:
-            conn.send(("failed", type(exc).__name__, str(exc)))
+            conn.send(Failed(_portable(exc)))
         except Exception as exc:
             name = sticky_error(exc)
             if name:  # a fault surfacing later (a batch's synchronize): the last variant that ran
-                conn.send(("sticky", last[0], name, f"{type(exc).__name__}: {exc}"))
+                conn.send(Sticky(last[0], name, f"{type(exc).__name__}: {exc}"))
                 os._exit(70)
-            conn.send(("failed", type(exc).__name__, f"{type(exc).__name__}: {exc}"))
+            conn.send(Failed(_portable(exc)))
 
 
 def _make_context() -> None:
     """Create this process's CUDA context before the first step arrives; a machine without a
     GPU says so in that step's rows instead."""
     try:
-        from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
-
         require_device()
         cupy().cuda.runtime.free(0)  # the first runtime call makes the primary context
     except Exception:  # noqa: BLE001
@@ -222,16 +287,8 @@ def _make_context() -> None:
 
 # ---- the supervisor -------------------------------------------------------------------------
 
-_ERRORS = {"UsageError": UsageError, "EnvironmentProblem": EnvironmentProblem, "CompileError": CompileError,
-           "CheckFailed": CheckFailed}
-
-
-class WorkerFault(Exception):
-    """A step that failed as a whole inside the worker with an error pmppbench does not name."""
-
-
 class Supervisor:
-    """Runs steps in a worker process; `run_shape` has the runner's signature (session.run's seam)."""
+    """Runs steps in a worker process; `run` is a Lane's (session.run's seam)."""
 
     def __init__(self, timeout_s: float | None = None, target=serve, quiet_stderr: bool = True,
                  pin: str | None = None):
@@ -240,7 +297,7 @@ class Supervisor:
         self._ctx = multiprocessing.get_context("spawn")  # CUDA does not survive fork
         self._proc = self._conn = None
         self._plan: PlanAhead | None = None  # what start() was given, for every worker started
-        self._busy = False  # inside run_shape, waiting on the worker
+        self._busy = False  # inside run, waiting on the worker
         self.spent: dict[str, float] = {}  # phase -> seconds its workers reported (runner.spent)
         self.started = 0  # workers started so far (tests and the summary read it)
 
@@ -254,25 +311,25 @@ class Supervisor:
         """Let an idle worker exit; kill one still inside a step (after Ctrl-C) at once."""
         if self._conn is not None and not self._busy:
             try:
-                self._conn.send(None)
+                self._conn.send(Stop())
             except (OSError, ValueError):
                 pass
         self._stop(graceful=not self._busy)
         self._busy = False
 
-    def start(self, steps: list | None = None) -> None:
+    def start(self, steps: list[Step] | None = None) -> None:
         """Start the worker now rather than at the first step: it gets its CUDA context ready
-        while the session does other work. `steps` (the plan, as PlanAhead holds it) go to
-        this worker and to every fresh one after a fault, which make their host work ahead."""
+        while the session does other work. `steps` (the plan) go to this worker and to every
+        fresh one after a fault, which make their host work ahead."""
         if steps is not None:
-            self._plan = PlanAhead(list(steps))
+            self._plan = PlanAhead(tuple(steps))
         if self._proc is None or not self._proc.is_alive():
             self._stop()
             self._start()
 
-    def _plan_from(self, name: str, shape: dict, seed: int) -> None:
+    def _plan_from(self, step: Step) -> None:
         """Drop the plan's steps before this one: a fresh worker is sent only what is left."""
-        i = self._plan.index(name, shape, seed) if self._plan is not None else None
+        i = self._plan.index(step) if self._plan is not None else None
         if i:
             self._plan = PlanAhead(self._plan.steps[i:])
 
@@ -307,30 +364,30 @@ class Supervisor:
             self._conn.close()
         self._proc = self._conn = None
 
-    def phase_limit_s(self, workload, shape: dict, protocol: Protocol) -> float:
+    def phase_limit_s(self, step: Step) -> float:
         """How long one phase (a check, a warmup, a batch) may go without a heartbeat: --timeout,
-        or the floor, or what `reps` calls of the workload's slowest variant would take at
+        or the floor, or what `reps` calls of the step's slowest variant would take at
         SLOW_FRACTION of the device's datasheet peaks, with 10x room."""
         if self.timeout_s:
             return self.timeout_s
         try:
-            from pmppbench import device  # noqa: PLC0415
-
             d = device.current()
             bw, fl = d.peak_bandwidth_gbs * 1e9, (d.peak_fp32_gflops or 1e4) * 1e9
         except PmppError:
             bw, fl = 1e12, 1e13
         worst = 0.0
-        for v in workload.variants_for(shape):
-            t = workload.traffic(shape, v)
+        for v in step.workload.variants_for(step.shape):
+            t = step.workload.traffic(step.shape, v)
             worst = max(worst, t.bytes / (SLOW_FRACTION * bw), (t.flops or 0) / (SLOW_FRACTION * fl))
+        protocol = step.protocol
         return max(DEFAULT_PHASE_S, 10 * max(protocol.reps, protocol.warmup, 1) * worst)
 
-    def run_shape(self, workload, shape, *, protocol, check_only=False, seed=0, variants=None, run_id="",
-                  progress=None) -> list[Result]:
+    def run(self, step: Step, progress: Progress | None = None) -> list[Result]:
+        """The step's rows from the worker; a variant that crashed, hung or poisoned the
+        context gets an ERROR row and the rest run again in a fresh worker."""
         self._busy = True
         try:
-            rows = self._run_shape(workload, shape, protocol, check_only, seed, variants, run_id, progress)
+            rows = self._run(step, progress)
         except KeyboardInterrupt:
             raise  # still busy: close() kills the worker rather than waiting for its step
         except Exception:
@@ -339,52 +396,52 @@ class Supervisor:
         self._busy = False
         return rows
 
-    def _run_shape(self, workload, shape, protocol, check_only, seed, variants, run_id, progress) -> list[Result]:
-        variants = list(variants or workload.variants_for(shape))
+    def _run(self, step: Step, progress: Progress | None) -> list[Result]:
+        w, variants = step.workload, list(step.variants)
         faults: dict[str, Result] = {}
         remaining = list(variants)
-        limit = self.phase_limit_s(workload, shape, protocol)
-        self._plan_from(workload.name, shape, seed)
+        limit = self.phase_limit_s(step)
+        self._plan_from(step)
         while remaining:
             if self._proc is None or not self._proc.is_alive():
                 self._stop()
                 self._start()
-            self._conn.send(StepSpec(workload.name, dict(shape), remaining, protocol, check_only, seed, run_id))
+            self._conn.send(step.only(remaining))
             culprit, phase, reason = None, "starting", ""
             while True:
                 if not self._conn.poll(limit):
                     reason = f"timed out after {limit:.0f} s ({phase}); the worker was killed"
                     break
                 try:
-                    msg = self._conn.recv()
+                    message = self._conn.recv()
                 except (EOFError, OSError):
                     self._proc.join(timeout=5)
                     reason = f"the worker process died (exit code {self._proc.exitcode}) during {phase}"
                     break
-                if msg[0] == "at":
-                    culprit, phase = msg[1], f"{msg[1]}: {msg[2]}"
-                    if progress and msg[2] == "check":
-                        progress(workload.name, msg[1], workload.label(shape))
+                if isinstance(message, At):
+                    culprit, phase = message.variant, f"{message.variant}: {message.phase}"
+                    if progress and message.phase == "check":
+                        progress(w.name, message.variant, w.label(step.shape))
                     continue
-                if msg[0] == "rows":
-                    for name, seconds in (msg[2] if len(msg) > 2 else {}).items():
+                if isinstance(message, Rows):
+                    for name, seconds in message.spent.items():
                         self.spent[name] = self.spent.get(name, 0.0) + seconds
-                    return self._merge(variants, msg[1], faults)
-                if msg[0] == "sticky":
-                    culprit = msg[1] or culprit
-                    reason = f"{msg[2]} ({msg[3].split(': ', 1)[-1]})"
+                    return self._merge(variants, message.rows, faults)
+                if isinstance(message, Sticky):
+                    culprit = message.variant or culprit
+                    reason = f"{message.error} ({message.detail.split(': ', 1)[-1]})"
                     break
-                if msg[0] == "failed":  # the step failed as a whole, the worker is fine
-                    error = _ERRORS.get(msg[1])
-                    raise error(msg[2]) if error else WorkerFault(msg[2])
+                if isinstance(message, Failed):  # the step failed as a whole, the worker is fine
+                    raise message.error
+                raise WorkerFault(f"the worker sent {type(message).__name__}, which the supervisor does not know")
             self._stop()  # killed, crashed or poisoned: the next try gets a fresh worker
             names = [v.name for v in remaining]
             if culprit not in names:  # before any variant ran (compile, setup): the step's rows say so
                 for v in remaining:
-                    faults[v.name] = self._fault_row(workload, shape, v, reason, seed, run_id, hint=False)
+                    faults[v.name] = _fault_row(step, v, reason, hint=False)
                 break
             guilty = next(v for v in remaining if v.name == culprit)
-            faults[culprit] = self._fault_row(workload, shape, guilty, reason, seed, run_id)
+            faults[culprit] = _fault_row(step, guilty, reason)
             remaining = [v for v in remaining if v.name != culprit]
         return self._merge(variants, [], faults)
 
@@ -394,10 +451,11 @@ class Supervisor:
         by_name.update(faults)
         return [by_name[v.name] for v in variants if v.name in by_name]
 
-    @staticmethod
-    def _fault_row(workload, shape, variant, reason: str, seed: int, run_id: str, hint: bool = True) -> Result:
-        advice = f"; to find it: {sanitizer_command(workload, shape, variant)}" if hint else ""
-        return error_row(workload.name, variant.name, workload.label(shape), shape, reason + advice, seed, run_id)
+
+def _fault_row(step: Step, variant, reason: str, hint: bool = True) -> Result:
+    w = step.workload
+    advice = f"; to find it: {sanitizer_command(w, step.shape, variant)}" if hint else ""
+    return error_row(w.name, variant.name, w.label(step.shape), step.shape, reason + advice, step.seed, step.run_id)
 
 
 def sanitizer_command(workload, shape: dict, variant) -> str:
@@ -417,4 +475,5 @@ def sanitizer_command(workload, shape: dict, variant) -> str:
             + " ".join(options + ["--check-only"])).replace("  ", " ")
 
 
-__all__ = ["Supervisor", "StepSpec", "WorkerFault", "serve", "sanitizer_command"]
+__all__ = ["Lane", "Supervisor", "WorkerFault", "run_step", "in_process", "serve", "sanitizer_command", "PlanAhead",
+           "Stop", "At", "Rows", "Sticky", "Failed"]

@@ -360,7 +360,7 @@ def main(argv=None) -> int:
     require_device()
     dev = device.current()
     names = args.only.split(",") if args.only else list(PAIRS)
-    plans = {p.name: p.shapes for p in config.load(None).plans}
+    plans = {p.name: p.shapes for p in config.load(None).sections}
     cols = columns(args)
     lines = [f"# scripts/baselines.py{' --ab' if args.ab else ''}{' --before' if args.before else ''} on "
              f"{dev.name} ({dev.arch}); ratio = time / course listing's time, same protocol call, order alternated",

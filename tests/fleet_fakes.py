@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 
-from pmppbench.devices import DeviceId
-from pmppbench.results import Result
+from pmppbench.inventory import DeviceId
+from pmppbench.row import Result
+from pmppbench.worker import Rows, Stop
 
 
 def fake_gpu() -> DeviceId:
@@ -17,9 +18,9 @@ def fake_gpu() -> DeviceId:
 
 def fake_serve(conn, quiet_stderr=True):
     while True:
-        spec = conn.recv()
-        if spec is None:
+        step = conn.recv()
+        if isinstance(step, Stop):
             return
         seen = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-        conn.send(("rows", [Result(spec.workload, v.name, "16x8", check="PASS", median_ms=1.0, seed=spec.seed,
-                                   error=f"saw {seen}") for v in spec.variants]))
+        conn.send(Rows([Result(step.workload.name, v.name, "16x8", check="PASS", median_ms=1.0, seed=step.seed,
+                               error=f"saw {seen}") for v in step.variants], {}))

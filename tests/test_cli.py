@@ -126,7 +126,7 @@ def test_debug_shows_the_traceback(run_cli):
 
 def _result_file(path, median):
     from pmppbench.resultfile import save as write_results
-    from pmppbench.results import Result
+    from pmppbench.row import Result
 
     rows = [Result("vecadd", "scalar", "1000", check="PASS", median_ms=median, min_ms=median * 0.99,
                    max_ms=median * 1.01, spread_pct=2.0, bytes=12000, flops=1000, gb_per_s=12000 / median / 1e6,

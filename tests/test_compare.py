@@ -10,7 +10,7 @@ from pmppbench.compare import (FAIL, FASTER, SAME, SLOWER, UNTIMED, compare_file
                                print_comparison, verdict)
 from pmppbench.errors import UsageError
 from pmppbench.resultfile import save as write_results
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def timed(variant, median, lo, hi, shape="4096x4096", workload="transpose", device="Test GPU", **kw):

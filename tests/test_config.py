@@ -9,7 +9,7 @@ import pytest
 from pmppbench import config, workloads
 from pmppbench.device import DeviceInfo
 from pmppbench.errors import UsageError
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -26,10 +26,10 @@ shapes = [[1000], {n = 2000}]
 reps = 5
 variants = ["scalar", "float4"]
 """))
-    (plan,) = cfg.plans
+    (section,) = cfg.sections
     assert cfg.seed == 7 and len(cfg.sha256) == 64
-    assert plan.shapes == [{"n": 1000}, {"n": 2000}]
-    assert plan.reps == 5 and plan.variants == ["scalar", "float4"]
+    assert section.shapes == [{"n": 1000}, {"n": 2000}]
+    assert section.reps == 5 and section.variants == ["scalar", "float4"]
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -59,7 +59,7 @@ def test_validation_errors_name_file_and_key(tmp_path, text, needle):
 def test_only_filters_and_rejects_unknown(tmp_path):
     path = write(tmp_path, "[vecadd]\nshapes = [[1]]\n[transpose]\nshapes = [[2, 3]]\n")
     if "transpose" in workloads.names():
-        assert [p.name for p in config.load(path, ["transpose"]).plans] == ["transpose"]
+        assert [p.name for p in config.load(path, ["transpose"]).sections] == ["transpose"]
     with pytest.raises(UsageError, match="--only nope"):
         config.load(path, ["nope"])
 
@@ -70,7 +70,7 @@ def test_bundled_configs_are_valid():
         assert config.resolve(name).is_file()
         config.load(name)  # validated whole
     for name in ("default", "quick", "sanitize"):  # these cover every workload
-        assert {p.name for p in config.load(name).plans} == set(workloads.names())
+        assert {p.name for p in config.load(name).sections} == set(workloads.names())
 
 
 FAKE_DEVICE = DeviceInfo("Fake GPU", "9.0", "sm_90", 132, 1980, 3201, 6144, 2**37, 60 << 20, 233472, 49152,
@@ -92,11 +92,11 @@ def fake_gpu(monkeypatch):
 
     monkeypatch.setattr(runner, "run_shape", fake_run)
     # in this process: the worker process would have no fake device (tests/test_worker.py covers it)
-    from pmppbench import devices, worker
+    from pmppbench import inventory, worker
 
-    monkeypatch.setattr(devices, "visible", lambda: [devices.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
+    monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
 
-    monkeypatch.setattr(worker.Supervisor, "run_shape", lambda self, w, s, **kw: runner.run_shape(w, s, **kw))
+    monkeypatch.setattr(worker.Supervisor, "run", lambda self, step, progress=None: worker.run_step(step))
 
 
 def test_all_keeps_rows_before_a_failure_and_exits_1(tmp_path, run_cli, fake_gpu):

@@ -10,10 +10,11 @@ import shutil
 import pytest
 
 from pmppbench import counters as k
-from pmppbench import derive
 from pmppbench.export import markdown
 from pmppbench.export.columns import counter_columns_for
-from pmppbench.results import Result
+from pmppbench.planning import Step
+from pmppbench.protocol import Protocol
+from pmppbench.row import Result
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
@@ -115,19 +116,19 @@ def test_refused_counters_and_ncu_errors_are_one_line_with_the_fix():
 
 
 def test_the_profiler_command_never_changes_clocks_and_profiles_only_the_marked_runs(tmp_path):
-    cmd = k.ncu_command("/usr/bin/ncu", tmp_path / "log.csv", tmp_path / "spec.pkl")
+    cmd = k.ncu_command("/usr/bin/ncu", tmp_path / "log.csv", tmp_path / "spec.pkl", tmp_path / "manifest.json")
     pairs = dict(zip(cmd, cmd[1:]))
     assert pairs["--clock-control"] == "none" and pairs["--cache-control"] == "all"
     assert pairs["--profile-from-start"] == "off" and pairs["--print-nvtx-rename"] == "kernel"
     assert pairs["--print-units"] == "base" and pairs["--metrics"].split(",") == list(k.METRICS)
-    assert cmd[-3:] == ["-m", "pmppbench.counters", str(tmp_path / "spec.pkl")]
+    assert cmd[-4:] == ["-m", "pmppbench.counters", str(tmp_path / "spec.pkl"), str(tmp_path / "manifest.json")]
 
 
 # ---- beside the model -----------------------------------------------------------------------
 
 def counted(raw, **kw) -> Result:
     row = Result("transpose", "shared32", "4096x4096", check="PASS", bytes=8 * 4096 * 4096, counters=dict(raw), **kw)
-    derive.fill_counters(row)
+    k.fill_counters(row)
     return row
 
 
@@ -149,7 +150,7 @@ def test_requested_bytes_are_compared_with_the_modelled_requests_when_the_worklo
     modelled = 8 * m**3 + 4 * m * m
     row = Result("gemm", "naive", "1024x1024x1024", check="PASS", bytes=12 * m * m, model={"model_bytes": modelled},
                  counters={k.GLOBAL_LD: 8.0 * m**3, k.GLOBAL_ST: 4.0 * m * m, k.DRAM_READ: 8e6, k.DRAM_WRITE: 4e6})
-    derive.fill_counters(row)
+    k.fill_counters(row)
     assert row.requested_vs_model == pytest.approx(1.0)
     assert row.dram_vs_model == pytest.approx(12e6 / (12 * m * m))
 
@@ -160,7 +161,7 @@ def test_a_missing_model_or_no_requests_leaves_the_ratio_empty():
     assert row.occupancy_vs_theoretical is None  # no theoretical occupancy (a library call)
     assert row.dram_vs_model is None and row.dram_read_bytes == 5  # no write count: no ratio
     empty = Result("x", "y", "1", check="PASS")
-    derive.fill_counters(empty)
+    k.fill_counters(empty)
     assert empty.dram_read_bytes is None and empty.occupancy_achieved_pct is None
 
 
@@ -173,6 +174,11 @@ class _Workload:
         return "8x8"
 
 
+def _counted_step(variants, seed=0) -> Step:
+    """A step of the stand-in workload with --counters on; it reaches the child as transpose."""
+    return Step(_Workload(), {"m": 8, "n": 8}, Protocol(1, 1, 1, counters=True), seed, variants)
+
+
 def test_without_ncu_every_passing_row_says_why_and_the_run_keeps_its_rows(monkeypatch):
     from pmppbench.workloads.base import Variant
 
@@ -181,7 +187,7 @@ def test_without_ncu_every_passing_row_says_why_and_the_run_keeps_its_rows(monke
     variants = [Variant("a", "a", ""), Variant("b", "b", ""), Variant("c", "c", "")]
     rows = [Result("transpose", "a", "8x8", check="PASS", median_ms=1.0), Result("transpose", "b", "8x8", check="FAIL"),
             Result("transpose", "c", "8x8", check="PASS", median_ms=2.0)]
-    k.collect(_Workload(), {"m": 8, "n": 8}, variants, rows, seed=0)
+    k.collect(_counted_step(variants, 0), rows)
     assert [r.counters_note for r in rows] == [k.NO_NCU, "not profiled: FAIL", k.NO_NCU]
     assert rows[0].warnings == [k.NO_NCU] and rows[2].warnings == []
     assert [r.check for r in rows] == ["PASS", "FAIL", "PASS"] and rows[0].median_ms == 1.0
@@ -190,10 +196,10 @@ def test_without_ncu_every_passing_row_says_why_and_the_run_keeps_its_rows(monke
 def test_the_command_line_takes_counters_and_prints_the_missing_tool_once(tmp_path, run_cli, monkeypatch):
     from test_config import FAKE_DEVICE
 
-    from pmppbench import device, devices, runner, worker
+    from pmppbench import device, inventory, runner, worker
 
     monkeypatch.setattr(device, "current", lambda: FAKE_DEVICE)
-    monkeypatch.setattr(devices, "visible", lambda: [devices.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
+    monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
     monkeypatch.setattr(k, "ncu_path", lambda: None)
     monkeypatch.setattr(k, "_theoretical_occupancy", lambda rows: None)
     seen = []
@@ -201,13 +207,10 @@ def test_the_command_line_takes_counters_and_prints_the_missing_tool_once(tmp_pa
     def fake_run(w, s, **kw):
         seen.append(kw["protocol"])
         variants = kw.get("variants") or w.variants_for(s)
-        rows = [Result(w.name, v.name, w.label(s), check="PASS", median_ms=1.0, bytes=64) for v in variants]
-        if kw["protocol"].counters:
-            k.collect(w, s, list(variants), rows, seed=kw.get("seed", 0))
-        return rows
+        return [Result(w.name, v.name, w.label(s), check="PASS", median_ms=1.0, bytes=64) for v in variants]
 
-    monkeypatch.setattr(runner, "run_shape", fake_run)
-    monkeypatch.setattr(worker.Supervisor, "run_shape", lambda self, w, s, **kw: runner.run_shape(w, s, **kw))
+    monkeypatch.setattr(runner, "run_shape", fake_run)  # the worker's step runs it, then counters.collect
+    monkeypatch.setattr(worker.Supervisor, "run", lambda self, step, progress=None: worker.run_step(step))
     out = tmp_path / "r.json"
     code, stdout, err = run_cli("transpose", "64", "64", "--counters", "--out", str(out), "--check-only")
     assert code == 0, err
@@ -291,13 +294,12 @@ def test_shared32_conflicts_32_ways_and_padded33_not_as_the_hardware_counts():
     stride of 33 puts them in 32 different banks (<= 2, 1 expected)."""
     if k.ncu_path() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
-    from pmppbench.protocol import Protocol
-    from pmppbench.runner import run_shape
+    from pmppbench.worker import run_step
     from pmppbench.workloads.transpose import WORKLOAD
 
     variants = [WORKLOAD.variant("shared32"), WORKLOAD.variant("padded33")]
-    rows = {r.variant: r for r in run_shape(WORKLOAD, {"m": 2048, "n": 2048}, protocol=Protocol(1, 1, 1, counters=True),
-                                            variants=variants)}
+    rows = {r.variant: r for r in run_step(Step(WORKLOAD, {"m": 2048, "n": 2048}, Protocol(1, 1, 1, counters=True), 0,
+                                                variants))}
     if rows["shared32"].counters_note == k.NO_PERMISSION:
         pytest.skip(k.NO_PERMISSION)
     assert rows["shared32"].counters, rows["shared32"].counters_note
@@ -312,12 +314,11 @@ def test_shared32_conflicts_32_ways_and_padded33_not_as_the_hardware_counts():
 def test_counters_never_touch_the_timed_numbers_or_the_checks():
     if shutil.which("ncu") is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
-    from pmppbench.protocol import Protocol
-    from pmppbench.runner import run_shape
+    from pmppbench.worker import run_step
     from pmppbench.workloads.transpose import WORKLOAD
 
-    rows = run_shape(WORKLOAD, {"m": 1024, "n": 1024}, protocol=Protocol(1, 2, 3, counters=True),
-                     variants=[WORKLOAD.variant("naive"), WORKLOAD.variant("memcpy")])
+    rows = run_step(Step(WORKLOAD, {"m": 1024, "n": 1024}, Protocol(1, 2, 3, counters=True), 0,
+                         [WORKLOAD.variant("naive"), WORKLOAD.variant("memcpy")]))
     by = {r.variant: r for r in rows}
     assert all(r.check == "PASS" and r.median_ms and r.batches == 2 for r in rows)
     assert by["memcpy"].counters == {} and by["memcpy"].counters_note == "no kernel ran (a copy)"
@@ -346,9 +347,9 @@ unknown = [m for m in metrics if m in os.environ.get("FAKE_NCU_UNKNOWN", "").spl
 if unknown:
     open(log, "w").write(f"==ERROR== Failed to find metric {unknown[0]}\n")
     sys.exit(1)
-spec = pickle.load(open(args[-1], "rb"))
-names = [v.name for v in spec["variants"]]
-json.dump([{"variant": n, "launches": 1} for n in names], open(spec["manifest"], "w"))
+step = pickle.load(open(args[-2], "rb"))
+names = [v.name for v in step.variants]
+json.dump([{"variant": n, "launches": 1} for n in names], open(args[-1], "w"))
 rows = ['@HEADER@']
 for i, n in enumerate(names):
     for m in metrics:
@@ -384,7 +385,7 @@ def _step():
 def test_collect_runs_ncu_once_per_step_and_fills_the_passing_rows(fake_ncu):
     variants, rows = _step()
     beats = []
-    k.collect(_Workload(), {"m": 8, "n": 8}, variants, rows, seed=3, at=lambda v, phase: beats.append(phase))
+    k.collect(_counted_step(variants, 3), rows, at=lambda v, phase: beats.append(phase))
     assert len(fake_ncu()) == 1 and set(beats) <= {"counters"}  # heartbeats only while ncu runs
     spec_variants = fake_ncu()[0]
     assert "--clock-control" in spec_variants
@@ -397,7 +398,7 @@ def test_collect_runs_ncu_once_per_step_and_fills_the_passing_rows(fake_ncu):
 def test_a_metric_ncu_does_not_know_is_dropped_and_the_step_profiled_again(fake_ncu, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_UNKNOWN", k.SMEM_ST_CONFLICTS)
     variants, rows = _step()
-    k.collect(_Workload(), {"m": 8, "n": 8}, variants, rows, seed=0)
+    k.collect(_counted_step(variants, 0), rows)
     calls = fake_ncu()
     assert len(calls) == 2 and k.SMEM_ST_CONFLICTS not in calls[1][calls[1].index("--metrics") + 1]
     assert k.SMEM_ST_CONFLICTS not in rows[0].counters and rows[0].smem_ld_wavefronts_per_request == 32.0
@@ -406,8 +407,8 @@ def test_a_metric_ncu_does_not_know_is_dropped_and_the_step_profiled_again(fake_
 
 
 def test_the_child_finds_every_variant_again():
-    """Variants reach the child by pickle without their launch geometry (often a lambda);
-    resolve() gives the declared ones back, a learner's as it came."""
+    """The child gets the step as the worker had it (pickled, by its workload's name): every
+    variant as declared, a learner's as it came."""
     import pickle
 
     from pmppbench import workloads
@@ -415,13 +416,14 @@ def test_the_child_finds_every_variant_again():
 
     for name in workloads.names():
         w = workloads.get(name)
-        shape = w.default_shape()
-        variants = list(w.variants_for(shape))
-        back = w.resolve(pickle.loads(pickle.dumps(variants)))
-        assert back == variants and [v.geometry for v in back] == [v.geometry for v in variants], name
+        step = Step(w, w.default_shape(), w.protocol, 5)
+        back = pickle.loads(pickle.dumps(step))
+        assert back.workload is w and back.variants == step.variants and back.seed == 5, name
+        assert [vars(v) for v in back.variants] == [vars(v) for v in step.variants], name
     learner = Variant("mine", "mine", "your kernel from my.cu, run as naive", source="/tmp/my.cu", like="naive")
     stencil = workloads.get("stencil")
-    assert stencil.resolve(pickle.loads(pickle.dumps([learner]))) == [learner]
+    back = pickle.loads(pickle.dumps(Step(stencil, stencil.default_shape(), stencil.protocol, 0, [learner])))
+    assert back.variants == (learner,)
 
 
 def test_a_failure_inside_the_profiling_is_one_warning_and_never_costs_a_row(fake_ncu, monkeypatch):
@@ -430,7 +432,7 @@ def test_a_failure_inside_the_profiling_is_one_warning_and_never_costs_a_row(fak
 
     monkeypatch.setattr(k, "_profile", broken)
     variants, rows = _step()
-    k.collect(_Workload(), {"m": 8, "n": 8}, variants, rows, seed=0)
+    k.collect(_counted_step(variants, 0), rows)
     assert [r.check for r in rows] == ["PASS", "PASS", "FAIL"]
     assert rows[0].warnings == ["--counters: AttributeError: Can't pickle local object; the run went on without "
                                 "counters"]
@@ -439,7 +441,7 @@ def test_a_failure_inside_the_profiling_is_one_warning_and_never_costs_a_row(fak
 def test_refused_permission_is_one_warning_and_no_retry(fake_ncu, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_SAYS", "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
     variants, rows = _step()
-    k.collect(_Workload(), {"m": 8, "n": 8}, variants, rows, seed=0)
+    k.collect(_counted_step(variants, 0), rows)
     assert len(fake_ncu()) == 1
     assert [r.counters_note for r in rows] == [k.NO_PERMISSION, k.NO_PERMISSION, "not profiled: FAIL"]
     assert sum(len(r.warnings) for r in rows) == 1 and rows[0].counters == {}

@@ -14,11 +14,12 @@ import pytest
 from fake_workload import Copy2D
 from pmppbench import session
 from pmppbench.compare import compare_results
-from pmppbench.devices import DeviceId, _uuid, parse
+from pmppbench.inventory import DeviceId, _uuid, parse
 from pmppbench.errors import UsageError
 from pmppbench.health import health
-from pmppbench.results import Result
-from pmppbench.worker import Supervisor
+from pmppbench.planning import Plan, Step
+from pmppbench.row import Result
+from pmppbench.worker import Lane, Rows, Stop, Supervisor
 
 GPUS = [DeviceId(i, "NVIDIA H200", f"GPU-{i:08x}-0000-0000-0000-000000000000", f"0000:{16 + i:02x}:00.0")
         for i in range(3)]
@@ -44,14 +45,14 @@ class HostLink(Copy2D):
 
 def lanes_recording(spans, lock, seconds=0.3):
     def make(device):
-        def run_shape(workload, shape, **kw):
+        def run(step, progress=None):
             t0 = time.monotonic()
             time.sleep(seconds)
             with lock:
-                spans.append((workload.name, device.index, t0, time.monotonic()))
-            return [Result(workload.name, v.name, workload.label(shape), check="PASS", median_ms=1.0 + device.index)
-                    for v in (kw.get("variants") or workload.variants[:1])]
-        return session.Lane(run_shape, device)
+                spans.append((step.workload.name, device.index, t0, time.monotonic()))
+            return [Result(step.workload.name, v.name, step.workload.label(step.shape), check="PASS",
+                           median_ms=1.0 + device.index) for v in step.variants[:1]]
+        return Lane(run, device)
     return [make(d) for d in GPUS[:2]]
 
 
@@ -64,7 +65,7 @@ def overlap(spans, name):
 def test_every_gpu_runs_the_plan_concurrently_and_host_link_work_one_at_a_time(parallel):
     spans, lock = [], threading.Lock()
     w, link = Copy2D(), HostLink()
-    plan = session.Plan([session.Step(w, w.default_shape(), w.protocol, 0), session.Step(link, link.default_shape(),
+    plan = Plan([Step(w, w.default_shape(), w.protocol, 0), Step(link, link.default_shape(),
                                                                                          link.protocol, 1)])
     out = session.run(plan, lanes=lanes_recording(spans, lock), host_link_parallel=parallel)
     assert overlap(spans, "copy2d")  # the GPUs work at once
@@ -77,14 +78,14 @@ def test_every_gpu_runs_the_plan_concurrently_and_host_link_work_one_at_a_time(p
 def test_one_gpus_failure_stays_on_that_gpu():
     w = Copy2D()
 
-    def ok(workload, shape, **kw):
-        return [Result(workload.name, "rows", "16x8", check="PASS", median_ms=1.0)]
+    def ok(step, progress=None):
+        return [Result(step.workload.name, "rows", "16x8", check="PASS", median_ms=1.0)]
 
-    def broken(workload, shape, **kw):
+    def broken(step, progress=None):
         raise RuntimeError("cudaErrorECCUncorrectable: uncorrectable ECC error encountered")
 
-    lanes = [session.Lane(ok, GPUS[0]), session.Lane(broken, GPUS[1])]
-    out = session.run(session.Plan([session.Step(w, w.default_shape(), w.protocol, 0, [w.variant("rows")])]),
+    lanes = [Lane(ok, GPUS[0]), Lane(broken, GPUS[1])]
+    out = session.run(Plan([Step(w, w.default_shape(), w.protocol, 0, [w.variant("rows")])]),
                       lanes=lanes)
     by = {r.device_uuid: r for r in out.rows}
     assert by[GPUS[0].uuid].check == "PASS" and by[GPUS[1].uuid].check == "ERROR"
@@ -93,19 +94,20 @@ def test_one_gpus_failure_stays_on_that_gpu():
 
 def pinned_serve(conn, quiet_stderr=True):
     while True:
-        spec = conn.recv()
-        if spec is None:
+        step = conn.recv()
+        if isinstance(step, Stop):
             return
-        conn.send(("rows", [Result(spec.workload, v.name, "16x8", check="PASS",
-                                   error=os.environ.get("CUDA_VISIBLE_DEVICES", "")) for v in spec.variants]))
+        conn.send(Rows([Result(step.workload.name, v.name, "16x8", check="PASS",
+                               error=os.environ.get("CUDA_VISIBLE_DEVICES", "")) for v in step.variants], {}))
 
 
 def test_workers_are_pinned_by_uuid_and_the_parent_env_is_kept(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
+    monkeypatch.setenv("PMPPBENCH_WORKLOADS", "copy2d=fake_workload")  # the step reaches the worker by name
     w = Copy2D()
     for d in GPUS[:2]:
         with Supervisor(timeout_s=5, target=pinned_serve, pin=d.pin) as sup:
-            (row,) = sup.run_shape(w, w.default_shape(), protocol=w.protocol, variants=[w.variant("rows")])
+            (row,) = sup.run(Step(w, w.default_shape(), w.protocol, 0, [w.variant("rows")]))
         assert row.error == d.uuid
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "0,1,2"
 
@@ -138,7 +140,7 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
     """The default run names its GPU too; a runtime without a UUID still works."""
     import types
 
-    from pmppbench import devices, gpu
+    from pmppbench import gpu, inventory
 
     monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: the UUID comes from CUDA
     props = [{"name": b"NVIDIA H200", "uuid": bytes(range(16)), "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
@@ -148,7 +150,7 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
     fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
     monkeypatch.setattr(gpu, "require_device", lambda: 2)
     monkeypatch.setattr(gpu, "cupy", lambda: fake)
-    a, b = devices.visible()
+    a, b = inventory.visible()
     assert (a.name, a.uuid, a.pci_bus_id, a.pin) == ("NVIDIA H200", "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
                                                      "0000:19:00.0", a.uuid)
     assert (b.name, b.uuid, b.pci_bus_id, b.pin) == ("Other GPU", "", "0000:3b:00.0", "1")
@@ -159,7 +161,7 @@ def test_visible_takes_the_uuid_from_nvml(monkeypatch):
     """CuPy hands the UUID over as a C string, cut at its first zero byte; NVML's is whole."""
     import types
 
-    from pmppbench import devices, gpu
+    from pmppbench import gpu, inventory
 
     props = [{"name": b"NVIDIA H200", "uuid": b"\x8f\x2c", "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
               "major": 9, "minor": 0}]
@@ -172,7 +174,7 @@ def test_visible_takes_the_uuid_from_nvml(monkeypatch):
         nvmlDeviceGetUUID=lambda h: [b"GPU-other", whole.encode()][h],
         nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=[b"00000000:3B:00.0", b"00000000:19:00.0"][h]))
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    (a,) = devices.visible()
+    (a,) = inventory.visible()
     assert (a.uuid, a.pin, a.pci_bus_id) == (whole, whole, "0000:19:00.0")
 
 
@@ -181,14 +183,14 @@ def test_a_gpu_the_machine_cannot_use_costs_only_its_rows():
 
     w = Copy2D()
 
-    def ok(workload, shape, **kw):
-        return [Result(workload.name, "rows", "16x8", check="PASS", median_ms=1.0)]
+    def ok(step, progress=None):
+        return [Result(step.workload.name, "rows", "16x8", check="PASS", median_ms=1.0)]
 
-    def gone(workload, shape, **kw):
+    def gone(step, progress=None):
         raise EnvironmentProblem("no usable CUDA device (cudaErrorNoDevice)")
 
-    out = session.run(session.Plan([session.Step(w, w.default_shape(), w.protocol, 0, [w.variant("rows")])]),
-                      lanes=[session.Lane(ok, GPUS[0]), session.Lane(gone, GPUS[1])])
+    out = session.run(Plan([Step(w, w.default_shape(), w.protocol, 0, [w.variant("rows")])]),
+                      lanes=[Lane(ok, GPUS[0]), Lane(gone, GPUS[1])])
     by = {r.device_uuid: r for r in out.rows}
     assert by[GPUS[0].uuid].check == "PASS" and by[GPUS[1].uuid].check == "ERROR"
     assert "no usable CUDA device" in by[GPUS[1].uuid].error

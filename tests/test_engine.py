@@ -11,6 +11,9 @@ import typer
 
 from fake_workload import Copy2D
 from pmppbench import cli, config, session
+from pmppbench.errors import UsageError
+from pmppbench.planning import Plan, Step
+from pmppbench.row import Result
 from pmppbench.runner import evaluate
 
 
@@ -75,18 +78,18 @@ class ListSink:
 
 
 def steps(w, n):
-    return [session.Step(w, {"m": 4 + i, "n": 4}, w.protocol, i) for i in range(n)]
+    return [Step(w, {"m": 4 + i, "n": 4}, w.protocol, i) for i in range(n)]
 
 
 def test_every_finished_row_is_in_the_sink_when_ctrl_c_returns():
     w, sink = Copy2D(), ListSink()
 
-    def run_shape(workload, shape, **kw):
-        if shape["m"] == 6:
+    def run_step(step, progress=None):
+        if step.shape["m"] == 6:
             raise KeyboardInterrupt
-        return [session.Result(workload.name, v.name, workload.label(shape), check="PASS") for v in w.variants]
+        return [Result(w.name, v.name, w.label(step.shape), check="PASS") for v in step.variants]
 
-    out = session.run(session.Plan(steps(w, 4)), [sink], run_shape=run_shape)
+    out = session.run(Plan(steps(w, 4)), [sink], run_step=run_step)
     assert out.interrupted
     assert [r.shape for r in sink.rows] == ["4x4"] * 4 + ["5x4"] * 4 and sink.rows == out.rows
 
@@ -94,12 +97,13 @@ def test_every_finished_row_is_in_the_sink_when_ctrl_c_returns():
 def test_a_failing_step_is_error_rows_and_the_run_goes_on():
     w, sink = Copy2D(), ListSink()
 
-    def run_shape(workload, shape, **kw):
-        if shape["m"] == 5:
+    def run_step(step, progress=None):
+        if step.shape["m"] == 5:
             raise RuntimeError("cudaErrorIllegalAddress: an illegal memory access was encountered")
-        return [session.Result(workload.name, v.name, workload.label(shape), check="PASS") for v in w.variants]
+        assert step.run_id == "r2"  # every step carries its plan's run
+        return [Result(w.name, v.name, w.label(step.shape), check="PASS") for v in step.variants]
 
-    out = session.run(session.Plan(steps(w, 3), run_id="r2"), [sink], run_shape=run_shape)
+    out = session.run(Plan(steps(w, 3), run_id="r2"), [sink], run_step=run_step)
     assert not out.interrupted
     assert [(r.shape, r.check) for r in out.rows] == ([("4x4", "PASS")] * 4 + [("5x4", "ERROR")] * 4
                                                       + [("6x4", "PASS")] * 4)
@@ -110,11 +114,25 @@ def test_a_failing_step_is_error_rows_and_the_run_goes_on():
 def test_a_refused_step_exits_2_not_1():
     w = Copy2D()
 
-    def run_shape(workload, shape, **kw):
-        raise session.UsageError("copy2d 4x4 needs 9 GiB of device memory but only 1 GiB is free")
+    def run_step(step, progress=None):
+        raise UsageError("copy2d 4x4 needs 9 GiB of device memory but only 1 GiB is free")
 
-    out = session.run(session.Plan(steps(w, 1)), run_shape=run_shape)
-    assert session.exit_problem(out).exit_code == 2
+    out = session.run(Plan(steps(w, 1)), run_step=run_step)
+    problem = session.exit_problem(out)
+    assert isinstance(problem, UsageError) and problem.exit_code == 2 and str(problem).startswith("copy2d 4x4 needs")
+
+
+def test_a_refused_step_beside_a_failed_check_exits_1():
+    """The exit follows from the errors' types: bad input exits 2 only when nothing else failed."""
+    w = Copy2D()
+
+    def run_step(step, progress=None):
+        if step.seed == 0:
+            raise UsageError("copy2d 4x4 needs 9 GiB of device memory but only 1 GiB is free")
+        return [Result(w.name, v.name, w.label(step.shape), check="FAIL") for v in step.variants]
+
+    out = session.run(Plan(steps(w, 2)), run_step=run_step)
+    assert type(session.exit_problem(out)) is session.CheckFailed
 
 
 def test_the_command_follows_from_the_declaration(capsys):
@@ -137,8 +155,8 @@ def test_config_validation_follows_from_the_declaration(monkeypatch, tmp_path):
     monkeypatch.setitem(workloads._MODULES, "copy2d", "fake_workload")
     path = tmp_path / "c.toml"
     path.write_text("[copy2d]\nshapes = [[2, 3], {m = 5}]\nvariants = [\"rows\"]\n")
-    (plan,) = config.load(path).plans
-    assert plan.shapes == [{"m": 2, "n": 3}, {"m": 5, "n": 8}] and plan.variants == ["rows"]
+    (section,) = config.load(path).sections
+    assert section.shapes == [{"m": 2, "n": 3}, {"m": 5, "n": 8}] and section.variants == ["rows"]
     path.write_text("[copy2d]\nshapes = [[2, 0]]\n")
     with pytest.raises(config.UsageError, match="N must be a positive integer"):
         config.load(path)

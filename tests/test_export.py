@@ -9,7 +9,7 @@ from rich.console import Console
 from pmppbench.export import csv as csv_export
 from pmppbench.export import json as json_export
 from pmppbench.export import markdown, terminal
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def rows():

@@ -13,6 +13,7 @@ ray = pytest.importorskip("ray")
 
 from fleet_fakes import fake_gpu, fake_serve  # noqa: E402
 from pmppbench import fleet, session, workloads  # noqa: E402
+from pmppbench.planning import Plan, Step  # noqa: E402
 
 TESTS = str(Path(__file__).resolve().parent)
 
@@ -30,7 +31,7 @@ def cluster():
 def plan():
     os.environ["PMPPBENCH_WORKLOADS"] = "copy2d=fake_workload"
     w = workloads.get("copy2d")
-    return session.Plan([session.Step(w, {"m": 16, "n": 8}, w.protocol, i, [w.variant("rows"), w.variant("whole")])
+    return Plan([Step(w, {"m": 16, "n": 8}, w.protocol, i, [w.variant("rows"), w.variant("whole")])
                          for i in range(2)], run_id="fleet")
 
 

@@ -69,10 +69,10 @@ def test_tuning_config_runs_every_sweep_point():
     from pmppbench import config
 
     cfg = config.load("gemm_tuning")
-    (plan,) = cfg.plans
-    assert plan.name == "gemm" and {"cublas", "double_buffer"} <= set(plan.variants)
-    assert {v.name for v in SWEEP} <= set(plan.variants)
-    assert shape(4096, 4096, 4096) in plan.shapes
+    (section,) = cfg.sections
+    assert section.name == "gemm" and {"cublas", "double_buffer"} <= set(section.variants)
+    assert {v.name for v in SWEEP} <= set(section.variants)
+    assert shape(4096, 4096, 4096) in section.shapes
 
 
 # ---- best: schedules, swizzle, the rule --------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pmppbench.clocks import reason_names
 from pmppbench.noise import diagnose, largest_spread, stability_line
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def row(means, **kw):
@@ -52,7 +52,7 @@ def test_reason_bits_ignore_idle_and_sync_boost():
 
 def test_bus_ids_match_across_cuda_and_nvml_spellings():
     from pmppbench.clocks import _handle_for
-    from pmppbench.devices import norm_bus_id
+    from pmppbench.inventory import norm_bus_id
 
     assert norm_bus_id("0000:1E:00.0") == norm_bus_id(b"00000000:1e:00.0")
 

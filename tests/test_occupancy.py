@@ -10,8 +10,8 @@ import pytest
 
 from pmppbench import workloads
 from pmppbench.device import DeviceInfo
-from pmppbench.occupancy import (RESOURCE_HEADERS, SmLimits, occupancy, resource_cells, resource_row,
-                                 resources_table_rows)
+from pmppbench.occupancy import RESOURCE_HEADERS, SmLimits, occupancy, resource_cells, resource_row
+from pmppbench.tools import resources_table_rows
 
 KB = 1024
 

@@ -10,7 +10,7 @@ import pytest
 from pmppbench.errors import EnvironmentProblem, UsageError
 from pmppbench.plot import MATPLOTLIB_HINT, plot_results, roofline_points, largest_shapes
 from pmppbench.resultfile import load as read_results, save as write_results
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.roofline import Ceilings, ceilings_meta
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

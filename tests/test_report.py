@@ -9,7 +9,7 @@ from pmppbench.errors import UsageError
 from pmppbench.derive import fill_relative
 from pmppbench.export.markdown import table as markdown_table
 from pmppbench.resultfile import load as read_results, open_sink, save as write_results
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def rows():

@@ -10,7 +10,7 @@ import pytest
 from pmppbench.errors import UsageError
 from pmppbench.export.csv import FORMAT_VERSION
 from pmppbench.resultfile import check_writable, load, save
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def good_rows():

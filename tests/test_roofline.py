@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from pmppbench.device import DeviceInfo
-from pmppbench.results import Result
+from pmppbench.row import Result
 from pmppbench.derive import speed_of_light
 from pmppbench.roofline import (COMPUTE_BOUND, MEMORY_BOUND, Ceilings, cache_path, ceilings_for, ceilings_from_meta,
                                 ceilings_meta, classify, load_cached, save_cached,

@@ -12,9 +12,18 @@ import pytest
 
 from fake_workload import Copy2D
 from pmppbench import session
-from pmppbench.results import Result
+from pmppbench.errors import CompileError, UsageError
+from pmppbench.planning import Plan, Step
+from pmppbench.row import Result
 from pmppbench.workloads.base import Variant
-from pmppbench.worker import Supervisor, sanitizer_command
+from pmppbench.worker import At, Failed, Rows, Sticky, Stop, Supervisor, WorkerFault, sanitizer_command
+
+
+@pytest.fixture(autouse=True)
+def _registered(monkeypatch):
+    """Steps reach a worker by their workload's name: the fake one is registered (and the
+    spawned workers inherit the variable)."""
+    monkeypatch.setenv("PMPPBENCH_WORKLOADS", "copy2d=fake_workload")
 
 
 class Faulty(Copy2D):
@@ -26,28 +35,28 @@ def fake_serve(conn, quiet_stderr=True):
     """A worker that acts out each variant's name: crash -> the process dies, hang -> silence,
     sticky -> a poisoned context; the others PASS. It records its pid in each row."""
     while True:
-        spec = conn.recv()
-        if spec is None:
+        step = conn.recv()
+        if isinstance(step, Stop):
             return
         rows = []
-        for v in (variant.name for variant in spec.variants):
-            conn.send(("at", v, "check"))
+        for v in (variant.name for variant in step.variants):
+            conn.send(At(v, "check"))
             if v == "crash":
                 os._exit(1)
             if v == "hang":
                 time.sleep(60)
             if v == "sticky":
-                conn.send(("sticky", v, "cudaErrorIllegalAddress", "CUDARuntimeError: cudaErrorIllegalAddress: an "
-                           "illegal memory access was encountered"))
+                conn.send(Sticky(v, "cudaErrorIllegalAddress", "CUDARuntimeError: cudaErrorIllegalAddress: an "
+                                 "illegal memory access was encountered"))
                 os._exit(70)
-            rows.append(Result(spec.workload, v, "16x8", check="PASS", median_ms=1.0, error=str(os.getpid())))
-        conn.send(("rows", rows))
+            rows.append(Result(step.workload.name, v, "16x8", check="PASS", median_ms=1.0, error=str(os.getpid())))
+        conn.send(Rows(rows, {}))
 
 
 def run(variants, timeout_s=3.0):
     w = Faulty()
     with Supervisor(timeout_s=timeout_s, target=fake_serve) as sup:
-        rows = sup.run_shape(w, w.default_shape(), protocol=w.protocol, variants=[w.variant(v) for v in variants])
+        rows = sup.run(Step(w, w.default_shape(), w.protocol, 0, [w.variant(v) for v in variants]))
         return {r.variant: r for r in rows}, sup.started
 
 
@@ -93,10 +102,10 @@ def test_finished_rows_reach_the_sink_and_are_never_rewritten():
         add = list.append
 
     w, sink = Faulty(), Sink()
-    steps = [session.Step(w, {"m": 16, "n": 8}, w.protocol, 0, [w.variant("rows")]),
-             session.Step(w, {"m": 16, "n": 8}, w.protocol, 1, [w.variant("crash"), w.variant("whole")])]
+    steps = [Step(w, {"m": 16, "n": 8}, w.protocol, 0, [w.variant("rows")]),
+             Step(w, {"m": 16, "n": 8}, w.protocol, 1, [w.variant("crash"), w.variant("whole")])]
     with Supervisor(timeout_s=3, target=fake_serve) as sup:
-        out = session.run(session.Plan(steps), [sink], run_shape=sup.run_shape)
+        out = session.run(Plan(steps), [sink], run_step=sup.run)
     assert [(r.variant, r.check) for r in sink] == [("rows", "PASS"), ("crash", "ERROR"), ("whole", "PASS")]
     assert sink == out.rows
 
@@ -120,7 +129,7 @@ def test_close_after_ctrl_c_kills_a_busy_worker_at_once(monkeypatch):
 
     monkeypatch.setattr(mpc.Connection, "poll", interrupted_poll)
     with pytest.raises(KeyboardInterrupt):
-        sup.run_shape(w, w.default_shape(), protocol=w.protocol, variants=[w.variant("hang")])
+        sup.run(Step(w, w.default_shape(), w.protocol, 0, [w.variant("hang")]))
     monkeypatch.undo()
     t0 = time.monotonic()
     sup.close()
@@ -144,18 +153,18 @@ def test_sticky_errors_are_told_from_the_others(text, name):
 # ---- host work ahead: the next steps' inputs and references, made while this one runs ------
 
 from pmppbench.runner import evaluate, host_work  # noqa: E402
-from pmppbench.worker import Ahead, PlanAhead, StepSpec  # noqa: E402
+from pmppbench.worker import Ahead, PlanAhead  # noqa: E402
 
 
 def _spec(w, shape, seed, variants=("rows", "whole")):
-    return StepSpec(w.name, shape, [w.variant(v) for v in variants], w.protocol, False, seed, "r")
+    return Step(w, shape, w.protocol, seed, [w.variant(v) for v in variants], run_id="r")
 
 
 def test_host_work_made_ahead_is_what_the_step_would_make():
     w = Copy2D()
-    ahead = Ahead(lookup=lambda name: w)
+    ahead = Ahead()
     shapes = [({"m": 4, "n": 3}, 7), ({"m": 5, "n": 2}, 8)]
-    ahead.plan([(w.name, s, [w.variant("rows"), w.variant("whole")], seed) for s, seed in shapes])
+    ahead.plan([_spec(w, s, seed) for s, seed in shapes])
     for s, seed in shapes:
         inputs, refs = ahead.take(_spec(w, s, seed))
         want_inputs, want_refs = host_work(w, s, [w.variant("rows"), w.variant("whole")], seed)
@@ -168,8 +177,8 @@ def test_host_work_made_ahead_is_what_the_step_would_make():
 
 def test_host_work_ahead_stays_inside_its_memory_budget():
     w = Copy2D()
-    ahead = Ahead(budget_bytes=2 * w.device_bytes({"m": 4, "n": 4}) * 2, lookup=lambda name: w)
-    later = [(w.name, {"m": 4, "n": 4}, None, seed) for seed in range(5)]
+    ahead = Ahead(budget_bytes=2 * w.device_bytes({"m": 4, "n": 4}) * 2)
+    later = [Step(w, {"m": 4, "n": 4}, w.protocol, seed) for seed in range(5)]
     ahead.plan(later)
     assert len(ahead.jobs) == 2  # two steps' estimates fit; the rest wait for a later plan()
     ahead.drain()
@@ -187,9 +196,9 @@ def test_the_step_uses_the_references_it_is_given():
     assert rows[0].check == "FAIL"
 
 
-def test_every_declared_variant_reaches_a_worker_whole():
-    """Steps travel by pickle; a variant's launch geometry (often a lambda) stays behind and
-    the worker takes the declared variant back by name."""
+def test_every_step_reaches_a_worker_whole():
+    """Steps travel by pickle, by their workload's name: each arrives with the registry's
+    workload and every variant as declared (whatever the variant carries)."""
     import pickle
 
     from pmppbench import workloads
@@ -197,11 +206,39 @@ def test_every_declared_variant_reaches_a_worker_whole():
     for name in workloads.names():
         w = workloads.get(name)
         for shape in [w.default_shape(), *w.check_shapes()[:1]]:
-            sent = list(w.variants_for(shape))
-            arrived = w.resolve(pickle.loads(pickle.dumps(sent)))
-            assert [v.name for v in arrived] == [v.name for v in sent]
-            for before, after in zip(sent, arrived):
-                assert after.geometry is before.geometry, (name, before.name)
+            sent = Step(w, shape, w.protocol, 3, check_only=True, run_id="r")
+            arrived = pickle.loads(pickle.dumps(sent))
+            assert arrived.workload is w and arrived.shape == shape and arrived.key == sent.key
+            assert (arrived.protocol, arrived.seed, arrived.check_only, arrived.run_id) == (w.protocol, 3, True, "r")
+            assert arrived.variants == sent.variants
+            for before, after in zip(sent.variants, arrived.variants):
+                assert vars(after) == vars(before), (name, before.name)
+
+
+def failing_serve(conn, quiet_stderr=True):
+    """A worker whose steps fail as a whole, one error type after another."""
+    errors = [UsageError("copy2d 16x8 needs 9 GiB"), CompileError("kernels_cu/x.cu(3): error"),
+              WorkerFault("ValueError: bad shape")]
+    while True:
+        step = conn.recv()
+        if isinstance(step, Stop):
+            return
+        conn.send(Failed(errors.pop(0)))
+
+
+def test_a_step_that_fails_as_a_whole_keeps_its_error_type():
+    """Failed carries the error itself: a UsageError stays a UsageError (exit 2), a compile
+    error a CompileError; anything else is a WorkerFault with its type and message."""
+    w = Faulty()
+    with Supervisor(timeout_s=3, target=failing_serve) as sup:
+        step = Step(w, w.default_shape(), w.protocol, 0, [w.variant("rows")])
+        with pytest.raises(UsageError, match="needs 9 GiB"):
+            sup.run(step)
+        with pytest.raises(CompileError, match=r"x.cu\(3\)"):
+            sup.run(step)
+        with pytest.raises(WorkerFault, match="ValueError: bad shape"):
+            sup.run(step)
+        assert sup.started == 1  # the worker was fine throughout
 
 
 def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step(monkeypatch):
@@ -232,9 +269,12 @@ def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step
     monkeypatch.setattr(worker, "Ahead", Recording)
     monkeypatch.setattr(worker, "_make_context", lambda: order.append("context"))
     monkeypatch.setattr(worker.signal, "signal", lambda *a: None)  # this process keeps its Ctrl-C
-    steps = [("vecadd", {"n": 5}, None, 0), ("vecadd", {"n": 7}, None, 1)]
-    worker.serve(Conn([worker.PlanAhead(steps), None]), quiet_stderr=False)
-    assert planned == [steps] and order == ["plan", "context"]
+    from pmppbench import workloads
+
+    v = workloads.get("vecadd")
+    steps = (Step(v, {"n": 5}, v.protocol, 0), Step(v, {"n": 7}, v.protocol, 1))
+    worker.serve(Conn([worker.PlanAhead(steps), Stop()]), quiet_stderr=False)
+    assert planned == [list(steps)] and order == ["plan", "context"]
 
 
 def plan_serve(conn, quiet_stderr=True):
@@ -243,29 +283,28 @@ def plan_serve(conn, quiet_stderr=True):
 
     plan = []
     while True:
-        spec = conn.recv()
-        if spec is None:
+        step = conn.recv()
+        if isinstance(step, Stop):
             return
-        if isinstance(spec, PlanAhead):
-            plan = [seed for _, _, _, seed in spec.steps]
+        if isinstance(step, PlanAhead):
+            plan = [s.seed for s in step.steps]
             continue
         rows = []
-        for v in spec.variants:
-            conn.send(("at", v.name, "check"))
+        for v in step.variants:
+            conn.send(At(v.name, "check"))
             if v.name == "crash":
                 os._exit(1)
-            rows.append(Result(spec.workload, v.name, "16x8", check="PASS", error=repr(plan)))
-        conn.send(("rows", rows))
+            rows.append(Result(step.workload.name, v.name, "16x8", check="PASS", error=repr(plan)))
+        conn.send(Rows(rows, {}))
 
 
 def test_every_worker_is_started_with_the_rest_of_the_plan():
     w = Faulty()
     shapes = [{"m": 16, "n": 8}, {"m": 8, "n": 4}, {"m": 4, "n": 2}]
     with Supervisor(timeout_s=5.0, target=plan_serve) as sup:
-        sup.start([(w.name, s, None, seed) for seed, s in enumerate(shapes)])
-        first = sup.run_shape(w, shapes[0], protocol=w.protocol, seed=0, variants=[w.variant("rows")])
-        second = sup.run_shape(w, shapes[1], protocol=w.protocol, seed=1,
-                               variants=[w.variant("crash"), w.variant("rows")])
+        sup.start([Step(w, s, w.protocol, seed) for seed, s in enumerate(shapes)])
+        first = sup.run(Step(w, shapes[0], w.protocol, 0, [w.variant("rows")]))
+        second = sup.run(Step(w, shapes[1], w.protocol, 1, [w.variant("crash"), w.variant("rows")]))
         assert sup.started == 2
     assert first[0].error == "[0, 1, 2]"
     rows = {r.variant: r for r in second}
@@ -275,11 +314,11 @@ def test_every_worker_is_started_with_the_rest_of_the_plan():
 def test_ahead_follows_the_plan_step_by_step():
     w = Copy2D()
     one_step = 2 * w.device_bytes({"m": 4, "n": 4})
-    ahead = Ahead(budget_bytes=one_step, lookup=lambda name: w)
-    plan = [(w.name, {"m": 4, "n": 4}, None, seed) for seed in range(3)]
+    ahead = Ahead(budget_bytes=one_step)
+    plan = tuple(Step(w, {"m": 4, "n": 4}, w.protocol, seed) for seed in range(3))
     ahead.expect(PlanAhead(plan))
-    assert [key[3] for key in ahead.jobs] == [0]  # the budget holds one step
+    assert [key[2] for key in ahead.jobs] == [0]  # the budget holds one step
     spec = _spec(w, {"m": 4, "n": 4}, 0, variants=w.variant_names())
     assert ahead.take(spec) is not None
     ahead.after(spec)
-    assert [key[3] for key in ahead.jobs] == [1]  # the next one, and not the one just taken
+    assert [key[2] for key in ahead.jobs] == [1]  # the next one, and not the one just taken

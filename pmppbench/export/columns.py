@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 @dataclass(frozen=True)

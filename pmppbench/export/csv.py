@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, fields
 from typing import TextIO
 
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 FORMAT_VERSION = 2  # 1: pmppbench 0.1.0 files, which had no format_version column
 FIELDNAMES = ["format_version"] + [f.name for f in fields(Result)]

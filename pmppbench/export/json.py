@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 
 from pmppbench.export.csv import FORMAT_VERSION
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def dumps(rows: list[Result], meta: dict) -> str:

@@ -6,7 +6,7 @@ import io
 
 from pmppbench.export.columns import columns_for, counter_columns_for
 from pmppbench.noise import stability_line
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pmppbench.export.columns import columns_for, counter_columns_for
 from pmppbench.noise import stability_line
-from pmppbench.results import Result
+from pmppbench.row import Result
 
 
 def _table(rows: list[Result], cols, title: str, caption: str = "", marked: bool = False):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pmppbench import gpu
 from pmppbench.errors import UsageError
 
 
@@ -57,7 +58,7 @@ def _nvml_uuids() -> dict[str, str]:
     properties carry the UUID as a C string, cut at its first zero byte, so they cannot be
     trusted for it; NVML reports it whole, as nvidia-smi prints it."""
     try:
-        import pynvml  # noqa: PLC0415 (optional)
+        import pynvml  # noqa: PLC0415 (optional: nvidia-ml-py; without it CuPy's UUID is used)
 
         pynvml.nvmlInit()
     except Exception:  # noqa: BLE001 -- no NVML: the UUID comes from CUDA where it can
@@ -75,10 +76,8 @@ def _nvml_uuids() -> dict[str, str]:
 
 def visible() -> list[DeviceId]:
     """The GPUs this process can see, in CUDA's order (needs a GPU)."""
-    from pmppbench.gpu import cupy, require_device  # noqa: PLC0415
-
-    count = require_device()
-    rt = cupy().cuda.runtime
+    count = gpu.require_device()
+    rt = gpu.cupy().cuda.runtime
     by_bus = _nvml_uuids()
     out = []
     for i in range(count):
