@@ -9,6 +9,7 @@ from rich.console import Console
 from pmppbench.export import csv as csv_export
 from pmppbench.export import json as json_export
 from pmppbench.export import markdown, terminal
+from pmppbench.resultfile import FORMAT_VERSION
 from pmppbench.results import Result
 
 
@@ -65,7 +66,7 @@ def test_csv_exact():
 
 def test_json_exact():
     doc = json.loads(json_export.dumps(rows()[:1], {"name": "Test GPU"}))
-    assert doc["format_version"] == csv_export.FORMAT_VERSION and doc["meta"] == {"name": "Test GPU"}
+    assert doc["format_version"] == FORMAT_VERSION and doc["meta"] == {"name": "Test GPU"}
     assert doc["results"][0]["batch_means_ms"] == [2.0, 1.9, 2.1] and doc["results"][0]["dims"] == {"m": 64, "n": 64}
 
 
