@@ -54,8 +54,14 @@ def _open(width: float, height: float, title: str, cls: str) -> str:
             '<line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-width="1.5"/></pattern></defs>')
 
 
-def _mark(tip: str, body: str) -> str:
-    return f'<g class="mark" tabindex="0" data-tip="{esc(tip)}"><title>{esc(tip)}</title>{body}</g>'
+def _mark(tip: str, body: str, cls: str = "") -> str:
+    return (f'<g class="mark{" " + cls if cls else ""}" tabindex="0" data-tip="{esc(tip)}"><title>{esc(tip)}</title>'
+            f"{body}</g>")
+
+
+def _hit(x: float, y: float, w: float, h: float) -> str:
+    """An invisible rectangle over a whole row: the pointer finds the row anywhere on it."""
+    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="transparent"/>'
 
 
 def marker(kind: str, x: float, y: float, color: str, r: float = 4.5) -> str:
@@ -172,7 +178,7 @@ def bar_chart(groups: list[Group], unit: str, title: str, cls: str = "ladder", p
                 body, end = "", x(0)
             if b.mark and not b.value:
                 end = x(0)
-            body += _text(label_w - 6, y + row - 4, b.label, "end")
+            body += _hit(0, y, width, row) + _text(label_w - 6, y + row - 4, b.label, "end")
             body += _text(max(end, x(b.mark) if b.mark else 0) + 5, y + row - 4, b.text, cls="value")
             out.append(_mark(b.tip, body))
             y += row
@@ -255,7 +261,8 @@ def roofline_chart(points: list[Point], roofs: list[Ceilings], series: list[str]
     for p in points:
         px, py = x(p.x), y(p.y)
         marks.append((px - 5, py - 5, px + 5, py + 5))
-        out.append(_mark(p.tip, marker(MARKERS[p.series % len(MARKERS)], px, py, PALETTE[p.series % len(PALETTE)])))
+        out.append(_mark(p.tip, marker(MARKERS[p.series % len(MARKERS)], px, py, PALETTE[p.series % len(PALETTE)]),
+                         "point"))
     for p in sorted(points, key=lambda p: (-p.y, p.x)):
         px, py = x(p.x), y(p.y)
         w = _width(p.label)
@@ -279,8 +286,9 @@ def roofline_chart(points: list[Point], roofs: list[Ceilings], series: list[str]
         lead = ""
         if abs(ly - py) > 6:
             lx = box[0] if box[0] > px else box[2]
-            lead = f'<line x1="{px:.1f}" y1="{py:.1f}" x2="{lx:.1f}" y2="{ly:.1f}" stroke="#777" stroke-width="0.6"/>'
-        out.append(lead + _text(box[0] + 1, ly + 4, p.label, cls="pointlabel"))
+            lead = (f'<line x1="{px:.1f}" y1="{py:.1f}" x2="{lx:.1f}" y2="{ly:.1f}" stroke="#777" stroke-width="0.6" '
+                    'pointer-events="none"/>')
+        out.append(lead + _text(box[0] + 1, ly + 4, p.label, cls="pointlabel", extra=' pointer-events="none"'))
     out.append("</svg>")
     return "".join(out)
 
@@ -317,7 +325,7 @@ def interval_chart(items: list[Interval], title: str, axis: str, cls: str = "int
         body = (f'<rect x="{x(it.lo):.1f}" y="{y + 4:.1f}" width="{max(x(it.hi) - x(it.lo), 1.5):.1f}" height="{row - 8}" '
                 f'fill="{color}" fill-opacity="0.45" stroke="{color}"/>')
         body += marker(MARKERS[it.kind % len(MARKERS)], x(it.mid), y + row / 2, color, r=3.5)
-        body += _text(label_w - 6, y + row - 4, it.label, "end")
+        body += _hit(0, y, width, row) + _text(label_w - 6, y + row - 4, it.label, "end")
         body += _text(label_w + plot_w + 6, y + row - 4, it.text, cls="value")
         out.append(_mark(it.tip, body))
         y += row
