@@ -163,7 +163,7 @@ def bar_chart(groups: list[Group], unit: str, title: str, cls: str = "ladder", p
     for g in groups:
         out.append(_text(4, y + 14, g.title, cls="group"))
         y += head
-        g_top = y
+        g_top, at = y, len(out)  # the group's roof line goes under its bars (inserted at `at`)
         for b in g.bars:
             if b.value:
                 fill = "url(#hatch)" if b.kind == "baseline" else ROOF if b.kind == "roof" else BAR
@@ -184,7 +184,7 @@ def bar_chart(groups: list[Group], unit: str, title: str, cls: str = "ladder", p
             y += row
         if g.ref:
             rx = x(g.ref[0])
-            out.append(f'<line class="ref" x1="{rx:.1f}" y1="{g_top - 2:.1f}" x2="{rx:.1f}" y2="{y + 2:.1f}" '
+            out.insert(at, f'<line class="ref" x1="{rx:.1f}" y1="{g_top - 2:.1f}" x2="{rx:.1f}" y2="{y + 2:.1f}" '
                        'stroke="#000" stroke-dasharray="5,3" stroke-width="1.2"/>')
             out.append(_text(rx, y + 11, g.ref[1], "middle", cls="reflabel"))
             y += 10
@@ -193,7 +193,7 @@ def bar_chart(groups: list[Group], unit: str, title: str, cls: str = "ladder", p
     for t in x.ticks():
         out.append(f'<line x1="{x(t):.1f}" y1="{axis_y:.1f}" x2="{x(t):.1f}" y2="{axis_y + 4:.1f}" stroke="#000"/>')
         out.append(_text(x(t), axis_y + 15, number(t), "middle"))
-    out.append(_text(x(top), axis_y + 27, unit, "end"))
+    out.append(_text(x(top) + 8, axis_y + 15, unit))
     out.append("</svg>")
     return "".join(out)
 
