@@ -308,3 +308,11 @@ def test_pages_in_chromium(browser, tmp_path):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert errors == [] and fetched == [], (name, errors, fetched)
         context.close()
+
+
+def test_committed_page_is_the_committed_run():
+    """results/h200/default.html is `report --html` of results/h200/default.csv with this build;
+    after a change to the page, regenerate it: pmppbench report results/h200/default.csv --html
+    results/h200/default.html --force (and its screenshot, README's "The HTML report")."""
+    rows, meta = load(DEFAULT)
+    assert (ROOT / "results/h200/default.html").read_text() == html.document(rows, meta)

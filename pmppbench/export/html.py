@@ -221,14 +221,14 @@ def counter_charts(rows: list[Result], workload: str) -> list[str]:
     counted = [r for r in rows if r.counters]
     out = []
     specs = [
-        ("DRAM bytes / model bytes", lambda r: r.dram_vs_model, None, (1.0, "model = 1"), ".3f",
+        ("DRAM bytes / model bytes", "ratio", lambda r: r.dram_vs_model, None, (1.0, "model = 1"), ".3f",
          "(DRAM read + written) / the model's bytes"),
-        ("shared-load wavefronts / request", lambda r: r.smem_ld_wavefronts_per_request, None, (1.0, "conflict-free = 1"),
-         ".2f", "1 = conflict-free 32-bit loads, 32 = a 32-way bank conflict"),
-        ("achieved occupancy %", lambda r: r.occupancy_achieved_pct, lambda r: r.occupancy_theoretical_pct, None, ".1f",
-         "bar: achieved; black tick: theoretical (PMPP 5.6)"),
+        ("shared-load wavefronts / request", "wavefronts", lambda r: r.smem_ld_wavefronts_per_request, None,
+         (1.0, "conflict-free = 1"), ".2f", "1 = conflict-free 32-bit loads, 32 = a 32-way bank conflict"),
+        ("achieved occupancy %", "%", lambda r: r.occupancy_achieved_pct, lambda r: r.occupancy_theoretical_pct, None,
+         ".1f", "bar: achieved; black tick: theoretical (PMPP 5.6)"),
     ]
-    for title, get, mark, ref, fmt, what in specs:
+    for title, unit, get, mark, ref, fmt, what in specs:
         have = [r for r in counted if get(r) is not None]
         if not have:
             continue
@@ -241,7 +241,7 @@ def counter_charts(rows: list[Result], workload: str) -> list[str]:
                 bars.append(svg.Bar(r.variant, get(r), text, f"{r.workload} {r.variant} {r.shape}: {title} {text}",
                                     mark=m))
             groups.append(svg.Group(shape, bars, ref))
-        out.append(_figure(svg.bar_chart(groups, title, f"{workload}: {title}", cls="counters", plot_w=380), what))
+        out.append(_figure(svg.bar_chart(groups, unit, f"{workload}: {title}", cls="counters", plot_w=380), what))
     return out
 
 
@@ -375,8 +375,7 @@ def compare_document(report: comparing.CompareReport, base_meta: dict[str, Any] 
             tds.append(f'<td class="{klass}">{esc(text)}</td>' if klass else f"<td>{esc(text)}</td>")
         lines.append(f'<tr{" class=bad" if c.verdict == comparing.FAIL else ""}>{"".join(tds)}</tr>')
     if report.matched:
-        body.append('<section id="matched"><h2>Matched rows</h2><table class="compare"><thead><tr>'
-                    + "".join(f"<th>{esc(h)}</th>" for h in headers) + f"</tr></thead><tbody>{''.join(lines)}</tbody></table>")
+        body.append('<section id="matched"><h2>Matched rows</h2>')
         items, left_out = [], []
         for c in report.matched:
             span = ratio_range(c)
@@ -395,7 +394,8 @@ def compare_document(report: comparing.CompareReport, base_meta: dict[str, Any] 
                                 "SLOWER when the bar lies wholly right of 1, FASTER wholly left"))
         if left_out:
             body.append("<p>not drawn (no time on one side, or NEW failed): " + esc("; ".join(left_out)) + "</p>")
-        body.append("</section>")
+        body.append('<div class="wide"><table class="compare"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in headers)
+                    + f"</tr></thead><tbody>{''.join(lines)}</tbody></table></div></section>")
     for label, rows in ((report.base_name, report.only_base), (report.new_name, report.only_new)):
         if rows:
             body.append(f"<h3>only in {esc(label)} ({len(rows)} row{'s' if len(rows) != 1 else ''})</h3><ul>"

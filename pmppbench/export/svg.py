@@ -149,7 +149,7 @@ def bar_chart(groups: list[Group], unit: str, title: str, cls: str = "ladder", p
     """Horizontal bars, one per row, in groups (one per shape), a linear axis from 0 in `unit`."""
     bars = [b for g in groups for b in g.bars]
     label_w = max([_width(b.label) for b in bars] + [60]) + 8
-    text_w = max([_width(b.text) for b in bars] + [40]) + 10
+    text_w = max([_width(b.text) for b in bars] + [40, _width(unit) + 8]) + 10
     values = [b.value for b in bars if b.value] + [g.ref[0] for g in groups if g.ref] \
         + [b.mark for b in bars if b.mark]
     top = max(values) * 1.08 if values else 1.0
