@@ -195,6 +195,17 @@ def test_report_html_bad_input(tmp_path, run_cli):
     assert code == 2 and err.strip() == f"pmppbench: --html {tmp_path} is a folder; give a file name"
 
 
+def test_report_html_unwritable_folder(run_cli):
+    folder = Path("/sys")  # Linux's sysfs refuses new files, even to root
+    if not folder.is_dir():
+        pytest.skip("needs Linux's /sys")
+    target = folder / "report.html"
+    code, _, err = run_cli("report", str(DEFAULT), "--html", str(target))
+    assert code == 2 and err.strip() == (f"pmppbench: --html {target}: cannot write there (Permission denied); "
+                                         "choose another --html")
+    assert not target.exists()
+
+
 def test_compare_html(tmp_path, run_cli):
     out = tmp_path / "diff.html"
     code, stdout, err = run_cli("compare", str(PLAIN), str(DEFAULT), "--html", str(out))
