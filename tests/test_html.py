@@ -327,3 +327,13 @@ def test_committed_page_is_the_committed_run():
     results/h200/default.html --force (and its screenshot, README's "The HTML report")."""
     rows, meta = load(DEFAULT)
     assert (ROOT / "results/h200/default.html").read_text() == html.document(rows, meta)
+
+
+def test_check_only_page_has_tables_and_no_empty_charts():
+    rows = [Result("vecadd", v, "1000", check="PASS", max_abs_err=0.0, max_rel_err=0.0, tolerance="bit-exact")
+            for v in ("scalar", "float4")]
+    page = html.document(rows, {"name": "Test GPU", "check_only": True})
+    assert "Test GPU · check only · bit-exact" in page and "<svg" not in page
+    (table,) = [t for t in tables_of(page) if t["class"] == "results"]
+    assert table["head"] == ["variant", "shape", "check", "max_abs_err", "max_rel_err"]
+    assert table["rows"] == [["scalar", "1000", "PASS", "0.00e+00", "0.00e+00"], ["float4", "1000", "PASS", "0.00e+00", "0.00e+00"]]

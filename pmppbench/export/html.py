@@ -171,10 +171,13 @@ def _tip(r: Result, unit: str) -> str:
     return "; ".join(parts)
 
 
-def ladder(rows: list[Result], meta: dict[str, Any], workload: str, suffix: str = "") -> str:
+def ladder(rows: list[Result], meta: dict[str, Any], workload: str, suffix: str = "") -> str | None:
     """Every row's headline rate as a bar, by shape: the baseline hatched, the roof variant grey,
-    the roof at the shape's intensity dashed; rate and % of the roof written at each bar."""
+    the roof at the shape's intensity dashed; rate and % of the roof written at each bar.
+    None when no row has a rate (a --check-only run)."""
     unit = headline_rate(workload, [r for r in rows if r.ok and r.median_ms])
+    if not any(r.ok and r.headline_rate(unit) for r in rows):
+        return None
     ceilings = _sol_ceilings(rows, meta)
     groups = []
     for shape in dict.fromkeys(r.shape for r in rows):
@@ -319,9 +322,10 @@ def document(rows: list[Result], meta: dict[str, Any]) -> str:
                         + "</ul>")
         for d in (device_keys if several else [None]):
             part = [r for r in mine if d is None or healthview.device_key(r) == d]
-            if part:
-                suffix = f" · {part[0].device} {part[0].device_pci}".rstrip() if d else ""
-                body.append(_figure(ladder(part, meta, w, suffix),
+            chart = ladder(part, meta, w, f" · {part[0].device} {part[0].device_pci}".rstrip() if d else "") \
+                if part else None
+            if chart:
+                body.append(_figure(chart,
                                     "bar: the headline rate; hatched: the textbook baseline the speedups are against; "
                                     "grey: the roof variant; dashed: the roof at the shape's arithmetic intensity"))
         chart = roofline(mine, meta, w, several)
