@@ -283,6 +283,7 @@ def test_pages_in_chromium(browser, tmp_path):
         page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
+        assert errors == [], (name, errors)
 
         # every chart drawn: each <svg> and each of its marks has a non-empty box
         charts = page.locator("svg.chart")
@@ -296,11 +297,12 @@ def test_pages_in_chromium(browser, tmp_path):
 
         # each table has the file's rows
         if rows is not None:
-            for t in page.locator("table.results").all():
+            for t in page.locator("table.results, table.counters").all():
                 w, d = t.get_attribute("data-workload"), t.get_attribute("data-device")
                 want = [r for r in rows if r.workload == w and (not d or device_key(r) == d)]
                 assert t.locator("tbody tr").count() == len(want), (name, w, d)
             assert sum(t.locator("tbody tr").count() for t in page.locator("table.results").all()) == len(rows)
+            assert (page.locator("table.counters").count() > 0) == (name == "counters")
         else:
             assert page.locator("table.compare tbody tr").count() == len(report.matched)
 
