@@ -339,3 +339,19 @@ def test_check_only_page_has_tables_and_no_empty_charts():
     (table,) = [t for t in tables_of(page) if t["class"] == "results"]
     assert table["head"] == ["variant", "shape", "check", "max_abs_err", "max_rel_err"]
     assert table["rows"] == [["scalar", "1000", "PASS", "0.00e+00", "0.00e+00"], ["float4", "1000", "PASS", "0.00e+00", "0.00e+00"]]
+
+
+def test_roofline_draws_both_ceilings_and_every_point():
+    from pmppbench.roofline import Ceilings, ceilings_meta
+
+    rows, meta = load(DEFAULT)
+    gemm = [r for r in rows if r.workload == "gemm"]
+    meta = dict(meta, ceilings=ceilings_meta([Ceilings("theoretical", 4814.3, 66908.2),
+                                              Ceilings("measured", 4100.0, 51000.0)]))
+    chart = html.roofline(gemm, meta, "gemm", several_devices=False)
+    assert chart.count("<polyline") == 2 and chart.count('stroke-dasharray="7,4"') == 2  # the measured roof and ridge
+    assert ">theoretical: 4,814 GB/s, 66,908 GFLOP/s, ridge 13.9 FLOP/B<" in chart
+    assert ">measured: 4,100 GB/s, 51,000 GFLOP/s, ridge 12.4 FLOP/B<" in chart
+    assert chart.count('class="mark point"') == len(gemm)
+    labels = re.findall(r'class="pointlabel" pointer-events="none"[^>]*>([^<]+)<', chart)
+    assert sorted(labels) == sorted(r.variant for r in gemm)
