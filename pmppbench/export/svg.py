@@ -65,11 +65,14 @@ def _hit(x: float, y: float, w: float, h: float) -> str:
 
 
 def marker(kind: str, x: float, y: float, color: str, r: float = 4.5) -> str:
+    """A series' marker at (x, y): its shape (MARKERS) as well as its colour tells it apart."""
     if kind == "square":
-        return f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}" fill="{color}" stroke="#000" stroke-width="0.6"/>'
+        return (f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}" fill="{color}" '
+                'stroke="#000" stroke-width="0.6"/>')
     if kind in ("triangle", "down"):
-        s = -1 if kind == "triangle" else 1
-        pts = f"{x:.1f},{y + s * r * 1.2:.1f} {x - r * 1.1:.1f},{y - s * r * 0.8:.1f} {x + r * 1.1:.1f},{y - s * r * 0.8:.1f}"
+        s = -1 if kind == "triangle" else 1  # the apex up or down
+        pts = (f"{x:.1f},{y + s * r * 1.2:.1f} {x - r * 1.1:.1f},{y - s * r * 0.8:.1f} "
+               f"{x + r * 1.1:.1f},{y - s * r * 0.8:.1f}")
         return f'<polygon points="{pts}" fill="{color}" stroke="#000" stroke-width="0.6"/>'
     if kind == "diamond":
         pts = f"{x:.1f},{y - r * 1.3:.1f} {x + r:.1f},{y:.1f} {x:.1f},{y + r * 1.3:.1f} {x - r:.1f},{y:.1f}"
@@ -176,8 +179,6 @@ def bar_chart(groups: list[Group], unit: str, title: str, cls: str = "ladder", p
                 end = x(b.value)
             else:
                 body, end = "", x(0)
-            if b.mark and not b.value:
-                end = x(0)
             body += _hit(0, y, width, row) + _text(label_w - 6, y + row - 4, b.label, "end")
             body += _text(max(end, x(b.mark) if b.mark else 0) + 5, y + row - 4, b.text, cls="value")
             out.append(_mark(b.tip, body))
