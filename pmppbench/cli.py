@@ -60,8 +60,9 @@ def _opt(flag: str, help_: str, default=None):
 
 RUN_OPTIONS = {  # every command that runs a plan: the workload commands and `all`
     "check_only": _opt("--check-only", "Check every variant (on the check shapes, or the config's); no timing.", False),
-    "out": _opt("--out", "Write results to FILE (.csv, .json or .md), row by row."),
-    "force": _opt("--force", "Overwrite --out if it exists.", False),
+    "out": _opt("--out", "Write results to FILE (.csv, .json, .md or .html), row by row; give --out again for "
+                "more files (--out r.csv --out r.html)."),
+    "force": _opt("--force", "Overwrite the --out files that exist.", False),
     "quiet": _opt("--quiet", "No progress bar or tables; only errors and the summary line.", False),
     "flush_l2": _opt("--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its own "
                      "events (default: hot, back-to-back calls).", False),
@@ -99,11 +100,18 @@ ALL_OPTIONS = {
 }
 
 
+REPEATABLE = {"out"}  # options that may be given several times (a list)
+
+
 def _command(fn, params: dict, doc: str):
     """`fn(**kw)` as a Typer command with these parameters, all read as text (or flags) and
     parsed by planning.count()/counts(), so a 0, a -1 and an abc are worded the same way."""
-    sig = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
-                             annotation=bool if isinstance(info.default, bool) else Optional[str])
+    def annotation(name, info):
+        if isinstance(info.default, bool):
+            return bool
+        return Optional[list[str]] if name in REPEATABLE else Optional[str]
+
+    sig = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation(name, info))
            for name, info in params.items()]
     fn.__signature__ = inspect.Signature(sig)
     fn.__annotations__ = {p.name: p.annotation for p in sig}
@@ -153,7 +161,7 @@ def _execute(plan, protocols: dict, kw: dict, **meta) -> None:
     from pmppbench.planning import count  # noqa: PLC0415
     from pmppbench.session import run_and_report  # noqa: PLC0415
 
-    run_and_report(plan, out=Path(kw["out"]) if kw["out"] else None, force=kw["force"], quiet=kw["quiet"],
+    run_and_report(plan, out=[Path(p) for p in kw["out"] or []], force=kw["force"], quiet=kw["quiet"],
                    protocols=protocols, console=console, err_console=err_console, debug=STATE["debug"],
                    timeout_s=count("--timeout", kw["timeout"]), devices=kw["devices"],
                    host_link_parallel=kw["parallel_host_link"], ray=kw["ray"], **meta)
@@ -166,12 +174,23 @@ def report_cmd(
     results: Path = typer.Argument(..., help="A result file (.csv or .json) from pmppbench."),
     readme: Optional[Path] = typer.Option(None, "--readme", help="Replace the section between "
                                           "<!-- results:begin --> and <!-- results:end --> in this file."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write one self-contained HTML page (the tables, "
+                                        "ladder, roofline, counters and health view) to this file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
 ):
-    """Turn a result file into the Markdown tables (the README's results section)."""
+    """Turn a result file into the Markdown tables (the README's results section), or an HTML page."""
     from pmppbench import resultfile  # noqa: PLC0415
-    from pmppbench.export import markdown  # noqa: PLC0415
+    from pmppbench.export import files, markdown  # noqa: PLC0415
+    from pmppbench.export import html as html_page  # noqa: PLC0415
 
-    rows, meta = resultfile.load(results)  # a broken file stops here: README is never touched
+    if html is not None:
+        files.check_writable(html, force, "--html", exporter=False)
+    rows, meta = resultfile.load(results)  # a broken file stops here: README and --html are never touched
+    if html is not None:
+        resultfile.write_atomic(html, html_page.document(rows, meta))
+        console.print(f"wrote {html}", highlight=False)
+        if readme is None:
+            return
     text = markdown.results_section(rows, meta, source=str(results))
     if readme is None:
         console.print(text, markup=False, highlight=False, soft_wrap=True)
@@ -238,12 +257,25 @@ def compare(
     new: Path = typer.Argument(..., help="New result file."),
     fail_on_slower: Optional[float] = typer.Option(None, "--fail-on-slower", metavar="PCT",
                                                    help="Exit 1 when a row is SLOWER by more than PCT percent."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write the comparison as one self-contained "
+                                        "HTML page (each row's ratio with its noise range) to this file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
 ):
     """Line up two result files; FASTER / SLOWER only when the difference exceeds both runs' noise."""
     from pmppbench import compare as comparing  # noqa: PLC0415
 
+    if html is not None:
+        from pmppbench.export import files  # noqa: PLC0415
+
+        files.check_writable(html, force, "--html", exporter=False)
     rep = comparing.compare_files(base, new, fail_on_slower)
     comparing.print_comparison(console, rep)
+    if html is not None:
+        from pmppbench.export import html as html_page  # noqa: PLC0415
+        from pmppbench.resultfile import write_atomic  # noqa: PLC0415
+
+        write_atomic(html, html_page.compare_document(rep, rep.base_meta, rep.new_meta))
+        console.print(f"wrote {html}", highlight=False)
     if rep.exit_code:
         raise typer.Exit(rep.exit_code)
 

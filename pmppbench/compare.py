@@ -105,6 +105,8 @@ class CompareReport:
     base_name: str = "BASE"
     new_name: str = "NEW"
     notes: list[str] = field(default_factory=list)
+    base_meta: dict[str, Any] = field(default_factory=dict)  # the files' run metadata (compare_files)
+    new_meta: dict[str, Any] = field(default_factory=dict)
 
     def count(self, v: str) -> int:
         return sum(1 for c in self.matched if c.verdict == v)
@@ -198,9 +200,11 @@ def compare_files(base: Path, new: Path, fail_on_slower_pct: float | None = None
     """compare_results on two CSV or JSON result files (validated: a broken file is exit 2)."""
     from pmppbench.resultfile import load  # noqa: PLC0415
 
-    base_rows, _ = load(Path(base))
-    new_rows, _ = load(Path(new))
-    return compare_results(base_rows, new_rows, fail_on_slower_pct, base_name=str(base), new_name=str(new))
+    base_rows, base_meta = load(Path(base))
+    new_rows, new_meta = load(Path(new))
+    report = compare_results(base_rows, new_rows, fail_on_slower_pct, base_name=str(base), new_name=str(new))
+    report.base_meta, report.new_meta = base_meta, new_meta
+    return report
 
 
 # ---- printing ------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "workload"
 
 
-def _headline_rate(workload: str, rows) -> str:
+def headline_rate(workload: str, rows) -> str:
     """The workload's own headline rate if it is installed, else GFLOP/s only when every
     timed row has a FLOP model of at least 1 FLOP/B."""
     from pmppbench import workloads  # noqa: PLC0415
@@ -84,10 +84,10 @@ def roofline_points(rows) -> list[tuple[str, str, float, float]]:
     """
     named = largest_shapes(rows)
     return [(r.workload, r.variant if r.shape == named[r.workload] else "", r.intensity_flop_per_byte,
-             r.gflop_per_s) for r in _on_roofline(rows)]
+             r.gflop_per_s) for r in on_roofline(rows)]
 
 
-def _on_roofline(rows) -> list:
+def on_roofline(rows) -> list:
     """Timed rows with a FLOP and a byte model, except host-timed ones (their time includes PCIe)."""
     return [r for r in _timed(rows) if r.intensity_flop_per_byte and r.gflop_per_s and getattr(r, "timer", "") != "host"]
 
@@ -95,7 +95,7 @@ def _on_roofline(rows) -> list:
 def largest_shapes(rows) -> dict[str, str]:
     """workload -> the shape whose points carry labels on the roofline (its most bytes)."""
     out: dict[str, tuple[int, str]] = {}
-    for r in _on_roofline(rows):
+    for r in on_roofline(rows):
         if r.bytes >= out.get(r.workload, (0, ""))[0]:
             out[r.workload] = (r.bytes, r.shape)
     return {w: s for w, (_, s) in out.items()}
@@ -183,7 +183,7 @@ def _label_points(fig, ax, points, colors) -> None:
 def plot_workload_bars(workload: str, rows, path: Path, title: str = "") -> Path | None:
     """Draw <workload>.png: the headline rate by variant, grouped by shape."""
     rows = [r for r in _timed(rows) if r.workload == workload]
-    rate = _headline_rate(workload, rows)
+    rate = headline_rate(workload, rows)
     rows = [r for r in rows if r.headline_rate(rate)]
     if not rows:
         return None

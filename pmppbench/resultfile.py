@@ -1,18 +1,17 @@
-"""Result files: writing them safely and reading them back with validation.
+"""Result files: the format, safe writes, and reading them back with validation.
 
-Formats by extension: `.csv` (one row per Result, run metadata beside it in
-`<name>.csv.meta.json`), `.json` (metadata and rows in one document) and `.md` (for people;
-written, never read back). Both machine formats carry `format_version`
-(export/csv.FORMAT_VERSION); files of pmppbench 0.1.0 have none and read as version 1.
+The machine formats are `.csv` (one row per Result, run metadata beside it in
+`<name>.csv.meta.json`) and `.json` (metadata and rows in one document); both carry
+`format_version` (FORMAT_VERSION below). Files of pmppbench 0.1.0 have none and read as
+version 1. The exporters in `pmppbench/export/` write them (and the Markdown and HTML
+reports, which are never read back); this module reads them.
 
 Promises:
 - Anything that is not a readable pmppbench result file (missing, a folder, empty, binary,
   not CSV/JSON, wrong columns, a short or truncated row, a value of the wrong type, a newer
   format) raises UsageError with one line naming the file, the row and the column.
-- `check_writable` refuses an --out that cannot be written before any GPU work.
-- Whole files are written to a temporary file first and renamed, so a failure never leaves
-  half a file where a good one was; `open_sink` streams rows as they finish (CSV appends,
-  JSON and Markdown are rewritten whole after each row).
+- `write_atomic` writes to a temporary file first and renames it, so a failure never leaves
+  half a file where a good one was.
 """
 
 from __future__ import annotations
@@ -27,52 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from pmppbench.errors import UsageError
-from pmppbench.export import csv as csv_export
-from pmppbench.export import json as json_export
-from pmppbench.export import markdown
-from pmppbench.export.csv import FORMAT_VERSION
 from pmppbench.row import CHECK_STATES, Result
 
-FORMATS = ("csv", "json", "md")
+# The layout of a result file: the Result fields, one per column (CSV) or key (JSON).
+# 1: pmppbench 0.1.0 files, which had no format_version column; 2: format_version added.
+FORMAT_VERSION = 2
+READABLE = ("csv", "json")
 REQUIRED = ("workload", "variant", "shape", "check")
 _TYPES = {f.name: str(f.type) for f in fields(Result)}
 
 
-def format_for(path: Path, what: str = "--out") -> str:
-    ext = path.suffix.lower()
-    if ext[1:] in FORMATS:
-        return ext[1:]
-    if path.is_dir():
-        raise UsageError(f"{what} {path} is a folder; give a file name ending in .csv, .json or .md")
-    raise UsageError(f"{what} {path}: unknown file type {ext or '(no extension)'}; use .csv, .json or .md")
-
-
 def meta_path_for(path: Path) -> Path:
     return path.with_name(path.name + ".meta.json")
-
-
-# ---- writing ---------------------------------------------------------------------------
-
-def check_writable(path: Path, force: bool) -> Path:
-    """Refuse, before any work, an --out that exists (without --force) or cannot be written."""
-    format_for(path)
-    if path.is_dir():
-        raise UsageError(f"--out {path} is a folder; give a file name ending in .csv, .json or .md")
-    if path.exists() and not force:
-        raise UsageError(f"--out {path} exists; pass --force to overwrite it or choose another --out")
-    if not path.parent.is_dir():
-        raise UsageError(f"--out {path}: folder {path.parent} does not exist")
-    try:
-        if path.exists():
-            with open(path, "a"):
-                pass
-        else:
-            with open(path, "x"):
-                pass
-            path.unlink()
-    except OSError as exc:
-        raise UsageError(f"--out {path}: cannot write there ({exc.strerror or exc}); choose another --out") from None
-    return path
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -91,63 +56,6 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def render(path: Path, rows: list[Result], meta: dict) -> str:
-    kind = format_for(path)
-    if kind == "csv":
-        return csv_export.dumps(rows)
-    if kind == "json":
-        return json_export.dumps(rows, meta)
-    return markdown.document(rows, meta)
-
-
-def save(path: Path, rows: list[Result], meta: dict) -> None:
-    """Write a whole result file (and a CSV's metadata beside it)."""
-    rows = list(rows)
-    if format_for(path) == "csv":
-        write_atomic(meta_path_for(path), json.dumps(meta, indent=2) + "\n")
-    write_atomic(path, render(path, rows, meta))
-
-
-class _WholeFileSink:
-    """JSON and Markdown cannot be appended to: rewrite the whole file after each row."""
-
-    def __init__(self, path: Path, meta: dict):
-        self.path, self.meta, self.rows = path, meta, []
-        save(path, [], meta)
-
-    def add(self, row: Result) -> None:
-        self.rows.append(row)
-        save(self.path, self.rows, self.meta)
-
-    def close(self, meta: dict | None = None) -> None:
-        if meta is not None:  # what the run learned at its end (its wall time)
-            self.meta = meta
-            save(self.path, self.rows, meta)
-
-
-def open_sink(path: Path, meta: dict):
-    """A sink with add(row) / close() that keeps `path` up to date with every finished row."""
-    if format_for(path) == "csv":
-        write_atomic(meta_path_for(path), json.dumps(meta, indent=2) + "\n")
-        return _CsvFileSink(path, csv_export.CsvSink(open(path, "w", newline="")))
-    return _WholeFileSink(path, meta)
-
-
-class _CsvFileSink:
-    """A streaming CSV whose metadata file is rewritten at the end with what the run learned."""
-
-    def __init__(self, path: Path, rows: csv_export.CsvSink):
-        self.path, self._rows = path, rows
-
-    def add(self, row: Result) -> None:
-        self._rows.add(row)
-
-    def close(self, meta: dict | None = None) -> None:
-        self._rows.close()
-        if meta is not None:
-            write_atomic(meta_path_for(self.path), json.dumps(meta, indent=2) + "\n")
-
-
 # ---- reading ---------------------------------------------------------------------------
 
 def load(path: Path) -> tuple[list[Result], dict]:
@@ -157,9 +65,13 @@ def load(path: Path) -> tuple[list[Result], dict]:
         raise UsageError(f"{path} is a folder, not a result file; give a .csv or .json written by pmppbench")
     if not path.is_file():
         raise UsageError(f"{path}: no such result file")
-    kind = format_for(path, "result file")
-    if kind == "md":
-        raise UsageError(f"{path}: Markdown result files cannot be read back; use the .csv or .json of the run")
+    kind = path.suffix.lower()[1:]
+    if kind in ("md", "html"):
+        raise UsageError(f"{path}: {'Markdown' if kind == 'md' else 'HTML'} reports cannot be read back; "
+                         "use the .csv or .json of the run")
+    if kind not in READABLE:
+        raise UsageError(f"{path}: unknown file type {path.suffix or '(no extension)'}; give the .csv or .json "
+                         "of a run")
     data = path.read_bytes()
     if b"\x00" in data:
         raise _bad(path, "binary data")

@@ -21,11 +21,11 @@ from typing import Any, Protocol as TypingProtocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pmppbench import device, fleet, inventory, metadata, resultfile
+from pmppbench import device, fleet, inventory, metadata
 from pmppbench.check import CHECK_KERNELS
 from pmppbench.compile import Prefetch
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
-from pmppbench.export import terminal
+from pmppbench.export import files, terminal
 from pmppbench.health import print_health
 from pmppbench.planning import Plan, Step
 from pmppbench.protocol import Protocol
@@ -159,17 +159,17 @@ def exit_problem(out: Outcome) -> PmppError | None:
 
 # ---- a run with its files and tables (what the commands call) ----------------------------
 
-def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict, console, err_console,
+def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, protocols: dict, console, err_console,
                    debug: bool = False, timeout_s: float | None = None, devices: str | None = None,
                    host_link_parallel: bool = False, ray: str | None = None, **meta_extra: Any) -> None:
-    """--out checked before any work, the steps run by a supervised worker process
-    (pmppbench/worker.py), rows streamed to --out as they finish, a progress bar on stderr,
+    """Every --out checked before any work, the steps run by a supervised worker process
+    (pmppbench/worker.py), rows streamed to each --out file as they finish, a progress bar on stderr,
     then the tables, warnings, repeatability and summary on stdout; raises what the exit
     should say (nothing when every row passed)."""
     if ray and devices:
         raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
     started = time.perf_counter()
-    out = resultfile.check_writable(out, force) if out else None
+    outs = files.check_outputs(list(out or []), force)
     supervisors, lanes = [], []
     if ray:  # every GPU of a Ray cluster, each through its actor (pmppbench/fleet.py)
         lanes = fleet.lanes(ray, timeout_s)
@@ -180,7 +180,7 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     meta = metadata.run_meta(plan.steps[0].seed if plan.steps else 0, run_id=plan.run_id, check_only=plan.check_only,
                              protocol={k: v.__dict__ for k, v in protocols.items()},
                              devices=[d.__dict__ for d in chosen], ray=ray or "", gpu_required=not ray, **meta_extra)
-    sink = resultfile.open_sink(out, meta) if out else None
+    sinks = files.open_sinks(outs, meta)
     bar = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=err_console, disable=quiet, transient=True)
     prefetch = None
@@ -197,7 +197,7 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     try:
         with bar:
             task = bar.add_task("starting", total=len(plan.steps) * len(lanes))
-            outcome = run(plan, [sink] if sink else [], debug=debug, lanes=lanes, host_link_parallel=host_link_parallel,
+            outcome = run(plan, sinks, debug=debug, lanes=lanes, host_link_parallel=host_link_parallel,
                           progress=lambda text: bar.update(task, description=text), advance=lambda: bar.advance(task))
     finally:
         if prefetch:
@@ -207,7 +207,7 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
         where = wall_time(time.perf_counter() - started, [_spent(lane) for lane in lanes] + [take_spent()],
                           len(lanes))
         meta["wall_s"] = where
-        if sink:
+        for sink in sinks:
             sink.close(meta)
     rows = outcome.rows
     several = len(lanes) > 1
@@ -225,7 +225,7 @@ def run_and_report(plan: Plan, *, out, force: bool, quiet: bool, protocols: dict
     terminal.print_stability(console, rows)
     console.print(wall_line(meta["wall_s"]), highlight=False)
     passed = sum(r.check == "PASS" for r in rows)
-    console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {out}" if out and rows else "")
+    console.print(f"{len(rows)} rows, {passed} PASS" + (f"; written to {', '.join(map(str, outs))}" if outs and rows else "")
                   + (" (interrupted: finished rows kept)" if outcome.interrupted else ""), highlight=False)
     if outcome.interrupted:
         raise KeyboardInterrupt

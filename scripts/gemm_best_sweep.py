@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench import device, metadata, resultfile, roofline, runner  # noqa: E402
+from pmppbench import device, metadata, roofline, runner  # noqa: E402
+from pmppbench.export import files  # noqa: E402
 from pmppbench.check import compare  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol  # noqa: E402
@@ -172,7 +173,7 @@ def main() -> int:
     bad = check_edges()
     print(f"[{time.monotonic() - t0:.0f} s] edges done", flush=True)
     meta = metadata.run_meta(0, command="scripts/gemm_best_sweep.py")
-    sink = resultfile.open_sink(args.out, meta)
+    sink = files.open_sink(args.out, meta)
     summary = []
     try:
         for s in shapes:

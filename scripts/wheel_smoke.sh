@@ -18,7 +18,11 @@ grep -q "NVRTC" "$work/out.txt"
 grep -q "coarsened" "$work/out.txt"
 expect 0 "$exe" report "$data/sample.csv"
 grep -q "#### transpose" "$work/out.txt"
+expect 0 "$exe" report "$data/sample.csv" --html "$work/report.html"
+grep -q "<svg" "$work/report.html"
 expect 0 "$exe" compare "$data/sample.csv" "$data/sample.csv" --fail-on-slower 5
+expect 0 "$exe" compare "$data/sample.csv" "$data/sample.csv" --html "$work/diff.html"
+grep -q "class=\"compare\"" "$work/diff.html"
 expect 2 "$exe" compare "$data/sample.csv" "$data/garbage.csv" --fail-on-slower 5
 expect 0 "$exe" plot "$data/sample.csv" --outdir "$work/plots"
 ls "$work/plots"/roofline.png >/dev/null

@@ -125,7 +125,7 @@ def test_debug_shows_the_traceback(run_cli):
 
 
 def _result_file(path, median):
-    from pmppbench.resultfile import save as write_results
+    from pmppbench.export.files import save as write_results
     from pmppbench.row import Result
 
     rows = [Result("vecadd", "scalar", "1000", check="PASS", median_ms=median, min_ms=median * 0.99,

@@ -1,5 +1,5 @@
 """compare: verdicts that respect noise, rows in one file only, --fail-on-slower exit codes,
-on synthetic rows and on result files written by resultfile.save."""
+on synthetic rows and on result files written by export.files.save."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rich.console import Console
 from pmppbench.compare import (FAIL, FASTER, SAME, SLOWER, UNTIMED, compare_files, compare_results, noise_band,
                                print_comparison, verdict)
 from pmppbench.errors import UsageError
-from pmppbench.resultfile import save as write_results
+from pmppbench.export.files import save as write_results
 from pmppbench.row import Result
 
 

@@ -264,7 +264,8 @@ def test_the_counter_table_has_units_in_its_headers_and_appears_only_with_counte
 
 
 def test_counter_columns_survive_csv_and_json(tmp_path):
-    from pmppbench.resultfile import load, save
+    from pmppbench.export.files import save
+    from pmppbench.resultfile import load
 
     raw = {name: k.number(v) for name, v in SHARED32.items()}
     rows = [counted(raw, occupancy_theoretical_pct=100.0)]

@@ -9,7 +9,8 @@ import pytest
 
 from pmppbench.errors import EnvironmentProblem, UsageError
 from pmppbench.plot import MATPLOTLIB_HINT, plot_results, roofline_points, largest_shapes
-from pmppbench.resultfile import load as read_results, save as write_results
+from pmppbench.export.files import save as write_results
+from pmppbench.resultfile import load as read_results
 from pmppbench.row import Result
 from pmppbench.roofline import Ceilings, ceilings_meta
 

@@ -8,7 +8,8 @@ import pytest
 from pmppbench.errors import UsageError
 from pmppbench.derive import fill_relative
 from pmppbench.export.markdown import table as markdown_table
-from pmppbench.resultfile import load as read_results, open_sink, save as write_results
+from pmppbench.export.files import open_sink, save as write_results
+from pmppbench.resultfile import load as read_results
 from pmppbench.row import Result
 
 

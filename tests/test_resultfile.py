@@ -8,8 +8,8 @@ import json
 import pytest
 
 from pmppbench.errors import UsageError
-from pmppbench.export.csv import FORMAT_VERSION
-from pmppbench.resultfile import check_writable, load, save
+from pmppbench.export.files import check_writable, save
+from pmppbench.resultfile import FORMAT_VERSION, load
 from pmppbench.row import Result
 
 
@@ -112,12 +112,12 @@ def test_round_trip_keeps_every_field(tmp_path):
 def test_save_is_atomic(tmp_path, monkeypatch):
     path = good_csv(tmp_path)
     before = path.read_text()
-    import pmppbench.resultfile as rf
+    import pmppbench.export.csv as csv_export
 
     def boom(rows):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(rf.csv_export, "dumps", boom)
+    monkeypatch.setattr(csv_export, "dumps", boom)
     with pytest.raises(RuntimeError):
         save(path, good_rows(), {})
     assert path.read_text() == before

@@ -2,7 +2,8 @@
 
 Every row carries `format_version` (resultfile.FORMAT_VERSION), so a file read back, or a
 part of one, says which layout it has. `CsvSink` appends each row the moment it exists and
-flushes, so a run that crashes or is stopped keeps every finished row.
+flushes, so a run that crashes or is stopped keeps every finished row. A CSV has no place
+for the run's metadata: it goes beside it, to FILE.meta.json (`meta_beside`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import json
 from dataclasses import asdict, fields
 from typing import TextIO
 
+from pmppbench.export.base import Exporter
+from pmppbench.resultfile import FORMAT_VERSION
 from pmppbench.row import Result
 
-FORMAT_VERSION = 2  # 1: pmppbench 0.1.0 files, which had no format_version column
 FIELDNAMES = ["format_version"] + [f.name for f in fields(Result)]
 
 
@@ -54,3 +56,6 @@ class CsvSink:
 
     def close(self) -> None:
         self._fh.close()
+
+
+EXPORTER = Exporter("csv", lambda rows, meta: dumps(rows), appender=CsvSink, meta_beside=True)

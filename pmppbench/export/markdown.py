@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+from pmppbench.export.base import Exporter
 from pmppbench.export.columns import columns_for, counter_columns_for
 from pmppbench.noise import stability_line
 from pmppbench.row import Result
@@ -21,14 +22,20 @@ def table(rows: list[Result], cols=None) -> str:
     return out.getvalue()
 
 
+# "driver" is the CUDA version the driver supports; "nvidia_driver" the driver's own (NVML).
+_FACTS = {"nvidia_driver": "driver", "driver": "CUDA driver API", "cuda_runtime": "CUDA runtime",
+          "nvrtc": "NVRTC", "cupy": "CuPy", "pmppbench": "pmppbench"}
+
+
+def run_facts(meta: dict) -> str:
+    """The software a run was measured with, e.g. 'driver 580.1, NVRTC 13.0, pmppbench 0.1.0'."""
+    return ", ".join(f"{label} {meta[k]}" for k, label in _FACTS.items() if meta.get(k))
+
+
 def results_section(rows: list[Result], meta: dict, source: str = "") -> str:
     """Tables per workload (and device, when several), headed by where they were measured."""
     device = meta.get("name", "unknown GPU")
-    # "driver" is the CUDA version the driver supports; "nvidia_driver" the driver's own (NVML).
-    labels = {"nvidia_driver": "driver", "driver": "CUDA driver API", "cuda_runtime": "CUDA runtime",
-              "nvrtc": "NVRTC", "cupy": "CuPy", "pmppbench": "pmppbench"}
-    facts = ", ".join(f"{label} {meta[k]}" for k, label in labels.items() if meta.get(k))
-    lines = [f"Measured on **{device}** ({facts}) at {meta.get('timestamp', '?')}"
+    lines = [f"Measured on **{device}** ({run_facts(meta)}) at {meta.get('timestamp', '?')}"
              + (f", from `{source}`" if source else "") + ".", ""]
     stability = stability_line(rows)
     if stability:
@@ -57,3 +64,6 @@ def replace_section(doc: str, text: str) -> str | None:
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{BEGIN}\n{text.rstrip()}\n{END}{tail}"
+
+
+EXPORTER = Exporter("md", document)
