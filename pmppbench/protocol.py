@@ -18,6 +18,7 @@ collection in the middle of a host-timed batch would be counted as GPU time.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import statistics
 import time
@@ -40,6 +41,7 @@ class Protocol:
     alternate: bool = False
     timer: str = "events"  # "events" (hot: back-to-back calls), "cold" (L2 flushed per call) or "host"
     counters: bool = False  # --counters: after the batches, one untimed run per variant under ncu (counters.py)
+    settle: bool = True  # the L2 cache refilled with scratch before each variant's warmup (`measure`)
 
     def with_reps(self, reps: int | None) -> "Protocol":
         return self if reps is None else replace(self, reps=reps)
@@ -48,7 +50,8 @@ class Protocol:
         order = ", order alternated" if self.alternate else ""
         batch = "medians" if self.timer == "host" else "means"  # see HostTimer
         counters = "; hardware counters from 1 more untimed run (ncu)" if self.counters else ""
-        return (f"{self.warmup} warmup, {self.batches} batches x {self.reps} calls{order}, "
+        settle = "L2 settled, " if self.settle and self.timer == "events" else ""
+        return (f"{settle}{self.warmup} warmup, {self.batches} batches x {self.reps} calls{order}, "
                 f"median of batch {batch} ({self.timer} timer){counters}")
 
 
@@ -143,7 +146,7 @@ class EventTimer:
     such as cupy.matmul), that batch is timed again with a longer hold.
     """
 
-    def __init__(self, stream=None, hold_us: float = HOLD_US):
+    def __init__(self, stream=None, hold_us: float = HOLD_US, l2_bytes: int | None = None):
         cp = cupy()
         self._cp = cp
         self._stream = stream
@@ -151,6 +154,26 @@ class EventTimer:
         self._end = cp.cuda.Event()
         self._hold = _hold_launcher()
         self.holds = Holds(hold_us)
+        self._l2_bytes = l2_bytes
+        self._scratch = None
+
+    def settle(self) -> None:
+        """Fill the whole L2 with a scratch buffer (twice its size, ordinary stores), untimed.
+
+        Why: a kernel whose loads and stores are marked evict-first (`.cs`, the coarsened
+        transpose) leaves the L2's other lines in place, so lines that the variant timed
+        before it had read (the same input, through ordinary loads) stay resident and serve
+        part of its reads: the same kernel read 1.6-2.2% faster after memcpy than first on a
+        shape (docs/first_variant.md). After this, every variant starts from one state,
+        whatever ran before it; a variant that caches normally refills the L2 in its warmup.
+        """
+        cp = self._cp
+        if self._scratch is None:
+            if self._l2_bytes is None:
+                self._l2_bytes = device.current().l2_bytes
+            self._scratch = cp.empty(max(2 * self._l2_bytes, 1 << 20) // 4, dtype="float32")
+        with self._stream if self._stream is not None else contextlib.nullcontext():  # a CuPy stream is a context
+            self._scratch.fill(1.0)
 
     def expect(self, fn: Callable[[], None], call_s: float) -> None:
         """`fn`'s fastest warmup call took call_s on the host (measure tells every timer that has this)."""
@@ -263,7 +286,8 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     `at(name, phase)`, if given, is told before each warmup and each batch what runs next
     (the supervisor's heartbeat: which variant a fault or a hang belongs to). A timer with
     `expect(fn, seconds)` is told the fastest warmup call's host time (`clock`), from which
-    EventTimer sizes its first hold.
+    EventTimer sizes its first hold. With `protocol.settle`, a timer with `settle()` is asked
+    to put the GPU's cache in one state before each variant's warmup (EventTimer.settle says why).
     """
     timer = timer or make_timer(protocol)
     names = list(runs)
@@ -272,6 +296,8 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     def warm(name):
         if at:
             at(name, "warmup")
+        if protocol.settle and hasattr(timer, "settle"):
+            timer.settle()
         fastest = None
         for _ in range(protocol.warmup):
             t0 = clock()

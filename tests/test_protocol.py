@@ -173,3 +173,42 @@ def test_measure_without_warmup_tells_the_timer_nothing():
     timer = ExpectingTimer()
     measure({"a": Fn("a")}, Protocol(warmup=0, batches=2, reps=1), timer=timer)
     assert timer.expected == {}
+
+
+class SettlingTimer(ScriptedTimer):
+    """A scripted timer that records, at each settle(), how many calls each variant had seen."""
+
+    def __init__(self, fns):
+        super().__init__()
+        self.fns, self.settled = fns, []
+
+    def settle(self):
+        self.settled.append({n: f.calls for n, f in self.fns.items()})
+
+
+def test_measure_settles_the_cache_before_each_variants_warmup():
+    fns = {"a": Fn("a"), "b": Fn("b")}
+    timer = SettlingTimer(fns)
+    measure(fns, Protocol(warmup=3, batches=2, reps=1), timer=timer)
+    # before a's warmup (nothing ran yet), and before b's (a's 3 warmup calls and 2 batches done)
+    assert timer.settled == [{"a": 0, "b": 0}, {"a": 5, "b": 0}]
+
+
+def test_measure_alternating_settles_before_each_warmup_only():
+    fns = {"a": Fn("a"), "b": Fn("b")}
+    timer = SettlingTimer(fns)
+    measure(fns, Protocol(warmup=2, batches=4, reps=1, alternate=True), timer=timer)
+    assert timer.settled == [{"a": 0, "b": 0}, {"a": 2, "b": 0}]  # the batches alternate unsettled
+
+
+def test_measure_without_settle_leaves_the_cache_alone():
+    fns = {"a": Fn("a")}
+    timer = SettlingTimer(fns)
+    measure(fns, Protocol(warmup=1, batches=1, reps=1, settle=False), timer=timer)
+    assert timer.settled == []
+
+
+def test_protocol_caption_says_the_cache_is_settled_for_event_timing_only():
+    assert Protocol(3, 5, 20).describe().startswith("L2 settled, 3 warmup, 5 batches x 20 calls")
+    assert Protocol(3, 5, 20, settle=False).describe().startswith("3 warmup, 5 batches")
+    assert Protocol(5, 9, 10, alternate=True, timer="host").describe().startswith("5 warmup, 9 batches")
