@@ -193,7 +193,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
             if not w.shares_host_link:
                 ahead.after(spec)
             rows = run_shape(w, spec.shape, protocol=spec.protocol, check_only=spec.check_only, seed=spec.seed,
-                             variants=w.resolve(spec.variants), run_id=spec.run_id, at=at, host=host)
+                             variants=spec.variants, run_id=spec.run_id, at=at, host=host)
             conn.send(("rows", rows, take_spent()))
         except StickyCudaError as exc:
             conn.send(("sticky", exc.variant, exc.name, exc.detail))

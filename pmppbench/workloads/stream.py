@@ -37,9 +37,8 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import (
-    Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, grid_1d, is_int, on_cores, random_array, uniform32,
-)
+from pmppbench.workloads.base import Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, is_int
+from pmppbench.workloads.helpers import grid_1d, on_cores, random_array, uniform32
 
 BLOCK = 256
 DEFAULT_CHUNK, DEFAULT_TERMS, DEFAULT_CHUNKS, DEFAULT_STREAMS = 1 << 20, 64, 3, (1, 3)
@@ -470,7 +469,7 @@ class Streams(Workload):
         return Job(run=run, output=lambda: ctx.demo_out, poison=poison, launch=first)
 
     # ---- model ------------------------------------------------------------------
-    def traffic(self, shape, variant):
+    def traffic(self, shape, variant, device=None):
         cfg = Config.of(shape)
         if variant.name == EVENT.name:  # two passes, each reading and writing 4 bytes per element
             return Traffic(bytes=16 * cfg.chunk, flops=2 * cfg.chunk)
