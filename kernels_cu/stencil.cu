@@ -98,7 +98,7 @@ __global__ void shared(const float* x, float* y, I n) {
 // 85.4%, this one 99.2%, 100.5%, 105.9%, 93.4% (the benchmark commands of the same run: 99.2%,
 // 98.5%, 101.9%, 93.5%, commands.txt). At 2^22 a call takes 6-7 us and both x and y stay in
 // L2, so memcpy is no DRAM ceiling there and a kernel can pass it. What closed the gap, from
-// the studies scripts/memory_roof_study/stencil.cu, every candidate in one run with memcpy
+// the studies studies/memory_roof/stencil.cu, every candidate in one run with memcpy
 // (results/h200/memory-roof/sweep2.txt for round 1, sweep3.txt for round 2):
 //
 //  1. Smaller tiles, more of them in flight. The C = 31 block needs 31.8 KB of shared memory,

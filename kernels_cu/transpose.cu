@@ -98,7 +98,7 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 // and memcpy in one process); and in round 2's run of the same kind (final.txt) that build
 // 95.6% and 97.9%, this one, with the column-major tile order, 97.9% and 98.4% (the benchmark
 // commands of the same run: 97.9% and 97.6%, commands.txt). What
-// moved it, from the studies scripts/memory_roof_study/transpose.cu, every candidate in one
+// moved it, from the studies studies/memory_roof/transpose.cu, every candidate in one
 // run with memcpy (sweep2.txt for round 1, sweep3.txt and sweep3b.log for round 2, 8192^2):
 //  - The tile order (round 2). Blocks start roughly in the order of their linear id, so
 //    about 1056 consecutive tiles are in flight at once (8 blocks x 132 SMs). Taken

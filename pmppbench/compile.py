@@ -44,7 +44,7 @@ def kernels_dir() -> Path:
 
 @contextmanager
 def kernels_from(folder: Path) -> Iterator[None]:
-    """While inside, kernels_dir() is `folder` (the scripts compile the course's listings and
+    """While inside, kernels_dir() is `folder` (the studies compile the course's listings and
     study kernels through the same NVRTC options and cache; the cache key has the source)."""
     before = os.environ.get("PMPPBENCH_KERNELS")
     os.environ["PMPPBENCH_KERNELS"] = str(folder)

@@ -352,10 +352,10 @@ def test_every_kernel_compiles_without_spills(arch):
     assert unit.ptxas[W.variant("cp_async").kernel].static_smem == 3 * one_stage
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     names = ["gemm_naive", "gemm_tiled16", "gemm_tiled32", "gemm_coarsened"]
     unit = compile_unit("course_gemm", names, "sm_90", use_cache=False)
@@ -365,11 +365,11 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
 
 @pytest.mark.parametrize("workload", ["vecadd", "transpose", "gemm", "stencil"])
 def test_baselines_script_pairs_every_textbook_rung_and_its_sources_compile(workload, tmp_path, monkeypatch):
-    """scripts/baselines.py: each pair names a real variant and listing kernel, and the
+    """studies/baselines.py: each pair names a real variant and listing kernel, and the
     `--ab` source (__restrict__ on every float* parameter) still compiles."""
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "baselines.py"
+    path = Path(__file__).resolve().parent.parent / "studies" / "baselines.py"
     spec = importlib.util.spec_from_file_location("baselines", path)
     baselines = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look themselves up there
@@ -665,12 +665,12 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
 
 @pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")), reason="needs a host C++ compiler")
 def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
-    """gemm.cu's streamk compiled for the host (scripts/gemm_best_emulate.py: one thread per
+    """gemm.cu's streamk compiled for the host (studies/gemm_best_emulate.py: one thread per
     CUDA thread, blocks in random order) for each of best's configurations on shapes with
     partial tiles, K % 4 != 0 and few slots: the same normwise check as on the GPU, and the
     arrival counters back at zero after every launch. A schedule whose runs are one K step
     short (the same blocks, so the last steps belong to nobody) must fail it."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
     import gemm_best_emulate as emu
 
     runs = emu.plan(quick=True)
@@ -690,8 +690,8 @@ def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
     """The rule is read from results/h200/gemm-best/sweep3.csv: for every shape there, the
     configuration `choose` names on the H200's 132 SMs has a checked, timed row (or is the
     tuned rung, which every shape has), so the size table docs/gemm_ladder.md prints from
-    it (scripts/gemm_best_table.py) has a number for every pick."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    it (studies/gemm_best_table.py) has a number for every pick."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
     import gemm_best_table
 
     path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sweep3.csv"
@@ -713,7 +713,7 @@ def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
     rule changed after that run fails here until the table is measured again."""
     import csv
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
     import gemm_best_table
 
     path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sizes.csv"

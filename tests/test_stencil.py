@@ -466,10 +466,10 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
                                           model_of(variant, MAX_RADIUS)(x, MAX_RADIUS), err_msg=f"{variant} n={n}")
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"RADIUS": 32}, use_cache=False)
     for name, report in unit.ptxas.items():

@@ -286,10 +286,10 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args, words):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     unit = compile_unit("course_transpose", ["copy", "naive", "shared32", "padded33"], "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():

@@ -71,10 +71,10 @@ def test_large_shapes_are_checked_on_samples(monkeypatch):
     assert np.all(inputs["a"] != 0) and not np.array_equal(inputs["a"], inputs["b"])
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     unit = compile_unit("course_vecadd", ["vector_add"], "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():

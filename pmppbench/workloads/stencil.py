@@ -268,7 +268,7 @@ class Stencil(Workload):
         return per_thread(n, BLOCK)
 
     def job(self, variant, shape, ctx, index: str | None = None):
-        """`index` forces an instantiation of naive / shared (scripts/baselines.py times both
+        """`index` forces an instantiation of naive / shared (studies/baselines.py times both
         at one shape); by default the shape's own (index_type)."""
         n = shape["n"]
         x, y = ctx["x"], ctx["y"]

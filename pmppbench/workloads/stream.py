@@ -249,7 +249,7 @@ class Streams(Workload):
     # The course times 9 single runs. A 0.46 ms pipeline timed on the host clock moves by
     # 1-3% between single runs (host wake-up and submission jitter), which single-run batches
     # carry straight into the spread (up to 6% on the H200). Each of the 9 batches is the
-    # median of 10 runs instead (scripts/spread_study.py, results/h200/stream-spread.txt);
+    # median of 10 runs instead (studies/spread_study.py, results/h200/stream-spread.txt);
     # under 0.5 s per shape. REPS 1 gives the course's protocol back.
     protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
     shares_host_link = True  # GPUs of one host share its PCIe links and memory bandwidth

@@ -128,7 +128,7 @@ class Transpose(Workload):
         return grid_2d(shape["n"], shape["m"], edge, edge), block
 
     def job(self, variant, shape, ctx, index: str | None = None):
-        """`index` forces an instantiation of the textbook kernels (scripts/baselines.py times
+        """`index` forces an instantiation of the textbook kernels (studies/baselines.py times
         both at one shape); by default the shape's own (index_type)."""
         m, n = shape["m"], shape["n"]
         a, b = ctx["a"], ctx["b"]

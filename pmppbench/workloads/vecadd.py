@@ -95,7 +95,7 @@ class VecAdd(Workload):
         return per_thread(n, BLOCK)
 
     def job(self, variant, shape, ctx, index: str | None = None):
-        """`index` forces an instantiation of scalar (scripts/baselines.py times both at one
+        """`index` forces an instantiation of scalar (studies/baselines.py times both at one
         shape); by default the shape's own (index_type)."""
         n = shape["n"]
         a, b, c = ctx["a"], ctx["b"], ctx["c"]

@@ -1,6 +1,6 @@
 // Study forms of the coarsened stencil, kept as the source of the numbers in
 // results/h200/memory-roof/sweep2.txt (coarsened<...>, round 1) and sweep3.txt (pipe<...>,
-// round 2): scripts/memory_roof_sweep.py compiles them with NVRTC per radius and times their
+// round 2): studies/memory_roof_sweep.py compiles them with NVRTC per radius and times their
 // instantiations next to a device-to-device memcpy. The kernel the workload runs is
 // kernels_cu/stencil.cu's coarsened<128, 9, 256>: for R <= 4 coarsened<256, 1, 3, true> (the
 // register window, 256 threads, streaming stores), for larger R pipe<128, 9, 1, true, false>

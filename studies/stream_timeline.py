@@ -1,7 +1,7 @@
 """Where the stream pipeline's time goes on the GPU: the evidence behind docs/stream_overlap.md.
 
 Run on a GPU machine:
-    python3 scripts/stream_timeline.py [CHUNK] [TERMS] [CHUNKS] [STREAMS] [JSON]
+    python3 studies/stream_timeline.py [CHUNK] [TERMS] [CHUNKS] [STREAMS] [JSON]
 (defaults 4194304 64 8 1,2,3,4 and no JSON file). For the stream workload's pipeline of
 CHUNKS chunks it prints:
 

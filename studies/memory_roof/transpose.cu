@@ -1,6 +1,6 @@
 // Study forms of the coarsened transpose, kept as the source of the numbers in
 // results/h200/memory-roof/sweep2.txt (coarsened<...>, round 1) and sweep3.txt / sweep3b.log
-// (ordered<...>, round 2): scripts/memory_roof_sweep.py compiles them with NVRTC and times
+// (ordered<...>, round 2): studies/memory_roof_sweep.py compiles them with NVRTC and times
 // their instantiations next to a device-to-device memcpy. The kernel the workload runs is
 // kernels_cu/transpose.cu's coarsened<64>: round 1's coarsened<64, 8, 4, false, 2, 8> (TILE =
 // 64, ROWS = 8, VEC = 4, no prefetch, streaming loads and stores, MINB = 8) on a 2-D grid of
