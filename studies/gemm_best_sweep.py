@@ -4,7 +4,7 @@ Run on the GPU:
 
     python3 studies/gemm_best_sweep.py --out gemm_best_sweep.csv
 
-Every candidate configuration (pmppbench/workloads/gemm.py, Config: kernel, tiles,
+Every candidate configuration (pmppbench/workloads/gemm/configs.py, Config: kernel, tiles,
 schedule, swizzle) on every shape of SHAPES, each checked against the float64 reference
 and then timed under the protocol, with EXTRA (the size table's earlier rungs, `tuned`,
 `best`, `cublas`) in the same run of the same shape, through the workload's own jobs

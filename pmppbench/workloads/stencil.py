@@ -12,11 +12,10 @@ shared tile that cp.async fills), and `memcpy`, a device-to-device copy of the s
 
 Index paths: naive and shared are templates on their index type. The host picks
 `int`, the course's, while n + B + 2R fits in 31 bits and `long long` beyond (index_type;
-on the H200 the 64-bit loop made naive 59% slower than the course's listing at R = 32,
-docs/baselines.md). The check
+the 64-bit loop is much slower than the course's listing, docs/baselines.md). The check
 shapes include n = 2^31 + 4101, on the 64-bit path; above SAMPLE_ABOVE outputs the input is
-a repeated random block (base.repeated_random) and the check is exact on a sample of the
-outputs (base.checked_indices), whose windows the float64 reference sums directly.
+a repeated random block (helpers.repeated_random) and the check is exact on a sample of the
+outputs (helpers' sampled check), whose windows the float64 reference sums directly.
 
 Tolerance (tolerance_for, per radius). Inputs are uniform in [-1, 1), so a partial sum of k
 terms is at most k in magnitude and each FP32 operation rounds by at most u*|result|, with

@@ -159,7 +159,8 @@ def predicted_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: f
     a copy in the same direction, so a stream's run of queued copies goes back to back;
     without it (the course's assumption) the copy engines interleave the streams in
     submission order. No submission or launch overhead is counted, and no slowdown of
-    the copies when H2D and D2H overlap (they share the host link: 8-10% on the H200).
+    the copies when H2D and D2H overlap (they share the host link; docs/stream_overlap.md
+    measures it).
     One stream gives chunks * (h2d + kernel + d2h); with a stream per chunk it is
     pipeline_bound_ms.
     """
@@ -246,11 +247,10 @@ class Streams(Workload):
     dim_help = {"chunk": "Elements per chunk.", "terms": "Sine terms per element."}
     axes = (Axis("streams", "Stream counts to compare, e.g. 1,3.", many=True),
             Axis("chunks", "Number of chunks."))
-    # The course times 9 single runs. A 0.46 ms pipeline timed on the host clock moves by
-    # 1-3% between single runs (host wake-up and submission jitter), which single-run batches
-    # carry straight into the spread (up to 6% on the H200). Each of the 9 batches is the
-    # median of 10 runs instead (studies/spread_study.py, results/h200/stream-spread.txt);
-    # under 0.5 s per shape. REPS 1 gives the course's protocol back.
+    # The course times 9 single runs. A pipeline timed on the host clock moves between single
+    # runs (host wake-up and submission jitter), which single-run batches carry straight into
+    # the spread, so each of the 9 batches is the median of 10 runs instead (README, "The
+    # protocol", and studies/spread_study.py). REPS 1 gives the course's protocol back.
     protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
     shares_host_link = True  # GPUs of one host share its PCIe links and memory bandwidth
     variants = (*map(pipeline_variant, DEFAULT_STREAMS), EVENT)  # those of the default shape

@@ -15,7 +15,7 @@ Index paths: copy, naive and tiled are templates on their index type, `int` (the
 course's) while M*N and the rounded-up edges fit in 31 bits, `long long` beyond; the host
 picks per shape (index_type). The check shapes include a 32771 x 65537 matrix, 2^31 + 229,379
 elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeated random block
-(base.repeated_random) and the check is exact on sampled whole rows and columns of the output
+(helpers.repeated_random) and the check is exact on sampled whole rows and columns of the output
 (as GEMM's), the last ones always among them: there a 32-bit offset would have wrapped.
 """
 

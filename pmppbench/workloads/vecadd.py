@@ -3,7 +3,7 @@
 Index paths: `scalar` is a template on its index type, `int` (the course's) while
 N + 256 fits in 31 bits and `long long` beyond; the host picks per N (index_type). The check
 shapes include N = 2^31 + 7, on the 64-bit path; above SAMPLE_ABOVE elements the inputs are
-repeated random blocks (base.repeated_random) and the check is exact on sampled elements.
+repeated random blocks (helpers.repeated_random) and the check is exact on sampled elements.
 """
 
 from __future__ import annotations
