@@ -28,7 +28,7 @@
 // ---------------------------------------------------------------------------------------
 // naive: block (16,16), thread (ty, tx) computes C[row][col] with K fmaf's. Every product
 // reads A and B from global memory: 2 loads per 2 FLOP, 0.25 FLOP/B. The body sums the
-// terms k < kend; naive passes K (skips_last_k_tile, at the end, passes less).
+// terms k < kend; naive passes K.
 __device__ __forceinline__ void naive_dot(const float* A, const float* B, float* C, int M, int N, int K, int kend) {
     const int row = blockIdx.y * blockDim.y + threadIdx.y;
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -1023,15 +1023,4 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
         }
         it += s.ke - s.kb;
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// skips_last_k_tile: TEST ONLY, not a variant (no row in the table). It is naive with the
-// tail bug the course warns about for K = 18: the loop runs over K / 16 * 16 terms, so the
-// last partial tile of K is silently dropped. tests/test_gemm.py expects it to FAIL the
-// check whenever K % 16 != 0 and to PASS when K % 16 == 0 -- proof that the check, not luck,
-// is what catches it.
-extern "C" __global__ void __launch_bounds__(256)
-skips_last_k_tile(const float* A, const float* B, float* C, int M, int N, int K) {
-    naive_dot(A, B, C, M, N, K, K / 16 * 16);
 }
