@@ -77,6 +77,8 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
     if (out_x < m && out_y < n) b[out_y * m + out_x] = tile[tx][ty];
 }
 
+#include "transpose_tile.cuh"  // move_tile: coarsened's two phases, shared with the study
+
 // coarsened<TILE>: thread coarsening (PMPP 6.3) on top of padded33. A block of 32 x 8
 // threads moves a TILE x TILE tile, TILE*TILE/256 elements per thread (coarsened<64>: 16, as
 // 4 float4s; coarsened<32>: 4, one float4).
@@ -113,72 +115,17 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 // reads tile[c + e][r] with c = 4 * (lane % 16), a 2-way conflict, which is harmless here
 // (shared memory runs far below its bandwidth in a transpose).
 //
-// Edges: rows and cols count the part of this tile that lies inside A (block-uniform, at
-// most TILE). A full tile of a matrix whose rows start on a float4 (N and M multiples of 4)
-// takes the float4 path; every other tile moves element by element with bounds tests.
-// Out-of-range slots of the tile hold 0 and are never written out, and every thread reaches
-// the barrier.
+// The tile's two phases and its edges are move_tile's (kernels_cu/transpose_tile.cuh).
 template <int TILE>
 __global__ void __launch_bounds__(256, 8)
 coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    constexpr int THREADS = 256, VEC = 4;     // 32 x 8 threads, float4 accesses
-    constexpr int VPR = TILE / VEC;           // float4s per tile row
-    constexpr int STEP = THREADS / VPR;       // tile rows the block covers with one float4 each
-    constexpr int NV = TILE / STEP;           // float4s per thread
-    static_assert(TILE % TILE_DIM == 0 && THREADS % VPR == 0, "TILE must be a multiple of the warp width");
-    __shared__ float tile[TILE][TILE + 1];
-
-    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
-    const int r0 = tid / VPR, c = tid % VPR * VEC;  // this thread: rows r0 + k*STEP, columns c .. c+3
     // Tile order: the grid has one block per tile (gridDim.x tile columns, gridDim.y tile rows
     // of A), but the blocks, dispatched in the order of t, take A's tiles column by column,
     // i.e. B's tiles row by row: the tiles in flight at one moment write one contiguous band
     // of B (see above).
-    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;
-    const size_t x0 = t / gridDim.y * TILE;  // first column of A in this tile
-    const size_t y0 = t % gridDim.y * TILE;  // first row of A in this tile
-    const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
-    const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
-    const bool vector = rows == TILE && cols == TILE && n % VEC == 0 && m % VEC == 0;
-
-    // Phase 1: all loads first (coalesced along A's rows), then the shared stores.
-    const float* src = a + (y0 + r0) * n + x0 + c;
-    float4 v[NV];
-    if (vector) {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) v[k] = __ldcs(reinterpret_cast<const float4*>(src + size_t(k * STEP) * n));
-    } else {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            float* f = reinterpret_cast<float*>(&v[k]);
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                f[e] = (r0 + k * STEP < rows && c + e < cols) ? src[size_t(k * STEP) * n + e] : 0.0f;
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const float* f = reinterpret_cast<const float*>(&v[k]);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) tile[r0 + k * STEP][c + e] = f[e];
-    }
-    __syncthreads();
-
-    // Phase 2: a row of B is a column of A; write it coalesced, reading the tile transposed.
-    // B's tile has `cols` rows (A's columns) and `rows` columns (A's rows).
-    float* dst = b + (x0 + r0) * m + y0 + c;
-    if (vector) {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int r = r0 + k * STEP;  // row of B's tile
-            __stcs(reinterpret_cast<float4*>(dst + size_t(k * STEP) * m),
-                   make_float4(tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]));
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < NV; ++k)
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                if (r0 + k * STEP < cols && c + e < rows) dst[size_t(k * STEP) * m + e] = tile[c + e][r0 + k * STEP];
-    }
+    move_tile<TILE, StreamingLoadsStores>(a, b, m, n, [](size_t& x0, size_t& y0) {
+        const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;
+        x0 = t / gridDim.y * TILE;  // first column of A in this tile
+        y0 = t % gridDim.y * TILE;  // first row of A in this tile
+    });
 }
