@@ -105,7 +105,7 @@ def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 17) -> np.
     sin(k*x) comes from z^k with z = e^{ix} (one complex multiply per term instead of a
     sine; the rounding grows like k * 1e-16, far below the FP32 error being checked).
     Processed in blocks of 128K elements (2 MB temporaries each), shared out over one thread
-    per core (base.on_cores; NumPy's loops release the GIL); every element's sum is the same
+    per core (helpers.on_cores; NumPy's loops release the GIL); every element's sum is the same
     sequence of operations whichever thread does it.
     """
     x = np.asarray(x)
