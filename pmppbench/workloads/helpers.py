@@ -171,13 +171,13 @@ SAMPLE = "sample"
 Picks = tuple  # (elements,) of a 1-D output, or (rows, cols) of a 2-D one
 
 
-def checked_indices(size: int, count: int, rng: np.random.Generator) -> np.ndarray:
+def checked_indices(size: int, count: int, rng: np.random.Generator, edge: int = 64) -> np.ndarray:
     """Sorted indices into range(size) for a sampled check: one random index in each of
-    `count` equal strata, the first and last 64, and the 64 on either side of 2^31 and 2^32
-    (where a 32-bit index would wrap)."""
+    `count` equal strata, the first and last `edge`, and the `edge` on either side of 2^31
+    and 2^32 (where a 32-bit index would wrap)."""
     edges = np.linspace(0, size, count + 1).astype(np.int64)
     picks = rng.integers(edges[:-1], np.maximum(edges[1:], edges[:-1] + 1))
-    near = [np.arange(c - 64, c + 64) for c in (0, size, 1 << 31, 1 << 32)]
+    near = [np.arange(c - edge, c + edge) for c in (0, size, 1 << 31, 1 << 32)]
     out = np.unique(np.concatenate([picks, *near]))
     return out[(out >= 0) & (out < size)]
 

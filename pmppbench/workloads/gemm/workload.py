@@ -102,8 +102,8 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         inputs = {"a": random_array((m, k), rng), "b": random_array((k, n), rng)}
         if self.sampled(shape):
-            rows = checked_indices(m, check.SAMPLE_LINES, rng)
-            inputs[SAMPLE] = (rows, checked_indices(n, check.SAMPLE_LINES, rng))
+            rows = checked_indices(m, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE)
+            inputs[SAMPLE] = (rows, checked_indices(n, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE))
         return inputs
 
     def reference(self, shape, inputs, variant):
