@@ -238,6 +238,7 @@ def test_large_products_are_checked_on_sampled_rows_and_columns(monkeypatch):
     inputs = W.make_inputs(s, np.random.default_rng(3))
     rows, cols = inputs[SAMPLE]
     assert len(rows) >= 64 and len(cols) >= 64 and {0, 299} <= set(rows) and {0, 199} <= set(cols)
+    assert len(rows) <= 66 and len(cols) <= 66  # one per stratum and the two edge lines (SAMPLE_EDGE)
     ref = W.reference(s, inputs, W.variant("naive"))
     full = inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64)
     assert ref.shape == (len(rows) * 200 + 300 * len(cols),)
