@@ -35,7 +35,7 @@ SLOW_FRACTION = 0.01  # a variant at 1% of the device's peaks still finishes a b
 
 @dataclass
 class StepSpec:
-    """What a worker needs to run one step (pickled: variants travel without their geometry)."""
+    """What a worker needs to run one step (pickled; variants are plain data)."""
 
     workload: str
     shape: dict

@@ -7,10 +7,14 @@ the runner never calls it. It lives here so that every workload does these thing
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-from pmppbench.device import current as current_device
+from pmppbench.compile import load_kernels
+from pmppbench import device
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.workloads.base import Job, Launch, Shape, instantiation
@@ -46,7 +50,7 @@ def check_row_tiles(workload: str, rows: int, tile: int) -> None:
 def device_context(kernels: dict, **buffers) -> dict:
     """The usual ctx of setup(): the device buffers, the loaded kernels and the facts of the
     GPU they run on (ctx["device"]: what geometry() and GEMM's `best` read its SM count from)."""
-    return {**buffers, "kernels": dict(kernels), "device": current_device()}
+    return {**buffers, "kernels": dict(kernels), "device": device.current()}
 
 
 # ---- index paths ---------------------------------------------------------------------------
@@ -87,8 +91,6 @@ def loaded(ctx: dict, workload: str, expression: str, defines: dict | None = Non
     (through the cache) and kept in ctx["kernels"] beside the ones the runner loaded."""
     kernels = ctx["kernels"]
     if expression not in kernels:
-        from pmppbench.compile import load_kernels  # noqa: PLC0415 (needs a GPU)
-
         kernels[expression] = load_kernels(workload, [expression], defines)[expression]
     return kernels[expression]
 
@@ -116,9 +118,6 @@ def uniform32(low: float, high: float) -> Fill:
 def on_cores(fn: Callable[[Any], None], items) -> None:
     """fn(item) for every item, on one thread per core (at most 16): for NumPy work, whose
     loops release the GIL."""
-    import os  # noqa: PLC0415
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
     items = list(items)
     with ThreadPoolExecutor(max(1, min(len(items), os.cpu_count() or 1, 16))) as pool:
         list(pool.map(fn, items))
