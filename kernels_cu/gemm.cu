@@ -12,6 +12,8 @@
 //                   16-byte loads, then warp tiling
 //   double_buffer   warptile with two shared-memory stages: next tile's loads overlap the math
 //   cp_async        warptile with a 3-stage cp.async pipeline (sm_80+): copies bypass registers
+//   pipelined       the large tile's loop made fast: fragments double-buffered in registers,
+//                   unchecked interior tiles (one of the kernels `best` chooses from)
 //   streamk         double_buffer with split-K / stream-K work sharing and a tile swizzle: the
 //                   kernel the `best` rung configures per shape
 //
@@ -26,7 +28,7 @@
 // ---------------------------------------------------------------------------------------
 // naive: block (16,16), thread (ty, tx) computes C[row][col] with K fmaf's. Every product
 // reads A and B from global memory: 2 loads per 2 FLOP, 0.25 FLOP/B. The body sums the
-// terms k < kend; naive passes K (skips_last_k_tile, at the end, passes less).
+// terms k < kend; naive passes K.
 __device__ __forceinline__ void naive_dot(const float* A, const float* B, float* C, int M, int N, int K, int kend) {
     const int row = blockIdx.y * blockDim.y + threadIdx.y;
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -53,8 +55,8 @@ naive(const float* A, const float* B, float* C, int M, int N, int K) {
 // No __launch_bounds__ here, on purpose (docs/baselines.md): with
 // __launch_bounds__(T * T) ptxas 13.0 schedules this loop differently from the course's
 // listing -- for T = 16 it even re-reads threadIdx.x (S2R) and recomputes col inside the K
-// loop -- and tiled16 / tiled32 ran up to 6.2% / 4.7% slower than the listing on the H200.
-// Without it the SASS is the listing's, instruction for instruction.
+// loop -- and tiled16 / tiled32 ran slower than the listing. Without it the SASS is the
+// listing's, instruction for instruction.
 template <int T>
 __global__ void tiled(const float* A, const float* B, float* C, int M, int N, int K) {
     __shared__ float As[T][T];
@@ -79,8 +81,8 @@ __global__ void tiled(const float* A, const float* B, float* C, int M, int N, in
 // side by side. The A tile of a phase is loaded once and reused for all CF tiles of B, so A
 // is read N / (T*CF) times instead of N / T. The book assumes width % T == 0; here the usual
 // zero-fill and the guarded write make it work for any M, N, K. Its __restrict__ pointers
-// make the loads LDG.E.CONSTANT (the read-only path): on the H200 that ran 4-7% faster than
-// the same kernel with plain loads, and than the course's listing (docs/baselines.md).
+// make the loads LDG.E.CONSTANT (the read-only path), faster than the same kernel with plain
+// loads and than the course's listing (docs/baselines.md).
 template <int T, int CF>
 __global__ void __launch_bounds__(T * T)
 coarsened(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
@@ -204,7 +206,7 @@ corner_turning(const float* __restrict__ A, const float* __restrict__ Bcm, float
 
 // ---------------------------------------------------------------------------------------
 // dynamic_smem (PMPP 5.6): the shared tiles are one `extern __shared__` array whose size the
-// host picks at run time from the device's shared memory (pmppbench/workloads/gemm.py), so the
+// host picks at run time from the device's shared memory (pmppbench/workloads/gemm/launch.py), so the
 // same binary uses what each GPU offers instead of a compile-time TILE_WIDTH. Block (T,T)
 // still computes a T x T tile of C, but each phase covers tk >= T values of K (tk a multiple
 // of T): As is T x tk, Bs is tk x T, each thread loads tk/T elements of each, and a K of 1024
@@ -235,7 +237,7 @@ dynamic_smem(const float* __restrict__ A, const float* __restrict__ B, float* __
 }
 
 // ---------------------------------------------------------------------------------------
-// Issue 10: blocktile8x8, warptile, double_buffer (after siboehm's SGEMM worklog: kernel 6,
+// blocktile8x8, warptile, double_buffer (after siboehm's SGEMM worklog: kernel 6,
 // kernel 10, then double buffering). One block of THREADS = 32 * (BM/WM) * (BN/WN) threads
 // computes a BM x BN tile of C, marching along K in steps of BK:
 //
@@ -249,7 +251,7 @@ dynamic_smem(const float* __restrict__ A, const float* __restrict__ B, float* __
 // blocktile8x8 is this kernel with one "warp tile" of 16 x 128 and TM = TN = 8 contiguous
 // (plain 2D block tiling, kernel 6 of Simon Boehm's public SGEMM worklog); warptile uses 4 x 4 pieces in a 32 x 64 warp
 // tile, so that a warp's shared loads hit few distinct addresses without bank conflicts.
-// The tile parameters of each variant come from one table in gemm.py.
+// The tile parameters of each variant come from one table in pmppbench/workloads/gemm/ladder.py.
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int WNITER_, int TM_, int TN_>
 struct Tiles {
@@ -531,11 +533,11 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 }
 
 // ---------------------------------------------------------------------------------------
-// pipelined: the large-tile loop behind `best` (issue 21; not a rung of the ladder). One
+// pipelined: the large-tile loop behind `best` (not a rung of the ladder). One
 // whole tile per block, double_buffer's two shared stages, for an SM whose four schedulers
 // must each issue an FFMA every cycle: one 128 x 256 block of 8 warps per SM leaves each
 // scheduler 2 warps, so latency must hide behind the warp's own instructions. Three changes,
-// each behind a switch so that sweep 3 could measure it alone (docs/gemm_ladder.md):
+// each behind a switch so that each can be measured alone (docs/gemm_ladder.md, "Sweep 3"):
 //
 // 1. (FRAGS) Fragments double-buffered in registers: step k's FFMAs run on the fragments
 //    loaded during step k - 1, while step k + 1's load.
@@ -547,11 +549,10 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 //    float4, advanced by a constant per tile, unconditional 16-byte loads and stores. Edge
 //    tiles take the checked loads of the other rungs (load_tile / store_c).
 //
-// Measured on the H200 (sweep 3, % of cuBLAS at 4096^3; tuned 89.5): 3 alone 94.2, 3 with
-// BK = 16 99.4 -- `best`'s choice; 1 + 2 + 3 at BK = 8 79.0: the 24 fragment registers put
-// the kernel at ~250 registers and ptxas then sank the next tile's global loads to just
-// before their shared stores, exposing their latency. BK = 16 needs dynamic shared memory
-// (2 stages of 24.8 KB).
+// `best` launches 3 alone at BK = 16 (FRAGS = false). With 1 and 2 the 24 fragment registers
+// put the kernel at ~250 registers, and ptxas then sinks the next tile's global loads to
+// just before their shared stores, exposing their latency. BK = 16 needs dynamic shared
+// memory (2 stages of 24.8 KB).
 //
 // Safety of one barrier: stage s is rewritten at the last step of tile t (with tile t + 1);
 // its previous contents (tile t - 1) were last read while loading fragments of tile t - 1's
@@ -651,7 +652,7 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
 }
 
 // Two stages: static shared memory when they fit in 48 KB, else dynamic (BK = 16 with the
-// 128 x 256 tile: 49.7 KB; gemm.py's Config.dynamic_smem mirrors it).
+// 128 x 256 tile: 49.7 KB; gemm/configs.py's Config.dynamic_smem mirrors it).
 // FAST_INTERIOR = false: every tile through the checked path (without change 3);
 // FRAGS = false: without changes 1 and 2 (double_buffer's loop).
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR, bool FRAGS>
@@ -801,8 +802,8 @@ cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 }
 
 // ---------------------------------------------------------------------------------------
-// streamk: the kernel behind the `best` rung (issue 21). The double_buffer loop, plus what
-// the host picks per shape (`choose` in pmppbench/workloads/gemm.py, docs/gemm_ladder.md):
+// streamk: the kernel behind the `best` rung. The double_buffer loop, plus what the host
+// picks per shape (`choose` in pmppbench/workloads/gemm/best.py, docs/gemm_ladder.md):
 //
 // - Which part of which tile a block computes. The first `dp_tiles` blocks of the grid each
 //   compute one whole tile of C over all of K, as double_buffer does ("data-parallel"). The
@@ -974,7 +975,7 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
         int dp_tiles, int per, int group_m, float* __restrict__ partials, int* __restrict__ arrivals) {
     using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
     extern __shared__ __align__(16) float streamk_stages[];
-    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;  // gemm.py's Config.dynamic_smem mirrors it
+    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;  // gemm/configs.py's Config.dynamic_smem mirrors it
     __shared__ __align__(16) float static_stages[STATIC ? 2 * P::SMEM_FLOATS : 4];
     float* const stages = STATIC ? static_stages : streamk_stages;
     __shared__ int arrived_last;
@@ -984,8 +985,8 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
     float acc[P::WMITER * TM][P::WNITER * TN];
     // A data-parallel block: one whole tile, all of K, and nothing else. Its own path (not a
     // run of kt steps through the loop below): the K loop is then scheduled without the
-    // run's bookkeeping beside the accumulators, and on the H200 it runs as fast as the
-    // tuned rung's (89.4% vs 89.8% of cuBLAS at 2048^3; through the shared loop: 84.0%).
+    // run's bookkeeping beside the accumulators, and runs as fast as the tuned rung's
+    // (docs/gemm_ladder.md, "What the H200 sweeps measured").
     if (int(blockIdx.x) < dp_tiles) {
         int tm, tn;
         swizzled_tile(blockIdx.x, tiles_m, tiles_n, group_m, tm, tn);
@@ -994,7 +995,7 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
         return;
     }
     // Else: run g of the shared K steps. The host keeps (tiles - dp_tiles) * kt below 2^31
-    // (gemm.py, `schedule_for`).
+    // (gemm/configs.py, `schedule_for`).
     const int g = int(blockIdx.x) - dp_tiles;
     int it = g * per;
     const int end = min((tiles_m * tiles_n - dp_tiles) * kt, it + per);
@@ -1022,15 +1023,4 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
         }
         it += s.ke - s.kb;
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// skips_last_k_tile: TEST ONLY, not a variant (no row in the table). It is naive with the
-// tail bug the course warns about for K = 18: the loop runs over K / 16 * 16 terms, so the
-// last partial tile of K is silently dropped. tests/test_gemm.py expects it to FAIL the
-// check whenever K % 16 != 0 and to PASS when K % 16 == 0 -- proof that the check, not luck,
-// is what catches it.
-extern "C" __global__ void __launch_bounds__(256)
-skips_last_k_tile(const float* A, const float* B, float* C, int M, int N, int K) {
-    naive_dot(A, B, C, M, N, K, K / 16 * 16);
 }

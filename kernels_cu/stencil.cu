@@ -6,9 +6,9 @@
 // is its own NVRTC module, so loops over the window have constant trip counts and the
 // shared tiles have constant sizes.
 //
-// naive and shared are the course's kernels down to the instruction (see
-// docs/baselines.md): timed beside the course's own listing on the H200, they first ran up to
-// 59% (naive, R = 32) and 3% (shared) slower, for three reasons, each read off the SASS:
+// naive and shared are the course's kernels down to the instruction: each compiles to the
+// SASS of the course's own listing (docs/baselines.md, "The cause, rung by rung", has the
+// SASS and the timings). Three choices keep it so:
 //  - Index type. Both are templates on their signed index type I, and the host picks the
 //    instantiation per shape (pmppbench/workloads/stencil.py, index_type): `int`, the
 //    course's, whenever every index the kernel forms fits -- n + B + 2R < 2^31 -- and
@@ -16,12 +16,11 @@
 //    left of x[0], at negative indices. In naive every one of the 2R+1 terms computes
 //    j = i + d and tests 0 <= j < n: in 64 bits an add with carry and a two-instruction
 //    compare per term, where 32 bits need one of each.
-//  - The division. The course divides, `sum / float(2R+1)` (correctly rounded); a multiply
-//    by the rounded 1/(2R+1) is cheaper by itself, but with it ptxas 13.0 schedules naive's
-//    window loop differently (IADD3 where the course's loop has VIADD, the same count), and
-//    that loop ran 7.7% slower at R = 32. With the division the SASS is the listing's.
-//  - __launch_bounds__(256) made ptxas schedule shared's tile load and sum differently
-//    (3.4% slower at R = 32); without it, again the listing's SASS.
+//  - The division. The course divides, `sum / float(2R+1)` (correctly rounded); with a
+//    multiply by the rounded 1/(2R+1) instead, ptxas schedules naive's window loop
+//    differently from the listing's, and slower.
+//  - No __launch_bounds__(256) on shared: with it ptxas schedules the tile load and sum
+//    differently from the listing's, and slower.
 // coarsened keeps its own choices (one multiply per output, launch bounds).
 //
 // The three variants differ in where the 2R+1 reads of each output come from:
@@ -89,58 +88,36 @@ __global__ void shared(const float* x, float* y, I n) {
 // ---- coarsened ---------------------------------------------------------------------------
 //
 // The goal is the memory roof: a device-to-device memcpy of the same 8 bytes per output,
-// timed in the same run (the `memcpy` row). Before the memory-roof work this kernel was one design for
-// every R -- a 3968-output shared tile per 128-thread block (C = 31) -- and on the H200 it
-// reached 89.1% of memcpy at n = 2^24, R = 2, 88.0% at R = 32, and 75.8% / 64.4% at
-// n = 2^22; after round 1 (points 1-4 below) 99.2%, 100.6%, 94.1% and 87.1%, the two builds
-// and memcpy timed in one process (results/h200/memory-roof/round1/final.txt). Round 2 (points
-// 5 and 6), in a run of the same kind (final.txt): round 1's build 99.3%, 100.7%, 94.7%,
-// 85.4%, this one 99.2%, 100.5%, 105.9%, 93.4% (the benchmark commands of the same run: 99.2%,
-// 98.5%, 101.9%, 93.5%, commands.txt). At 2^22 a call takes 6-7 us and both x and y stay in
-// L2, so memcpy is no DRAM ceiling there and a kernel can pass it. What closed the gap, from
-// the studies scripts/memory_roof_study/stencil.cu, every candidate in one run with memcpy
-// (results/h200/memory-roof/sweep2.txt for round 1, sweep3.txt for round 2):
+// timed in the same run (the `memcpy` row). Each choice below was measured against the
+// alternatives in studies/memory_roof/stencil.cu (docs/memory_roof.md, "What closed the gap"):
 //
-//  1. Smaller tiles, more of them in flight. The C = 31 block needs 31.8 KB of shared memory,
-//     so only 7 blocks (896 threads) fit on an SM, and at 2^22 its 1058 blocks are 1.15 waves
-//     of 924: the second wave runs 15% full. With C = 9 a block is 1152 outputs, 10 KB and 32
-//     registers: 16 blocks (2048 threads) per SM, 14564 blocks at 2^24, and the tail is a
-//     small part of the run. At 2^24 C = 7 and 9 reach 98.9-99.1% of memcpy at R = 2 and
-//     R = 32; C = 15 stays near 90% (C = 11: 98.9% at R = 2, 90.5% at R = 32).
-//  2. Fewer instructions per output. At 2^22 the data fits in L2 (60 MB), so DRAM is not what
-//     limits the kernel; instructions and their latency are. A block that lies wholly inside
-//     x and y (all but the first and last) loads and stores without the per-float4 64-bit
-//     bounds tests, and for R > 4 each thread's first window is built from C-element chunk
-//     sums of its neighbours (below) instead of a serial 2R+1-term sum: at R = 32, C = 15 the
-//     chunk sums alone took 2^22 from 71.8% to 78.3% of memcpy and 2^24 from 86.4% to 90.8%.
+//  1. Small tiles, many of them in flight. C = 9 outputs per thread and 128 threads make a
+//     block of 1152 outputs, 10 KB of shared memory and 32 registers: 16 blocks (2048
+//     threads) fit on an SM, and the last partial wave is a small part of the run.
+//  2. Few instructions per output. When the data sits in L2, instructions and their latency
+//     limit the kernel, not DRAM. A block that lies wholly inside x and y (all but the first
+//     and last) loads and stores without the per-float4 64-bit bounds tests, and for R > 4
+//     each thread's first window is built from C-element chunk sums of its neighbours
+//     (below) instead of a serial 2R+1-term sum.
 //  3. Streaming stores (st.global.cs, `__stcs`): y is written once and never read back by
-//     this kernel, so its lines are marked evict-first in L2 instead of displacing x. C = 15
-//     with the chunked first window: 78.3% -> 83.3% at 2^22, R = 32; 90.8% -> 93.5% at 2^24.
+//     this kernel, so its lines are marked evict-first in L2 instead of displacing x.
 //  4. For R <= 4 no shared memory at all. Each thread makes 4 outputs (one float4) from the
 //     float4s x[4g - HALO .. 4g + 3 + HALO]: 3 16-byte loads, two of which the neighbouring
 //     threads load too, so they come from L1. No barrier, no stage, no second shared round
-//     trip: 99.3% of memcpy at 2^24, R = 2, and 94.1% at 2^22 (the best shared tile: 91.1%).
-//     For larger R the L1 traffic grows as 2*HALO/4 + 1 loads per 4 outputs (17 at R = 32),
-//     more than L1 serves at DRAM speed, so the shared tile stays.
-//  5. cp.async for the shared tile (round 2). An interior block's threads copy their float4s
+//     trip. For larger R the L1 traffic grows as 2*HALO/4 + 1 loads per 4 outputs (17 at
+//     R = 32), more than L1 serves at DRAM speed, so the shared tile stays. This path runs
+//     256 threads per block (REGISTER_THREADS).
+//  5. cp.async for the shared tile. An interior block's threads copy their float4s
 //     global -> shared with cp.async.cg: no register round trip (a load, its wait, a shared
-//     store), the line cached in L2 only. Same tile, same sums, the same bits: at 2^22,
-//     R = 32, 88.8% (round 1's kernel) -> 96.1% of memcpy; at 2^24 98.2% -> 97.8% (sweep3.txt;
-//     the benchmark command above: 98.5%). What did not pay (same tiles, same bits): the chunk sums
-//     of the next threads by warp shuffles and staging each warp's outputs behind a
-//     __syncwarp instead of two block barriers (88.0%: the barriers are not the cost); two
-//     tiles per block with the second one's loads in flight during the first one's sums, in
-//     registers (82.0%, 40 registers, 12 blocks per SM) or by cp.async into a second buffer
-//     (95.2%), four such tiles (90.6%), and with those 256- or 64-thread blocks or C = 7 or
-//     11 (85.3-92.2%).
-//  6. The register path's block (round 2): 256 threads instead of 128, with streaming stores:
-//     94.3% -> 106.0% of memcpy at 2^22, R = 2, and 99.4% -> 99.2% at 2^24 (sweep3.txt); 512
-//     threads 105.3% and 97.8%.
+//     store), the line cached in L2 only. Same tile, same sums, the same bits. Two block
+//     barriers stay: they are not the cost (warp shuffles and __syncwarp in their place
+//     measured the same), and a second tile per block in flight during the first one's sums
+//     loses to one tile per block.
 //
 // Why a running sum over a shared tile: `shared` stays far from the memory roof at R = 32
 // because every output still performs 65 shared-memory reads, and shared memory delivers 32
 // floats per clock per SM -- at 2^24 outputs on an H200 about 4x the time the 8 bytes per
-// output need at DRAM speed. The fix is register reuse: thread t computes C consecutive
+// output need at DRAM speed (PMPP 5.1's arithmetic with the device's peaks). The fix is register reuse: thread t computes C consecutive
 // outputs, the first with the full window sum, each next one from the previous by adding the
 // element that enters the window and subtracting the one that leaves. Shared reads per output
 // fall from 2R+1 to about (2R+C)/C, plus the staged output.
@@ -171,49 +148,11 @@ __global__ void shared(const float* x, float* y, I n) {
 constexpr int HALO = (R + 3) / 4 * 4;
 constexpr int REGISTER_MAX_R = 4;  // up to here the register window (HALO = 4: 3 float4s)
 
-// x[g .. g+3] as one float4, zero outside [0, n) -- the same zero-fill as `shared`. g is a
-// multiple of 4, so the four are all inside (one 16-byte load), all left of x[0] (g < 0), or
-// the last partial group, where x[g + 3] is already past the end. Only the first and last
-// blocks ever take the slow path.
-__device__ __forceinline__ float4 load4(const float* __restrict__ x, long long g, long long n) {
-    if (g >= 0 && g + 4 <= n) return __ldg(reinterpret_cast<const float4*>(x + g));
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (g >= 0) {
-        if (g + 0 < n) v.x = x[g + 0];
-        if (g + 1 < n) v.y = x[g + 1];
-        if (g + 2 < n) v.z = x[g + 2];
-    }
-    return v;
-}
-
-// y[g .. g+3] = v, dropping the elements at or past n; g >= 0 is a multiple of 4, so as in
-// load4 the slow path never has y[g + 3] to write.
-__device__ __forceinline__ void store4(float* __restrict__ y, long long g, long long n, float4 v) {
-    if (g + 4 <= n) {
-        __stcs(reinterpret_cast<float4*>(y + g), v);
-        return;
-    }
-    if (g + 0 < n) y[g + 0] = v.x;
-    if (g + 1 < n) y[g + 1] = v.y;
-    if (g + 2 < n) y[g + 2] = v.z;
-}
+#include "vector_io.cuh"  // load4, store4, copy16_async, wait_async_copies
 
 // coarsened<THREADS, C, REGISTER_THREADS>: THREADS threads of C outputs each on the shared-tile
 // path (R > 4), REGISTER_THREADS threads of 4 outputs each on the register path (R <= 4); the
 // host launches the block size of the path its radius compiles (pmppbench/workloads/stencil.py).
-// cp.async (sm_80 and later): a 16-byte copy from global to shared memory that does not pass
-// through the thread's registers; .cg caches it in L2 only. wait_async_copies() waits for all
-// of the thread's outstanding copies (cp.async.wait_all also commits them). Defined only under
-// a CUDA compiler: the CPU emulation in tests/test_stencil.py supplies host versions (a 16-byte
-// copy and a no-op), as it does for __ldg and __stcs.
-#ifdef __CUDACC__
-__device__ __forceinline__ void copy16_async(float* smem, const float* gmem) {
-    unsigned dst;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(dst) : "l"(smem));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-#endif
 
 template <int THREADS, int C, int REGISTER_THREADS>
 __global__ void __launch_bounds__(R <= REGISTER_MAX_R ? REGISTER_THREADS : THREADS)

@@ -4,9 +4,9 @@
 // Launched just before a batch's start event, it holds the GPU while the host queues the
 // whole batch, so the GPU reaches the start event with every call already queued and the
 // events time the calls back to back. Without it, a batch that starts on an idle GPU also
-// times the host's launches (a CuPy launch costs ~5-20 us; cupy.matmul more), while the
-// batch right after the warmup does not (the warmup still fills the queue): first batches
-// came out 1-3% faster than the rest for 0.1 ms kernels. nvbench's blocking kernel and
+// times the host's launches, while the batch right after the warmup does not (the warmup
+// still fills the queue), so first batches would differ from the rest (README, "The
+// protocol", has the measurement). nvbench's blocking kernel and
 // do_bench's cache flush put the GPU in the same busy state before their start events.
 // The timer lengthens the hold when the host needs longer; the hold is never timed.
 extern "C" __global__ void hold(unsigned long long ns) {

@@ -10,10 +10,10 @@
 // the offsets y * n + x, and the host picks the instantiation per shape
 // (pmppbench/workloads/transpose.py, index_type): `int`, the course's, while M*N and the
 // padded edges fit in 31 bits, and `long long` beyond -- a 65536 x 65536 matrix already has
-// 2^32 elements. The 64-bit instantiation needs 20 registers where int needs 12, and on the
-// H200 ran shared32 / padded33 2.6-10% slower than the course's int listing at the course's
-// sizes (docs/baselines.md); with int every one of the four is within 1% of it. Their
-// pointers are plain, as the course's: __restrict__ (LDG.E.CONSTANT loads) measured no faster.
+// 2^32 elements. The 64-bit instantiation needs 20 registers where int needs 12, and is
+// slower than the course's int listing at the course's sizes; with int the four run as the
+// listing does (docs/baselines.md). Their pointers are plain, as the course's: __restrict__
+// (LDG.E.CONSTANT loads) gains nothing here.
 //
 // The variants, in the order of the table:
 //   copy       the same 32x32 block and one element per thread, but B = A: the bandwidth
@@ -77,6 +77,8 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
     if (out_x < m && out_y < n) b[out_y * m + out_x] = tile[tx][ty];
 }
 
+#include "transpose_tile.cuh"  // move_tile: coarsened's two phases, shared with the study
+
 // coarsened<TILE>: thread coarsening (PMPP 6.3) on top of padded33. A block of 32 x 8
 // threads moves a TILE x TILE tile, TILE*TILE/256 elements per thread (coarsened<64>: 16, as
 // 4 float4s; coarsened<32>: 4, one float4).
@@ -92,112 +94,38 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 //    contiguous bytes instead of 128.
 //
 // The memory roof: the ceiling is a device-to-device memcpy of the same bytes, the
-// `memcpy` row of the table. On the H200, at 8192^2 and 4096^2: with 16 scalar loads and
-// stores per thread this kernel reached 94.0% and 95.3% of memcpy; float4 with streaming
-// hints (round 1) 95.5% and 97.7% (results/h200/memory-roof/round1/final.txt, the two builds
-// and memcpy in one process); and in round 2's run of the same kind (final.txt) that build
-// 95.6% and 97.9%, this one, with the column-major tile order, 97.9% and 98.4% (the benchmark
-// commands of the same run: 97.9% and 97.6%, commands.txt). What
-// moved it, from the studies scripts/memory_roof_study/transpose.cu, every candidate in one
-// run with memcpy (sweep2.txt for round 1, sweep3.txt and sweep3b.log for round 2, 8192^2):
-//  - The tile order (round 2). Blocks start roughly in the order of their linear id, so
-//    about 1056 consecutive tiles are in flight at once (8 blocks x 132 SMs). Taken
-//    row by row over A, as the grid's own order, those tiles read a contiguous band of 528
-//    rows of A (17 MB) but write 2 KB into each of B's 8192 rows. Taken column by column over
-//    A (t -> tile column t / gridDim.y, tile row t % gridDim.y), they write a contiguous band
-//    of 528 rows of B and read 2 KB from each row of A: 95.5% -> 97.3% of memcpy at 8192^2
-//    (second run: 95.6% -> 97.8%), 97.3% -> 97.2% at 4096^2 (97.8% -> 98.1%). Bands of 8 tile
-//    columns taken row by row, which also write B in a contiguous band, gave 96.7% (97.3%);
-//    bands of 2 to 64 tile rows, column by column inside (both sides a few KB per row),
-//    94.9-96.1%, little or nothing over row-major. The write side is the one that wants
-//    contiguity.
-//  - Vector width together with the cache hints (round 1). float4 loads and stores let a
-//    warp move 512 bytes per instruction (2 rows of 256) instead of 128, a quarter of the
-//    memory instructions. Both sides are touched exactly once: streaming loads
-//    (ld.global.cs, `__ldcs`) and streaming stores (st.global.cs, `__stcs`) mark A's and B's
-//    lines evict-first in L2. float4 with streaming stores: 94.7%, with streaming loads too:
-//    95.3% (4096^2: 95.0% and 97.5%); the scalar kernel stays at 92.0-92.5% with or without
-//    the hints. Round 2 confirmed them in other orders (bands of 16 and 32 tile rows):
-//    streaming stores only 94.1%, plain loads and stores 69.0%, streaming loads with the
-//    L2::256B prefetch-size hint 94.1-94.3% (also row-major), against 94.9-95.0% for both
-//    streaming hints alone.
-//  - What did not help: persistent blocks sized to whole waves of 132 SMs (each block looping
-//    over tiles, the next tile's loads in flight while it writes the current one) lost 3.6
-//    points at 8192^2 and 1.7 at 4096^2 against one tile per block: blocks that loop drift
-//    apart and spread the tiles in flight over A and B. 32x32 tiles (4 elements per thread)
-//    lost 9.5-11.5 points: too few bytes in flight per thread. 512-thread blocks of 8 scalar
-//    elements each: 94.2%, still below the float4 kernel.
+// `memcpy` row of the table. Each choice below was measured against the alternatives in
+// studies/memory_roof/transpose.cu (docs/memory_roof.md, "What closed the gap"):
+//  - The tile order. Blocks start roughly in the order of their linear id, so the tiles in
+//    flight at one moment are consecutive ones. Taken row by row over A, as the grid's own
+//    order, they read a contiguous band of A's rows but write a few KB into every row of B;
+//    taken column by column over A (t -> tile column t / gridDim.y, tile row t % gridDim.y),
+//    they write a contiguous band of B's rows and read a few KB from every row of A. The
+//    write side is the one that wants contiguity.
+//  - Vector width together with the cache hints. float4 loads and stores let a warp move
+//    512 bytes per instruction (2 rows of 256) instead of 128, a quarter of the memory
+//    instructions. Both sides are touched exactly once: streaming loads (ld.global.cs,
+//    `__ldcs`) and streaming stores (st.global.cs, `__stcs`) mark A's and B's lines
+//    evict-first in L2. The hints pay only together with float4.
+//  - One tile per block. Persistent blocks looping over tiles drift apart and spread the
+//    tiles in flight over A and B; 32x32 tiles (4 elements per thread) keep too few bytes in
+//    flight per thread.
 // The tile rows are TILE + 1 floats: TILE + 1 = 1 (mod 32). The scalar path's transposed read
 // tile[c][r] of one warp (c = 32 consecutive values) hits 32 different banks; the float4 path
-// reads tile[c + e][r] with c = 4 * (lane % 16), a 2-way conflict, which costs nothing
-// measurable here (shared memory runs far below its bandwidth in a transpose).
+// reads tile[c + e][r] with c = 4 * (lane % 16), a 2-way conflict, which is harmless here
+// (shared memory runs far below its bandwidth in a transpose).
 //
-// Edges: rows and cols count the part of this tile that lies inside A (block-uniform, at
-// most TILE). A full tile of a matrix whose rows start on a float4 (N and M multiples of 4)
-// takes the float4 path; every other tile moves element by element with bounds tests.
-// Out-of-range slots of the tile hold 0 and are never written out, and every thread reaches
-// the barrier.
+// The tile's two phases and its edges are move_tile's (kernels_cu/transpose_tile.cuh).
 template <int TILE>
 __global__ void __launch_bounds__(256, 8)
 coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    constexpr int THREADS = 256, VEC = 4;     // 32 x 8 threads, float4 accesses
-    constexpr int VPR = TILE / VEC;           // float4s per tile row
-    constexpr int STEP = THREADS / VPR;       // tile rows the block covers with one float4 each
-    constexpr int NV = TILE / STEP;           // float4s per thread
-    static_assert(TILE % TILE_DIM == 0 && THREADS % VPR == 0, "TILE must be a multiple of the warp width");
-    __shared__ float tile[TILE][TILE + 1];
-
-    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
-    const int r0 = tid / VPR, c = tid % VPR * VEC;  // this thread: rows r0 + k*STEP, columns c .. c+3
     // Tile order: the grid has one block per tile (gridDim.x tile columns, gridDim.y tile rows
     // of A), but the blocks, dispatched in the order of t, take A's tiles column by column,
     // i.e. B's tiles row by row: the tiles in flight at one moment write one contiguous band
     // of B (see above).
-    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;
-    const size_t x0 = t / gridDim.y * TILE;  // first column of A in this tile
-    const size_t y0 = t % gridDim.y * TILE;  // first row of A in this tile
-    const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
-    const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
-    const bool vector = rows == TILE && cols == TILE && n % VEC == 0 && m % VEC == 0;
-
-    // Phase 1: all loads first (coalesced along A's rows), then the shared stores.
-    const float* src = a + (y0 + r0) * n + x0 + c;
-    float4 v[NV];
-    if (vector) {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) v[k] = __ldcs(reinterpret_cast<const float4*>(src + size_t(k * STEP) * n));
-    } else {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            float* f = reinterpret_cast<float*>(&v[k]);
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                f[e] = (r0 + k * STEP < rows && c + e < cols) ? src[size_t(k * STEP) * n + e] : 0.0f;
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const float* f = reinterpret_cast<const float*>(&v[k]);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) tile[r0 + k * STEP][c + e] = f[e];
-    }
-    __syncthreads();
-
-    // Phase 2: a row of B is a column of A; write it coalesced, reading the tile transposed.
-    // B's tile has `cols` rows (A's columns) and `rows` columns (A's rows).
-    float* dst = b + (x0 + r0) * m + y0 + c;
-    if (vector) {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int r = r0 + k * STEP;  // row of B's tile
-            __stcs(reinterpret_cast<float4*>(dst + size_t(k * STEP) * m),
-                   make_float4(tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]));
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < NV; ++k)
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                if (r0 + k * STEP < cols && c + e < rows) dst[size_t(k * STEP) * m + e] = tile[c + e][r0 + k * STEP];
-    }
+    move_tile<TILE, StreamingLoadsStores>(a, b, m, n, [](size_t& x0, size_t& y0) {
+        const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;
+        x0 = t / gridDim.y * TILE;  // first column of A in this tile
+        y0 = t % gridDim.y * TILE;  // first row of A in this tile
+    });
 }

@@ -7,10 +7,9 @@
 // still fits int, but the float4 variant's byte offsets and larger N would not. scalar is a
 // template on its index type I, and the host picks the instantiation per N
 // (pmppbench/workloads/vecadd.py, index_type): the course's `int` while N + 256 < 2^31,
-// `long long` beyond. At N = 2^26 both run within 1% of the course's vector_add on the H200
-// (docs/baselines.md): for a memory-bound kernel the index width is noise, but the int path
-// keeps scalar the course's kernel. Plain pointers, as the course's (__restrict__ measured no
-// faster).
+// `long long` beyond. For a memory-bound kernel the index width costs nothing measurable
+// (docs/baselines.md), but the int path keeps scalar the course's kernel. Plain pointers, as
+// the course's (__restrict__ gains nothing here).
 
 // scalar: one element per thread, 256 threads per block, `if (i < n)` guards the last block.
 template <class I>

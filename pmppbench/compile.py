@@ -9,6 +9,8 @@ One compile path serves both uses:
 
 Options are the course's nvcc line translated for NVRTC: -std=c++17, -arch=sm_XX, -lineinfo,
 plus -D defines (e.g. RADIUS) and C++ template instantiations by name (`tiled<33>`).
+The shipped device helpers (kernels_cu/*.cuh) are given to NVRTC as headers, so a kernel
+file -- shipped, a study's or a learner's -- includes them by name (`#include "vector_io.cuh"`).
 """
 
 from __future__ import annotations
@@ -39,15 +41,25 @@ def kernels_dir() -> Path:
     env = os.environ.get("PMPPBENCH_KERNELS")
     if env:
         return Path(env)
+    return shipped_kernels_dir()
+
+
+def shipped_kernels_dir() -> Path:
+    """pmppbench's own kernels_cu: the source checkout's, or the installed package's."""
     checkout = Path(__file__).resolve().parent.parent / "kernels_cu"
     if checkout.is_dir():
         return checkout
     return Path(resources.files("pmppbench.kernels_cu"))  # a regular package: a real folder
 
 
+def shared_headers() -> dict[str, str]:
+    """The shipped device helpers every kernel file may include: file name -> text."""
+    return {p.name: p.read_text() for p in sorted(shipped_kernels_dir().glob("*.cuh"))}
+
+
 @contextmanager
 def kernels_from(folder: Path) -> Iterator[None]:
-    """While inside, kernels_dir() is `folder` (the scripts compile the course's listings and
+    """While inside, kernels_dir() is `folder` (the studies compile the course's listings and
     study kernels through the same NVRTC options and cache; the cache key has the source)."""
     before = os.environ.get("PMPPBENCH_KERNELS")
     os.environ["PMPPBENCH_KERNELS"] = str(folder)
@@ -160,9 +172,11 @@ def compile_unit(
         raise UsageError(f"--arch must look like sm_90 (got {arch!r})")
     path = Path(source) if source else source_path(workload)
     text = path.read_text()
+    headers = shared_headers()
     lib = nvrtc()
     options = _options(arch, defines)
-    key = _cache_key(text, names, options, lib.getVersion())
+    key = _cache_key("\0".join([text, *(f"{n}\0{t}" for n, t in headers.items())]), names, options,
+                     lib.getVersion())
     cubin_path = cache_dir() / "kernels" / f"{key}.cubin"
     meta_path = cubin_path.with_suffix(".json")
     if use_cache and cubin_path.is_file() and meta_path.is_file():
@@ -174,7 +188,7 @@ def compile_unit(
             pass  # a damaged cache entry is simply rebuilt
 
     display_name = str(source) if source else _display_path(path)  # a learner's file as they named it
-    prog = lib.createProgram(text, display_name, [], [])
+    prog = lib.createProgram(text, display_name, [t.encode() for t in headers.values()], [n.encode() for n in headers])
     try:
         for name in names:
             lib.addNameExpression(prog, name)

@@ -67,11 +67,8 @@ class Step:
 
 def arrive(name: str, shape: Shape, protocol: Protocol, seed: int, variants: tuple, check_only: bool,
            run_id: str) -> Step:
-    """A step that came through a pickle, with the registry's workload (and its variants as declared)."""
-    w = workloads.get(name)
-    # A variant's geometry does not survive the pickle (Variant.__getstate__): resolve gives
-    # the declared variants back, a learner's as it came.
-    return Step(w, shape, protocol, seed, tuple(w.resolve(list(variants))), check_only, run_id)
+    """A step that came through a pickle, with the registry's workload (variants are plain data)."""
+    return Step(workloads.get(name), shape, protocol, seed, tuple(variants), check_only, run_id)
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ def run_shape(
     with prepared(workload, shape, variants, seed, inputs=host[0] if host else None) as (inputs, ctx):
         rows = evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
                         references=dict(host[1]) if host else None,
-                        seed=seed, run_id=run_id, progress=progress, device_name=dev.name,
+                        seed=seed, run_id=run_id, progress=progress, device_name=dev.name, device=dev,
                         synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
                         observer=clock_observer, at=at)
     return rows
@@ -173,6 +173,7 @@ def evaluate(
     timer: Any = None,
     at: Callable[[str, str], None] | None = None,
     references: dict | None = None,
+    device: Any = None,
 ) -> list[Result]:
     """The runner's promises on a shape already set up (no GPU needed by this function):
     every variant is checked first with its output poisoned; one variant's failure (launch
@@ -230,7 +231,7 @@ def evaluate(
             jobs[v.name] = job
 
     for v in variants:
-        t = workload.traffic(shape, modelled(workload, v))
+        t = workload.traffic(shape, modelled(workload, v), device)  # device: the facts of the GPU the jobs ran on
         row = rows[v.name]
         row.bytes, row.flops, row.model = t.bytes, t.flops, dict(t.extra)
         if t.bytes and t.flops:

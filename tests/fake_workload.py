@@ -70,7 +70,7 @@ class Copy2D(Workload):
 
         return Job(run=run, output=lambda: b.copy(), poison=lambda: b.fill(np.nan))
 
-    def traffic(self, shape, variant):
+    def traffic(self, shape, variant, device=None):
         return Traffic(bytes=8 * shape["m"] * shape["n"])
 
 

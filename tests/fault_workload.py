@@ -11,7 +11,8 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload, grid_1d, kernel_job
+from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
+from pmppbench.workloads.helpers import grid_1d, launch_job
 
 
 class Faults(Workload):
@@ -55,9 +56,9 @@ class Faults(Workload):
         n = shape["n"]
         launch = Launch(ctx["kernels"][variant.kernel], grid_1d(n, 256), (256,),
                         (ctx["x"], ctx["y"], np.int32(n), ctx["never"]))
-        return kernel_job(launch, ctx["y"])
+        return launch_job(launch, ctx["y"], ctx)
 
-    def traffic(self, shape, variant):
+    def traffic(self, shape, variant, device=None):
         return Traffic(bytes=8 * shape["n"])
 
 

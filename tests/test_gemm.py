@@ -18,12 +18,26 @@ from pmppbench import workloads
 from pmppbench.check import compare
 from pmppbench.compile import compile_unit
 from pmppbench.errors import UsageError
-from pmppbench.workloads import gemm
-from pmppbench.workloads.gemm import (BEST_CHOICES, LADDER, PLANS, RUNG_TILES, SCHEDULES, SKIPS_LAST_K_TILE, SWEEP,
-                                      SWEEP_TILES, TUNED, Config, Tiles, choose, config_variant, dynamic_tile_depth,
-                                      rtol_for_k, sample_indices, sample_of, schedule_for, segments, swizzled_tile)
+from pmppbench.device import DeviceInfo
+from pmppbench.workloads.base import Variant
+from pmppbench.workloads.gemm import best
+from pmppbench.workloads.gemm import launch as gemm_launch
+from pmppbench.workloads.gemm import check as gemm_check
+from pmppbench.workloads.gemm import workload as gemm_workload
+from pmppbench.workloads.gemm.best import CHOICES, choose
+from pmppbench.workloads.gemm.configs import SCHEDULES, Config, parse, schedule_for, segments, swizzled_tile
+from pmppbench.workloads.gemm.ladder import COVERS, RUNG_TILES, SWEEP, SWEEP_TILES, TUNED
+from pmppbench.workloads.gemm.launch import dynamic_tile_depth
+from pmppbench.workloads.gemm.model import traffic as model_traffic
+from pmppbench.workloads.gemm.check import rtol_for_k
+from pmppbench.workloads.gemm.tiles import Cover, Tiles
+from pmppbench.workloads.gemm.workload import LADDER
+from pmppbench.workloads.helpers import SAMPLE, take
 
 W = workloads.get("gemm")
+# naive with the K-tail bug, run as a learner's kernel like naive: never part of the table
+SKIPS_LAST_K_TILE = Variant("skips_last_k_tile", "skips_last_k_tile", "test only: drops the last K % 16 terms",
+                            source=str(Path(__file__).resolve().parent / "gemm_bug.cu"), like="naive")
 LADDER_NAMES = ["naive", "tiled16", "tiled32", "coarsened", "regtile2x2", "regtile4x4", "corner_turning",
                 "dynamic_smem", "blocktile8x8", "warptile", "double_buffer", "cp_async", "tuned", "best", "cublas"]
 
@@ -47,10 +61,14 @@ def test_variant_table_matches_the_issues():
 
 
 def test_every_kernel_variant_has_a_launch_plan():
-    for v in (*W.variants, SKIPS_LAST_K_TILE):
+    for v in W.variants:
         if v.kernel and v.name != "best":  # best's launch comes from its Config (tests below)
-            plan = PLANS[v.name]
-            assert 32 <= math.prod(plan.block) <= 1024 and plan.bm > 0 and plan.bn > 0
+            cover = COVERS[v.name]
+            assert 32 <= math.prod(cover.block) <= 1024 and cover.bm > 0 and cover.bn > 0
+            assert W.geometry(v, shape(100, 300, 7)) == (((300 + cover.bn - 1) // cover.bn,
+                                                          (100 + cover.bm - 1) // cover.bm), cover.block)
+    with pytest.raises(ValueError, match="configuration"):
+        W.geometry(W.variant("best"), shape(100, 300, 7))
 
 
 def test_tile_tables_pass_the_kernels_static_asserts():
@@ -137,17 +155,21 @@ def test_swizzle_numbers_every_tile_once(tiles_m, tiles_n, group):
 
 
 def test_configs_name_their_kernel_and_pass_the_static_asserts():
-    for cfg in (*BEST_CHOICES.values(), *SCHEDULE_CONFIGS):
+    for cfg in (*CHOICES.values(), *SCHEDULE_CONFIGS):
         assert cfg.tiles.problems(cfg.kernel) == []
-        v = config_variant(cfg)
+        v = cfg.variant()
         assert v.kernel == cfg.expression and v.name == cfg.name
+        assert parse(cfg.name) == cfg  # a job by name needs nothing but the name
+    for name in ("naive", "best", "db_128x128x8", "sk_128x256x8_w64x64_i4_t4x4", "pl_128x256x8_w64x64_i4_t4x4_dp_g1",
+                 "sk_128x256x8_w64x64_i4_t4x4_zigzag_g1", "db_128x128x8_w64x32_i2_t4x4_ab"):
+        assert parse(name) is None, name  # not a configuration's name
     assert Config("streamk", TUNED, "hybrid", group_m=8, async_b=True).expression == \
         "streamk<128, 256, 8, 64, 64, 4, 4, 4, true>"
     assert Config("double_buffer", TUNED).expression == W.variant("tuned").kernel
     with pytest.raises(ValueError):
         Config("double_buffer", TUNED, "split", 2)
     # pipelined: its two switches in the name expression and the name; BK = 16 needs dynamic smem
-    pl = BEST_CHOICES["pipelined"]
+    pl = CHOICES["pipelined"]
     assert pl.expression == "pipelined<128, 256, 16, 64, 64, 4, 4, 4, true, false>" == W.variant("best").kernel
     assert pl.name == "pl_128x256x16_w64x64_i4_t4x4_nf" and pl.dynamic_smem == pl.tiles.smem_bytes(2) == 49664
     assert Config("pipelined", TUNED, checked=True).name == "pl_128x256x8_w64x64_i4_t4x4_chk"
@@ -208,32 +230,24 @@ def test_bound_passes_fp32_and_fails_a_dropped_tail(k):
     assert not compare(acc, ref, tol).passed
 
 
-def test_sample_indices_cover_every_stratum_and_both_edges():
-    rng = np.random.default_rng(0)
-    idx = sample_indices(1000, 64, rng)
-    assert idx[0] == 0 and idx[-1] == 999 and np.all(np.diff(idx) > 0)
-    strata = np.linspace(0, 1000, 65).astype(int)
-    assert all(np.any((idx >= lo) & (idx < hi)) for lo, hi in zip(strata[:-1], strata[1:]))
-    np.testing.assert_array_equal(sample_indices(5, 64, rng), np.arange(5))
-
-
 def test_large_products_are_checked_on_sampled_rows_and_columns(monkeypatch):
     s = shape(300, 200, 40)
     assert not W.sampled(s)
-    monkeypatch.setattr(gemm, "FULL_CHECK_MAX_MNK", 300 * 200 * 40 - 1)
+    monkeypatch.setattr(gemm_check, "FULL_CHECK_MAX_MNK", 300 * 200 * 40 - 1)
     assert W.sampled(s)
     inputs = W.make_inputs(s, np.random.default_rng(3))
-    rows, cols = inputs["rows"], inputs["cols"]
+    rows, cols = inputs[SAMPLE]
     assert len(rows) >= 64 and len(cols) >= 64 and {0, 299} <= set(rows) and {0, 199} <= set(cols)
+    assert len(rows) <= 66 and len(cols) <= 66  # one per stratum and the two edge lines (SAMPLE_EDGE)
     ref = W.reference(s, inputs, W.variant("naive"))
     full = inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64)
     assert ref.shape == (len(rows) * 200 + 300 * len(cols),)
-    np.testing.assert_allclose(ref, sample_of(full, rows, cols), rtol=1e-12)
+    np.testing.assert_allclose(ref, take(full, (rows, cols)), rtol=1e-12)
     # a wrong column in C shows up in the sample (every column is in the sampled rows)
     wrong = full.astype(np.float32)
     wrong[:, 123] += 1.0
-    assert not compare(sample_of(wrong, rows, cols), ref, W.tolerance_for(s)).passed
-    assert compare(sample_of(full.astype(np.float32), rows, cols), ref, W.tolerance_for(s)).passed
+    assert not compare(take(wrong, (rows, cols)), ref, W.tolerance_for(s)).passed
+    assert compare(take(full.astype(np.float32), (rows, cols)), ref, W.tolerance_for(s)).passed
 
 
 # ---- traffic model --------------------------------------------------------------------------
@@ -323,7 +337,7 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args):
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 def test_every_kernel_compiles_without_spills(arch):
-    names = [*W.kernel_names(), SKIPS_LAST_K_TILE.kernel]
+    names = W.kernel_names()
     unit = compile_unit("gemm", names, arch)
     for name in names:
         r = unit.ptxas[name]
@@ -339,10 +353,10 @@ def test_every_kernel_compiles_without_spills(arch):
     assert unit.ptxas[W.variant("cp_async").kernel].static_smem == 3 * one_stage
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     names = ["gemm_naive", "gemm_tiled16", "gemm_tiled32", "gemm_coarsened"]
     unit = compile_unit("course_gemm", names, "sm_90", use_cache=False)
@@ -352,11 +366,11 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
 
 @pytest.mark.parametrize("workload", ["vecadd", "transpose", "gemm", "stencil"])
 def test_baselines_script_pairs_every_textbook_rung_and_its_sources_compile(workload, tmp_path, monkeypatch):
-    """scripts/baselines.py: each pair names a real variant and listing kernel, and the
+    """studies/baselines.py: each pair names a real variant and listing kernel, and the
     `--ab` source (__restrict__ on every float* parameter) still compiles."""
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "baselines.py"
+    path = Path(__file__).resolve().parent.parent / "studies" / "baselines.py"
     spec = importlib.util.spec_from_file_location("baselines", path)
     baselines = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look themselves up there
@@ -414,18 +428,18 @@ def _run(s, variants, seed=5):
 @pytest.mark.gpu
 @pytest.mark.parametrize("s", [shape(513, 257, 18), shape(64, 64, 17), shape(1000, 999, 1023)])
 def test_kernel_that_skips_the_last_k_tile_fails(s):
-    row = _run(s, [SKIPS_LAST_K_TILE])[SKIPS_LAST_K_TILE.name]
+    row = _run(s, [W.variant("naive"), SKIPS_LAST_K_TILE])[SKIPS_LAST_K_TILE.name]
     assert row.check == "FAIL" and "normwise error" in row.check_detail
 
 
 @pytest.mark.gpu
 def test_the_same_kernel_passes_when_k_has_no_tail():
-    assert _run(shape(100, 70, 64), [SKIPS_LAST_K_TILE])[SKIPS_LAST_K_TILE.name].check == "PASS"
+    assert _run(shape(100, 70, 64), [W.variant("naive"), SKIPS_LAST_K_TILE])[SKIPS_LAST_K_TILE.name].check == "PASS"
 
 
 @pytest.mark.gpu
 def test_sampled_check_passes_good_kernels_and_fails_the_wrong_one(monkeypatch):
-    monkeypatch.setattr(gemm, "FULL_CHECK_MAX_MNK", 1 << 20)
+    monkeypatch.setattr(gemm_check, "FULL_CHECK_MAX_MNK", 1 << 20)
     s = shape(300, 200, 50)
     assert W.sampled(s)
     rows = _run(s, [*LADDER, SKIPS_LAST_K_TILE])
@@ -485,7 +499,7 @@ def test_best_choices_pass_on_edges_after_repeated_launches():
     from pmppbench.runner import prepared
 
     sms = device.current().sm_count
-    variants = [config_variant(c) for c in BEST_CHOICES.values()]
+    variants = [c.variant() for c in CHOICES.values()]
     for s in (shape(2200, 4100, 24), shape(513, 257, 1030), shape(1000, 999, 17), shape(129, 127, 20),
               shape(1, 1, 1), shape(300, 1, 7)):
         with prepared(W, s, variants) as (inputs, ctx):
@@ -497,7 +511,7 @@ def test_best_choices_pass_on_edges_after_repeated_launches():
                     job.run()
                 result = compare(job.output(), ref, W.tolerance_for(s))
                 assert result.passed, (v.name, s, result.detail)
-        assert choose(s["m"], s["n"], s["k"], sms) in BEST_CHOICES.values()
+        assert choose(s["m"], s["n"], s["k"], sms) in CHOICES.values()
 
 
 def test_config_launch_builds_the_schedules_arguments(monkeypatch):
@@ -506,7 +520,7 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
     from pmppbench import compile as comp
     from pmppbench import occupancy
 
-    monkeypatch.setattr(gemm, "cupy", lambda: np)
+    monkeypatch.setattr(gemm_launch, "cupy", lambda: np)
     monkeypatch.setattr(occupancy, "api_active_blocks", lambda kernel, threads, smem: 1)
 
     def fake(name):
@@ -515,9 +529,9 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
 
     s = shape(4096, 4096, 4096)
     ctx = {"a": "A", "b": "B", "c": "C", "kernels": {}}
-    cfg = BEST_CHOICES["hybrid"]
+    cfg = CHOICES["hybrid"]
     ctx["kernels"][cfg.expression] = fake(cfg.expression)
-    launch = gemm.config_launch(cfg, s, ctx, 132)
+    launch = gemm_launch.config_launch(cfg, s, ctx, 132)
     sched = schedule_for(cfg, 4096, 4096, 4096, 132)
     assert launch.grid == (sched.grid,) == (264 + 132,) and launch.block == (256,)
     # two stages of 24.8 KB fit in static shared memory: the launch asks for no dynamic memory
@@ -530,19 +544,19 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
     assert partials.dtype == np.float32 and partials.size == 2 * 132 * 128 * 256
     assert arrivals.dtype == np.int32 and arrivals.size == 512 - 264 and not arrivals.any()
     assert "264 whole tiles + 132 shared blocks" in launch.kernel.name and launch.kernel.registers == 227
-    assert gemm.config_launch(cfg, s, ctx, 132).args[-1] is arrivals  # one workspace per configuration
+    assert gemm_launch.config_launch(cfg, s, ctx, 132).args[-1] is arrivals  # one workspace per configuration
     # the tuned rung's own kernel as a configuration: its 2-D grid and no extra arguments
     db = Config("double_buffer", TUNED)
     ctx["kernels"][db.expression] = fake(db.expression)
-    launch = gemm.config_launch(db, shape(1000, 1000, 10), ctx, 132)
+    launch = gemm_launch.config_launch(db, shape(1000, 1000, 10), ctx, 132)
     assert launch.grid == (4, 8) and len(launch.args) == 6 and launch.dynamic_smem == 0
     # pipelined with BK = 16: the same 2-D grid, its 49.7 KB of stages as dynamic shared memory,
     # the kernel's limit raised first
-    pl = BEST_CHOICES["pipelined"]
+    pl = CHOICES["pipelined"]
     raised = []
     ctx["kernels"][pl.expression] = fake(pl.expression)
     monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: raised.append(nbytes))
-    launch = gemm.config_launch(pl, shape(4096, 4096, 4096), ctx, 132)
+    launch = gemm_launch.config_launch(pl, shape(4096, 4096, 4096), ctx, 132)
     assert launch.grid == (16, 32) and launch.block == (256,) and len(launch.args) == 6
     assert launch.dynamic_smem == raised[0] == 49664
 
@@ -553,7 +567,7 @@ def test_best_rule_on_the_h200_shapes():
     where the cost model says it saves more than 1%; below that, the largest smaller tile
     that gives every SM 16 K steps, stream-K; the smallest tile whole when none does."""
     def pick(*s, sms=132):
-        return next(key for key, cfg in BEST_CHOICES.items() if cfg is choose(*s, sms))
+        return next(key for key, cfg in CHOICES.items() if cfg is choose(*s, sms))
 
     for s in [(2048, 2048, 2048), (4096, 4096, 4096), (4096, 4096, 1024), (1024, 8192, 4096), (4096, 1024, 8192),
               (8192, 8192, 256)]:
@@ -569,24 +583,95 @@ def test_best_rule_on_the_h200_shapes():
     assert pick(512, 512, 512) == "streamk 32x64"  # 64 x 64: 15.5 K steps per SM
     assert pick(256, 256, 256) == pick(1, 1, 1) == "whole 32x64"
     # the cost model on its own: whole tiles take 4 waves at 4096^3, hybrid 3.88 + its costs
-    assert gemm.hybrid_cost(4096, 4096, 4096, 132) == pytest.approx(1.11 * (512 / 132 + (0.05 * 962 + 15) / 512))
-    assert gemm.hybrid_cost(2304, 2304, 2048, 132) < 1.5 < 2  # sweep 3: 1.33x pipelined's time
+    assert best.hybrid_cost(4096, 4096, 4096, 132) == pytest.approx(1.11 * (512 / 132 + (0.05 * 962 + 15) / 512))
+    assert best.hybrid_cost(2304, 2304, 2048, 132) < 1.5 < 2  # sweep 3: 1.33x pipelined's time
     # a GPU with half the SMs: 2048^3's 128 tuned tiles are 2 waves there, the second 94% full
     assert pick(2048, 2048, 2048, sms=66) == "pipelined"
     assert pick(1536, 1536, 1536, sms=66) == "hybrid"  # 72 tiles on 66 SMs: the second wave 9% full
-    row = W.traffic(shape(512, 512, 512), W.variant("best"))  # modelled with the tiles best would use
-    t = BEST_CHOICES["streamk 32x64"].tiles
+    row = W.traffic(shape(512, 512, 512), W.variant("best"), GPUS["H200"])  # modelled with the tiles best uses
+    t = CHOICES["streamk 32x64"].tiles
     assert row.extra["model_bytes"] == 4 * (512 * 512 * (512 // t.bn) + 512 * 512 * (512 // t.bm)) + 4 * 512 * 512
+
+
+# The facts `best` depends on, of GPUs with different SM counts (the other fields as the
+# device reports them; only sm_count and the shared-memory limits are read here).
+_H200 = DeviceInfo("NVIDIA H200", "9.0", "sm_90", 132, 1980, 3201, 6144, 150 << 30, 60 << 20, 233472, 49152,
+                   232448, 65536, 2048, 32, 1024, 32, "13.0", "13.0", "14.2.0")
+GPUS = {
+    "T4": replace(_H200, name="Tesla T4", compute_capability="7.5", arch="sm_75", sm_count=40, smem_per_sm=65536,
+                  smem_per_block_optin=65536, max_threads_per_sm=1024, max_blocks_per_sm=16),
+    "A100": replace(_H200, name="NVIDIA A100", compute_capability="8.0", arch="sm_80", sm_count=108,
+                    smem_per_sm=167936, smem_per_block_optin=166912),
+    "RTX 4090": replace(_H200, name="NVIDIA GeForce RTX 4090", compute_capability="8.9", arch="sm_89", sm_count=128,
+                        smem_per_sm=102400, smem_per_block_optin=101376, max_threads_per_sm=1536),
+    "H100": replace(_H200, name="NVIDIA H100", sm_count=132),
+    "H200": _H200,
+    "RTX 5090": replace(_H200, name="NVIDIA GeForce RTX 5090", compute_capability="12.0", arch="sm_120",
+                        sm_count=170, smem_per_sm=102400, smem_per_block_optin=101376, max_threads_per_sm=1536),
+}
+
+
+def _config_shapes():
+    from pmppbench import config
+
+    shapes = []
+    for name in config.bundled():
+        for plan in config.load(name).sections:
+            if plan.name == "gemm":
+                shapes += [s for s in plan.shapes if s not in shapes]
+    return shapes
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
+    """On each GPU's facts and every GEMM shape of the bundled configs: the tiles of the
+    kernel best's job launches (on the CPU, NumPy for the device arrays) are the tiles its
+    traffic row is modelled with, and the launch is that configuration's."""
+    from pmppbench import compile as comp
+    from pmppbench import occupancy
+
+    facts = GPUS[gpu]
+    monkeypatch.setattr(gemm_launch, "cupy", lambda: np)
+    monkeypatch.setattr(gemm_workload, "cupy", lambda: np)
+    monkeypatch.setattr(occupancy, "api_active_blocks", lambda kernel, threads, smem: 1)
+    monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: None)
+    kernels = {c.expression: comp.Kernel(name=c.expression, function=None, registers=128, static_smem=0,
+                                         local_bytes=0, max_threads=256, spill_bytes=0) for c in CHOICES.values()}
+    shapes = _config_shapes()
+    assert shape(4096, 4096, 4096) in shapes and len(shapes) >= 14
+    bv = W.variant("best")
+    for s in shapes:
+        m, n, k = s["m"], s["n"], s["k"]
+        ctx = {"a": "A", "b": "B", "c": np.empty(0, np.float32), "kernels": dict(kernels), "device": facts}
+        job = W.job(bv, s, ctx)
+        cfg = choose(m, n, k, facts.sm_count)
+        expression = job.launch.kernel.name.split(" (")[0]
+        bm, bn = (int(x) for x in expression.split("<")[1].split(",")[:2])
+        assert expression == cfg.expression and (bm, bn) == (cfg.tiles.bm, cfg.tiles.bn), (gpu, s)
+        assert job.launch.block == (cfg.tiles.threads,)
+        if cfg.schedule == "dp":
+            assert math.prod(job.launch.grid) == -(-m // bm) * -(-n // bn)
+        else:
+            assert job.launch.grid == (schedule_for(cfg, m, n, k, facts.sm_count).grid,)
+        row = W.traffic(s, bv, facts)
+        assert row == model_traffic(m, n, k, Cover(bm, bn, job.launch.block)), (gpu, s)
+    # the facts matter: the same shape can take other tiles on another GPU, and its model follows
+    small, large = GPUS["T4"], GPUS["RTX 5090"]
+    s = shape(1536, 1536, 1536)
+    assert choose(1536, 1536, 1536, small.sm_count) != choose(1536, 1536, 1536, large.sm_count)
+    assert W.traffic(s, bv, small) != W.traffic(s, bv, large)
+    # without a GPU's facts (the parent's time limit) best's row has no model columns, never a guess
+    assert W.traffic(s, bv).extra == {} and W.traffic(s, bv).bytes == W.traffic(s, bv, small).bytes
 
 
 @pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")), reason="needs a host C++ compiler")
 def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
-    """gemm.cu's streamk compiled for the host (scripts/gemm_best_emulate.py: one thread per
+    """gemm.cu's streamk compiled for the host (studies/gemm_best_emulate.py: one thread per
     CUDA thread, blocks in random order) for each of best's configurations on shapes with
     partial tiles, K % 4 != 0 and few slots: the same normwise check as on the GPU, and the
     arrival counters back at zero after every launch. A schedule whose runs are one K step
     short (the same blocks, so the last steps belong to nobody) must fail it."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
     import gemm_best_emulate as emu
 
     runs = emu.plan(quick=True)
@@ -594,7 +679,7 @@ def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
     lib = emu.build(configs)
     for i, (cfg, (m, n, k), slots) in enumerate(runs):
         assert emu.run_one(lib, configs.index(cfg), cfg, m, n, k, slots, launches=2, seed=i) == []
-    cfg = BEST_CHOICES["streamk 64x64"]
+    cfg = CHOICES["streamk 64x64"]
     good = schedule_for(cfg, 300, 520, 100, 5)
     assert good.per > 1 and good.shared_blocks > 1
     problems = emu.run_one(lib, configs.index(cfg), cfg, 300, 520, 100, 5, launches=1, seed=0,
@@ -606,8 +691,8 @@ def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
     """The rule is read from results/h200/gemm-best/sweep3.csv: for every shape there, the
     configuration `choose` names on the H200's 132 SMs has a checked, timed row (or is the
     tuned rung, which every shape has), so the size table docs/gemm_ladder.md prints from
-    it (scripts/gemm_best_table.py) has a number for every pick."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    it (studies/gemm_best_table.py) has a number for every pick."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
     import gemm_best_table
 
     path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sweep3.csv"
@@ -629,7 +714,7 @@ def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
     rule changed after that run fails here until the table is measured again."""
     import csv
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
     import gemm_best_table
 
     path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sizes.csv"

@@ -19,7 +19,7 @@ from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.workloads import stencil
 from pmppbench.check import to_host
-from pmppbench.workloads.base import INT_MAX
+from pmppbench.workloads.helpers import INT_MAX, SAMPLE
 from pmppbench.workloads.stencil import (
     BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, REGISTER_MAX_R, REGISTER_OUT,
     REGISTER_THREADS, STATIC_SMEM, U, WORKLOAD, chunks, coarsened_smem_bytes, coarsened_threads, error_bound, halo,
@@ -171,7 +171,7 @@ def test_large_shapes_are_checked_on_samples(monkeypatch):
     monkeypatch.setattr(stencil, "SAMPLES", 64)
     s = shape(5000, 32)
     inputs = W.make_inputs(s, np.random.default_rng(1))
-    x, idx = inputs["x"], inputs["samples"]
+    x, (idx,) = inputs["x"], inputs[SAMPLE]
     assert x.dtype == np.float32 and -1 <= x.min() and x.max() < 1 and np.count_nonzero(x) == x.size
     assert idx[0] == 0 and idx[-1] == 4999 and len(idx) < 5000
     np.testing.assert_allclose(W.reference(s, inputs, W.variant("naive")), stencil_reference(x, 32)[idx], rtol=0,
@@ -466,10 +466,10 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
                                           model_of(variant, MAX_RADIUS)(x, MAX_RADIUS), err_msg=f"{variant} n={n}")
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"RADIUS": 32}, use_cache=False)
     for name, report in unit.ptxas.items():

@@ -17,7 +17,7 @@ from pmppbench.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
 from pmppbench.check import to_host
-from pmppbench.workloads.base import INT_MAX, MAX_GRID_Y
+from pmppbench.workloads.helpers import INT_MAX, MAX_GRID_Y, SAMPLE
 from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD
 
 W = WORKLOAD
@@ -120,7 +120,7 @@ def test_validate_guards_the_grid_y_limit():
 @pytest.mark.parametrize("m,n", [(1, 1), (33, 31), (1000, 3000), (1, 4097), (4097, 1), (8192, 8192), (MAX_M, 3)])
 @pytest.mark.parametrize("name", ["copy", *TRANSPOSES])
 def test_launch_geometry_covers_the_matrix_with_no_empty_tile(name, m, n):
-    (gx, gy), (bx, by) = W.variant(name).launch_geometry({"m": m, "n": n})
+    (gx, gy), (bx, by) = W.geometry(W.variant(name), {"m": m, "n": n})
     tile = COARSENED_TILE if name == "coarsened" else TILE_DIM
     assert bx == 32 and (bx, by) == ((32, 8) if name == "coarsened" else (32, 32))
     assert gx * tile >= n > (gx - 1) * tile  # x runs over A's columns
@@ -170,7 +170,7 @@ def test_large_shapes_are_checked_on_sampled_rows_and_columns(monkeypatch, name)
     monkeypatch.setattr(transpose, "SAMPLES", 8)
     s = shape(300, 450)
     inputs = W.make_inputs(s, np.random.default_rng(3))
-    rows_m, rows_n = inputs["rows_m"], inputs["rows_n"]
+    rows_m, rows_n = inputs[SAMPLE]
     assert rows_m[-1] == 299 and rows_n[-1] == 449 and len(rows_m) < 300 and len(rows_n) < 450
     a = inputs["a"]
     out = a if name == "copy" else np.ascontiguousarray(a.T)
@@ -286,10 +286,10 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args, words):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     unit = compile_unit("course_transpose", ["copy", "naive", "shared32", "padded33"], "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():

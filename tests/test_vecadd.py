@@ -12,7 +12,7 @@ from pmppbench import workloads
 from pmppbench.check import compare
 from pmppbench.compile import compile_unit
 from pmppbench.workloads import vecadd
-from pmppbench.workloads.base import INT_MAX
+from pmppbench.workloads.helpers import INT_MAX, SAMPLE
 from pmppbench.workloads.vecadd import LARGE_CHECK
 
 
@@ -65,16 +65,16 @@ def test_large_shapes_are_checked_on_samples(monkeypatch):
     monkeypatch.setattr(vecadd, "SAMPLES", 100)
     shape = {"n": 5000}
     inputs = w.make_inputs(shape, np.random.default_rng(0))
-    idx = inputs["samples"]
+    (idx,) = inputs[SAMPLE]
     assert idx[0] == 0 and idx[-1] == 4999 and len(idx) < 5000 and np.all(np.diff(idx) > 0)
     np.testing.assert_array_equal(w.reference(shape, inputs, w.variant("scalar")), (inputs["a"] + inputs["b"])[idx])
     assert np.all(inputs["a"] != 0) and not np.array_equal(inputs["a"], inputs["b"])
 
 
-# ---- the course's listing (scripts/baselines.py times it beside the rungs) ------------
+# ---- the course's listing (studies/baselines.py times it beside the rungs) ------------
 
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     unit = compile_unit("course_vecadd", ["vector_add"], "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():

@@ -109,14 +109,15 @@ def protocol_caption(rows: list[Result], meta: dict[str, Any], workload: str) ->
     if isinstance(recorded, dict):
         known = {f.name for f in fields(Protocol)}
         try:
-            return Protocol(**{k: v for k, v in recorded.items() if k in known}).describe()
+            # a file from before the L2 settle records no `settle`: its batches ran unsettled
+            return Protocol(**{"settle": False, **{k: v for k, v in recorded.items() if k in known}}).describe()
         except (TypeError, ValueError):
             pass
     timed = next((r for r in rows if r.batches), None)  # an older file: the protocol the rows record
     if timed is None:
         return ""
     return Protocol(warmup=timed.warmup or 0, batches=timed.batches, reps=timed.reps or 1, alternate=timed.alternate,
-                    timer=timed.timer or "events").describe()
+                    timer=timed.timer or "events", settle=False).describe()
 
 
 def _title(workload: str) -> str:

@@ -38,6 +38,11 @@ def names() -> list[str]:
     return list(_modules())
 
 
+def builtin_names() -> list[str]:
+    """The workloads pmppbench ships (without PMPPBENCH_WORKLOADS' extras), in `all`'s order."""
+    return list(_MODULES)
+
+
 def get(name: str) -> Workload:
     modules = _modules()
     if name not in modules:

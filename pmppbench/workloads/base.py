@@ -7,14 +7,16 @@ takes. It never prints, times or writes files: the session, the runner and the e
 that once for every workload (docs/architecture.md). The command line, `compile`,
 `resources`, config validation and the tests that iterate `workloads.names()` all follow
 from the declaration, so adding a workload costs one .cu file, one module subclassing
-Workload, one registry line, its config sections and its tests.
+Workload, one registry line, its config sections and its tests (docs/adding-a-workload.md).
+What workloads may use to fill it in (grids, index paths, inputs, the sampled check) is in
+workloads/helpers.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,30 +24,25 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.protocol import Protocol
 
+if TYPE_CHECKING:
+    from pmppbench.device import DeviceInfo
+
 Shape = dict[str, int]  # named sizes and compile-time parameters, e.g. {"n": 1 << 26}
-Geometry = Callable[[Shape], tuple[tuple[int, ...], tuple[int, ...]]]  # shape -> (grid, block)
+Geometry = tuple[tuple[int, ...], tuple[int, ...]]  # (grid, block) of one launch
 
 
 @dataclass(frozen=True)
 class Variant:
+    """One row of the workload's table: plain data, so a step carrying it pickles as it is
+    (to a worker process, a Ray actor, the counters child). How it launches is the
+    workload's (Workload.geometry, Workload.job)."""
+
     name: str  # the name in the table, CSV, tests and README: "padded33"
     kernel: str | None  # NVRTC name expression in kernels_cu/<workload>.cu: "tiled<33>"; None for library calls
     about: str  # one line: what this variant changes and why it should be faster
     timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
     source: str | None = None  # a learner's own .cu file (--kernel FILE:NAME); `kernel` is NAME in it
     like: str | None = None  # ... launched with this variant's signature and geometry (--like)
-    geometry: Geometry | None = field(default=None, compare=False)  # its launch: shape -> (grid, block)
-
-    def __getstate__(self) -> dict:
-        # Steps travel to worker processes (and Ray actors) by pickle; a geometry is often a
-        # lambda, so it stays behind and the worker takes the declared variant by name
-        # (Workload.resolve).
-        return {**self.__dict__, "geometry": None}
-
-    def launch_geometry(self, shape: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        if self.geometry is None:
-            raise ValueError(f"variant {self.name} declares no launch geometry")
-        return self.geometry(shape)
 
 
 @dataclass(frozen=True)
@@ -94,13 +91,6 @@ class Job:
     output: Callable[[], Any]  # the result: a device array (checked on the GPU) or a host array
     poison: Callable[[], None]  # fill the output with NaN before a checked run
     launch: Launch | None = None  # for the resource columns; None for library calls
-
-
-def kernel_job(launch: Launch, out, out_shape: tuple[int, ...] | None = None) -> Job:
-    """The usual job: one launch that writes the device array `out`, checked where it is (as
-    `out_shape` when given) and poisoned with NaN before it."""
-    view = out if out_shape is None else out.reshape(out_shape)
-    return Job(run=launch, output=lambda: view, poison=lambda: out.fill(np.nan), launch=launch)
 
 
 @dataclass
@@ -171,9 +161,6 @@ class Workload:
             if not is_int(v, 1):
                 raise UsageError(f"{self.name}: {d.upper()} must be a positive integer, got {v!r}")
 
-    def axis(self, name: str) -> Axis | None:
-        return next((a for a in self.axes if a.name == name), None)
-
     def device_bytes(self, shape: Shape) -> int:
         """Device memory the shape needs, checked against free memory before allocating."""
         raise NotImplementedError
@@ -206,7 +193,7 @@ class Workload:
             if kernel in names:
                 out.append((kernel, ", ".join(names[kernel])))
                 continue
-            narrow = next((k for k in names if k.endswith(">") and _wide(k) == kernel), None)
+            narrow = next((k for k in names if k.endswith(">") and wide(k) == kernel), None)
             out.append((kernel, ", ".join(names[narrow]) + " (64-bit path)" if narrow else ""))
         return out
 
@@ -225,6 +212,12 @@ class Workload:
         """Upload inputs and allocate outputs; returns whatever job() needs."""
         raise NotImplementedError
 
+    def geometry(self, variant: Variant, shape: Shape, device: "DeviceInfo | None" = None) -> Geometry:
+        """(grid, block) of `variant`'s launch on `shape` (`device`: the GPU's facts, for a
+        grid sized by its SMs); a learner's kernel (--like) takes the geometry of the variant
+        it is like, through job()."""
+        raise ValueError(f"{self.name}: variant {variant.name} declares no launch geometry")
+
     def job(self, variant: Variant, shape: Shape, ctx: Any) -> Job:
         raise NotImplementedError
 
@@ -232,7 +225,10 @@ class Workload:
         """Release what setup() took beyond ordinary device arrays (streams, pinned memory)."""
 
     # ---- model --------------------------------------------------------------------
-    def traffic(self, shape: Shape, variant: Variant) -> Traffic:
+    def traffic(self, shape: Shape, variant: Variant, device: "DeviceInfo | None" = None) -> Traffic:
+        """The variant's model on `shape`. `device`: the facts of the GPU the job ran on, for a
+        model that depends on them (GEMM's `best` chooses its tiles by the SM count); None
+        where no GPU is asked (bytes and FLOPs never depend on it)."""
         raise NotImplementedError
 
     def model_runs(self, shape: Shape, ctx: Any, rows: list) -> "ModelRuns | None":
@@ -251,50 +247,8 @@ class Workload:
                 return v
         raise UsageError(f"{self.name}: unknown variant {name!r}; choose from {', '.join(self.variant_names())}")
 
-    def resolve(self, variants: list[Variant]) -> list[Variant]:
-        """Variants that came through a pickle, as declared (with their geometry); a learner's
-        kernel and any variant the workload does not declare stay as they came."""
-        out = []
-        for v in variants:
-            try:
-                declared = self.variant(v.name)
-            except UsageError:
-                declared = None
-            out.append(declared if declared is not None and declared == v else v)
-        return out
-
     def variant_names(self) -> list[str]:
         return [v.name for v in self.variants]
-
-
-def grid_1d(n: int, block: int) -> tuple[int]:
-    return ((n + block - 1) // block,)
-
-
-def per_thread(elements: Callable[[Shape], int], block: int) -> Geometry:
-    """One thread per item, `elements(shape)` items, in 1-D blocks of `block` threads."""
-    return lambda shape: (grid_1d(max(elements(shape), 1), block), (block,))
-
-
-def grid_2d(cols: int, rows: int, bx: int, by: int) -> tuple[int, int]:
-    """Blocks covering a rows x cols output, rounded up (PMPP 5.5's edge handling starts here)."""
-    return ((cols + bx - 1) // bx, (rows + by - 1) // by)
-
-
-MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y; the 2-D workloads run their row tiles along y
-
-
-def check_row_tiles(workload: str, rows: int, tile: int) -> None:
-    """Refuse M rows whose tiles of `tile` rows need more blocks than gridDim.y allows."""
-    tiles = -(-rows // tile)
-    if tiles > MAX_GRID_Y:
-        raise UsageError(f"{workload}: M = {rows} rows needs {tiles} blocks of {tile} rows in gridDim.y, above "
-                         f"CUDA's limit of {MAX_GRID_Y}; M must be at most {MAX_GRID_Y * tile}")
-
-
-def is_int(value: Any, minimum: int) -> bool:
-    """An integer (Python or NumPy, not bool) of at least `minimum`."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
 
 
 def unique_kernels(variants) -> list[str]:
@@ -302,25 +256,17 @@ def unique_kernels(variants) -> list[str]:
     return list(dict.fromkeys(v.kernel for v in variants if v.kernel))
 
 
-# ---- index paths ---------------------------------------------------------------
-# The textbook kernels index with the course's `int` where every index they form fits, and
-# take a second, 64-bit instantiation of the same template where it would not. The host
-# chooses per shape; both are compiled by `pmppbench compile` and checked by --check-only
-# (each workload checks one shape past 2^31 elements).
+def is_int(value: Any, minimum: int) -> bool:
+    """An integer (Python or NumPy, not bool) of at least `minimum`: a valid size or parameter."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
 
-INT_MAX = 2**31 - 1
+
+# ---- kernel names with an index type ---------------------------------------------------------
+# A textbook kernel whose last template argument is its index type is declared with the
+# course's `int` ("tiled<32, int>"); its 64-bit path is the same name with `long long`
+# (workloads/helpers.py chooses between them per shape).
+
 INDEX_TYPES = ("int", "long long")
-
-
-def index_type(largest: int) -> str:
-    """The C++ index type for a launch whose indices reach at most `largest` (in magnitude):
-    the course's `int` while that fits in 31 bits, `long long` -- the 64-bit path -- beyond."""
-    return "int" if largest <= INT_MAX else "long long"
-
-
-def index_arg(index: str, value: int) -> np.integer:
-    """A size argument in the kernel's index type."""
-    return np.int32(value) if index == "int" else np.int64(value)
 
 
 def instantiation(kernel: str, index: str) -> str:
@@ -332,107 +278,9 @@ def instantiation(kernel: str, index: str) -> str:
     return f"{head}{sep}{' ' if sep == ',' else ''}{index}>"
 
 
-def indexed_kernel(workload: Workload, shape: Shape, ctx: dict, kernel: str, index: str):
-    """The loaded kernel `kernel` instantiated for `index`. The runner loads the variants' own
-    names (the int path); another instantiation is compiled and loaded on first use, through
-    the same cache, and kept in ctx["kernels"]."""
-    name = instantiation(kernel, index)
-    kernels = ctx["kernels"]
-    if name not in kernels:
-        from pmppbench.compile import load_kernels  # noqa: PLC0415 (needs a GPU)
-
-        kernels[name] = load_kernels(workload.name, [name], workload.defines(shape))[name]
-    return kernels[name]
-
-
-def _wide(kernel: str) -> str | None:
+def wide(kernel: str) -> str | None:
+    """The 64-bit instantiation of `kernel`, or None when its last argument is no index type."""
     try:
         return instantiation(kernel, "long long")
     except ValueError:
         return None
-
-
-def with_wide_paths(names: list[str], indexed: set[str]) -> list[str]:
-    """`names` plus the 64-bit instantiation of each of them in `indexed`: what `pmppbench
-    compile` builds."""
-    return names + [instantiation(n, "long long") for n in names if n in indexed]
-
-
-# ---- inputs -------------------------------------------------------------------------------
-
-PIECE = 1 << 22  # values per independently seeded piece of a large random input
-
-Fill = Callable[[np.random.Generator, np.ndarray], None]
-
-
-def normal32(g: np.random.Generator, view: np.ndarray) -> None:
-    g.standard_normal(dtype=np.float32, out=view)
-
-
-def uniform32(low: float, high: float) -> Fill:
-    """Uniform FP32 values in [low, high), as x * (high - low) + low from [0, 1)."""
-    def fill(g: np.random.Generator, view: np.ndarray) -> None:
-        g.random(dtype=np.float32, out=view)
-        view *= np.float32(high - low)
-        view += np.float32(low)
-    return fill
-
-
-def on_cores(fn: Callable[[Any], None], items) -> None:
-    """fn(item) for every item, on one thread per core (at most 16): for NumPy work, whose
-    loops release the GIL."""
-    import os  # noqa: PLC0415
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
-    items = list(items)
-    with ThreadPoolExecutor(max(1, min(len(items), os.cpu_count() or 1, 16))) as pool:
-        list(pool.map(fn, items))
-
-
-def random_array(shape: int | tuple[int, ...], rng: np.random.Generator, fill: Fill = normal32) -> np.ndarray:
-    """An FP32 input of `shape`, filled by `fill(generator, view)`. Past one PIECE the array
-    is filled piece by piece, each from its own child of `rng` (Generator.spawn), on one
-    thread per core: NumPy's generators release the GIL while they fill, so 2 x 64M values
-    take a fraction of a second instead of two. The pieces depend on the seed only, never on
-    the thread count, so a seed still names one input on every machine."""
-    out = np.empty(shape, dtype=np.float32)
-    flat = out.reshape(-1)
-    if flat.size <= PIECE:
-        fill(rng, flat)
-        return out
-    starts = range(0, flat.size, PIECE)
-    on_cores(lambda job: fill(job[1], flat[job[0]:job[0] + PIECE]), zip(starts, rng.spawn(len(starts))))
-    return out
-
-
-# ---- inputs and checks past 2^31 elements -------------------------------------------------
-
-REPEAT_PERIOD = (1 << 24) - 3  # odd: no power-of-two wrap of an index lands on an equal value
-
-
-def repeated_random(count: int, rng: np.random.Generator, low: float = -1.0, high: float = 1.0) -> np.ndarray:
-    """`count` FP32 values: one random block of REPEAT_PERIOD values, uniform in [low, high),
-    repeated. Drawing 2^31 random numbers would take the host tens of seconds; copying one block
-    takes about one. An index that wrapped by 2^31 or 2^32 (a 32-bit overflow) moves by a
-    non-multiple of the odd period, so it reads a different value and the check sees it."""
-    block = np.empty(min(count, REPEAT_PERIOD), dtype=np.float32)
-    uniform32(low, high)(rng, block)
-    out = np.empty(count, dtype=np.float32)
-    out[: block.size] = block
-    filled = block.size
-    while filled < count:  # doubling copies
-        step = min(filled, count - filled)
-        out[filled: filled + step] = out[:step]
-        filled += step
-    return out
-
-
-def checked_indices(size: int, count: int, rng: np.random.Generator) -> np.ndarray:
-    """Sorted indices into range(size) for a sampled check: one random index in each of
-    `count` equal strata, the first and last 64, and the 64 on either side of 2^31 and 2^32
-    (where a 32-bit index would wrap)."""
-    edges = np.linspace(0, size, count + 1).astype(np.int64)
-    picks = rng.integers(edges[:-1], np.maximum(edges[1:], edges[:-1] + 1))
-    near = [np.arange(c - 64, c + 64) for c in (0, size, 1 << 31, 1 << 32)]
-    out = np.unique(np.concatenate([picks, *near]))
-    return out[(out >= 0) & (out < size)]

@@ -12,11 +12,10 @@ shared tile that cp.async fills), and `memcpy`, a device-to-device copy of the s
 
 Index paths: naive and shared are templates on their index type. The host picks
 `int`, the course's, while n + B + 2R fits in 31 bits and `long long` beyond (index_type;
-on the H200 the 64-bit loop made naive 59% slower than the course's listing at R = 32,
-docs/baselines.md). The check
+the 64-bit loop is much slower than the course's listing, docs/baselines.md). The check
 shapes include n = 2^31 + 4101, on the 64-bit path; above SAMPLE_ABOVE outputs the input is
-a repeated random block (base.repeated_random) and the check is exact on a sample of the
-outputs (base.checked_indices), whose windows the float64 reference sums directly.
+a repeated random block (helpers.repeated_random) and the check is exact on a sample of the
+outputs (helpers' sampled check), whose windows the float64 reference sums directly.
 
 Tolerance (tolerance_for, per radius). Inputs are uniform in [-1, 1), so a partial sum of k
 terms is at most k in magnitude and each FP32 operation rounds by at most u*|result|, with
@@ -51,9 +50,10 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import (
-    Axis, Job, Launch, Traffic, Variant, Workload, checked_indices, grid_1d, index_arg, index_type, indexed_kernel,
-    is_int, kernel_job, per_thread, repeated_random, with_wide_paths, random_array, uniform32
+from pmppbench.workloads.base import Axis, Launch, Traffic, Variant, Workload, is_int
+from pmppbench.workloads.helpers import (
+    SAMPLE, checked_indices, device_context, grid_1d, index_arg, index_type, indexed_kernel, launch_job, output_job,
+    per_thread, random_array, repeated_random, uniform32, upload_sample, with_wide_paths,
 )
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
@@ -173,16 +173,12 @@ class Stencil(Workload):
     # The course's stencil protocol: more warmup, and the variants' batches interleaved.
     protocol = Protocol(warmup=20, batches=5, reps=100, alternate=True)
     variants = (
-        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads",
-                geometry=per_thread(lambda s: s["n"], BLOCK)),
-        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory",
-                geometry=per_thread(lambda s: s["n"], BLOCK)),
+        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads"),
+        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
         Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>",
                 f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window ({REGISTER_THREADS} "
                 f"threads); else {COARSE_C} per thread ({COARSE_THREADS} threads) by running sum over a shared tile "
-                "filled by cp.async; float4 loads, streaming float4 stores",
-                geometry=lambda s: (grid_1d(s["n"], coarsened_outputs_per_block(s["radius"])),
-                                    (coarsened_threads(s["radius"]),))),
+                "filled by cp.async; float4 loads, streaming float4 stores"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof"),
     )
     baseline = "naive"
@@ -242,16 +238,16 @@ class Stencil(Workload):
         n = shape["n"]
         if not self.sampled(shape):
             return {"x": random_array(n, rng, uniform32(-1.0, 1.0))}
-        return {"x": repeated_random(n, rng), "samples": checked_indices(n, SAMPLES, rng)}
+        return {"x": repeated_random(n, rng), SAMPLE: (checked_indices(n, SAMPLES, rng),)}
 
     def reference_key(self, variant):
         return "copy" if variant.name == "memcpy" else "stencil"
 
     def reference(self, shape, inputs, variant):
         if variant.name == "memcpy":  # a copy: y = x, bit for bit
-            return inputs["x"][inputs["samples"]] if "samples" in inputs else inputs["x"]
-        if "samples" in inputs:
-            return sampled_reference(inputs["x"], shape["radius"], inputs["samples"])
+            return inputs["x"][inputs[SAMPLE][0]] if SAMPLE in inputs else inputs["x"]
+        if SAMPLE in inputs:
+            return sampled_reference(inputs["x"], shape["radius"], inputs[SAMPLE][0])
         return stencil_reference(inputs["x"], shape["radius"])
 
     def setup(self, shape, inputs, kernels):
@@ -260,13 +256,18 @@ class Stencil(Workload):
         y = cp.empty(shape["n"], dtype=cp.float32)
         # coarsened's float4 loads and stores need 16-byte aligned arrays (CuPy gives 256 B).
         assert x.data.ptr % 16 == 0 and y.data.ptr % 16 == 0
-        ctx = {"x": x, "y": y, "kernels": dict(kernels)}
-        if "samples" in inputs:
-            ctx["samples"] = cp.asarray(inputs["samples"])
-        return ctx
+        return upload_sample(inputs, device_context(kernels, x=x, y=y))
+
+    def geometry(self, variant, shape, device=None):
+        """naive and shared: one thread per output in blocks of B; coarsened: the block and
+        the outputs per block of its register path (R <= 4) or its shared-tile path."""
+        n, r = shape["n"], shape["radius"]
+        if variant.name == "coarsened":
+            return grid_1d(n, coarsened_outputs_per_block(r)), (coarsened_threads(r),)
+        return per_thread(n, BLOCK)
 
     def job(self, variant, shape, ctx, index: str | None = None):
-        """`index` forces an instantiation of naive / shared (scripts/baselines.py times both
+        """`index` forces an instantiation of naive / shared (studies/baselines.py times both
         at one shape); by default the shape's own (index_type)."""
         n = shape["n"]
         x, y = ctx["x"], ctx["y"]
@@ -274,22 +275,18 @@ class Stencil(Workload):
             def copy():
                 y.data.copy_from_device_async(x.data, 4 * n)
 
-            output = (lambda: y[ctx["samples"]]) if "samples" in ctx else (lambda: y)
-            return Job(run=copy, output=output, poison=lambda: y.fill(np.nan))
-        grid, block = variant.launch_geometry(shape)
+            return output_job(copy, y, ctx)
+        grid, block = self.geometry(variant, shape)
         if variant.kernel in INDEXED:  # an int or a long long index, chosen on the host
             index = index or self.index_type(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
             launch = Launch(kernel, grid, block, (x, y, index_arg(index, n)))
         else:
             launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
-        if "samples" not in ctx:
-            return kernel_job(launch, y)
-        samples = ctx["samples"]
-        return Job(run=launch, output=lambda: y[samples], poison=lambda: y.fill(np.nan), launch=launch)
+        return launch_job(launch, y, ctx)
 
     # ---- model --------------------------------------------------------------------
-    def traffic(self, shape, variant):
+    def traffic(self, shape, variant, device=None):
         """Logical traffic 8N bytes (x read once, y written once); (2R+1)N flops: per output
         2R adds for the window sum and 1 multiply by 1/(2R+1) -- the algorithm's count, not
         what the running sum executes (memcpy: none). Model columns, per output: elements

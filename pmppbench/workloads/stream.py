@@ -37,9 +37,8 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import (
-    Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, grid_1d, is_int, on_cores, random_array, uniform32,
-)
+from pmppbench.workloads.base import Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, is_int
+from pmppbench.workloads.helpers import grid_1d, on_cores, random_array, uniform32
 
 BLOCK = 256
 DEFAULT_CHUNK, DEFAULT_TERMS, DEFAULT_CHUNKS, DEFAULT_STREAMS = 1 << 20, 64, 3, (1, 3)
@@ -80,8 +79,9 @@ def stream_count(name: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class Config:
-    """A shape with the defaults filled in."""
+class PipelineShape:
+    """A stream shape with the defaults filled in: CHUNKS chunks of CHUNK elements, TERMS
+    sine terms each, compared on the listed stream counts."""
 
     chunk: int
     terms: int
@@ -89,7 +89,7 @@ class Config:
     streams: tuple[int, ...]
 
     @classmethod
-    def of(cls, shape) -> "Config":
+    def of(cls, shape) -> "PipelineShape":
         return cls(shape["chunk"], shape["terms"], shape.get("chunks", DEFAULT_CHUNKS),
                    tuple(shape.get("streams", DEFAULT_STREAMS)))
 
@@ -106,7 +106,7 @@ def synthesize_reference(x: np.ndarray, terms: int, block: int = 1 << 17) -> np.
     sin(k*x) comes from z^k with z = e^{ix} (one complex multiply per term instead of a
     sine; the rounding grows like k * 1e-16, far below the FP32 error being checked).
     Processed in blocks of 128K elements (2 MB temporaries each), shared out over one thread
-    per core (base.on_cores; NumPy's loops release the GIL); every element's sum is the same
+    per core (helpers.on_cores; NumPy's loops release the GIL); every element's sum is the same
     sequence of operations whichever thread does it.
     """
     x = np.asarray(x)
@@ -160,7 +160,8 @@ def predicted_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: f
     a copy in the same direction, so a stream's run of queued copies goes back to back;
     without it (the course's assumption) the copy engines interleave the streams in
     submission order. No submission or launch overhead is counted, and no slowdown of
-    the copies when H2D and D2H overlap (they share the host link: 8-10% on the H200).
+    the copies when H2D and D2H overlap (they share the host link; docs/stream_overlap.md
+    measures it).
     One stream gives chunks * (h2d + kernel + d2h); with a stream per chunk it is
     pipeline_bound_ms.
     """
@@ -247,11 +248,10 @@ class Streams(Workload):
     dim_help = {"chunk": "Elements per chunk.", "terms": "Sine terms per element."}
     axes = (Axis("streams", "Stream counts to compare, e.g. 1,3.", many=True),
             Axis("chunks", "Number of chunks."))
-    # The course times 9 single runs. A 0.46 ms pipeline timed on the host clock moves by
-    # 1-3% between single runs (host wake-up and submission jitter), which single-run batches
-    # carry straight into the spread (up to 6% on the H200). Each of the 9 batches is the
-    # median of 10 runs instead (scripts/spread_study.py, results/h200/stream-spread.txt);
-    # under 0.5 s per shape. REPS 1 gives the course's protocol back.
+    # The course times 9 single runs. A pipeline timed on the host clock moves between single
+    # runs (host wake-up and submission jitter), which single-run batches carry straight into
+    # the spread, so each of the 9 batches is the median of 10 runs instead (README, "The
+    # protocol", and studies/spread_study.py). REPS 1 gives the course's protocol back.
     protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
     shares_host_link = True  # GPUs of one host share its PCIe links and memory bandwidth
     variants = (*map(pipeline_variant, DEFAULT_STREAMS), EVENT)  # those of the default shape
@@ -260,7 +260,7 @@ class Streams(Workload):
 
     def tolerance_for(self, shape) -> Tolerance:
         """The error bound of this shape's TERMS (see ATOL_PER_TERM)."""
-        return Tolerance("elementwise", atol=ATOL_PER_TERM * Config.of(shape).terms)
+        return Tolerance("elementwise", atol=ATOL_PER_TERM * PipelineShape.of(shape).terms)
 
     # ---- shapes -----------------------------------------------------------------
     def default_shape(self):
@@ -280,7 +280,7 @@ class Streams(Workload):
         return shapes
 
     def label(self, shape):
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         return f"{cfg.chunk}x{cfg.terms} chunks={cfg.chunks}"
 
     def validate(self, shape):
@@ -298,12 +298,12 @@ class Streams(Workload):
             raise UsageError(f"stream: --streams must list positive integers such as 1,3, got {streams!r}")
 
     def device_bytes(self, shape):
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         return 4 * (2 * cfg.n + 3 * cfg.chunk)  # d_in, d_out; the demo's in, tmp, out
 
     # ---- variants ---------------------------------------------------------------
     def variants_for(self, shape):
-        counts = dict.fromkeys(Config.of(shape).streams)  # in order, without repeats
+        counts = dict.fromkeys(PipelineShape.of(shape).streams)  # in order, without repeats
         return (*(pipeline_variant(s) for s in counts), EVENT)
 
     def variant(self, name):
@@ -318,14 +318,14 @@ class Streams(Workload):
     def make_inputs(self, shape, rng):
         # Phases in [0, 2*pi] (FP32): k*x stays below TERMS * 2*pi, where sinf is accurate and the
         # error bound above holds (the seed used (i % 1024) * 0.006, i.e. [0, 6.14)).
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         return {"x": random_array(cfg.n, rng, uniform32(0.0, 2 * math.pi))}
 
     def reference_key(self, variant):
         return variant.kernel
 
     def reference(self, shape, inputs, variant):
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         if variant.name == EVENT.name:  # two FP32 adds, rounded exactly as on the GPU
             one = np.float32(1)
             return (inputs["x"][:cfg.chunk] + one) + one
@@ -338,7 +338,7 @@ class Streams(Workload):
         releases what was already taken here before it propagates.
         """
         cp = cupy()
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         ctx = StreamContext(kernels=kernels)
         try:
             ctx.h_in = self._pinned(cfg.n, "input", shape)
@@ -395,7 +395,7 @@ class Streams(Workload):
 
     # ---- jobs -------------------------------------------------------------------
     def job(self, variant, shape, ctx):
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         if variant.name == EVENT.name:
             return self._event_job(cfg, ctx)
         count = stream_count(variant.name)
@@ -404,14 +404,14 @@ class Streams(Workload):
         return self._pipeline_job(cfg, count, ctx)
 
     @staticmethod
-    def _chunk_launches(cfg: Config, ctx: StreamContext) -> list[Launch]:
+    def _chunk_launches(cfg: PipelineShape, ctx: StreamContext) -> list[Launch]:
         """synthesize on each chunk: the kernel gets the chunk's start, indices 0..chunk-1."""
         kernel, n = ctx.kernels["synthesize"], cfg.chunk
         return [Launch(kernel, grid_1d(n, BLOCK), (BLOCK,),
                        (ctx.d_in[c * n:(c + 1) * n], ctx.d_out[c * n:(c + 1) * n], np.uint64(n), np.int32(cfg.terms)))
                 for c in range(cfg.chunks)]
 
-    def _pipeline_job(self, cfg: Config, count: int, ctx: StreamContext) -> Job:
+    def _pipeline_job(self, cfg: PipelineShape, count: int, ctx: StreamContext) -> Job:
         cp = cupy()
         rt = cp.cuda.runtime
         ctx.grow_streams(count)
@@ -445,7 +445,7 @@ class Streams(Workload):
         # (pinned, a few ms) to be compared on the GPU, as every other output is.
         return Job(run=run, output=lambda: cp.asarray(ctx.h_out), poison=poison, launch=launches[0])
 
-    def _event_job(self, cfg: Config, ctx: StreamContext) -> Job:
+    def _event_job(self, cfg: PipelineShape, ctx: StreamContext) -> Job:
         cp = cupy()
         kernel, n = ctx.kernels["add_one"], cfg.chunk
         grid = grid_1d(n, BLOCK)
@@ -470,8 +470,8 @@ class Streams(Workload):
         return Job(run=run, output=lambda: ctx.demo_out, poison=poison, launch=first)
 
     # ---- model ------------------------------------------------------------------
-    def traffic(self, shape, variant):
-        cfg = Config.of(shape)
+    def traffic(self, shape, variant, device=None):
+        cfg = PipelineShape.of(shape)
         if variant.name == EVENT.name:  # two passes, each reading and writing 4 bytes per element
             return Traffic(bytes=16 * cfg.chunk, flops=2 * cfg.chunk)
         # Every element is uploaded and downloaded once: 4 + 4 bytes over the host link.
@@ -483,7 +483,7 @@ class Streams(Workload):
         the runner between CUDA events on stream 0, STAGE_REPEATS batches of one run."""
         if not any(r.median_ms and stream_count(r.variant) for r in rows):
             return None
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         runs = self.stage_runs(cfg, ctx, stage_layouts(cfg.chunks, cfg.streams))
         return ModelRuns(runs, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), stream=ctx.streams[0])
 
@@ -502,7 +502,7 @@ class Streams(Workload):
         timed = [r for r in rows if r.median_ms and stream_count(r.variant)]
         if not timed or not timings:
             return
-        cfg = Config.of(shape)
+        cfg = PipelineShape.of(shape)
         h2d, kernel, d2h = (min(t.min_ms for name, t in timings.items() if name.split(" ")[0] == stage) / cfg.chunks
                             for stage in ("h2d", "kernel", "d2h"))
         bound = pipeline_bound_ms(cfg.chunks, h2d, kernel, d2h)
@@ -512,7 +512,7 @@ class Streams(Workload):
                               "bound_ms": bound, "pct_of_bound": 100.0 * row.median_ms / bound,
                               "predicted_ms": predicted, "pct_of_predicted": 100.0 * row.median_ms / predicted})
 
-    def stage_ops(self, cfg: Config, ctx: StreamContext) -> dict[str, list[Any]]:
+    def stage_ops(self, cfg: PipelineShape, ctx: StreamContext) -> dict[str, list[Any]]:
         """stage -> one callable per chunk that queues that chunk's stage on a given stream
         (raw addresses, as the pipeline job uses)."""
         rt = cupy().cuda.runtime
@@ -528,7 +528,7 @@ class Streams(Workload):
                     for o in offsets],
         }
 
-    def stage_runs(self, cfg: Config, ctx: StreamContext, layouts) -> dict[str, Any]:
+    def stage_runs(self, cfg: PipelineShape, ctx: StreamContext, layouts) -> dict[str, Any]:
         """"<stage> x<S>" -> a run queueing every chunk's stage alone, chunk c on stream c % S.
 
         Meant for the event timer on stream 0: with S > 1 the other streams wait on an event

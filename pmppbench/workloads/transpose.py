@@ -15,7 +15,7 @@ Index paths: copy, naive and tiled are templates on their index type, `int` (the
 course's) while M*N and the rounded-up edges fit in 31 bits, `long long` beyond; the host
 picks per shape (index_type). The check shapes include a 32771 x 65537 matrix, 2^31 + 229,379
 elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeated random block
-(base.repeated_random) and the check is exact on sampled whole rows and columns of the output
+(helpers.repeated_random) and the check is exact on sampled whole rows and columns of the output
 (as GEMM's), the last ones always among them: there a 32-bit offset would have wrapped.
 """
 
@@ -26,9 +26,10 @@ import numpy as np
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import (
-    Job, Launch, Traffic, Variant, Workload, check_row_tiles, checked_indices, grid_2d, index_arg, index_type,
-    indexed_kernel, repeated_random, with_wide_paths, random_array
+from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
+from pmppbench.workloads.helpers import (
+    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel,
+    output_job, random_array, repeated_random, take, upload_sample, with_wide_paths,
 )
 
 TILE_DIM = 32  # the course's tile and block edge: block (32, 32), one element per thread
@@ -40,14 +41,6 @@ SAMPLES = 64  # sampled rows and columns of the output, each way
 INDEXED = {"copy<int>", "naive<int>", "tiled<32, int>", "tiled<33, int>"}  # with a 64-bit instantiation
 
 
-def tiles(edge: int, block: tuple[int, int]):
-    """x over A's columns, y over its rows, one block per edge x edge tile of A."""
-    return lambda shape: (grid_2d(shape["n"], shape["m"], edge, edge), block)
-
-
-ONE_PER_THREAD = tiles(TILE_DIM, (TILE_DIM, TILE_DIM))  # the course's block (32, 32)
-
-
 class Transpose(Workload):
     name = "transpose"
     title = "Matrix transpose B = A^T (FP32)"
@@ -56,19 +49,14 @@ class Transpose(Workload):
     dim_help = {"m": "Rows of the FP32 input A.", "n": "Columns of A."}
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference",
-                geometry=ONE_PER_THREAD),
-        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats",
-                geometry=ONE_PER_THREAD),
-        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out",
-                geometry=ONE_PER_THREAD),
-        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts",
-                geometry=ONE_PER_THREAD),
+        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference"),
+        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats"),
+        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out"),
+        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts"),
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
-                "first; streaming loads and stores; tiles column by column",
-                geometry=tiles(COARSENED_TILE, (TILE_DIM, COARSENED_ROWS))),
+                "first; streaming loads and stores; tiles column by column"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
@@ -110,8 +98,9 @@ class Transpose(Workload):
         if not self.sampled(shape):
             return {"a": random_array((m, n), rng)}
         # The output is N x M after a transpose, M x N after copy: sample rows and columns of both.
-        return {"a": repeated_random(m * n, rng).reshape(m, n),
-                "rows_n": checked_indices(n, SAMPLES, rng), "rows_m": checked_indices(m, SAMPLES, rng)}
+        a = repeated_random(m * n, rng).reshape(m, n)
+        picks_n = checked_indices(n, SAMPLES, rng)
+        return {"a": a, SAMPLE: (checked_indices(m, SAMPLES, rng), picks_n)}  # rows and columns of A
 
     def reference_key(self, variant):
         return "copy" if variant.name in ("copy", "memcpy") else "transpose"
@@ -119,25 +108,27 @@ class Transpose(Workload):
     def reference(self, shape, inputs, variant):
         a = inputs["a"]
         copy = self.reference_key(variant) == "copy"
-        if "rows_n" not in inputs:
+        if SAMPLE not in inputs:
             return a if copy else np.ascontiguousarray(a.T)
-        rows_m, rows_n = inputs["rows_m"], inputs["rows_n"]
-        if copy:  # output M x N = A: rows rows_m, columns rows_n
-            return np.concatenate([a[rows_m, :].ravel(), a[:, rows_n].T.ravel()])
-        # output N x M = A^T: its rows rows_n are A's columns, its columns rows_m A's rows
-        return np.concatenate([a[:, rows_n].T.ravel(), a[rows_m, :].ravel()])
+        # the output is A (M x N) after a copy; after a transpose A^T, whose rows are A's columns
+        return take(a, inputs[SAMPLE]) if copy else take(a.T, inputs[SAMPLE][::-1])
 
     def setup(self, shape, inputs, kernels):
         cp = cupy()
         m, n = shape["m"], shape["n"]
         # One output buffer serves every variant: read as N x M after a transpose, M x N after copy.
-        ctx = {"a": cp.asarray(inputs["a"]), "b": cp.empty(m * n, dtype=cp.float32), "kernels": dict(kernels)}
-        if "rows_n" in inputs:
-            ctx["rows_m"], ctx["rows_n"] = cp.asarray(inputs["rows_m"]), cp.asarray(inputs["rows_n"])
-        return ctx
+        ctx = device_context(kernels, a=cp.asarray(inputs["a"]), b=cp.empty(m * n, dtype=cp.float32))
+        return upload_sample(inputs, ctx)
+
+    def geometry(self, variant, shape, device=None):
+        """x over A's columns, y over its rows, one block per tile of A: the course's block
+        (32, 32) on 32 x 32 tiles, coarsened's (32, 8) on 64 x 64 tiles."""
+        edge, block = (COARSENED_TILE, (TILE_DIM, COARSENED_ROWS)) if variant.name == "coarsened" else \
+            (TILE_DIM, (TILE_DIM, TILE_DIM))
+        return grid_2d(shape["n"], shape["m"], edge, edge), block
 
     def job(self, variant, shape, ctx, index: str | None = None):
-        """`index` forces an instantiation of the textbook kernels (scripts/baselines.py times
+        """`index` forces an instantiation of the textbook kernels (studies/baselines.py times
         both at one shape); by default the shape's own (index_type)."""
         m, n = shape["m"], shape["n"]
         a, b = ctx["a"], ctx["b"]
@@ -146,7 +137,7 @@ class Transpose(Workload):
                 b.data.copy_from_device_async(a.data, 4 * m * n)
             launch = None
         else:
-            grid, block = variant.launch_geometry(shape)
+            grid, block = self.geometry(variant, shape)
             if variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
@@ -154,19 +145,10 @@ class Transpose(Workload):
                 kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
                 launch = Launch(kernel, grid, block, (a, b, index_arg(index, m), index_arg(index, n)))
             run = launch
-        out_shape = (m, n) if self.reference_key(variant) == "copy" else (n, m)
-        out = b.reshape(out_shape)
-        if "rows_n" not in ctx:
-            return Job(run=run, output=lambda: out, poison=lambda: b.fill(np.nan), launch=launch)
-        rows, cols = (ctx["rows_m"], ctx["rows_n"]) if out_shape == (m, n) else (ctx["rows_n"], ctx["rows_m"])
-        cp = cupy()
+        copy = self.reference_key(variant) == "copy"
+        return output_job(run, b.reshape((m, n) if copy else (n, m)), ctx, launch=launch, transposed=not copy)
 
-        def output():
-            return cp.concatenate([out[rows, :].ravel(), out[:, cols].T.ravel()])
-
-        return Job(run=run, output=output, poison=lambda: b.fill(np.nan), launch=launch)
-
-    def traffic(self, shape, variant):
+    def traffic(self, shape, variant, device=None):
         # Logical traffic: each element read once and written once, 4 bytes each way.
         return Traffic(bytes=8 * shape["m"] * shape["n"], flops=0)
 

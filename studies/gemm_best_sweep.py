@@ -2,15 +2,15 @@
 
 Run on the GPU:
 
-    python3 scripts/gemm_best_sweep.py --out gemm_best_sweep.csv
+    python3 studies/gemm_best_sweep.py --out gemm_best_sweep.csv
 
-Every candidate configuration (pmppbench/workloads/gemm.py, Config: kernel, tiles,
+Every candidate configuration (pmppbench/workloads/gemm/configs.py, Config: kernel, tiles,
 schedule, swizzle) on every shape of SHAPES, each checked against the float64 reference
 and then timed under the protocol, with EXTRA (the size table's earlier rungs, `tuned`,
 `best`, `cublas`) in the same run of the same shape, through the workload's own jobs
 (runner.prepared / runner.evaluate, the code path of `pmppbench gemm`). This is the second
 sweep's candidate list (results/h200/gemm-best/sweep2.csv); the first sweep's (sweep1.csv)
-was this script at commit 13602fc. scripts/gemm_best_table.py turns the CSV into the size
+was this script at commit 13602fc. studies/gemm_best_table.py turns the CSV into the size
 table. First a check-only pass of every streamk schedule on edge shapes, each
 launched three times before its output is read (the arrival counters must come back to zero).
 Rows go to a pmppbench result file as they finish; a per-shape summary is printed last.
@@ -31,7 +31,10 @@ from pmppbench.check import compare  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
-from pmppbench.workloads.gemm import BEST_CHOICES, TUNED, Config, Tiles, config_variant  # noqa: E402
+from pmppbench.workloads.gemm.best import CHOICES  # noqa: E402
+from pmppbench.workloads.gemm.configs import Config  # noqa: E402
+from pmppbench.workloads.gemm.ladder import TUNED  # noqa: E402
+from pmppbench.workloads.gemm.tiles import Tiles  # noqa: E402
 
 W = get("gemm")
 
@@ -106,16 +109,16 @@ def _edge_configs() -> list[Config]:
     for t in [TUNED, SMALL[0], SMALL[1]]:
         configs += [sk(t, "split", 3), sk(t, "streamk", group_m=3), sk(t, "hybrid", group_m=8)]
     configs += [sk(TUNED16, "hybrid", async_b=True), sk(WIDE, group_m=2), sk(T128, "streamk")]
-    configs += [c for c in BEST_CHOICES.values() if c.kernel == "streamk"] + PIPELINED + ISOLATE
+    configs += [c for c in CHOICES.values() if c.kernel == "streamk"] + PIPELINED + ISOLATE
     return list(dict.fromkeys(configs))
 
 
-EDGE_CONFIGS = _edge_configs()  # every schedule of the sweep's kernels (scripts/gemm_best_emulate.py runs them too)
+EDGE_CONFIGS = _edge_configs()  # every schedule of the sweep's kernels (studies/gemm_best_emulate.py runs them too)
 
 
 def check_edges() -> int:
     """Every kernel of the sweep, every schedule, on edge shapes; three launches per check."""
-    variants = [config_variant(c) for c in EDGE_CONFIGS]
+    variants = [c.variant() for c in EDGE_CONFIGS]
     bad = 0
     for s in EDGES:
         shape = dict(m=s[0], n=s[1], k=s[2])
@@ -153,7 +156,7 @@ def main() -> int:
                     help="only the edge checks (what compute-sanitizer runs: every schedule of every kernel)")
     args = ap.parse_args()
     if args.edges_only:
-        ALL.extend(config_variant(c) for c in EDGE_CONFIGS)
+        ALL.extend(c.variant() for c in EDGE_CONFIGS)
         return 1 if check_edges() else 0
     if args.out is None:
         ap.error("--out is required (unless --edges-only)")
@@ -161,7 +164,7 @@ def main() -> int:
     t0 = time.monotonic()
     dev = device.current()
     cp = cupy()
-    per_shape = {s: [config_variant(c) for c in candidates(*s)] for s in shapes}
+    per_shape = {s: [c.variant() for c in candidates(*s)] for s in shapes}
     extra = [W.variant(name) for name in EXTRA]
     seen = {}
     for vs in per_shape.values():
@@ -172,7 +175,7 @@ def main() -> int:
     print(f"{len(seen)} configurations, {len({v.kernel for v in ALL})} kernels", flush=True)
     bad = check_edges()
     print(f"[{time.monotonic() - t0:.0f} s] edges done", flush=True)
-    meta = metadata.run_meta(0, command="scripts/gemm_best_sweep.py")
+    meta = metadata.run_meta(0, command="studies/gemm_best_sweep.py")
     sink = files.open_sink(args.out, meta)
     summary = []
     try:

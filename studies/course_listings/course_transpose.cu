@@ -3,7 +3,7 @@
 // offsets. naive and shared32 are the course's listings; padded33 is shared32 with the
 // course's one change (`tile[32][33]`); copy is the course's bandwidth reference, naive's
 // body with B = A. Reference only: pmppbench's own kernels are in kernels_cu/transpose.cu;
-// scripts/baselines.py times the two side by side.
+// studies/baselines.py times the two side by side.
 
 extern "C" __global__ void copy(const float* a, float* b, int m, int n) {
     int x = blockIdx.x * 32 + threadIdx.x;  // column of A

@@ -2,7 +2,7 @@
 // compile-time -DRADIUS, default 32). stencil_shared is the course's listing;
 // stencil_naive is the course's window loop (the bounds-checked `int j = i + d` sum the
 // course shows for R = 2) put in a kernel with the same launch. Reference only: pmppbench's
-// own kernels are in kernels_cu/stencil.cu; scripts/baselines.py times the two side by side.
+// own kernels are in kernels_cu/stencil.cu; studies/baselines.py times the two side by side.
 
 #ifndef RADIUS
 #define RADIUS 32

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The first-variant study on a GPU (docs/first_variant.md): OLD is a checkout without the
 # pre-roll, NEW one with it (default: this one). Logs under OUTDIR.
-#   bash scripts/first_variant_run.sh OUTDIR [OLD_CHECKOUT]
+#   bash studies/first_variant_run.sh OUTDIR [OLD_CHECKOUT]
 set -uo pipefail
 out=${1:?OUTDIR}; old=${2:-}; new=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
@@ -25,7 +25,7 @@ for i in ${ROUNDS:-1 2}; do
   done
 done
 for set in ${SETS:-warm copies l2}; do
-  (cd "$new" && PYTHONPATH=. python3 scripts/first_variant_study.py --set "$set" --repeats 6) > "$out/study-$set.txt" 2>&1
+  (cd "$new" && PYTHONPATH=. python3 studies/first_variant_study.py --set "$set" --repeats 6) > "$out/study-$set.txt" 2>&1
 done
 (cd "$new" && python3 -m pytest -q -m gpu tests/test_first_variant.py tests/test_protocol.py -rs 2>&1) > "$out/gpu-tests.txt"
 tail -3 "$out/gpu-tests.txt"

@@ -1,5 +1,5 @@
 // The course's GEMM kernels, C[M,N] = A[M,K] B[K,N] row-major FP32, as the course writes them.
-// Reference only: pmppbench's own kernels are in kernels_cu/gemm.cu; scripts/baselines.py
+// Reference only: pmppbench's own kernels are in kernels_cu/gemm.cu; studies/baselines.py
 // times the two side by side.
 //
 //   gemm_naive      the course lab's naive body (block (16,16), fmaf, size_t offsets)

@@ -1,7 +1,7 @@
 """Candidate configurations of the coarsened transpose and stencil kernels, timed in one process
 against a device-to-device memcpy of the same bytes (docs/memory_roof.md).
 
-Run on a GPU machine:  python3 scripts/memory_roof_sweep.py [--before DIR] [--final] [--json FILE]
+Run on a GPU machine:  python3 studies/memory_roof_sweep.py [--before DIR] [--final] [--json FILE]
 
 For every shape (transpose 8192^2 and 4096^2; stencil n = 2^24 and 2^22 at R = 2 and 32) each
 candidate is first checked against the float64/NumPy reference (bit-exact for the transpose,
@@ -10,7 +10,7 @@ under one alternating protocol (batches visit the candidates in order, then reve
 The `memcpy` row is cudaMemcpyAsync device-to-device of the bytes the kernel reads plus
 writes (8 bytes per element); `copy4` is a one-float4-per-thread SM copy kernel.
 
-Candidates are template instantiations of the study kernels in scripts/memory_roof_study/
+Candidates are template instantiations of the study kernels in studies/memory_roof/
 (results/h200/memory-roof/sweep2.txt came from them) plus, with --before DIR, the coarsened
 kernels of an earlier build (DIR/transpose.cu, DIR/stencil.cu, e.g. from `git show
 fb7189f:kernels_cu/stencil.cu`, the build before the second round, or 7c56340, the build before
@@ -52,7 +52,7 @@ extern "C" __global__ void copy4(const float4* __restrict__ a, float4* __restric
 """
 
 
-STUDY = Path(__file__).resolve().parent / "memory_roof_study"
+STUDY = Path(__file__).resolve().parent / "memory_roof"
 
 
 def grid_for(mode: str, tiles: int, slots: int) -> int:

@@ -2,12 +2,12 @@
 
 Run on a GPU machine:
 
-    python3 scripts/baselines.py [--out results/h200/baselines.txt] [--json FILE]
+    python3 studies/baselines.py [--out results/h200/baselines.txt] [--json FILE]
                                  [--before DIR] [--ab] [--only vecadd,stencil] [--quick]
 
 For every shape of configs/default.toml, each textbook rung (vecadd scalar; transpose copy,
 naive, shared32, padded33; gemm naive, tiled16, tiled32, coarsened; stencil naive, shared)
-is timed in one protocol call beside the course's listing (scripts/course_listings/*.cu:
+is timed in one protocol call beside the course's listing (studies/course_listings/*.cu:
 the same algorithm as the course writes it, `int` indices, the course's block sizes and
 launch). Both are compiled by the same NVRTC path (pmppbench.compile, the same options and
 cache), run on the same device buffers and inputs, and are checked against the workload's
@@ -56,9 +56,10 @@ from pmppbench.check import compare  # noqa: E402
 from pmppbench.compile import compile_unit, kernels_from, load_kernels  # noqa: E402
 from pmppbench.protocol import measure  # noqa: E402
 from pmppbench.runner import clock_observer, prepared  # noqa: E402
-from pmppbench.workloads.base import Launch, grid_1d, grid_2d, instantiation  # noqa: E402
+from pmppbench.workloads.base import Launch, instantiation  # noqa: E402
+from pmppbench.workloads.helpers import grid_1d, grid_2d  # noqa: E402
 
-LISTINGS = ROOT / "scripts" / "course_listings"
+LISTINGS = ROOT / "studies" / "course_listings"
 
 
 # ---- the course's listings and how the course launches them -------------------------------
@@ -96,7 +97,7 @@ def stencil_launch(kernel, shape, ctx):
 @dataclass(frozen=True)
 class Pair:
     rung: str  # the variant name in pmppbench's table
-    listing: str  # the kernel in scripts/course_listings/course_<workload>.cu
+    listing: str  # the kernel in studies/course_listings/course_<workload>.cu
     launch: object  # (kernel, shape, ctx) -> Launch, as the course launches it
     before: str  # the rung's kernel in kernels_cu/ before the int index paths (64-bit sizes)
 
@@ -299,7 +300,7 @@ def sass_report(args) -> int:
     from pmppbench.gpu import nvrtc
 
     version = ".".join(str(v) for v in nvrtc().getVersion())
-    lines = [f"# scripts/baselines.py --sass: sm_90 SASS through pmppbench.compile, NVRTC {version}",
+    lines = [f"# studies/baselines.py --sass: sm_90 SASS through pmppbench.compile, NVRTC {version}",
              f"{'workload':<10} {'R':>3} {'rung':<10} {'column':<8} {'kernel':<22} {'instr':>6} {'regs':>5} "
              f"{'S2R':>4} {'LDG':>4} {'LDG.CONST':>9}  SASS == listing's"]
     names = args.only.split(",") if args.only else list(PAIRS)
@@ -362,7 +363,7 @@ def main(argv=None) -> int:
     names = args.only.split(",") if args.only else list(PAIRS)
     plans = {p.name: p.shapes for p in config.load(None).sections}
     cols = columns(args)
-    lines = [f"# scripts/baselines.py{' --ab' if args.ab else ''}{' --before' if args.before else ''} on "
+    lines = [f"# studies/baselines.py{' --ab' if args.ab else ''}{' --before' if args.before else ''} on "
              f"{dev.name} ({dev.arch}); ratio = time / course listing's time, same protocol call, order alternated",
              header(cols)]
     print("\n".join(lines), flush=True)

@@ -1,7 +1,7 @@
 """Where the stream pipeline's time goes on the GPU: the evidence behind docs/stream_overlap.md.
 
 Run on a GPU machine:
-    python3 scripts/stream_timeline.py [CHUNK] [TERMS] [CHUNKS] [STREAMS] [JSON]
+    python3 studies/stream_timeline.py [CHUNK] [TERMS] [CHUNKS] [STREAMS] [JSON]
 (defaults 4194304 64 8 1,2,3,4 and no JSON file). For the stream workload's pipeline of
 CHUNKS chunks it prints:
 
@@ -34,7 +34,7 @@ import time
 from pmppbench import workloads
 from pmppbench.protocol import EventTimer, Protocol, _hold_launcher, measure
 from pmppbench.runner import prepared
-from pmppbench.workloads.stream import STAGE_REPEATS, Config, predicted_pipeline_ms, pipeline_bound_ms, stage_layouts
+from pmppbench.workloads.stream import STAGE_REPEATS, PipelineShape, predicted_pipeline_ms, pipeline_bound_ms, stage_layouts
 
 STAGES = ("h2d", "kernel", "d2h")
 HOLD_US = 2000  # lets the host queue a whole experiment before the GPU starts it
@@ -130,7 +130,7 @@ def main(chunk=1 << 22, terms=64, chunks=8, streams=(1, 2, 3, 4), json_path=None
     wl = workloads.get("stream")
     shape = {"chunk": chunk, "terms": terms, "chunks": chunks, "streams": tuple(streams)}
     wl.validate(shape)
-    cfg = Config.of(shape)
+    cfg = PipelineShape.of(shape)
     variants = [v for v in wl.variants_for(shape) if v.timed]
     out = {"shape": {**shape, "streams": list(streams)}, "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
     with prepared(wl, shape, variants) as (_inputs, ctx):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 15's device run, on a GPU machine:  bash scripts/baselines_run.sh DEST [BEFORE_DIR]
-# 1. scripts/baselines.py --ab: every textbook rung beside the course's listing (with the
+# Issue 15's device run, on a GPU machine:  bash studies/baselines_run.sh DEST [BEFORE_DIR]
+# 1. studies/baselines.py --ab: every textbook rung beside the course's listing (with the
 #    64-bit and __restrict__ columns, and BEFORE_DIR's older kernels when given)
 # 2. pmppbench <w> --check-only for vecadd, transpose, gemm, stencil (each checks one shape
 #    past 2^31 elements, on the 64-bit path)
@@ -17,7 +17,7 @@ step() { echo "$1 exit $2, $(awk "BEGIN{printf \"%.0f\", $EPOCHREALTIME - $start
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   > "$dest/nvidia-smi.txt" 2>&1
-$py scripts/baselines.py --ab ${before:+--before "$before"} --out "$dest/baselines.txt" --json "$dest/baselines.json" \
+$py studies/baselines.py --ab ${before:+--before "$before"} --out "$dest/baselines.txt" --json "$dest/baselines.json" \
   > "$dest/baselines.log" 2>&1
 step baselines $?
 for w in vecadd transpose gemm stencil; do

@@ -1,7 +1,8 @@
-// Study forms of the coarsened stencil, kept as the source of the numbers in
-// results/h200/memory-roof/sweep2.txt (coarsened<...>, round 1) and sweep3.txt (pipe<...>,
-// round 2): scripts/memory_roof_sweep.py compiles them with NVRTC per radius and times their
-// instantiations next to a device-to-device memcpy. The kernel the workload runs is
+// Study forms of the coarsened stencil (docs/memory_roof.md; studies/README.md says which
+// results they produced): studies/memory_roof_sweep.py compiles them with NVRTC per radius
+// and times their instantiations next to a device-to-device memcpy. They use the shipped
+// kernel's device helpers (kernels_cu/vector_io.cuh), so a candidate differs from the
+// shipped kernel only where the template arguments say. The kernel the workload runs is
 // kernels_cu/stencil.cu's coarsened<128, 9, 256>: for R <= 4 coarsened<256, 1, 3, true> (the
 // register window, 256 threads, streaming stores), for larger R pipe<128, 9, 1, true, false>
 // (PATH 2 with its tile filled by cp.async).
@@ -19,32 +20,7 @@ constexpr int WINDOW = 2 * R + 1;
 constexpr float INV_WINDOW = 1.0f / WINDOW;  // one multiply per output instead of a division
 constexpr int HALO = (R + 3) / 4 * 4;
 
-// x[g .. g+3] as one float4, zero outside [0, n) -- the same zero-fill as `shared`. g is a
-// multiple of 4, so the four are all inside (one 16-byte load), all left of x[0] (g < 0), or
-// the last partial group, where x[g + 3] is already past the end. Only the first and last
-// tiles ever take the slow path.
-__device__ __forceinline__ float4 load4(const float* __restrict__ x, long long g, long long n) {
-    if (g >= 0 && g + 4 <= n) return __ldg(reinterpret_cast<const float4*>(x + g));
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (g >= 0) {
-        if (g + 0 < n) v.x = x[g + 0];
-        if (g + 1 < n) v.y = x[g + 1];
-        if (g + 2 < n) v.z = x[g + 2];
-    }
-    return v;
-}
-
-// y[g .. g+3] = v, dropping the elements at or past n; g >= 0 is a multiple of 4, so as in
-// load4 the slow path never has y[g + 3] to write.
-__device__ __forceinline__ void store4(float* __restrict__ y, long long g, long long n, float4 v) {
-    if (g + 4 <= n) {
-        *reinterpret_cast<float4*>(y + g) = v;
-        return;
-    }
-    if (g + 0 < n) y[g + 0] = v.x;
-    if (g + 1 < n) y[g + 1] = v.y;
-    if (g + 2 < n) y[g + 2] = v.z;
-}
+#include "vector_io.cuh"  // the shipped kernel's load4, store4 (streaming) and copy16_async
 
 template <bool CS>
 __device__ __forceinline__ void put4(float* __restrict__ y, float4 v) {
@@ -191,14 +167,6 @@ coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
 //          warp shuffles (the last Q-1 lanes' from ghost chunks the warp's first lanes sum),
 //          and each warp stages and stores its own 32*C outputs behind a __syncwarp
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    unsigned s;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(s) : "l"(p));
-    return s;
-}
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem) : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_async_wait(int pending) {  // pending: a constant after unrolling
     switch (pending) {
@@ -242,7 +210,7 @@ pipe(const float* __restrict__ x, float* __restrict__ y, long long n) {
 #pragma unroll
                     for (int j = 0; j < LOADS; ++j) {
                         int q = t + j * THREADS;
-                        if (q < IN / 4) cp_async16(&tile[k][4 * q], x + base - HALO + 4 * q);
+                        if (q < IN / 4) copy16_async(&tile[k][4 * q], x + base - HALO + 4 * q);
                     }
                 } else {
 #pragma unroll

@@ -15,8 +15,8 @@ the arrival counters back at zero after each launch; for the whole-tile kernels
 paths side by side. What it cannot: timing, the GPU's memory model, anything inside
 `#if __CUDA_ARCH__`.
 
-    python3 scripts/gemm_best_emulate.py            # the configurations of best and the sweep
-    python3 scripts/gemm_best_emulate.py --quick    # a few (tests/test_gemm.py runs this way)
+    python3 studies/gemm_best_emulate.py            # the configurations of best and the sweep
+    python3 studies/gemm_best_emulate.py --quick    # a few (tests/test_gemm.py runs this way)
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from pmppbench.check import compare  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
-from pmppbench.workloads.gemm import BEST_CHOICES, Config, Schedule, schedule_for  # noqa: E402
+from pmppbench.workloads.gemm.best import CHOICES  # noqa: E402
+from pmppbench.workloads.gemm.configs import Config, Schedule, schedule_for  # noqa: E402
 
 PRELUDE = r"""
 #include <math.h>
@@ -175,7 +176,7 @@ def plan(quick: bool) -> list[tuple[Config, tuple[int, int, int], int]]:
     blocks than slots."""
     from gemm_best_sweep import EDGE_CONFIGS  # noqa: PLC0415
 
-    best = list(BEST_CHOICES.values())
+    best = list(CHOICES.values())
     configs = list(dict.fromkeys([*best, *EDGE_CONFIGS]))
     if quick:
         configs = best
@@ -196,7 +197,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="best's own configurations on three shapes")
     ap.add_argument("--launches", type=int, default=2)
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "studies"))
     runs = plan(args.quick)
     configs = list(dict.fromkeys(c for c, _, _ in runs))
     lib = build(configs)

@@ -1,6 +1,6 @@
 """How the batch spread of the host-timed stream rows depends on runs per batch.
 
-Run on a GPU machine: python3 scripts/spread_study.py [REPEATS]. For the default `all`
+Run on a GPU machine: python3 studies/spread_study.py [REPEATS]. For the default `all`
 stream shapes it times both configurations under the stream protocol (5 warmup runs, 9
 batches, configuration order alternated, NVML sampled after every batch, as the runner
 does) with 1, 3, 5, 10 and 20 complete pipeline runs per batch, REPEATS times each, and

@@ -1,15 +1,15 @@
-"""The GEMM size table from a sweep CSV (scripts/gemm_best_sweep.py): per shape, the
+"""The GEMM size table from a sweep CSV (studies/gemm_best_sweep.py): per shape, the
 configuration `choose` names for it and that configuration's row of the sweep -- measured in
 the same run as cuBLAS, tuned and the earlier rungs of the same shape -- as % of cuBLAS.
 The last column is the sweep's own `best` row, i.e. what the rule of the sweep's commit
 chose (for a rule written after the sweep it can differ from the pick).
 
-    python3 scripts/gemm_best_table.py results/h200/gemm-best/sweep3.csv
+    python3 studies/gemm_best_table.py results/h200/gemm-best/sweep3.csv
 
 With --best the CSV is a run of the `best` variant under this rule (`pmppbench all --config
 gemm_sizes`, results/h200/gemm-best/sizes.csv): its `best` rows are the picks' numbers.
 
-    python3 scripts/gemm_best_table.py --best results/h200/gemm-best/sizes.csv
+    python3 studies/gemm_best_table.py --best results/h200/gemm-best/sizes.csv
 
 Prints Markdown (docs/gemm_ladder.md carries the output). Reads the CSV only: no GPU.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench.workloads.gemm import BEST_CHOICES, choose  # noqa: E402
+from pmppbench.workloads.gemm.best import CHOICES, choose  # noqa: E402
 
 # The issue's targets (best as % of cuBLAS); other shapes have none.
 TARGETS = {(512, 512, 512): 75, (1024, 1024, 1024): 85, (2048, 2048, 2048): 90, (4096, 4096, 4096): 90,
@@ -44,7 +44,7 @@ def pct(r: dict | None) -> float | None:
 
 
 def table(path: Path, sms: int = 132, best_rows: bool = False) -> list[str]:
-    names = {cfg.name: key for key, cfg in BEST_CHOICES.items()}
+    names = {cfg.name: key for key, cfg in CHOICES.items()}
     last = "" if best_rows else " `best` row of the sweep |"
     lines = ["| shape | cuBLAS µs | best: rule's pick | best % of cuBLAS | target | best earlier rung (% of cuBLAS) "
              "| speed-up over tuned |" + last,

@@ -1,8 +1,8 @@
-// Study forms of the coarsened transpose, kept as the source of the numbers in
-// results/h200/memory-roof/sweep2.txt (coarsened<...>, round 1) and sweep3.txt / sweep3b.log
-// (ordered<...>, round 2): scripts/memory_roof_sweep.py compiles them with NVRTC and times
-// their instantiations next to a device-to-device memcpy. The kernel the workload runs is
-// kernels_cu/transpose.cu's coarsened<64>: round 1's coarsened<64, 8, 4, false, 2, 8> (TILE =
+// Study forms of the coarsened transpose (docs/memory_roof.md; studies/README.md says which
+// results they produced): studies/memory_roof_sweep.py compiles them with NVRTC and times
+// their instantiations next to a device-to-device memcpy. ordered<...> runs the shipped
+// kernel's move_tile (kernels_cu/transpose_tile.cuh) in other tile orders and cache modes.
+// The kernel the workload runs is kernels_cu/transpose.cu's coarsened<64>: round 1's coarsened<64, 8, 4, false, 2, 8> (TILE =
 // 64, ROWS = 8, VEC = 4, no prefetch, streaming loads and stores, MINB = 8) on a 2-D grid of
 // one tile per block, in round 2's column-major tile order, ordered<GROUP, 2> with GROUP at
 // least the number of tile rows (ordered<128, 2> at 8192^2).
@@ -13,6 +13,8 @@
 // ld.global.cs loads; MINB is __launch_bounds__'s minimum of blocks per SM.
 
 constexpr unsigned TILE_DIM = 32;
+
+#include "transpose_tile.cuh"  // move_tile, the shipped coarsened<64>'s two phases
 
 template <int VEC> struct VecOf;
 template <> struct VecOf<1> { using T = float; };
@@ -104,9 +106,10 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
     }
 }
 
-// ---- study 3: tile orders (results/h200/memory-roof/sweep3.txt) -------------------------
-// ordered<GROUP, CS>: kernels_cu/transpose.cu's coarsened<64> (32 x 8 threads, 64 x 64 padded
-// tile, 4 float4s per thread, loads issued first) on the same 2-D grid of one tile per block,
+// ---- study 3: tile orders -------------------------------------------------------------
+// ordered<GROUP, CS>: kernels_cu/transpose.cu's coarsened<64> -- the same move_tile
+// (kernels_cu/transpose_tile.cuh: 32 x 8 threads, 64 x 64 padded tile, 4 float4s per thread,
+// loads issued first) on the same 2-D grid of one tile per block,
 // but the linear block id t = blockIdx.y * gridDim.x + blockIdx.x is mapped to a tile in
 // another order, so that the tiles in flight at one moment (about 1056 on 132 SMs) are close
 // together in both A and B:
@@ -117,83 +120,48 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
 //   GROUP = -G  bands of G tile columns; inside a band row by row
 // CS: 0 plain loads and stores, 1 streaming stores, 2 streaming loads and stores, 3 as 2 with
 // the loads' L2::256B prefetch-size hint.
+template <int CS>
+struct StudyIO {  // CS's loads and stores (the shipped kernel is CS 2: StreamingLoadsStores)
+    static __device__ __forceinline__ float4 load(const float4* p) {
+        if constexpr (CS == 3) {  // streaming, and L2 fetches the whole 256-byte row piece at once
+            float4 v;
+            asm volatile("ld.global.cs.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+            return v;
+        } else {
+            return CS >= 2 ? __ldcs(p) : __ldg(p);
+        }
+    }
+    static __device__ __forceinline__ void store(float4* p, float4 w) {
+        if (CS >= 1) __stcs(p, w);
+        else *p = w;
+    }
+};
+
 template <int GROUP, int CS>
 __global__ void __launch_bounds__(256, 8)
 ordered(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    constexpr int TILE = 64, THREADS = 256, VEC = 4;
-    constexpr int VPR = TILE / VEC, STEP = THREADS / VPR, NV = TILE / STEP;
-    __shared__ float tile[TILE][TILE + 1];
-
-    const size_t tiles_x = gridDim.x, tiles_y = gridDim.y;
-    const size_t t = size_t(blockIdx.y) * tiles_x + blockIdx.x;
-    size_t tx, ty;
-    if constexpr (GROUP > 0) {
-        const size_t per = size_t(GROUP) * tiles_x, g = t / per, r = t % per;
-        const size_t rows_here = tiles_y - g * GROUP < size_t(GROUP) ? tiles_y - g * GROUP : size_t(GROUP);
-        ty = g * GROUP + r % rows_here;
-        tx = r / rows_here;
-    } else if constexpr (GROUP < 0) {
-        constexpr size_t G = -GROUP;
-        const size_t per = G * tiles_y, g = t / per, r = t % per;
-        const size_t cols_here = tiles_x - g * G < G ? tiles_x - g * G : G;
-        tx = g * G + r % cols_here;
-        ty = r / cols_here;
-    } else {
-        tx = blockIdx.x;
-        ty = blockIdx.y;
-    }
-
-    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
-    const int r0 = tid / VPR, c = tid % VPR * VEC;
-    const size_t x0 = tx * TILE, y0 = ty * TILE;
-    const int rows = m - y0 < TILE ? int(m - y0) : TILE;
-    const int cols = n - x0 < TILE ? int(n - x0) : TILE;
-    const bool vector = rows == TILE && cols == TILE && n % VEC == 0 && m % VEC == 0;
-
-    const float* src = a + (y0 + r0) * n + x0 + c;
-    float4 v[NV];
-    if (vector) {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const float4* p = reinterpret_cast<const float4*>(src + size_t(k * STEP) * n);
-            if constexpr (CS == 3)  // streaming, and L2 fetches the whole 256-byte row piece at once
-                asm volatile("ld.global.cs.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
-                             : "=f"(v[k].x), "=f"(v[k].y), "=f"(v[k].z), "=f"(v[k].w) : "l"(p));
-            else
-                v[k] = CS >= 2 ? __ldcs(p) : __ldg(p);
+    constexpr int TILE = 64;
+    move_tile<TILE, StudyIO<CS>>(a, b, m, n, [](size_t& x0, size_t& y0) {
+        const size_t tiles_x = gridDim.x, tiles_y = gridDim.y;
+        const size_t t = size_t(blockIdx.y) * tiles_x + blockIdx.x;
+        size_t tx, ty;
+        if constexpr (GROUP > 0) {
+            const size_t per = size_t(GROUP) * tiles_x, g = t / per, r = t % per;
+            const size_t rows_here = tiles_y - g * GROUP < size_t(GROUP) ? tiles_y - g * GROUP : size_t(GROUP);
+            ty = g * GROUP + r % rows_here;
+            tx = r / rows_here;
+        } else if constexpr (GROUP < 0) {
+            constexpr size_t G = -GROUP;
+            const size_t per = G * tiles_y, g = t / per, r = t % per;
+            const size_t cols_here = tiles_x - g * G < G ? tiles_x - g * G : G;
+            tx = g * G + r % cols_here;
+            ty = r / cols_here;
+        } else {
+            tx = blockIdx.x;
+            ty = blockIdx.y;
         }
-    } else {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            float* f = reinterpret_cast<float*>(&v[k]);
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                f[e] = (r0 + k * STEP < rows && c + e < cols) ? src[size_t(k * STEP) * n + e] : 0.0f;
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const float* f = reinterpret_cast<const float*>(&v[k]);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) tile[r0 + k * STEP][c + e] = f[e];
-    }
-    __syncthreads();
-
-    float* dst = b + (x0 + r0) * m + y0 + c;
-    if (vector) {
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int r = r0 + k * STEP;
-            const float4 w = make_float4(tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]);
-            float4* p = reinterpret_cast<float4*>(dst + size_t(k * STEP) * m);
-            if (CS >= 1) __stcs(p, w);
-            else *p = w;
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < NV; ++k)
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                if (r0 + k * STEP < cols && c + e < rows) dst[size_t(k * STEP) * m + e] = tile[c + e][r0 + k * STEP];
-    }
+        x0 = tx * TILE;
+        y0 = ty * TILE;
+    });
 }

@@ -3,7 +3,7 @@ what cuBLAS runs instead). Each variant is warmed up (compiled, run 3 times), th
 one launch runs between cudaProfilerStart and cudaProfilerStop, so
 
     ncu --profile-from-start off --clock-control none --section WarpStateStats ... \\
-        python3 scripts/gemm_best_profile.py 4096 4096 4096 tuned cublas
+        python3 studies/gemm_best_profile.py 4096 4096 4096 tuned cublas
 
 profiles that launch and nothing else. Names are the workload's variants (tuned, best,
 cublas, ...) or configuration names (pl_128x256x8_w64x64_i4_t4x4, sk_...).
@@ -20,13 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pmppbench import runner  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
-from pmppbench.workloads.gemm import CONFIGS, config_variant  # noqa: E402
+from pmppbench.workloads.gemm.configs import parse  # noqa: E402
 
 W = get("gemm")
 
 
 def variant(name: str):
-    return config_variant(CONFIGS[name]) if name in CONFIGS else W.variant(name)
+    cfg = parse(name)
+    return cfg.variant() if cfg else W.variant(name)
 
 
 def main() -> int:
@@ -36,12 +37,6 @@ def main() -> int:
     ap.add_argument("k", type=int)
     ap.add_argument("variants", nargs="+")
     args = ap.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import gemm_best_sweep  # noqa: PLC0415
-
-    for c in gemm_best_sweep.candidates(args.m, args.n, args.k):  # the sweep's configuration names
-        config_variant(c)
-
     cp = cupy()
     shape = dict(m=args.m, n=args.n, k=args.k)
     vs = [variant(n) for n in args.variants]

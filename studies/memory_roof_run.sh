@@ -3,10 +3,10 @@
 # benchmark commands, each with its `memcpy` roof row; the GPU tests of transpose and stencil;
 # compute-sanitizer memcheck and racecheck over the sanitize config; then, with BEFORE set to a
 # folder holding an earlier build's transpose.cu and stencil.cu (fb7189f, before round 2, or
-# 7c56340, before round 1), the before/after table of scripts/memory_roof_sweep.py --final.
+# 7c56340, before round 1), the before/after table of studies/memory_roof_sweep.py --final.
 # Each step writes one file under ${OUT:-out}.
 #   mkdir before; for k in transpose stencil; do git show fb7189f:kernels_cu/$k.cu > before/$k.cu; done
-#   BEFORE=before bash scripts/memory_roof_run.sh
+#   BEFORE=before bash studies/memory_roof_run.sh
 set -uo pipefail
 out=${OUT:-out}
 mkdir -p "$out"
@@ -35,7 +35,7 @@ for tool in memcheck racecheck; do
 done
 
 if [ -n "${BEFORE:-}" ]; then
-  timeout 90 $py scripts/memory_roof_sweep.py --before "$BEFORE" --final --log "$out/final.log" \
+  timeout 90 $py studies/memory_roof_sweep.py --before "$BEFORE" --final --log "$out/final.log" \
     > "$out/final.txt" 2>&1
   echo "exit $?" >> "$out/final.txt"
 fi

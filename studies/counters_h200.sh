@@ -4,7 +4,7 @@
 # more, untimed, under Nsight Compute), the counters' GPU tests, and the shared-memory
 # instructions of each kernel's SASS (cuobjdump), which explain the wavefronts per request.
 # ncu's own CSV logs are kept (PMPPBENCH_COUNTERS_LOGS) and tarred.
-# usage: bash scripts/counters_h200.sh OUTDIR
+# usage: bash studies/counters_h200.sh OUTDIR
 set -u
 out=${1:?usage: counters_h200.sh OUTDIR}
 mkdir -p "$out/ncu"

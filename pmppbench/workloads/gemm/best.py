@@ -1,0 +1,75 @@
+"""`best`: one configuration per shape, chosen by a pure rule of the shape and the GPU's SM
+count (docs/gemm_ladder.md, "The rule"). The job that launches it and the traffic model of
+its row both call `choose`, so they agree on every GPU."""
+
+from __future__ import annotations
+
+from pmppbench.workloads.base import Variant
+from pmppbench.workloads.gemm.configs import Config, schedule_for
+from pmppbench.workloads.gemm.ladder import TUNED
+from pmppbench.workloads.gemm.tiles import Tiles, tile_count
+
+# The tile ladder for grids too small for the tuned tile, largest first. Each rung halves
+# the FMAs of a block (and its reuse of what it loads), doubling the number of tiles.
+SMALL_TILES = (
+    Tiles(128, 128, 16, 32, 64, 2, 4, 4),  # 256 threads of 8 x 8
+    Tiles(128, 64, 16, 32, 32, 1, 4, 4),  # 256 threads of 8 x 4
+    Tiles(64, 64, 16, 32, 16, 1, 4, 4),  # 256 threads of 4 x 4
+    Tiles(32, 64, 16, 16, 32, 1, 4, 4),  # 128 threads of 4 x 4
+)
+# The large-tile choice: the tuned tile with BK = 16, double_buffer's loop and an unchecked
+# path for interior tiles (kernels_cu/gemm.cu, pipelined with FRAGS = false).
+PIPELINED_TILES = Tiles(128, 256, 16, 64, 64, 4, 4, 4)
+CHOICES = {
+    "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
+    "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
+    **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
+    "whole 32x64": Config("streamk", SMALL_TILES[-1]),
+}
+# The kernel named here is the one `best` launches on large shapes (pipelined); on others
+# the job loads the one `choose` names when first used (every one is in kernel_names()).
+BEST = Variant("best", CHOICES["pipelined"].expression,
+               "a configuration per shape (choose): pipelined 128x256x16 tiles, or streamk's tiles, "
+               "split-K / stream-K, swizzle")
+
+# The rule's constants, each read from the H200 sweeps (docs/gemm_ladder.md, "What the H200
+# sweeps measured" and "Sweep 3"):
+FULL_GRID = 0.9  # 128 x 256 tiles per SM from which that tile is used at all
+SHARED_STEP_COST = 0.05  # a stream-K K step's extra cost over a data-parallel one
+FIXUP_STEPS = 15  # the partial tiles' write, count and sum, in K steps of the tuned tile
+STREAMK_TILE_TIME = 1.11  # streamk's whole 128 x 256 tile (BK = 8, checked loads) over pipelined's
+HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
+MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
+
+
+def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
+    """The modelled time of the hybrid schedule of 128 x 256 tiles, in tile-times of
+    `pipelined` (one whole tile's K loop there): every SM gets tiles / sms tiles of work,
+    plus the stream-K steps' extra cost and the fixup, in streamk's own tile-times, which
+    are STREAMK_TILE_TIME of pipelined's. Whole pipelined tiles take ceil(tiles / sms)."""
+    s = schedule_for(CHOICES["hybrid"], m, n, k, sms)  # ~237 registers: one block per SM
+    return STREAMK_TILE_TIME * (s.tiles / sms + (SHARED_STEP_COST * s.per + FIXUP_STEPS) / s.kt)
+
+
+def choose(m: int, n: int, k: int, sms: int) -> Config:
+    """best's rule for a GPU of `sms` SMs:
+
+    1. At least FULL_GRID x sms 128 x 256 tiles: those tiles (the most FMAs per load; one
+       block per SM is enough). Whole tiles (`pipelined`: BK = 16, unchecked interior
+       tiles) take ceil(tiles / sms) waves; `hybrid` (streamk: whole tiles for all full
+       waves but one, the rest dealt out stream-K, swizzled in groups of 8 tile rows)
+       takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN faster (a last wave far from
+       full), else whole pipelined tiles.
+    2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
+       MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
+       count -- and, when even the smallest tile gives fewer, that tile whole, one block
+       per tile: the K steps are too few to share.
+    """
+    tiles = tile_count(PIPELINED_TILES, m, n)
+    if tiles >= FULL_GRID * sms:
+        waves = -(-tiles // sms)
+        return CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "pipelined"]
+    for t in SMALL_TILES:
+        if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
+            return CHOICES[f"streamk {t.bm}x{t.bn}"]
+    return CHOICES["whole 32x64"]

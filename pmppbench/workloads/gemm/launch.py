@@ -1,0 +1,67 @@
+"""How GEMM's kernels are launched: a rung's 2-D grid, dynamic_smem's K depth from the
+device's shared memory, and a configuration's grid, workspace and schedule arguments."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from pmppbench import occupancy
+from pmppbench.gpu import cupy
+from pmppbench.workloads.base import Launch
+from pmppbench.workloads.gemm.configs import WHOLE_TILE_KERNELS, Config, schedule_for
+from pmppbench.workloads.gemm.tiles import STATIC_SMEM_LIMIT
+from pmppbench.workloads.helpers import grid_2d, loaded
+
+SMEM_RESERVED_PER_BLOCK = 1024  # shared memory the driver keeps per block (sm_80 and later)
+
+
+def dynamic_tile_depth(k: int, tile: int, threads_per_sm: int, smem_per_sm: int, smem_per_block_optin: int
+                       ) -> tuple[int, int]:
+    """(tk, bytes) for dynamic_smem: the K depth of one phase and the shared memory it takes.
+
+    The budget is what lets as many (tile x tile)-thread blocks be resident as the SM has
+    threads for (2 on sm_90: 2048 / 1024), less the driver's 1 KB per block, capped by the
+    per-block opt-in limit. The deepest tk (a multiple of the tile) that fits sets the number
+    of phases; tk is then evened out over those phases so the last one is not mostly zeros
+    (K = 1024 on an H200: 3 phases of 352 rather than 448 + 448 + 128).
+    """
+    blocks = max(1, threads_per_sm // (tile * tile))
+    budget = min(smem_per_block_optin, smem_per_sm // blocks - SMEM_RESERVED_PER_BLOCK)
+    bytes_per_k = 2 * tile * 4  # one column of As and one row of Bs, FP32
+    tk_max = max(tile, budget // bytes_per_k // tile * tile)
+    k_tiles = -(-k // tile)
+    phases = -(-k_tiles * tile // tk_max)
+    tk = -(-k_tiles // phases) * tile
+    return tk, tk * bytes_per_k
+
+
+def config_launch(cfg: Config, shape, ctx: dict, sms: int) -> Launch:
+    """The launch of configuration `cfg` on the shape set up in ctx. For streamk: the
+    schedule for this GPU (its SMs times the blocks of this kernel an SM holds), the
+    workspace of partial tiles and the arrival counters (zero; each launch leaves them zero),
+    kept in ctx per configuration."""
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    a, b, c = ctx["a"], ctx["b"], ctx["c"]
+    kernel = loaded(ctx, "gemm", cfg.expression)
+    t = cfg.tiles
+    size_args = (np.int32(m), np.int32(n), np.int32(k))
+    smem = cfg.dynamic_smem
+    if smem > STATIC_SMEM_LIMIT:
+        kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
+    if cfg.kernel in WHOLE_TILE_KERNELS:
+        return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args), dynamic_smem=smem)
+    slots = sms * max(1, occupancy.api_active_blocks(kernel, t.threads, smem))
+    sched = schedule_for(cfg, m, n, k, slots)
+    key = ("streamk workspace", cfg.name)
+    if key not in ctx:
+        cp = cupy()
+        ctx[key] = (cp.empty(max(1, 2 * sched.shared_blocks * t.bm * t.bn), dtype=cp.float32),
+                    cp.zeros(max(1, sched.tiles - sched.dp_tiles), dtype=cp.int32))
+    partials, arrivals = ctx[key]
+    args = (a, b, c, *size_args, np.int32(sched.dp_tiles), np.int32(sched.per), np.int32(cfg.group_m),
+            partials, arrivals)
+    shown = replace(kernel, name=f"{kernel.name} ({sched.dp_tiles} whole tiles + {sched.shared_blocks} shared "
+                                 f"blocks of {sched.per} K steps, group {cfg.group_m})")
+    return Launch(shown, (sched.grid,), (t.threads,), args, dynamic_smem=smem)

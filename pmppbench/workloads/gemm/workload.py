@@ -1,0 +1,179 @@
+"""GEMM C = A*B, FP32 row-major (PMPP 5.3-5.6 and 6.1-6.3): the workload's declaration.
+
+C[M,N] = A[M,K] B[K,N]. The table climbs the book's ladder -- naive, tiled16/32, coarsened,
+register tiling, corner turning, dynamic shared memory -- then the rungs towards cuBLAS:
+2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async pipeline,
+the tuned tile, and `best`, a configuration per shape (best.py). `cublas` is `cupy.matmul`
+on the same FP32 data and is the "% of" column's reference. Each rung is described in
+docs/gemm_ladder.md; every kernel is in kernels_cu/gemm.cu.
+
+The check is normwise against a float64 product of the same inputs (check.py); products
+above FULL_CHECK_MAX_MNK multiply-adds are checked exactly on whole sampled rows and columns
+of C instead of all of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmppbench.check import Tolerance
+from pmppbench.errors import UsageError
+from pmppbench.gpu import cupy
+from pmppbench.protocol import Protocol
+from pmppbench.workloads.base import Job, Launch, Workload
+from pmppbench.workloads.gemm import check
+from pmppbench.workloads.gemm.best import BEST, CHOICES, choose
+from pmppbench.workloads.gemm.configs import Config, parse
+from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS, SWEEP
+from pmppbench.workloads.gemm.launch import config_launch, dynamic_tile_depth
+from pmppbench.workloads.gemm.model import traffic
+from pmppbench.workloads.gemm.tiles import Cover
+from pmppbench.workloads.helpers import (
+    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, output_job, random_array, upload_sample,
+)
+
+LADDER = (*RUNGS, BEST, CUBLAS)  # the default table, in its order
+MAX_DIM = 1 << 30  # kernels index with int and step by a tile: keep K + tile far from 2^31
+
+
+class Gemm(Workload):
+    name = "gemm"
+    title = "GEMM C = A*B (FP32, row-major)"
+    about = "FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it."
+    dims = ("m", "n", "k")
+    dim_help = {"m": "Rows of C and A.", "n": "Columns of C and B.", "k": "Columns of A, rows of B."}
+    protocol = Protocol(warmup=3, batches=5, reps=20)
+    variants = LADDER + SWEEP
+    baseline = "naive"
+    roof = "cublas"
+    rate = "GFLOP/s"
+
+    # ---- shapes ----------------------------------------------------------------------
+    def default_shape(self):
+        return {"m": 1024, "n": 1024, "k": 1024}
+
+    def check_shapes(self):
+        # The course's sizes; its K = 18 tail; a K % 4 != 0 that also breaks every tile edge;
+        # one column; one element; K % 4 == 0 but not % 8 with partial 128x128 tiles on both
+        # edges (the float4 paths at the edges); a tiny all-partial float4 case.
+        return [{"m": m, "n": n, "k": k} for m, n, k in (
+            (512, 512, 512), (1024, 1024, 1024), (513, 257, 18), (1000, 999, 17), (33, 1, 65), (1, 1, 1),
+            (257, 260, 36), (7, 4, 12))]
+
+    def variants_for(self, shape):
+        return LADDER  # the sweep runs only when asked for by name
+
+    def kernel_names(self):
+        """The table's kernels and every kernel `best` may choose."""
+        names = super().kernel_names()
+        return names + [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
+
+    def kernel_variants(self):
+        uses = {}
+        for key, cfg in CHOICES.items():
+            uses.setdefault(cfg.expression, []).append(key)
+        out = []
+        for kernel, names in super().kernel_variants():
+            if kernel in uses:
+                others = [x for x in names.split(", ") if x and x != "best"]
+                names = ", ".join([*others, f"best ({', '.join(uses[kernel])})"])
+            out.append((kernel, names))
+        return out
+
+    def tolerance_for(self, shape):
+        return Tolerance("normwise", rtol=check.rtol_for_k(shape["k"]))
+
+    def validate(self, shape):
+        super().validate(shape)
+        check_row_tiles(self.name, shape["m"], MIN_TILE_ROWS)
+        for d in ("n", "k"):
+            if shape[d] > MAX_DIM:
+                raise UsageError(f"gemm: {d.upper()} = {shape[d]} is above the kernels' limit of {MAX_DIM} (2^30)")
+
+    def device_bytes(self, shape):
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        return 4 * (m * k + 2 * k * n + m * n)  # A, B, B column-major (corner_turning), C
+
+    # ---- data ------------------------------------------------------------------------
+    def sampled(self, shape) -> bool:
+        return shape["m"] * shape["n"] * shape["k"] > check.FULL_CHECK_MAX_MNK
+
+    def make_inputs(self, shape, rng):
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        inputs = {"a": random_array((m, k), rng), "b": random_array((k, n), rng)}
+        if self.sampled(shape):
+            rows = checked_indices(m, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE)
+            inputs[SAMPLE] = (rows, checked_indices(n, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE))
+        return inputs
+
+    def reference(self, shape, inputs, variant):
+        # corner_turning reads a column-major copy of the same B: the same product, one reference.
+        return check.reference(inputs["a"], inputs["b"], inputs.get(SAMPLE))
+
+    def setup(self, shape, inputs, kernels):
+        cp = cupy()
+        a, b = cp.asarray(inputs["a"]), cp.asarray(inputs["b"])
+        ctx = device_context(kernels, a=a, b=b, b_colmajor=cp.ascontiguousarray(b.T),  # N x K row-major
+                             c=cp.empty((shape["m"], shape["n"]), dtype=cp.float32))
+        return upload_sample(inputs, ctx)
+
+    # ---- kernels ---------------------------------------------------------------------
+    def config(self, variant, shape, device) -> Config | None:
+        """The configuration `variant` runs on `shape` on a GPU with `device`'s facts:
+        best's choice for its SM count (None without the facts), or the configuration a
+        variant's name names (Config.variant(); the studies run them). One rule for the job
+        and the traffic model."""
+        if variant.name == BEST.name:
+            return None if device is None else choose(shape["m"], shape["n"], shape["k"], device.sm_count)
+        return parse(variant.name)
+
+    def geometry(self, variant, shape, device=None):
+        """A rung's 2-D grid: one block of its cover's threads per BM x BN tile of C."""
+        cover = COVERS.get(variant.name)
+        if cover is None:
+            raise ValueError(f"gemm: {variant.name} is launched by its configuration, not by a fixed geometry")
+        return grid_2d(shape["n"], shape["m"], cover.bn, cover.bm), cover.block
+
+    def job(self, variant, shape, ctx) -> Job:
+        cp = cupy()
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        a, b, c = ctx["a"], ctx["b"], ctx["c"]
+        device = ctx["device"]
+        if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
+            return output_job(lambda: cp.matmul(a, b, out=c), c, ctx)
+        if variant.name not in COVERS:
+            cfg = self.config(variant, shape, device)
+            if cfg is None:
+                raise UsageError(f"gemm: unknown variant {variant.name!r}")
+            launch = config_launch(cfg, shape, ctx, device.sm_count)
+            return output_job(launch, c, ctx, launch=launch)
+        kernel = ctx["kernels"][variant.kernel]
+        grid, block = self.geometry(variant, shape, device)
+        args = (a, ctx["b_colmajor"] if variant.name == "corner_turning" else b, c,
+                np.int32(m), np.int32(n), np.int32(k))
+        smem = 0
+        if variant.name == "dynamic_smem":
+            tk, smem = dynamic_tile_depth(k, DYNAMIC_TILE, device.max_threads_per_sm, device.smem_per_sm,
+                                          device.smem_per_block_optin)
+            if smem > device.smem_per_block:
+                kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
+            args += (np.int32(tk),)
+        launch = Launch(kernel, grid, block, args, dynamic_smem=smem)
+        return output_job(launch, c, ctx, launch=launch)
+
+    # ---- model -----------------------------------------------------------------------
+    def traffic(self, shape, variant, device=None):
+        """model.traffic with the variant's cover of C: a rung's own, a configuration's
+        tiles (for best, those `choose` names for `device`; without the GPU's facts best's
+        row has the compulsory bytes and FLOPs and no model columns). cuBLAS has no model."""
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        if variant.kernel is None:
+            return traffic(m, n, k, None)
+        cover = COVERS.get(variant.name)
+        if cover is None:
+            cfg = self.config(variant, shape, device)
+            cover = None if cfg is None else Cover.of(cfg.tiles)
+        return traffic(m, n, k, cover)
+
+
+WORKLOAD = Gemm()

@@ -1,0 +1,84 @@
+"""README's workload tables, made from the declarations: the commands with their variants
+and defaults, and each workload's protocol. tests/test_readme_tables.py holds README to
+them; after changing a declaration, `python -m pmppbench.workloads.tables README.md`
+rewrites the marked regions (between `<!-- generated: NAME -->` and `<!-- end: NAME -->`)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from pmppbench import workloads
+from pmppbench.workloads.base import Workload
+
+
+def _shipped() -> list[Workload]:
+    return [workloads.get(name) for name in workloads.builtin_names()]
+
+
+def _value(v) -> str:
+    return ",".join(map(str, v)) if isinstance(v, (tuple, list)) else str(v)
+
+
+def usage(w: Workload) -> str:
+    """`pmppbench gemm [M] [N] [K] [REPS]`, options for the axes after it."""
+    words = ["pmppbench", w.name, *(f"[{d.upper()}]" for d in w.dims), "[REPS]"]
+    words += [f"[{a.option} {a.name.upper()}{',...' if a.many else ''}]" for a in w.axes]
+    return " ".join(words)
+
+
+def commands_table() -> list[str]:
+    out = ["| command | workload | variants (the default table, in order) | defaults |", "|---|---|---|---|"]
+    for w in _shipped():
+        shape = w.default_shape()
+        names = ", ".join(f"`{v.name}`" for v in w.variants_for(shape))
+        defaults = ", ".join([*(f"{k.upper()} = {_value(v)}" for k, v in shape.items()), f"REPS = {w.protocol.reps}"])
+        out.append(f"| `{usage(w)}` | {w.title} | {names} | {defaults} |")
+    return out
+
+
+def _protocol_cells(w: Workload) -> tuple[str, str, str]:
+    p = w.protocol
+    if p.timer == "host":
+        return (f"{p.warmup} runs per configuration",
+                f"{p.batches} batches of REPS complete runs (default {p.reps})"
+                + (", configuration order alternated" if p.alternate else ""),
+                "median over batches of each batch's median run (host clock)")
+    return (f"{p.warmup} calls per variant",
+            f"{p.batches} batches of REPS calls (default {p.reps})"
+            + (", variant order alternated between batches" if p.alternate else ""),
+            "median over batches of (batch time / REPS)")
+
+
+def protocol_table() -> list[str]:
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for w in _shipped():
+        rows.setdefault(_protocol_cells(w), []).append(w.name)
+    out = ["| workload | warmup | timed | reported |", "|---|---|---|---|"]
+    out += [f"| {', '.join(names)} | {' | '.join(cells)} |" for cells, names in rows.items()]
+    return out
+
+
+TABLES = {"workload commands": commands_table, "protocols": protocol_table}
+
+
+def region(text: str, name: str) -> list[str] | None:
+    """The lines of README's region `name`, or None when it has no such region."""
+    m = re.search(rf"<!-- generated: {re.escape(name)} -->\n(.*?)<!-- end: {re.escape(name)} -->", text, re.S)
+    return None if m is None else m.group(1).rstrip("\n").split("\n")
+
+
+def rewrite(text: str) -> str:
+    for name, make in TABLES.items():
+        head, tail = f"<!-- generated: {name} -->\n", f"<!-- end: {name} -->"
+        if region(text, name) is None:
+            raise SystemExit(f"no region {name!r}: put {head.strip()} and {tail} around it")
+        start = text.index(head) + len(head)
+        text = text[:start] + "\n".join(make()) + "\n" + text[text.index(tail, start):]
+    return text
+
+
+if __name__ == "__main__":
+    path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
+    path.write_text(rewrite(path.read_text()))
