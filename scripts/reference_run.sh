@@ -1,42 +1,54 @@
 #!/usr/bin/env bash
-# The reference run behind README's numbers, on a GPU machine, in one call:
-#   bash scripts/reference_run.sh results/h200
-# Measured ceilings, the default run cold and warm with wall times, plots, the GPU tests,
-# resources, single commands, and compute-sanitizer (memcheck, racecheck) over the sanitize
-# config (SKIP_SANITIZER=1 leaves them out).
+# The reference run behind README's numbers, on a GPU machine:
+#   bash scripts/reference_run.sh results/h200            # both phases
+#   PHASE=run bash scripts/reference_run.sh results/h200    # the measurements (a few minutes)
+#   PHASE=tests bash scripts/reference_run.sh results/h200  # GPU tests and compute-sanitizer
+# "run": measured ceilings, the default run cold and warm with wall times (CSV and the HTML
+# page), the comparison with BASE (a result file, if given), plots, resources and single
+# commands. "tests": the GPU tests and compute-sanitizer (memcheck, racecheck) over the
+# sanitize config (SKIP_SANITIZER=1 leaves them out).
 set -uo pipefail
 dest=${1:-out}
+phase=${PHASE:-all}
 mkdir -p "$dest/commands"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 stamp() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$dest/nvidia-smi.txt"
-$py -m pmppbench info --measure > "$dest/info.txt" 2>&1
-kernel_cache="${PMPPBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pmppbench}/kernels"
-rm -rf "$kernel_cache"
-start=$EPOCHREALTIME
-$py -m pmppbench all --out "$dest/default.csv" --force > "$dest/all.txt" 2>&1
-echo "exit $?; cold compile cache: $(stamp "$start") s wall" | tee -a "$dest/all.txt"
-start=$EPOCHREALTIME
-$py -m pmppbench all --out "$dest/warm.csv" --force --quiet > "$dest/all-warm.txt" 2>&1
-echo "exit $?; warm compile cache: $(stamp "$start") s wall" | tee -a "$dest/all-warm.txt" "$dest/all.txt"
-rm -f "$dest/warm.csv" "$dest/warm.csv.meta.json"
-$py -m pmppbench plot "$dest/default.csv" --outdir "$dest" --force > "$dest/plot.txt" 2>&1
-$py -m pytest -q -rA -m gpu tests > "$dest/gpu-tests.txt" 2>&1; tail -n 1 "$dest/gpu-tests.txt"
-$py -m pmppbench resources > "$dest/resources.txt" 2>&1; echo "resources exit $?" | tee -a "$dest/resources.txt"
-for cmd in "transpose 8192 8192 20" "stream 4194304 64 --streams 1,2,3,4 --chunks 8" "all --check-only --quiet" \
-           "compile" "vecadd 0" "vecadd --out /proc/x.csv"; do
-  echo "== pmppbench $cmd" >> "$dest/commands/commands.txt"
+if [ "$phase" != tests ]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$dest/nvidia-smi.txt"
+  $py -m pmppbench info --measure > "$dest/info.txt" 2>&1
+  kernel_cache="${PMPPBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pmppbench}/kernels"
+  rm -rf "$kernel_cache"
   start=$EPOCHREALTIME
-  # shellcheck disable=SC2086
-  $py -m pmppbench $cmd >> "$dest/commands/commands.txt" 2>&1
-  echo "exit $?, $(stamp "$start") s wall" | tee -a "$dest/commands/commands.txt"
-done
-if [ -z "${SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool "$tool" $py -m pmppbench all --config sanitize --check-only --quiet \
-      > "$dest/sanitizer-$tool.txt" 2>&1
-    echo "exit $?" >> "$dest/sanitizer-$tool.txt"
-    tail -3 "$dest/sanitizer-$tool.txt"
+  $py -m pmppbench all --out "$dest/default.csv" --out "$dest/default.html" --force > "$dest/all.txt" 2>&1
+  echo "exit $?; cold compile cache: $(stamp "$start") s wall" | tee -a "$dest/all.txt"
+  start=$EPOCHREALTIME
+  $py -m pmppbench all --out "$dest/warm.csv" --force --quiet > "$dest/all-warm.txt" 2>&1
+  echo "exit $?; warm compile cache: $(stamp "$start") s wall" | tee -a "$dest/all-warm.txt" "$dest/all.txt"
+  rm -f "$dest/warm.csv" "$dest/warm.csv.meta.json"
+  if [ -n "${BASE:-}" ]; then
+    $py -m pmppbench compare "$BASE" "$dest/default.csv" > "$dest/compare.txt" 2>&1
+    echo "exit $?" >> "$dest/compare.txt"
+  fi
+  $py -m pmppbench plot "$dest/default.csv" --outdir "$dest" --force > "$dest/plot.txt" 2>&1
+  $py -m pmppbench resources > "$dest/resources.txt" 2>&1; echo "resources exit $?" | tee -a "$dest/resources.txt"
+  for cmd in "transpose 8192 8192 20" "stream 4194304 64 --streams 1,2,3,4 --chunks 8" "all --check-only --quiet" \
+             "compile" "vecadd 0" "vecadd --out /proc/x.csv" ${EXTRA_COMMANDS:-}; do
+    echo "== pmppbench $cmd" >> "$dest/commands/commands.txt"
+    start=$EPOCHREALTIME
+    # shellcheck disable=SC2086
+    $py -m pmppbench $cmd >> "$dest/commands/commands.txt" 2>&1
+    echo "exit $?, $(stamp "$start") s wall" | tee -a "$dest/commands/commands.txt"
   done
+fi
+if [ "$phase" != run ]; then
+  $py -m pytest -q -rA -m gpu tests > "$dest/gpu-tests.txt" 2>&1; tail -n 1 "$dest/gpu-tests.txt"
+  if [ -z "${SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool "$tool" $py -m pmppbench all --config sanitize --check-only --quiet \
+        > "$dest/sanitizer-$tool.txt" 2>&1
+      echo "exit $?" >> "$dest/sanitizer-$tool.txt"
+      tail -3 "$dest/sanitizer-$tool.txt"
+    done
+  fi
 fi
