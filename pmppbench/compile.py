@@ -109,6 +109,36 @@ def _options(arch: str, defines: dict[str, Any]) -> list[str]:
     return opts
 
 
+class NeedsNewerArch(CompileError):
+    """Every error NVRTC gave is a PTX feature the target arch lacks (cp.async below sm_80):
+    the source is right, the --arch (or the GPU) is too old for it. `arch` is the oldest that has
+    every feature named."""
+
+    def __init__(self, message: str, arch: str):
+        super().__init__(message)
+        self.arch = arch
+
+
+_NEEDS = re.compile(r"Feature '([^']+)' requires \.target (sm_\d+)\w* or higher")
+
+
+def program_log(raw: str) -> str:
+    """NVRTC's log as text: the C string's terminating NUL bytes dropped (they would reach the
+    terminal), surrounding blank lines stripped."""
+    return raw.replace("\x00", "").strip()
+
+
+def _compile_failure(display_name: str, arch: str, where: str, exc: Exception, log: str) -> CompileError:
+    errors = [line for line in log.splitlines() if re.search(r"\berror\s+:", line)]
+    needs = [_NEEDS.search(line) for line in errors]
+    if errors and all(needs):
+        features = list(dict.fromkeys(m.group(1) for m in needs))
+        oldest = max((m.group(2) for m in needs), key=lambda a: int(a[3:]))
+        return NeedsNewerArch(f"{display_name}{where}: {', '.join(features)} need {oldest} or newer, so it cannot "
+                              f"be built for {arch}; choose --arch {oldest} or newer (or run on such a GPU)", oldest)
+    return CompileError(f"NVRTC could not compile {display_name} for {arch}{where} ({exc}):\n{log}")
+
+
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _REGS = re.compile(r"Used (\d+) registers")
@@ -178,11 +208,11 @@ def compile_unit(
         try:
             lib.compileProgram(prog, options)
         except lib.NVRTCError as exc:
-            log = lib.getProgramLog(prog).strip()
+            log = program_log(lib.getProgramLog(prog))
             where = f" with {' '.join(f'-D{k}={v}' for k, v in defines.items())}" if defines else ""
-            raise CompileError(f"NVRTC could not compile {display_name} for {arch}{where} ({exc}):\n{log}") from exc
+            raise _compile_failure(display_name, arch, where, exc, log) from exc
         STATS["nvrtc_runs"] += 1
-        log = lib.getProgramLog(prog)
+        log = program_log(lib.getProgramLog(prog))
         lowered = {}
         for name in names:
             try:
