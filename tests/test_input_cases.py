@@ -222,6 +222,10 @@ CASES = [
      "pmppbench: --out {dangling.csv} is a symbolic link to {tmp}/nowhere.csv, which does not exist; "
      "remove the link or choose another --out", 2),
     ("a misspelt short option", "vecadd -x", "pmppbench: no such option -x (see --help)", 2),
+    # the parser's own words (click's, or typer's copy of it): the same at both ends of the range pyproject allows
+    ("parser: unknown option", "compare --nope", "pmppbench: No such option: --nope (see `pmppbench compare --help`)", 2),
+    ("parser: missing argument", "report", "pmppbench: Missing argument 'RESULTS'. (see `pmppbench report --help`)", 2),
+    ("parser: a flag with a value", "plot {good} --force=3", "pmppbench: Option '--force' does not take a value.", 2),
 ]
 
 
@@ -267,7 +271,9 @@ def test_under_debug_bad_input_is_still_exit_2(workspace, run_cli):
 
 def test_h_is_the_help(run_cli):
     code, out, err = run_cli("vecadd", "-h")
-    assert code == 0 and out.startswith("Usage: pmppbench vecadd [OPTIONS] [N] [REPS]") and err == ""
+    # typer 0.16 writes the sizes as "N REPS", 0.29 as "[N] [REPS]": both name the command and its help
+    assert code == 0 and out.startswith("Usage: pmppbench vecadd [OPTIONS] ") and err == ""
+    assert "-h, --help" in out and "Arguments (each optional; give the ones before it too):" in out
 
 
 def test_readme_through_a_link_keeps_the_link_and_the_mode(workspace, run_cli):
@@ -303,3 +309,16 @@ def test_output_streams(workspace):
     assert done.returncode == 3
     assert done.stderr.decode() == ("pmppbench: cannot write the output (No space left on device); free space or "
                                     "send it elsewhere\n")
+
+
+def test_ray_auto_without_gpus_is_one_line_without_rays_log():
+    """--ray auto on a machine without GPUs: pmppbench's line only, not Ray's INFO and WARNING lines first."""
+    pytest.importorskip("ray", reason="needs pmppbench[fleet] (Ray); CI installs it")
+    from pmppbench.gpu import has_device
+
+    if has_device():
+        pytest.skip("this test is about machines without a GPU")
+    done = _cli("vecadd", "--ray", "auto")
+    assert done.returncode == 3
+    assert done.stderr.decode() == ("pmppbench: the Ray cluster at auto has no GPUs (ray.cluster_resources() shows "
+                                    "none); start its nodes with `ray start ... --num-gpus N`\n")
