@@ -290,8 +290,11 @@ def test_readme_through_a_link_keeps_the_link_and_the_mode(workspace, run_cli):
 
 
 def _cli(*args: str, env: dict | None = None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """pmppbench in a child process, with the installed workloads only (other tests register
+    test workloads through PMPPBENCH_WORKLOADS, importable from tests/ alone)."""
+    base = {k: v for k, v in os.environ.items() if k != "PMPPBENCH_WORKLOADS"}
     return subprocess.run([sys.executable, "-m", "pmppbench", *args], cwd=ROOT, stdout=stdout,
-                          stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, timeout=120)
+                          stderr=subprocess.PIPE, env={**base, **(env or {})}, timeout=120)
 
 
 def test_output_streams(workspace):
