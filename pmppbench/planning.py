@@ -64,7 +64,10 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name.isidentifier():
         raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
-    if paths.kind(Path(path), "--kernel") != paths.FILE:
+    kind = paths.kind(Path(path), "--kernel")
+    if kind == paths.FOLDER:
+        raise UsageError(f"--kernel {spec}: {path} is a folder; give the .cu file that defines {name}")
+    if kind != paths.FILE:
         raise UsageError(f"--kernel {spec}: no such file {path}")
     base = workload.variant(like)
     if base.kernel is None or base.source:
@@ -170,8 +173,9 @@ def config_plan(kw: dict) -> tuple[Plan, dict, object]:
     from pmppbench import config as configs  # noqa: PLC0415
 
     only = kw["only"]
-    if kw["config"] is not None:
-        paths.given("--config", kw["config"])  # empty, or a path the system cannot look up
+    if kw["config"] is not None:  # empty, a folder, or a path the system cannot look up
+        if paths.kind(paths.given("--config", kw["config"]), "--config") == paths.FOLDER:
+            raise UsageError(f"--config {kw['config']} is a folder; give a TOML file or the name of a bundled config")
     cfg = configs.load(kw["config"], None if only is None else [x.strip() for x in only.split(",") if x.strip()] or [""])
     seed = cfg.seed if kw["seed"] is None else count("--seed", kw["seed"], 0)
     protocols, steps = {}, []

@@ -218,6 +218,10 @@ CASES = [
      "pmppbench: {folder} is a folder, not a result file; give a .csv or .json written by pmppbench", 2),
     ("a folder as --readme", "report {good} --readme {folder}",
      "pmppbench: --readme {folder} is a folder; give the Markdown file to update", 2),
+    ("a folder as --config", "all --config {folder}",
+     "pmppbench: --config {folder} is a folder; give a TOML file or the name of a bundled config", 2),
+    ("a folder as --kernel", "vecadd --kernel {folder}:k --like scalar",
+     "pmppbench: --kernel {folder}:k: {folder} is a folder; give the .cu file that defines k", 2),
     ("dangling --out", "vecadd --out {dangling.csv}",
      "pmppbench: --out {dangling.csv} is a symbolic link to {tmp}/nowhere.csv, which does not exist; "
      "remove the link or choose another --out", 2),
