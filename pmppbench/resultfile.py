@@ -365,8 +365,13 @@ def _out_of_range(name: str, value: Any) -> str:
 
 
 def _size(v: Any) -> bool:
+    """A size of `dims`: a whole number >= 0, or a non-empty list of them (a swept axis)."""
     if isinstance(v, list):
-        return bool(v) and all(_size(x) for x in v if not isinstance(x, list)) and not any(isinstance(x, list) for x in v)
+        return bool(v) and all(_count(x) for x in v)
+    return _count(v)
+
+
+def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
