@@ -218,6 +218,8 @@ CASES = [
      "pmppbench: {folder} is a folder, not a result file; give a .csv or .json written by pmppbench", 2),
     ("a folder as --readme", "report {good} --readme {folder}",
      "pmppbench: --readme {folder} is a folder; give the Markdown file to update", 2),
+    ("a file as --outdir", "plot {good} --outdir {exists.csv}",
+     "pmppbench: --outdir {exists.csv} is a file, not a folder; give a folder for the PNG files", 2),
     ("a folder as --config", "all --config {folder}",
      "pmppbench: --config {folder} is a folder; give a TOML file or the name of a bundled config", 2),
     ("a folder as --kernel", "vecadd --kernel {folder}:k --like scalar",
