@@ -8,9 +8,11 @@ and the common ones. Exit codes: 0 success, 1 a check failed (or a kernel did no
 
 from __future__ import annotations
 
+import errno
 import inspect
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Optional
 
@@ -26,6 +28,7 @@ from pmppbench.errors import PmppError, UsageError
 
 app = typer.Typer(
     add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Checked, carefully timed GPU kernels from PMPP chapters 5-6. Every variant is checked "
          "against a CPU reference (PASS/FAIL), then timed: warmup, batches of calls between CUDA "
          "events, median of the batch means.",
@@ -158,51 +161,74 @@ app.command("all")(_command(all_cmd, ALL_OPTIONS | RUN_OPTIONS,
 
 
 def _execute(plan, protocols: dict, kw: dict, **meta) -> None:
-    from pmppbench.planning import count  # noqa: PLC0415
+    from pmppbench.planning import run_options  # noqa: PLC0415
     from pmppbench.session import run_and_report  # noqa: PLC0415
 
-    run_and_report(plan, out=[Path(p) for p in kw["out"] or []], force=kw["force"], quiet=kw["quiet"],
-                   protocols=protocols, console=console, err_console=err_console, debug=STATE["debug"],
-                   timeout_s=count("--timeout", kw["timeout"]), devices=kw["devices"],
-                   host_link_parallel=kw["parallel_host_link"], ray=kw["ray"], **meta)
+    opts = run_options(kw)  # every option checked before the GPU is looked for
+    run_and_report(plan, force=kw["force"], quiet=kw["quiet"], protocols=protocols, console=console,
+                   err_console=err_console, debug=STATE["debug"], host_link_parallel=kw["parallel_host_link"],
+                   **opts, **meta)
 
 
 # ---- the other commands ---------------------------------------------------------------------
 
 @app.command("report")
 def report_cmd(
-    results: Path = typer.Argument(..., help="A result file (.csv or .json) from pmppbench."),
-    readme: Optional[Path] = typer.Option(None, "--readme", help="Replace the section between "
-                                          "<!-- results:begin --> and <!-- results:end --> in this file."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Write one self-contained HTML page (the tables, "
-                                        "ladder, roofline, counters and health view) to this file."),
+    results: str = typer.Argument(..., metavar="RESULTS", help="A result file (.csv or .json) from pmppbench."),
+    readme: Optional[str] = typer.Option(None, "--readme", metavar="FILE", help="Replace the section between "
+                                         "<!-- results:begin --> and <!-- results:end --> in this file."),
+    html: Optional[str] = typer.Option(None, "--html", metavar="FILE", help="Write one self-contained HTML page "
+                                       "(the tables, ladder, roofline, counters and health view) to this file."),
     force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
 ):
     """Turn a result file into the Markdown tables (the README's results section), or an HTML page."""
-    from pmppbench import resultfile  # noqa: PLC0415
+    from pmppbench import paths, resultfile  # noqa: PLC0415
     from pmppbench.export import files, markdown  # noqa: PLC0415
     from pmppbench.export import html as html_page  # noqa: PLC0415
 
-    if html is not None:
-        files.check_writable(html, force, "--html", exporter=False)
-    rows, meta = resultfile.load(results)  # a broken file stops here: README and --html are never touched
-    if html is not None:
-        resultfile.write_atomic(html, html_page.document(rows, meta))
-        console.print(f"wrote {html}", highlight=False)
-        if readme is None:
+    source = paths.given("RESULTS", results)
+    target = paths.given("--readme", readme)
+    page = paths.given("--html", html)
+    if page is not None:
+        files.check_writable(page, force, "--html", exporter=False)
+    rows, meta = resultfile.load(source)  # a broken file stops here: README and --html are never touched
+    if page is not None:
+        resultfile.write_atomic(page, html_page.document(rows, meta))
+        console.print(f"wrote {page}", markup=False, highlight=False)
+        if target is None:
             return
-    text = markdown.results_section(rows, meta, source=str(results))
-    if readme is None:
+    text = markdown.results_section(rows, meta, source=results)
+    if target is None:
         console.print(text, markup=False, highlight=False, soft_wrap=True)
         return
-    if not readme.is_file():
-        raise UsageError(f"--readme {readme}: no such file")
-    doc = markdown.replace_section(readme.read_text(), text)
+    doc = markdown.replace_section(_readme_text(target), text)
     if doc is None:
-        raise UsageError(f"--readme {readme}: needs the markers {markdown.BEGIN} and {markdown.END} "
+        raise UsageError(f"--readme {target}: needs the markers {markdown.BEGIN} and {markdown.END} "
                          "around the results section")
-    resultfile.write_atomic(readme, doc)
-    console.print(f"updated {readme}")
+    try:
+        resultfile.write_atomic(target, doc)
+    except OSError as exc:
+        raise UsageError(f"--readme {target}: cannot write it ({exc.strerror or exc}); check the folder's "
+                         "permissions") from None
+    console.print(f"updated {target}", markup=False, highlight=False)
+
+
+def _readme_text(target: Path) -> str:
+    """The README to update, read as UTF-8; a folder, a missing file or another encoding is one line."""
+    from pmppbench import paths  # noqa: PLC0415
+
+    kind = paths.kind(target, "--readme")
+    if kind == paths.FOLDER:
+        raise UsageError(f"--readme {target} is a folder; give the Markdown file to update")
+    if kind != paths.FILE:
+        raise UsageError(f"--readme {target}: no such file" + (" (a symbolic link to nothing)" if kind == paths.DANGLING
+                                                               else "") + "; give an existing Markdown file")
+    try:
+        return target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--readme {target}: not UTF-8 text (byte {exc.start}); save it as UTF-8 first") from None
+    except OSError as exc:
+        raise UsageError(f"--readme {target}: cannot read it ({exc.strerror or exc})") from None
 
 
 @app.command()
@@ -238,44 +264,54 @@ def resources(names: Optional[list[str]] = typer.Argument(None, help="Workloads 
 
 @app.command()
 def plot(
-    results: Path = typer.Argument(..., help="A result file (.csv or .json)."),
-    outdir: Optional[Path] = typer.Option(None, "--outdir", help="Folder for the PNG files (default: beside RESULTS)."),
+    results: str = typer.Argument(..., metavar="RESULTS", help="A result file (.csv or .json)."),
+    outdir: Optional[str] = typer.Option(None, "--outdir", metavar="DIR",
+                                         help="Folder for the PNG files (default: beside RESULTS)."),
     force: bool = typer.Option(False, "--force", help="Overwrite PNG files that exist."),
 ):
     """Roofline chart and one bar chart per workload, as PNG files (needs pmppbench[plot])."""
+    from pmppbench import paths, resultfile  # noqa: PLC0415
     from pmppbench import plot as plotting  # noqa: PLC0415
-    from pmppbench import resultfile  # noqa: PLC0415
 
-    rows, meta = resultfile.load(results)
-    for path in plotting.plot_results(rows, meta, outdir or results.parent, force=force):
-        console.print(f"wrote {path}")
+    source = paths.given("RESULTS", results)
+    folder = paths.given("--outdir", outdir)
+    rows, meta = resultfile.load(source)
+    for path in plotting.plot_results(rows, meta, folder or source.parent, force=force):
+        console.print(f"wrote {path}", markup=False, highlight=False)
 
 
 @app.command()
 def compare(
-    base: Path = typer.Argument(..., help="Baseline result file (.csv or .json)."),
-    new: Path = typer.Argument(..., help="New result file."),
-    fail_on_slower: Optional[float] = typer.Option(None, "--fail-on-slower", metavar="PCT",
-                                                   help="Exit 1 when a row is SLOWER by more than PCT percent."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Also write the comparison as one self-contained "
-                                        "HTML page (each row's ratio with its noise range) to this file."),
+    base: str = typer.Argument(..., metavar="BASE", help="Baseline result file (.csv or .json)."),
+    new: str = typer.Argument(..., metavar="NEW", help="New result file."),
+    fail_on_slower: Optional[str] = typer.Option(None, "--fail-on-slower", metavar="PCT",
+                                                 help="Exit 1 when a row is SLOWER by more than PCT percent "
+                                                      "(a number > 0); exit 2 when nothing could be judged or "
+                                                      "rows of BASE are missing from NEW."),
+    html: Optional[str] = typer.Option(None, "--html", metavar="FILE", help="Also write the comparison as one "
+                                       "self-contained HTML page (each row's ratio with its noise range) to this file."),
     force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
 ):
     """Line up two result files; FASTER / SLOWER only when the difference exceeds both runs' noise."""
     from pmppbench import compare as comparing  # noqa: PLC0415
+    from pmppbench import paths  # noqa: PLC0415
 
-    if html is not None:
+    pct = comparing.threshold(fail_on_slower)  # before any file is read
+    page = paths.given("--html", html)
+    if page is not None:
         from pmppbench.export import files  # noqa: PLC0415
 
-        files.check_writable(html, force, "--html", exporter=False)
-    rep = comparing.compare_files(base, new, fail_on_slower)
+        files.check_writable(page, force, "--html", exporter=False)
+    rep = comparing.compare_files(paths.given("BASE", base), paths.given("NEW", new), pct)
     comparing.print_comparison(console, rep)
-    if html is not None:
+    if page is not None:
         from pmppbench.export import html as html_page  # noqa: PLC0415
         from pmppbench.resultfile import write_atomic  # noqa: PLC0415
 
-        write_atomic(html, html_page.compare_document(rep, rep.base_meta, rep.new_meta))
-        console.print(f"wrote {html}", highlight=False)
+        write_atomic(page, html_page.compare_document(rep, rep.base_meta, rep.new_meta))
+        console.print(f"wrote {page}", markup=False, highlight=False)
+    if rep.exit_code == 2:
+        raise UsageError(rep.gate_problem)
     if rep.exit_code:
         raise typer.Exit(rep.exit_code)
 
@@ -287,25 +323,58 @@ for _name in workloads.names():
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """Run the CLI; returns the exit code (also used by the tests)."""
+    """Run the CLI; returns the exit code (also used by the tests).
+
+    Under --debug a refusal shows its traceback and still returns its own exit code (bad
+    input stays 2). Text that the terminal's encoding cannot show (a path in another script
+    under PYTHONIOENCODING=ascii) is escaped rather than fatal, and output that cannot be
+    written (stdout on a full disk, /dev/full) is one line on stderr, exit 3."""
     argv = list(sys.argv[1:] if argv is None else argv)
     STATE["debug"] = "--debug" in argv or os.environ.get("PMPPBENCH_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"] or ["--help"]  # no words: the help, exit 0
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        return _main(argv)
+    except OSError as exc:  # only a stream can fail here: every file error is worded where it happens
+        if STATE["debug"]:
+            traceback.print_exc()
+        _drop_stdout()
+        err_console.print(f"pmppbench: cannot write the output ({exc.strerror or exc}); free space or "
+                          "send it elsewhere", markup=False, highlight=False)
+        return 3
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail a second time."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a captured stdout (tests) has no descriptor
+        pass
+
+
+def _main(argv: list[str]) -> int:
     group = typer.main.get_command(app)
     try:
         result = group.main(args=argv, prog_name="pmppbench", standalone_mode=False)
+        sys.stdout.flush()  # a full disk shows now, not in the interpreter's exit
         return result if isinstance(result, int) else 0
     except PmppError as exc:
         if STATE["debug"]:
-            raise
+            traceback.print_exc()
         err_console.print(f"pmppbench: {exc}", markup=False, highlight=False)
         return exc.exit_code
     except KeyboardInterrupt:
         err_console.print("pmppbench: interrupted")
         return 130
     except BrokenPipeError:  # `pmppbench ... | head`: the reader left; that is not a failure
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 0
+    except OSError as exc:
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
+            raise  # a stream that cannot be written: main() says so
+        return _unexpected(exc)
     except Exception as exc:  # the parser's own exceptions (typer vendors click in newer versions)
         code = getattr(exc, "exit_code", None)
         kind = type(exc).__name__
@@ -319,11 +388,15 @@ def main(argv: Optional[list[str]] = None) -> int:
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             err_console.print(f"pmppbench: {exc.format_message()}{hint}", markup=False, highlight=False)
             return 2
-        if STATE["debug"]:
-            raise
-        err_console.print(f"pmppbench: unexpected {kind}: {exc} (run with --debug for the traceback)",
-                          markup=False, highlight=False)
-        return 1
+        return _unexpected(exc)
+
+
+def _unexpected(exc: BaseException) -> int:
+    if STATE["debug"]:
+        raise exc
+    err_console.print(f"pmppbench: unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+                      markup=False, highlight=False)
+    return 1
 
 
 if __name__ == "__main__":

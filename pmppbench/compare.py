@@ -22,12 +22,17 @@ time. Rows present in only one file are listed apart, never compared.
 
 --fail-on-slower PCT (for CI): exit code 1 when any row is SLOWER and its change exceeds
 PCT percent, or when any row is FAIL (a kernel that stopped being correct is a regression
-of any size); 0 otherwise.
+of any size); 0 otherwise. A gate passes only on what it judged, so it refuses (exit 2,
+`gate_problem`) when it judged nothing (no rows matched, or every pair was untimed) and
+when rows of BASE are missing from NEW (a run that silently lost rows is not a pass); a
+regression among the rows it did judge is still exit 1. PCT
+is a finite percentage > 0 (`threshold`): NaN would make every comparison false and pass.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +44,20 @@ from pmppbench.row import Result
 FASTER, SLOWER, SAME, FAIL, UNTIMED = "FASTER", "SLOWER", "SAME", "FAIL", "UNTIMED"
 
 Key = tuple[str, str, str, str]  # (workload, variant, dims, device)
+
+
+def threshold(text: str | None) -> float | None:
+    """--fail-on-slower's value: a finite percentage > 0 (the words are ours, whatever the parser)."""
+    if text is None:
+        return None
+    try:
+        pct = float(str(text).strip().rstrip("%"))
+    except ValueError:
+        pct = math.nan
+    if not (math.isfinite(pct) and pct > 0):
+        raise UsageError(f"--fail-on-slower takes a percentage > 0 such as 5 (exit 1 when a row is slower by more), "
+                         f"got {text!r}")
+    return pct
 
 
 def row_key(r: Result, by_uuid: bool = False) -> Key:
@@ -121,8 +140,33 @@ class CompareReport:
                 if c.verdict == FAIL or (c.verdict == SLOWER and c.change_pct is not None and c.change_pct > pct)]
 
     @property
+    def judged(self) -> int:
+        """Pairs the gate judged: timed on both sides, or FAIL."""
+        return sum(1 for c in self.matched if c.verdict != UNTIMED)
+
+    @property
+    def gate_problem(self) -> str:
+        """Why --fail-on-slower cannot give a verdict on these files ('' when it can)."""
+        if self.fail_on_slower_pct is None:
+            return ""
+        gate = "--fail-on-slower"
+        if not self.matched:
+            return (f"{gate}: nothing to judge, no row of {self.new_name} matched one of {self.base_name} "
+                    f"({_rows(len(self.only_base))} unmatched); compare runs of the same workloads, sizes and GPU")
+        if not self.judged:
+            return (f"{gate}: nothing to judge, all {_rows(len(self.matched))} that matched are untimed; "
+                    "compare timed runs (not --check-only)")
+        if self.only_base:
+            return (f"{gate}: {len(self.only_base)} of {self.base_name}'s {_rows(len(self.only_base) + len(self.matched))} "
+                    f"are not in {self.new_name}, so the gate cannot vouch for them; rerun with the same "
+                    "workloads, sizes and variants as the base")
+        return ""
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.regressions else 0
+        """1 when a regression was found (even if rows are missing too); 2 when the gate has a
+        problem (`gate_problem`) and found none; else 0."""
+        return 1 if self.regressions else 2 if self.gate_problem else 0
 
     def summary(self) -> str:
         """One line, e.g. '2 faster, 1 slower, 9 same (within noise); 1 row only in base.csv'."""
@@ -139,6 +183,9 @@ class CompareReport:
             extra.append(f"{_rows(len(self.only_new))} only in {self.new_name}")
         if extra:
             text += "; " + ", ".join(extra)
+        untimed = len(self.matched) - self.judged
+        if self.fail_on_slower_pct is not None and untimed:
+            text += f"; {_rows(untimed)} not judged (untimed)"
         if self.fail_on_slower_pct is not None:
             n = len(self.regressions)
             text += (f"; {n} regression{'s' if n != 1 else ''} beyond {self.fail_on_slower_pct:g}%"
@@ -172,8 +219,8 @@ def compare_results(base_rows: Iterable[Result], new_rows: Iterable[Result],
 
     Matched rows keep NEW's order; rows only in one file keep their file's order.
     """
-    if fail_on_slower_pct is not None and fail_on_slower_pct < 0:
-        raise UsageError(f"--fail-on-slower takes a percentage >= 0, got {fail_on_slower_pct:g}")
+    if fail_on_slower_pct is not None:
+        threshold(str(fail_on_slower_pct))  # the same rule for a caller's number
     base = _index(base_rows, base_name)
     new = _index(new_rows, new_name)
     matched = [Comparison(base[k], n, verdict(base[k], n), k) for k, n in new.items() if k in base]

@@ -15,6 +15,7 @@ file -- shipped, a study's or a learner's -- includes them by name (`#include "v
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import multiprocessing
@@ -124,6 +125,36 @@ def _options(arch: str, defines: dict[str, Any]) -> list[str]:
     return opts
 
 
+class NeedsNewerArch(CompileError):
+    """Every error NVRTC gave is a PTX feature the target arch lacks (cp.async below sm_80):
+    the source is right, the --arch (or the GPU) is too old for it. `arch` is the oldest that has
+    every feature named."""
+
+    def __init__(self, message: str, arch: str):
+        super().__init__(message)
+        self.arch = arch
+
+
+_NEEDS = re.compile(r"Feature '([^']+)' requires \.target (sm_\d+)\w* or higher")
+
+
+def program_log(raw: str) -> str:
+    """NVRTC's log as text: the C string's terminating NUL bytes dropped (they would reach the
+    terminal), surrounding blank lines stripped."""
+    return raw.replace("\x00", "").strip()
+
+
+def _compile_failure(display_name: str, arch: str, where: str, exc: Exception, log: str) -> CompileError:
+    errors = [line for line in log.splitlines() if re.search(r"\berror\s+:", line)]
+    needs = [_NEEDS.search(line) for line in errors]
+    if errors and all(needs):
+        features = list(dict.fromkeys(m.group(1) for m in needs))
+        oldest = max((m.group(2) for m in needs), key=lambda a: int(a[3:]))
+        return NeedsNewerArch(f"{display_name}{where}: {', '.join(features)} need {oldest} or newer, so it cannot "
+                              f"be built for {arch}; choose --arch {oldest} or newer (or run on such a GPU)", oldest)
+    return CompileError(f"NVRTC could not compile {display_name} for {arch}{where} ({exc}):\n{log}")
+
+
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _REGS = re.compile(r"Used (\d+) registers")
@@ -153,6 +184,24 @@ def parse_ptxas_log(log: str) -> dict[str, PtxasReport]:
     return reports
 
 
+@functools.lru_cache(maxsize=1)
+def nvrtc_identity() -> str:
+    """The loaded NVRTC library's file (path, size, mtime) where the OS tells (Linux), else "".
+
+    Part of the cache key beside NVRTC's (major, minor): two installs that report the same
+    version but ship different builds (a toolkit's and a PyPI wheel's, say) generate different
+    code, and one's cubins must not be served to the other."""
+    try:
+        with open("/proc/self/maps") as maps:
+            found = next((line.split()[-1] for line in maps if "libnvrtc.so" in line), None)
+        if found:
+            st = os.stat(found)
+            return f"{found}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        pass
+    return ""
+
+
 def _cache_key(text: str, names: list[str], options: list[str], nvrtc_version) -> str:
     h = hashlib.sha256()
     for part in (text, "\0".join(names), "\0".join(options), repr(nvrtc_version)):
@@ -176,7 +225,7 @@ def compile_unit(
     lib = nvrtc()
     options = _options(arch, defines)
     key = _cache_key("\0".join([text, *(f"{n}\0{t}" for n, t in headers.items())]), names, options,
-                     lib.getVersion())
+                     (lib.getVersion(), nvrtc_identity()))
     cubin_path = cache_dir() / "kernels" / f"{key}.cubin"
     meta_path = cubin_path.with_suffix(".json")
     if use_cache and cubin_path.is_file() and meta_path.is_file():
@@ -195,11 +244,11 @@ def compile_unit(
         try:
             lib.compileProgram(prog, options)
         except lib.NVRTCError as exc:
-            log = lib.getProgramLog(prog).strip()
+            log = program_log(lib.getProgramLog(prog))
             where = f" with {' '.join(f'-D{k}={v}' for k, v in defines.items())}" if defines else ""
-            raise CompileError(f"NVRTC could not compile {display_name} for {arch}{where} ({exc}):\n{log}") from exc
+            raise _compile_failure(display_name, arch, where, exc, log) from exc
         STATS["nvrtc_runs"] += 1
-        log = lib.getProgramLog(prog)
+        log = program_log(lib.getProgramLog(prog))
         lowered = {}
         for name in names:
             try:

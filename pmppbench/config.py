@@ -139,10 +139,14 @@ def _section(name: str, section: dict, where: str) -> Section:
         v = section["variants"]
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise UsageError(f"{where}: [{name}] variants: expected a list of names, got {v!r}")
-        for x in v:
-            if x not in w.variant_names():
+        for i, x in enumerate(v):
+            try:
+                w.variant(x)  # the lookup --variants uses, so stream's streams=7 is a name here too
+            except UsageError:
                 raise UsageError(f"{where}: [{name}] variants: unknown variant {x!r}; "
-                                 f"expected some of {', '.join(w.variant_names())}")
+                                 f"expected some of {', '.join(w.variant_names())}") from None
+            if x in v[:i]:
+                raise UsageError(f"{where}: [{name}] variants: {x} is named twice; name each variant once")
         out.variants = v
     shapes = section.get("shapes")
     if not isinstance(shapes, list) or not shapes:

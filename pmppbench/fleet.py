@@ -12,6 +12,7 @@ the other GPUs' rows are kept.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from dataclasses import replace
@@ -74,6 +75,9 @@ def connect(address: str, **init: Any):
     ray = _ray()
     if not ray.is_initialized():
         try:
+            # Ray's own INFO and WARNING lines (a local instance started, token authentication) would
+            # come before pmppbench's; its errors still show.
+            init.setdefault("logging_level", logging.ERROR)
             ray.init(address=None if address == "auto" else address, log_to_driver=False, **init)
         except ConnectionError as exc:
             raise UsageError(f"--ray {address}: no Ray cluster there ({exc}); start one with `ray start --head`") from None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pmppbench import config as configs
-from pmppbench import workloads
+from pmppbench import inventory, paths, workloads
 from pmppbench.errors import UsageError
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Shape, Variant, Workload
@@ -90,8 +90,8 @@ def count(name: str, text: Optional[str], minimum: int = 1) -> Optional[int]:
     if text is None:
         return None
     what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-    if str(text).startswith("--"):
-        raise UsageError(f"no such option {text}")
+    if str(text).startswith("-") and not str(text)[1:].isdigit():  # -x, --nope: a misspelt option, not a size
+        raise UsageError(f"no such option {text} (see --help)")
     try:
         value = int(text)
     except (TypeError, ValueError):
@@ -117,6 +117,9 @@ def pick_variants(workload, spec: Optional[str]):
     if not spec.strip() or any(not p for p in parts):
         raise UsageError(f"--variants takes comma-separated names such as {','.join(workload.variant_names()[:2])}, "
                          f"got {spec!r}")
+    twice = next((p for i, p in enumerate(parts) if p in parts[:i]), None)
+    if twice is not None:
+        raise UsageError(f"--variants {spec}: {twice} is named twice; name each variant once")
     return [workload.variant(p) for p in parts]
 
 
@@ -130,7 +133,10 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name.isidentifier():
         raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
-    if not Path(path).is_file():
+    kind = paths.kind(Path(path), "--kernel")
+    if kind == paths.FOLDER:
+        raise UsageError(f"--kernel {spec}: {path} is a folder; give the .cu file that defines {name}")
+    if kind != paths.FILE:
         raise UsageError(f"--kernel {spec}: no such file {path}")
     base = workload.variant(like)
     if base.kernel is None or base.source:
@@ -173,7 +179,44 @@ def shapes_for(workload, dims: dict, axes: dict, check_only: bool) -> list[dict]
             shapes = [{**s, axis.name: tuple(value) if axis.many else value} for s in shapes]
     for shape in shapes:
         workload.validate(shape)
+        addressable(workload, shape)
     return shapes
+
+
+# NVIDIA GPUs since Pascal address 49 bits of virtual memory: no buffer of a shape that needs
+# more can exist on any of them, so such a shape is bad input on every machine, found before
+# the GPU is looked for (a workload's own limits, such as gemm's 2^30, come first).
+ADDRESS_BITS = 49
+
+
+def addressable(workload, shape: dict) -> None:
+    try:
+        need = workload.device_bytes(shape)
+    except NotImplementedError:  # a workload that does not model its memory
+        return
+    if need > 2 ** ADDRESS_BITS:
+        raise UsageError(f"{workload.name} {workload.label(shape)}: needs {need:.3g} B of device memory, more than "
+                         f"any GPU can address (2^{ADDRESS_BITS} B); choose smaller sizes")
+
+
+def run_options(kw: dict) -> dict:
+    """--out, --timeout, --devices and --ray of a run, checked before any GPU work: an empty
+    value is refused (not taken for "not given"), and --devices' form is checked here, so a
+    malformed one is exit 2 on a machine without a GPU too (which indices exist is checked
+    once the GPUs are known)."""
+    spec, ray = kw["devices"], kw["ray"]
+    if spec is not None:
+        if not spec.strip():
+            raise UsageError("--devices was given an empty value; give all or indices such as 0,2, or leave it out")
+        if spec.strip() != "all":
+            inventory.parse(spec, 1 << 62)  # the form only: indices (which exist is known with the GPUs)
+    if ray is not None and not ray.strip():
+        raise UsageError("--ray was given an empty value; give auto or a cluster's address such as "
+                         "ray://head:10001, or leave it out")
+    if ray is not None and spec is not None:
+        raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
+    return {"out": [paths.given("--out", p) for p in kw["out"] or []], "timeout_s": count("--timeout", kw["timeout"]),
+            "devices": spec, "ray": ray}
 
 
 def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
@@ -195,6 +238,9 @@ def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
 def config_plan(kw: dict) -> tuple[Plan, dict, Any]:
     """`all`'s Plan from a config (the bundled default unless --config), its protocols and the config."""
     only = kw["only"]
+    if kw["config"] is not None:  # empty, a folder, or a path the system cannot look up
+        if paths.kind(paths.given("--config", kw["config"]), "--config") == paths.FOLDER:
+            raise UsageError(f"--config {kw['config']} is a folder; give a TOML file or the name of a bundled config")
     cfg = configs.load(kw["config"], None if only is None else [x.strip() for x in only.split(",") if x.strip()] or [""])
     seed = cfg.seed if kw["seed"] is None else count("--seed", kw["seed"], 0)
     protocols, steps = {}, []

@@ -306,6 +306,8 @@ def plot_results(rows, meta: dict[str, Any], outdir: Path, force: bool = False) 
                          "(was the file written with --check-only?)")
     _matplotlib()  # fail before creating anything
     outdir = Path(outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise UsageError(f"--outdir {outdir} is a file, not a folder; give a folder for the PNG files")
     names = list(dict.fromkeys(r.workload for r in timed))
     counted = [w for w in names if any(r.workload == w for r in _counted(timed))]
     targets = [outdir / "roofline.png"] + [outdir / f"{_safe_name(w)}.png" for w in names]

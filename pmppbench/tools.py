@@ -7,8 +7,8 @@ from typing import Any
 from rich.table import Table
 
 from pmppbench import device, occupancy, roofline, workloads
-from pmppbench.compile import compile_unit
-from pmppbench.errors import CheckFailed, CompileError, UsageError
+from pmppbench.compile import NeedsNewerArch, compile_unit
+from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, UsageError
 from pmppbench.gpu import nvrtc, require_device
 from pmppbench.metadata import nvrtc_version
 from pmppbench.occupancy import ResourceRow, SmLimits
@@ -78,11 +78,12 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
     """Compile every kernel of the named workloads; one aligned line per kernel: the variant's
     table name, the kernel expression it launches, the defines, ptxas's resources."""
     chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
+    given = arch is not None
     if arch is None:
         arch = device.current().arch
     arch = supported_arch(arch)
     console.print(f"NVRTC {nvrtc_version()}, {arch}", highlight=False)
-    lines, failures = [], 0
+    lines, failures, newer = [], 0, []
     for w in chosen:
         for defines in w.compile_sets():
             tag = " ".join(f"{k}={v}" for k, v in defines.items())
@@ -90,6 +91,7 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
                 unit = compile_unit(w.name, w.kernel_names(), arch, defines, use_cache=use_cache)
             except CompileError as exc:
                 failures += 1
+                newer += [exc.arch] if isinstance(exc, NeedsNewerArch) else []
                 console.print(f"[red]FAIL[/] {w.name} {tag} {arch}")
                 console.print(str(exc), markup=False, highlight=False)
                 continue
@@ -103,6 +105,12 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
     for line in lines:
         cells = "  ".join(cell.ljust(width) for cell, width in zip(line[:4], widths))
         console.print(f"[green]OK[/]  {cells}  {line[4]}", highlight=False)
+    if failures and len(newer) == failures:  # the sources are right; the target is too old for them
+        oldest = max(newer, key=lambda a: int(a[3:]))
+        what = f"--arch {arch}" if given else f"this GPU ({arch})"
+        problem = UsageError if given else EnvironmentProblem
+        raise problem(f"{what}: {failures} compile unit(s) need {oldest} or newer (above); "
+                      f"choose --arch {oldest} or newer")
     if failures:
         raise CheckFailed(f"{failures} compile unit(s) failed")
 

@@ -7,7 +7,7 @@ import pytest
 from rich.console import Console
 
 from pmppbench.compare import (FAIL, FASTER, SAME, SLOWER, UNTIMED, compare_files, compare_results, noise_band,
-                               print_comparison, verdict)
+                               print_comparison, threshold, verdict)
 from pmppbench.errors import UsageError
 from pmppbench.export.files import save as write_results
 from pmppbench.row import Result
@@ -81,7 +81,7 @@ def test_one_gpu_per_file_matches_by_name_several_of_one_name_by_uuid():
     assert [(c.base.device_uuid, c.new.device_uuid) for c in report.matched] == [("GPU-b", "GPU-b"), ("GPU-a", "GPU-a")]
 
 
-@pytest.mark.parametrize("threshold, code", [(None, 0), (0, 1), (10, 1), (19.9, 1), (20, 0), (50, 0)])
+@pytest.mark.parametrize("threshold, code", [(None, 0), (0.1, 1), (10, 1), (19.9, 1), (20, 0), (50, 0)])
 def test_fail_on_slower_exits_1_beyond_the_threshold(threshold, code):
     base = [timed("naive", 1.0, 0.99, 1.01), timed("padded33", 0.5, 0.49, 0.51)]
     new = [timed("naive", 1.2, 1.19, 1.21), timed("padded33", 0.4, 0.39, 0.41)]  # +20% and -20%
@@ -89,6 +89,34 @@ def test_fail_on_slower_exits_1_beyond_the_threshold(threshold, code):
     assert [c.verdict for c in report.matched] == [SLOWER, FASTER]
     assert report.exit_code == code
     assert [c.new.variant for c in report.regressions] == (["naive"] if code else [])
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "0", "-5", "abc", "", "1e999"])
+def test_a_threshold_that_is_not_a_positive_finite_number_is_refused(text):
+    with pytest.raises(UsageError) as info:
+        threshold(text)
+    assert str(info.value) == ("--fail-on-slower takes a percentage > 0 such as 5 (exit 1 when a row is slower "
+                               f"by more), got {text!r}")
+
+
+def test_the_gate_judges_only_what_it_compared():
+    base = [timed("naive", 1.0, 0.99, 1.01), timed("padded33", 0.5, 0.49, 0.51)]
+    nothing = compare_results(base, [timed("copy", 1.0, 0.99, 1.01)], fail_on_slower_pct=5)
+    assert nothing.exit_code == 2 and nothing.gate_problem == (
+        "--fail-on-slower: nothing to judge, no row of NEW matched one of BASE (2 rows unmatched); compare runs of "
+        "the same workloads, sizes and GPU")
+    untimed = [Result("transpose", v, "4096x4096", check="PASS", device="Test GPU") for v in ("naive", "padded33")]
+    report = compare_results(base, untimed, fail_on_slower_pct=5)
+    assert report.exit_code == 2 and report.gate_problem == (
+        "--fail-on-slower: nothing to judge, all 2 rows that matched are untimed; compare timed runs (not --check-only)")
+    missing = compare_results(base, base[:1], fail_on_slower_pct=5)
+    assert missing.exit_code == 2 and missing.gate_problem == (
+        "--fail-on-slower: 1 of BASE's 2 rows are not in NEW, so the gate cannot vouch for them; rerun with the "
+        "same workloads, sizes and variants as the base")
+    slower = compare_results(base, [timed("naive", 2.0, 1.99, 2.01)], fail_on_slower_pct=5)
+    assert slower.exit_code == 1  # a regression it found is still exit 1
+    assert compare_results(base, base + [timed("copy", 1.0, 0.99, 1.01)], fail_on_slower_pct=5).exit_code == 0
+    assert compare_results(base, [timed("copy", 1.0, 0.99, 1.01)]).exit_code == 0  # no gate, no verdict
 
 
 def test_a_noisy_slowdown_is_not_a_regression():
@@ -123,7 +151,8 @@ def test_compare_result_files(tmp_path, base_ext, new_ext):
     assert [r.variant for r in report.only_base] == ["shared32"]
     assert [r.variant for r in report.only_new] == ["coarsened"]
     assert report.exit_code == 1  # naive is 30% slower
-    assert compare_files(base_path, new_path, fail_on_slower_pct=35).exit_code == 0
+    beyond = compare_files(base_path, new_path, fail_on_slower_pct=35)  # no regression, but shared32 is missing
+    assert beyond.exit_code == 2 and beyond.gate_problem.startswith(f"--fail-on-slower: 1 of {base_path}'s 3 rows")
 
 
 def test_a_missing_file_is_a_usage_error(tmp_path):

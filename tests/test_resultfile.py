@@ -40,6 +40,20 @@ def broken_files(tmp_path):
         "bad number": (header + "\n" + row.replace(",1.0,", ",abc,", 1) + "\n", "column median_ms: expected a number, got 'abc'"),
         "bad check": (header + "\n" + row.replace(",PASS,", ",MAYBE,", 1) + "\n", "column check: expected one of PASS"),
         "newer format": (header + "\n" + str(FORMAT_VERSION + 1) + row[1:] + "\n", "written by a newer pmppbench"),
+        "nan median": (header + "\n" + row.replace(",1.0,0.99,", ",nan,0.99,", 1) + "\n",
+                       "column median_ms: expected a time in ms > 0, got 'nan'"),
+        "negative median": (header + "\n" + row.replace(",1.0,0.99,", ",-0.5,0.99,", 1) + "\n",
+                            "column median_ms: expected a time in ms > 0, got '-0.5'"),
+        "median outside its band": (header + "\n" + row.replace(",1.0,0.99,", ",2.0,0.99,", 1) + "\n",
+                                    "median_ms 2 is outside [min_ms, max_ms] = [0.99, 1.01]"),
+        "timed pass without a median": (header + "\n" + row.replace(",1.0,0.99,1.01,2.0,[],,,,", ",,,,,[],3,5,100,", 1)
+                                        + "\n", "a timed PASS row (5 batches x 100 calls) without median_ms"),
+        "inf spread": (header + "\n" + row.replace(",1.01,2.0,", ",1.01,inf,", 1) + "\n",
+                       "column spread_pct: expected a finite number, got 'inf'"),
+        "negative bytes": (header + "\n" + row.replace(",12000,", ",-12000,", 1) + "\n",
+                           "column bytes: expected an integer >= 0, got '-12000'"),
+        "cut-down columns": ("workload,variant,shape,check,median_ms\nvecadd,scalar,1000,PASS,1.0\n",
+                             "the header lacks columns dims, max_abs_err, max_rel_err, check_detail and 38 more"),
     }
     out = {}
     for name, (content, words) in cases.items():

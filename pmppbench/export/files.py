@@ -11,9 +11,11 @@ atomically, after each row, so a stopped run leaves a complete file).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+from pmppbench import paths
 from pmppbench.errors import UsageError
 from pmppbench.export import csv, html, json as json_export, markdown
 from pmppbench.export.base import Exporter, RowSink
@@ -38,16 +40,21 @@ def check_writable(path: Path, force: bool, what: str = "--out", exporter: bool 
     """Refuse, before any work, a path that exists (without --force) or cannot be written.
     `exporter`: the extension must name an exporter (False for `report --html`'s page, whose
     format the option already says)."""
+    kind = paths.kind(path, what)  # refuses what the system cannot look up (a name too long, ...)
     if exporter:
         exporter_for(path, what)
-    if path.is_dir():
-        raise UsageError(f"{what} {path} is a folder; give a file name")
-    if path.exists() and not force:
-        raise UsageError(f"{what} {path} exists; pass --force to overwrite it or choose another {what}")
+    shown = paths.shown(path)
+    if kind == paths.FOLDER:
+        raise UsageError(f"{what} {shown} is a folder; give a file name")
+    if kind == paths.DANGLING:
+        raise UsageError(f"{what} {shown} is a symbolic link to {os.readlink(path)}, which does not exist; "
+                         f"remove the link or choose another {what}")
+    if kind == paths.FILE and not force:
+        raise UsageError(f"{what} {shown} exists; pass --force to overwrite it or choose another {what}")
     if not path.parent.is_dir():
-        raise UsageError(f"{what} {path}: folder {path.parent} does not exist")
+        raise UsageError(f"{what} {shown}: folder {path.parent} does not exist")
     try:
-        if path.exists():
+        if kind == paths.FILE:
             with open(path, "a"):
                 pass
         else:
@@ -55,15 +62,15 @@ def check_writable(path: Path, force: bool, what: str = "--out", exporter: bool 
                 pass
             path.unlink()
     except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot write there ({exc.strerror or exc}); choose another {what}") from None
+        raise UsageError(f"{what} {shown}: cannot write there ({exc.strerror or exc}); choose another {what}") from None
     return path
 
 
-def check_outputs(paths: list[Path], force: bool) -> list[Path]:
+def check_outputs(outs: list[Path], force: bool) -> list[Path]:
     """Every --out of a run checked (check_writable), and none given twice (nor a CSV's
     metadata file as another --out)."""
     seen: dict[Path, Path] = {}
-    for p in paths:
+    for p in outs:
         exporter = exporter_for(p)
         names = [p] + ([meta_path_for(p)] if exporter.meta_beside else [])
         for name in names:
@@ -71,7 +78,7 @@ def check_outputs(paths: list[Path], force: bool) -> list[Path]:
             if key in seen:
                 raise UsageError(f"--out {p}: given twice (as {seen[key]}); give each --out file once")
             seen[key] = p
-    return [check_writable(p, force) for p in paths]
+    return [check_writable(p, force) for p in outs]
 
 
 def _write_meta(path: Path, meta: dict[str, Any]) -> None:

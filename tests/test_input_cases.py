@@ -1,0 +1,334 @@
+"""Every bad input of issue #30, as a table: the command, the exact first line it prints on
+stderr, its exit code, and every file left as it was (bytes, mode and links, compared before
+and after). None of these needs a GPU: each is refused before one is looked for.
+
+The {names} in a case are files that `workspace` makes in a temporary folder:
+  good    a real result file (tests/data/sample.csv, an H200 run, with its .meta.json)
+  slow    the same rows three times slower
+  readme  a README with the results markers
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent / "data"
+ROOT = Path(__file__).resolve().parent.parent
+LONG = "x" * 300  # one part of a path: more than the 255 bytes a name may have
+GATE = "--fail-on-slower takes a percentage > 0 such as 5 (exit 1 when a row is slower by more), got"
+ROWS = 22  # rows of tests/data/sample.csv
+
+
+def _json_variant(good_json: Path, target: Path, old: str, new: str) -> None:
+    text = good_json.read_text()
+    assert old in text, old
+    target.write_text(text.replace(old, new, 1))
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    from pmppbench.export.files import save
+    from pmppbench.resultfile import load
+
+    shutil.copy(DATA / "sample.csv", tmp_path / "good.csv")
+    shutil.copy(DATA / "sample.csv.meta.json", tmp_path / "good.csv.meta.json")
+    rows, meta = load(tmp_path / "good.csv")
+    first = rows[0].median_ms
+    save(tmp_path / "good.json", rows, meta)
+    save(tmp_path / "few.json", rows[:3], meta)  # a "new" run that lost 19 of the 22 rows
+    for r in rows:
+        r.median_ms, r.min_ms, r.max_ms = 3 * r.median_ms, 3 * r.min_ms, 3 * r.max_ms
+        r.batch_means_ms = [3 * t for t in r.batch_means_ms]
+    save(tmp_path / "slow.json", rows, meta)
+    good = tmp_path / "good.json"
+    for name, value in (("nan", "NaN"), ("inf", "Infinity"), ("neg", "-0.5")):
+        _json_variant(good, tmp_path / f"median_{name}.json", f'"median_ms": {first!r}', f'"median_ms": {value}')
+    _json_variant(good, tmp_path / "version.json", '"format_version": 2', '"format_version": 1e999')
+    _json_variant(good, tmp_path / "registers.json", '"registers": 12', '"registers": 1e400')
+    _json_variant(good, tmp_path / "workload.json", '"workload": "vecadd"', '"workload": "nosuch"')
+    _json_variant(good, tmp_path / "dims.json", '"dims": {\n        "n": 67108864\n      }', '"dims": {"n": "big"}')
+    csv_lines = (tmp_path / "good.csv").read_text().splitlines()
+    header = csv_lines[0].split(",")
+    (tmp_path / "registers.csv").write_text("\n".join([csv_lines[0], csv_lines[1].replace(",12,0,0,0,0,256,",
+                                                                                        ",1e400,0,0,0,0,256,", 1)]))
+    (tmp_path / "median_nan.csv").write_text("\n".join([csv_lines[0], csv_lines[1].replace(
+        f",{first!r},", ",nan,", 1)]))
+    cut = header.index("median_ms")  # a CSV without the median_ms column
+    (tmp_path / "untimed.csv").write_text("\n".join(",".join(c for i, c in enumerate(line.split(",")) if i != cut)
+                                                    for line in csv_lines[:2]) + "\n")
+    (tmp_path / "four.csv").write_text("workload,variant,shape,check\nvecadd,scalar,1024,PASS\n")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "deep.csv").write_text((tmp_path / "good.csv").read_text())
+    (tmp_path / "deep.csv.meta.json").write_text("[" * 100000 + "]" * 100000)
+    other = json.loads(good.read_text())
+    for r in other["results"]:
+        r["device"] = "Other GPU"
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    (tmp_path / "README.md").write_text("intro\n<!-- results:begin -->\nold numbers\n<!-- results:end -->\n")
+    (tmp_path / "README.md").chmod(0o755)
+    (tmp_path / "latin1.md").write_bytes(b"caf\xe9\n<!-- results:begin -->\n<!-- results:end -->\n")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "dangling.csv").symlink_to(tmp_path / "nowhere.csv")
+    (tmp_path / "exists.csv").write_text("keep me\n")
+    (tmp_path / "streams.toml").write_text('[stream]\nshapes = [[4096, 4]]\nvariants = ["streams=7"]\n')
+    (tmp_path / "twice.toml").write_text('[vecadd]\nshapes = [[1024]]\nvariants = ["scalar", "scalar"]\n')
+    return tmp_path
+
+
+def snapshot(folder: Path) -> dict:
+    """Every entry under `folder`: a link's target, a file's bytes and mode."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        st = path.lstat()
+        if path.is_symlink():
+            out[path] = ("link", os.readlink(path))
+        elif path.is_file():
+            out[path] = ("file", path.read_bytes(), st.st_mode)
+        else:
+            out[path] = ("dir", st.st_mode)
+    return out
+
+
+# (case, arguments, exact first line of stderr, exit code)
+CASES = [
+    # 1, 7: the gate's threshold, parsed by pmppbench (typer's and pydantic's wording differ by version)
+    ("1 nan threshold", "compare {good} {slow} --fail-on-slower nan", f"pmppbench: {GATE} 'nan'", 2),
+    ("1 inf threshold", "compare {good} {slow} --fail-on-slower inf", f"pmppbench: {GATE} 'inf'", 2),
+    ("1 zero threshold", "compare {good} {slow} --fail-on-slower 0", f"pmppbench: {GATE} '0'", 2),
+    ("1 negative threshold", "compare {good} {slow} --fail-on-slower -5", f"pmppbench: {GATE} '-5'", 2),
+    ("7 word threshold", "compare {good} {good} --fail-on-slower abc", f"pmppbench: {GATE} 'abc'", 2),
+    # 2: times that cannot be
+    ("2 nan median, report", "report {median_nan.json}",
+     "pmppbench: {median_nan.json}: results[0], column median_ms: expected a time in ms > 0, got nan; "
+     "restore the file or rerun", 2),
+    ("2 inf median, compare", "compare {good} {median_inf.json} --fail-on-slower 5",
+     "pmppbench: {median_inf.json}: results[0], column median_ms: expected a time in ms > 0, got inf; "
+     "restore the file or rerun", 2),
+    ("2 negative median, plot", "plot {median_neg.json} --outdir {folder}",
+     "pmppbench: {median_neg.json}: results[0], column median_ms: expected a time in ms > 0, got -0.5; "
+     "restore the file or rerun", 2),
+    ("2 nan median, readme", "report {median_nan.csv} --readme {readme}",
+     "pmppbench: {median_nan.csv}: line 2, column median_ms: expected a time in ms > 0, got 'nan'; "
+     "restore the file or rerun", 2),
+    # 3: numbers beyond a float or an integer
+    ("3 format_version 1e999", "report {version.json}",
+     "pmppbench: {version.json}: format_version inf is not a whole number; restore the file", 2),
+    ("3 registers 1e400 json", "compare {good} {registers.json}",
+     "pmppbench: {registers.json}: results[0], column registers: expected an integer, got inf; "
+     "restore the file or rerun", 2),
+    ("3 registers 1e400 csv", "plot {registers.csv}",
+     "pmppbench: {registers.csv}: line 2, column registers: expected an integer, got '1e400'; "
+     "restore the file or rerun", 2),
+    # 4: nesting beyond Python's parser
+    ("4 deep json", "report {deep.json}",
+     "pmppbench: {deep.json}: not a pmppbench result file (nested too deeply to be pmppbench's)", 2),
+    ("4 deep meta.json", "report {deep.csv} --readme {readme}",
+     "pmppbench: {deep.csv}.meta.json: nested too deeply to be pmppbench's; restore it or delete it "
+     "(the rows do not need it)", 2),
+    # 5: a name longer than the file system allows, for every path
+    ("5 long --out", "vecadd --out {tmp}/LONG.csv",
+     "pmppbench: --out {cut}: file name too long (each part of a path may have at most 255 bytes); "
+     "choose a shorter name", 2),
+    ("5 long report", "report {tmp}/LONG.csv",
+     "pmppbench: RESULTS {cut}: file name too long (each part of a path may have at most 255 bytes); "
+     "choose a shorter name", 2),
+    ("5 long compare", "compare {good} {tmp}/LONG.csv",
+     "pmppbench: NEW {cut}: file name too long (each part of a path may have at most 255 bytes); "
+     "choose a shorter name", 2),
+    ("5 long --readme", "report {good} --readme {tmp}/LONG.csv",
+     "pmppbench: --readme {cut}: file name too long (each part of a path may have at most 255 bytes); "
+     "choose a shorter name", 2),
+    ("5 long --outdir", "plot {good} --outdir {tmp}/LONG.csv",
+     "pmppbench: --outdir {cut}: file name too long (each part of a path may have at most 255 bytes); "
+     "choose a shorter name", 2),
+    ("5 long --config", "all --config {tmp}/LONG.csv",
+     "pmppbench: --config {cut}: file name too long (each part of a path may have at most 255 bytes); "
+     "choose a shorter name", 2),
+    ("5 long --kernel", "vecadd --kernel {tmp}/LONG.csv:k --like scalar",
+     "pmppbench: --kernel {cut}: file name too long (each part of a path may have at most 255 bytes); "
+     "choose a shorter name", 2),
+    # 6: a README in another encoding (the terminal's encoding and /dev/full: test_output_streams)
+    ("6 latin-1 readme", "report {good} --readme {latin1.md}",
+     "pmppbench: --readme {latin1.md}: not UTF-8 text (byte 3); save it as UTF-8 first", 2),
+    # 8: a file cut down to a few columns would read as untimed rows, and pass the gate
+    ("8 no median_ms column", "compare {good} {untimed.csv} --fail-on-slower 5",
+     "pmppbench: {untimed.csv}: the header lacks column median_ms that every pmppbench result file has "
+     "(a cut-down or foreign file); use the file as pmppbench wrote it", 2),
+    ("8 only the four required", "report {four.csv}",
+     "pmppbench: {four.csv}: the header lacks columns dims, max_abs_err, max_rel_err, check_detail and 39 more "
+     "that every pmppbench result file has (a cut-down or foreign file); use the file as pmppbench wrote it", 2),
+    # 9: a gate that judged nothing, or not every row of the base
+    ("9 nothing matched", "compare {good} {other.json} --fail-on-slower 5",
+     f"pmppbench: --fail-on-slower: nothing to judge, no row of {{other.json}} matched one of {{good}} ({ROWS} rows "
+     "unmatched); compare runs of the same workloads, sizes and GPU", 2),
+    ("9 rows missing from new", "compare {good} {few.json} --fail-on-slower 5",
+     f"pmppbench: --fail-on-slower: 19 of {{good}}'s {ROWS} rows are not in {{few.json}}, so the gate cannot vouch "
+     "for them; rerun with the same workloads, sizes and variants as the base", 2),
+    # 10: an arch too old for a PTX feature (stdout: one FAIL line per unit, without NUL bytes)
+    ("10 sm_75 and cp.async", "compile stencil --arch sm_75 --no-cache",
+     "pmppbench: --arch sm_75: 2 compile unit(s) need sm_80 or newer (above); choose --arch sm_80 or newer", 2),
+    # 11: an empty value is not "not given"
+    ("11 empty --out", "vecadd --out ''",
+     "pmppbench: --out was given an empty value; give a path, or leave --out out", 2),
+    ("11 empty --devices", "vecadd --devices ''",
+     "pmppbench: --devices was given an empty value; give all or indices such as 0,2, or leave it out", 2),
+    ("11 empty --ray", "vecadd --ray ''",
+     "pmppbench: --ray was given an empty value; give auto or a cluster's address such as ray://head:10001, "
+     "or leave it out", 2),
+    ("11 empty --outdir", "plot {good} --outdir ''",
+     "pmppbench: --outdir was given an empty value; give a path, or leave --outdir out", 2),
+    # 12: --devices is read before the GPU is looked for
+    ("12 --devices garbage", "vecadd --devices garbage",
+     "pmppbench: --devices takes all or comma-separated device indices such as 0,2, got 'garbage'", 2),
+    ("12 --devices all,0", "vecadd --devices all,0",
+     "pmppbench: --devices takes all or comma-separated device indices such as 0,2, got 'all,0'", 2),
+    ("12 --devices -1", "vecadd --devices -1",
+     "pmppbench: --devices takes all or comma-separated device indices such as 0,2, got '-1'", 2),
+    # lower: sizes no GPU can hold, repeated variants, names, shapes and links
+    ("sizes vecadd 2**63", "vecadd 9223372036854775808",
+     "pmppbench: vecadd 9223372036854775808: needs 1.11e+20 B of device memory, more than any GPU can address "
+     "(2^49 B); choose smaller sizes", 2),
+    ("sizes stencil 2**63", "stencil 9223372036854775808",
+     "pmppbench: stencil 9223372036854775808 radius=32: needs 7.38e+19 B of device memory, more than any GPU can "
+     "address (2^49 B); choose smaller sizes", 2),
+    ("sizes stream --chunks 2**40", "stream --chunks 1099511627776",
+     "pmppbench: stream 1048576x64 chunks=1099511627776: needs 9.22e+18 B of device memory, more than any GPU can "
+     "address (2^49 B); choose smaller sizes", 2),
+    ("variants twice", "vecadd --variants scalar,scalar",
+     "pmppbench: --variants scalar,scalar: scalar is named twice; name each variant once", 2),
+    ("config variants twice", "all --config {twice.toml} --check-only",
+     "pmppbench: {twice.toml}: [vecadd] variants: scalar is named twice; name each variant once", 2),
+    ("config takes streams=7 as --variants does", "all --config {streams.toml} --out {exists.csv}",
+     "pmppbench: --out {exists.csv} exists; pass --force to overwrite it or choose another --out", 2),
+    ("unknown workload in a file", "report {workload.json}",
+     "pmppbench: {workload.json}: results[0], column workload: unknown workload 'nosuch' (this pmppbench has "
+     "WORKLOADS); upgrade pmppbench to read it", 2),
+    ("ill-typed dims", "report {dims.json}",
+     "pmppbench: {dims.json}: results[0], column dims: expected sizes (an object of whole numbers >= 0, or lists "
+     "of them), got {{'n': 'big'}}; restore the file or rerun", 2),
+    ("a folder is a folder", "report {folder}",
+     "pmppbench: {folder} is a folder, not a result file; give a .csv or .json written by pmppbench", 2),
+    ("a folder as --readme", "report {good} --readme {folder}",
+     "pmppbench: --readme {folder} is a folder; give the Markdown file to update", 2),
+    ("a file as --outdir", "plot {good} --outdir {exists.csv}",
+     "pmppbench: --outdir {exists.csv} is a file, not a folder; give a folder for the PNG files", 2),
+    ("a folder as --config", "all --config {folder}",
+     "pmppbench: --config {folder} is a folder; give a TOML file or the name of a bundled config", 2),
+    ("a folder as --kernel", "vecadd --kernel {folder}:k --like scalar",
+     "pmppbench: --kernel {folder}:k: {folder} is a folder; give the .cu file that defines k", 2),
+    ("dangling --out", "vecadd --out {dangling.csv}",
+     "pmppbench: --out {dangling.csv} is a symbolic link to {tmp}/nowhere.csv, which does not exist; "
+     "remove the link or choose another --out", 2),
+    ("a misspelt short option", "vecadd -x", "pmppbench: no such option -x (see --help)", 2),
+    # the parser's own words (click's, or typer's copy of it): the same at both ends of the range pyproject allows
+    ("parser: unknown option", "compare --qqqq", "pmppbench: No such option: --qqqq (see `pmppbench compare --help`)", 2),
+    ("parser: missing argument", "report", "pmppbench: Missing argument 'RESULTS'. (see `pmppbench report --help`)", 2),
+    ("parser: a flag with a value", "plot {good} --force=3", "pmppbench: Option '--force' does not take a value.", 2),
+]
+
+
+def _fill(text: str, tmp: Path) -> str:
+    """{name} -> the workspace's path of that name; LONG, {cut} and WORKLOADS as above; {{ }} -> { }."""
+    from pmppbench import workloads
+
+    names = {p.name: str(p) for p in tmp.iterdir()}
+    names |= {"good": str(tmp / "good.csv"), "slow": str(tmp / "slow.json"), "readme": str(tmp / "README.md"),
+              "tmp": str(tmp), "cut": _cut(tmp)}
+    text = text.replace("LONG", LONG).replace("WORKLOADS", ", ".join(workloads.names()))
+    text = re.sub(r"(?<!\{)\{([^{}]+)\}(?!\})", lambda m: names.get(m.group(1), m.group(0)), text)
+    return text.replace("{{", "{").replace("}}", "}")
+
+
+def _cut(tmp: Path) -> str:
+    from pmppbench.paths import shown
+
+    return shown(f"{tmp}/{LONG}.csv")
+
+
+def _args(text: str, tmp: Path) -> list[str]:
+    return [_fill(word, tmp) for word in shlex.split(text)]
+
+
+@pytest.mark.parametrize("case, args, first_line, code", CASES, ids=[c[0] for c in CASES])
+def test_bad_input(workspace, run_cli, case, args, first_line, code):
+    before = snapshot(workspace)
+    got, out, err = run_cli(*_args(args, workspace))
+    assert got == code, err
+    assert err.splitlines()[0] == _fill(first_line, workspace), err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "\x00" not in out
+    assert snapshot(workspace) == before  # nothing written, moved or re-moded
+
+
+def test_under_debug_bad_input_is_still_exit_2(workspace, run_cli):
+    code, _, err = run_cli("--debug", "compare", str(workspace / "good.csv"), str(workspace / "slow.json"),
+                           "--fail-on-slower", "nan")
+    assert code == 2 and err.startswith("Traceback (most recent call last):")
+    assert err.rstrip().splitlines()[-1] == f"pmppbench: {GATE} 'nan'"
+
+
+def test_h_is_the_help(run_cli):
+    code, out, err = run_cli("vecadd", "-h")
+    # typer 0.16 writes the sizes as "N REPS", 0.29 as "[N] [REPS]": both name the command and its help
+    assert code == 0 and out.startswith("Usage: pmppbench vecadd [OPTIONS] ") and err == ""
+    assert "-h, --help" in out and "Arguments (each optional; give the ones before it too):" in out
+
+
+def test_readme_through_a_link_keeps_the_link_and_the_mode(workspace, run_cli):
+    """13: the link's target gets the new section; the link stays a link; 755 stays 755."""
+    real = workspace / "README.md"
+    link = workspace / "link.md"
+    link.symlink_to(real.name)
+    code, out, err = run_cli("report", str(workspace / "good.csv"), "--readme", str(link))
+    assert code == 0, err
+    assert out.splitlines() == [f"updated {link}"]
+    assert link.is_symlink() and os.readlink(link) == "README.md"
+    assert "old numbers" not in real.read_text() and "#### vecadd" in real.read_text()
+    assert oct(real.stat().st_mode & 0o777) == "0o755"
+
+
+def _cli(*args: str, env: dict | None = None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """pmppbench in a child process, with the installed workloads only (other tests register
+    test workloads through PMPPBENCH_WORKLOADS, importable from tests/ alone)."""
+    base = {k: v for k, v in os.environ.items() if k != "PMPPBENCH_WORKLOADS"}
+    return subprocess.run([sys.executable, "-m", "pmppbench", *args], cwd=ROOT, stdout=stdout,
+                          stderr=subprocess.PIPE, env={**base, **(env or {})}, timeout=120)
+
+
+def test_output_streams(workspace):
+    """6: a path the terminal's encoding cannot show is escaped, not fatal; a full stdout is one line, exit 3."""
+    name = workspace / "résumé.md"
+    shutil.copy(workspace / "README.md", name)
+    done = _cli("report", str(workspace / "good.csv"), "--readme", str(name), env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode("ascii") == f"updated {workspace}/r\\xe9sum\\xe9.md\n"
+    missing = _cli("report", str(workspace / "nö.csv"), env={"PYTHONIOENCODING": "ascii"})
+    assert missing.returncode == 2
+    assert missing.stderr.decode("ascii") == f"pmppbench: {workspace}/n\\xf6.csv: no such result file; check the path\n"
+    with open("/dev/full", "w") as full:
+        done = _cli("report", str(workspace / "good.csv"), stdout=full)
+    assert done.returncode == 3
+    assert done.stderr.decode() == ("pmppbench: cannot write the output (No space left on device); free space or "
+                                    "send it elsewhere\n")
+
+
+def test_ray_auto_without_gpus_is_one_line_without_rays_log():
+    """--ray auto on a machine without GPUs: pmppbench's line only, not Ray's INFO and WARNING lines first."""
+    pytest.importorskip("ray", reason="needs pmppbench[fleet] (Ray); CI installs it")
+    from pmppbench.gpu import has_device
+
+    if has_device():
+        pytest.skip("this test is about machines without a GPU")
+    done = _cli("vecadd", "--ray", "auto")
+    assert done.returncode == 3
+    assert done.stderr.decode() == ("pmppbench: the Ray cluster at auto has no GPUs (ray.cluster_resources() shows "
+                                    "none); start its nodes with `ray start ... --num-gpus N`\n")
