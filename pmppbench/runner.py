@@ -298,12 +298,21 @@ def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) ->
 
     like = workload.variant(variant.like)
     base = workload.job(like, shape, ctx)
-    if base.launch is None or base.run is not base.launch:
+    one = base.launch is not None and (base.run is base.launch or base.launches == (base.launch,))
+    if not one:
         raise UsageError(f"--like {like.name}: that variant's call is not one kernel launch; "
                          "choose a variant that launches one kernel")
     kernel = load_kernels(workload.name, [variant.kernel], workload.defines(shape), source=Path(variant.source))
     launch = replace(base.launch, kernel=kernel[variant.kernel])
-    return Job(run=launch, output=base.output, poison=base.poison, launch=launch)
+    reset = base.reset  # the --like variant's reset (a zeroed accumulator) stays part of the call
+
+    def run() -> None:
+        if reset is not None:
+            reset()
+        launch()
+
+    return Job(run=launch if reset is None else run, output=base.output, poison=base.poison, launch=launch,
+               launches=(launch,), reset=reset)
 
 
 def fresh_output(job: Job, synchronize: Callable[[], None]):

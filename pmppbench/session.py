@@ -331,4 +331,9 @@ def caption(rows: list[Result], protocol: Protocol, check_only: bool) -> str:
         where = ", ".join(dict.fromkeys(r.device for r in rows if r.device)) or "?"
     tolerances = "; ".join(dict.fromkeys(r.tolerance for r in rows if r.tolerance))
     what = f"check only · {tolerances}" if check_only else protocol.describe()
-    return f"{where} · {what}"
+    from pmppbench import workloads  # noqa: PLC0415
+
+    note = ""
+    if rows and not check_only:
+        note = workloads.get(rows[0].workload).call_note(rows[0].dims)
+    return f"{where} · {what}" + (f" · {note}" if note else "")

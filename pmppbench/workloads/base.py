@@ -92,15 +92,43 @@ class Job:
 
     run: Callable[[], None]  # one call: what the protocol repeats
     output: Callable[[], Any]  # the result: a device array (checked on the GPU) or a host array
-    poison: Callable[[], None]  # fill the output with NaN before a checked run
+    poison: Callable[[], None]  # fill the output with NaN (integers: POISON_INT) before a checked run
     launch: Launch | None = None  # for the resource columns; None for library calls
+    launches: tuple[Launch, ...] = ()  # every kernel launch of one call, in order (a call may be several)
+    reset: Callable[[], None] | None = None  # what each call does first (e.g. zero an atomic accumulator)
+
+
+def poison(out) -> None:
+    """Fill a device or host array with a value no correct kernel leaves: NaN for floating
+    point, POISON_INT for integers (an unwritten int32 sum or histogram bin then FAILs)."""
+    out.fill(np.nan if np.dtype(out.dtype).kind == "f" else np.array(POISON_INT).astype(out.dtype))
+
+
+POISON_INT = -0x5A5A5A5B  # 0xA5A5A5A5 as int32; as uint32 the same bits
 
 
 def kernel_job(launch: Launch, out, out_shape: tuple[int, ...] | None = None) -> Job:
     """The usual job: one launch that writes the device array `out`, checked where it is (as
-    `out_shape` when given) and poisoned with NaN before it."""
+    `out_shape` when given) and poisoned before it."""
     view = out if out_shape is None else out.reshape(out_shape)
-    return Job(run=launch, output=lambda: view, poison=lambda: out.fill(np.nan), launch=launch)
+    return Job(run=launch, output=lambda: view, poison=lambda: poison(out), launch=launch, launches=(launch,))
+
+
+def staged_job(launches: tuple[Launch, ...], out, reset: Callable[[], None] | None = None,
+               output: Callable[[], Any] | None = None) -> Job:
+    """A call of several steps: `reset` (declared by the variant: an accumulator zeroed, a
+    counter cleared) and then each launch in order, all of it inside the timed call; the
+    output `out` is poisoned before a checked call (the reset may overwrite the poison: a
+    kernel that then adds nothing still leaves a wrong value). The resource columns show the
+    first launch, the variant's own kernel."""
+    def run() -> None:
+        if reset is not None:
+            reset()
+        for launch in launches:
+            launch()
+
+    return Job(run=run, output=output or (lambda: out), poison=lambda: poison(out), launch=launches[0],
+               launches=tuple(launches), reset=reset)
 
 
 @dataclass
@@ -239,6 +267,11 @@ class Workload:
         """Optional: extra runs the runner times after the variants, for model columns (the
         stream workload's stages alone). A workload never times anything itself."""
         return None
+
+    def call_note(self, shape: Shape) -> str:
+        """Optional: what one timed call contains where that is more than the variant's one
+        kernel (a reset before it, several launches), for the table's caption."""
+        return ""
 
     def annotate(self, shape: Shape, ctx: Any, rows: list, timings: dict) -> None:
         """Optional: add model columns to the shape's timed rows; `timings` holds the runner's
