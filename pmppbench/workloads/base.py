@@ -62,6 +62,8 @@ class Axis:
     many: bool = False
     sweep: bool = False
     minimum: int = 1
+    choices: tuple[str, ...] = ()  # a named axis (--dtype f32,i32): its values are these words, not integers
+    default: tuple = ()  # swept when the option is not given (the command's default shapes), e.g. both dtypes
 
     @property
     def option(self) -> str:
