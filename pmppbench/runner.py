@@ -187,9 +187,9 @@ def evaluate(
     error, wrong result) stays in its own row; only variants that PASS are timed, under the
     protocol (with `timer`, a test's scripted timer, when given); then derived values."""
     label = workload.label(shape)
-    tolerance = workload.tolerance_for(shape)
+    tolerances = {v.name: workload.tolerance_of(shape, modelled(workload, v)) for v in variants}
     rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=device_name,
-                           run_id=run_id, timestamp=now_iso(), tolerance=tolerance.describe())
+                           run_id=run_id, timestamp=now_iso(), tolerance=tolerances[v.name].describe())
             for v in variants}
     jobs = {}
     references = references if references is not None else {}  # key -> CPU reference, made at first use
@@ -204,7 +204,7 @@ def evaluate(
                 if key not in uploaded:
                     uploaded[key] = device_copy(ref)
                 ref = uploaded[key]
-            return compare(out, ref, tolerance)
+            return compare(out, ref, tolerances[v.name])
 
     for v in variants:
         row = rows[v.name]

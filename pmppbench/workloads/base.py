@@ -181,6 +181,12 @@ class Workload:
             raise NotImplementedError(f"{self.name}: set `tolerance` or override tolerance_for")
         return self.tolerance
 
+    def tolerance_of(self, shape: Shape, variant: Variant) -> Tolerance:
+        """The check rule for one variant on one shape: tolerance_for(shape), unless the bound
+        depends on the variant too (the reduction's on its order of additions, or a roof row
+        that computes something else exactly)."""
+        return self.tolerance_for(shape)
+
     # ---- shapes -------------------------------------------------------------------
     def default_shape(self) -> Shape:
         raise NotImplementedError
