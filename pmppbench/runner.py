@@ -29,7 +29,7 @@ from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import Protocol, measure
 from pmppbench.results import Result, now_iso
-from pmppbench.workloads.base import Job, Shape, Variant, Workload, unique_kernels
+from pmppbench.workloads.base import Job, Shape, Unavailable, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -220,6 +220,9 @@ def evaluate(
             if not v.source:
                 raise
             row.check, row.error = "ERROR", str(exc)  # a learner's kernel: NVRTC's message, file and line
+            continue
+        except Unavailable as exc:  # a peer whose library is missing here: SKIP, with the reason
+            row.check, row.check_detail = "SKIP", str(exc)
             continue
         except PmppError:
             raise

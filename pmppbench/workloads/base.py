@@ -48,6 +48,11 @@ class Variant:
         return self.geometry(shape)
 
 
+class Unavailable(Exception):
+    """Raised by Workload.job for a variant that cannot run on this machine (a library peer
+    whose package is not installed): its row is SKIP with this reason, never an ERROR."""
+
+
 @dataclass(frozen=True)
 class Axis:
     """A shape key the command takes as an option, e.g. the stencil's `--radius 2,32`.
