@@ -148,10 +148,11 @@ __global__ void aggregated(const unsigned char* data, I length, unsigned* histo)
 }
 
 // ---- beyond the book -----------------------------------------------------------------------
-// warp_vec: a fixed grid strides over the text in 16-byte loads; each thread aggregates the
-// runs inside its 16 bytes, and each warp has its own sub-histogram in shared memory, so an
-// atomic meets at most the 32 lanes of its own warp; the block then adds its warps'
-// sub-histograms and sends one global atomic per non-zero bin.
+// warp_vec: a fixed grid strides over the text in 16-byte loads. For 256 bins each thread
+// aggregates the runs inside its 16 bytes, and each warp has its own sub-histogram in shared
+// memory, so an atomic meets at most the 32 lanes of its own warp; the block then adds its
+// warps' sub-histograms and sends one global atomic per non-zero bin. For 7 bins, counters in
+// the byte lanes of a register (below) replace the atomics.
 #define WARPS (BLOCK / 32)
 
 __device__ __forceinline__ void add_run(unsigned* mine, unsigned& prev, unsigned& run, unsigned b) {
@@ -169,6 +170,62 @@ __device__ __forceinline__ void add_word(unsigned* mine, unsigned& prev, unsigne
     for (int k = 0; k < 4; ++k) add_run(mine, prev, run, bin_of((unsigned char)(w >> (8 * k))));
 }
 
+#if BINS == 7
+// warp_vec for the letter histogram: no atomic per byte at all. Byte k of a 64-bit register
+// counts bin k (byte 7 counts the bytes that are no letter, and is dropped): each input byte
+// adds 1 << (8 * bin). At most 192 bytes go into the register before it is flushed into 7
+// 32-bit counters, so no byte lane passes 255. Four 16-byte loads are in flight per thread. The
+// block adds its threads' counters in shared memory and sends 7 global atomics.
+__device__ __forceinline__ unsigned long long count_word(unsigned w) {
+    unsigned long long lanes = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const unsigned pos = ((w >> (8 * k)) & 0xffu) - 'a';
+        const unsigned b = pos < 26 ? pos / 4 : 7;
+        lanes += 1ull << (8 * b);
+    }
+    return lanes;
+}
+
+__device__ __forceinline__ unsigned long long count_vec(uint4 v) {
+    return count_word(v.x) + count_word(v.y) + count_word(v.z) + count_word(v.w);
+}
+
+__device__ __forceinline__ void flush(unsigned (&cnt)[7], unsigned long long lanes) {
+#pragma unroll
+    for (int b = 0; b < 7; ++b) cnt[b] += unsigned(lanes >> (8 * b)) & 0xffu;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char* __restrict__ data,
+                                                             unsigned long long length, unsigned* __restrict__ histo) {
+    __shared__ unsigned s[BINS];
+    if (threadIdx.x < BINS) s[threadIdx.x] = 0u;
+    __syncthreads();
+    unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
+    const uint4* vec = reinterpret_cast<const uint4*>(data);  // cudaMalloc'd: 256-byte aligned
+    const unsigned long long nv = length / 16, stride = 1ull * gridDim.x * BLOCK;
+    unsigned long long j = 1ull * blockIdx.x * BLOCK + threadIdx.x;
+    while (j + 3 * stride < nv) {
+        unsigned long long lanes = 0;
+        for (int group = 0; group < 3 && j + 3 * stride < nv; ++group, j += 4 * stride) {  // <= 192 bytes
+            const uint4 a = vec[j], b = vec[j + stride], c = vec[j + 2 * stride], d = vec[j + 3 * stride];
+            lanes += count_vec(a) + count_vec(b) + count_vec(c) + count_vec(d);
+        }
+        flush(cnt, lanes);
+    }
+    for (; j < nv; j += stride) flush(cnt, count_vec(vec[j]));
+    const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * BLOCK + threadIdx.x;
+    if (tail < length) flush(cnt, count_word(data[tail]));  // the length % 16 last bytes
+#pragma unroll
+    for (int b = 0; b < 7; ++b) {
+        unsigned v = cnt[b];
+        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
+    }
+    __syncthreads();
+    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
+}
+#else
 extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char* __restrict__ data,
                                                              unsigned long long length, unsigned* __restrict__ histo) {
     __shared__ unsigned s[WARPS * BINS];
@@ -195,6 +252,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
         if (v > 0) atomicAdd(&histo[bin], v);
     }
 }
+#endif
 
 // read: the roof row. The same bytes read once in 16-byte loads by warp_vec's loop; the XOR of
 // all words, one atomicXor per block, is what it leaves (checked bit for bit).

@@ -8,7 +8,8 @@ the grid meets the same bin). Every axis value is its own shape and all four are
 Rungs, as the book writes them: `global_atomic` (Fig. 9.6), `privatized` (Fig. 9.9, a copy per
 block in global memory), `shared_private` (Fig. 9.10), `coarsened_contiguous` (Fig. 9.12) and
 `coarsened_interleaved` (Fig. 9.14), `aggregated` (Fig. 9.15, runs counted in a register);
-beyond the book, `warp_vec` (16-byte loads, runs aggregated per thread, a sub-histogram per
+beyond the book, `warp_vec` (16-byte loads; for 7 bins, counts in the byte lanes of a 64-bit
+register, no atomic per byte; for 256 bins, runs aggregated per thread and a sub-histogram per
 warp). Peer: `cub` (DeviceHistogram::HistogramEven through cuda.compute). Roof: `read`, the
 same bytes read once in 16-byte loads. Counts are exact: the check is bit for bit. Every call
 zeroes the histogram first (the variant's reset, inside the timed call; CUB's call zeroes its
@@ -25,8 +26,8 @@ from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads import cub
 from pmppbench.workloads.base import (
-    REPEAT_PERIOD, Axis, Job, Launch, Traffic, Variant, Workload, index_arg, index_type, indexed_kernel, poison,
-    staged_job, with_wide_paths
+    INT_MAX, REPEAT_PERIOD, Axis, Job, Launch, Traffic, Variant, Workload, index_arg, index_type, indexed_kernel, poison,
+    staged_job, Unavailable, with_wide_paths
 )
 
 BLOCK = 256
@@ -68,7 +69,8 @@ class Histogram(Workload):
         Variant("coarsened_interleaved", "coarsened_interleaved<int>",
                 f"PMPP 9.14: {CFACTOR} bytes per thread, striding by the grid (coalesced)"),
         Variant("aggregated", "aggregated<int>", "PMPP 9.15: interleaved, a run of one bin counted in a register"),
-        Variant("warp_vec", "warp_vec", "16-byte loads, runs aggregated per thread, one sub-histogram per warp"),
+        Variant("warp_vec", "warp_vec", "16-byte loads 4 in flight; 7 bins: counts in a register's byte lanes, no "
+                "atomic per byte; 256 bins: runs aggregated per thread, a sub-histogram per warp"),
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )
@@ -157,6 +159,9 @@ class Histogram(Workload):
         n, bins = shape["n"], shape["bins"]
         text, histo = ctx["text"], ctx["histo"]
         if variant.name == "cub":
+            if n > INT_MAX:
+                raise Unavailable(f"cuda.compute's HistogramEven counts its samples in a 32-bit int; N = {n} "
+                                  f"is past {INT_MAX}")
             lower, upper = (LETTER, LETTER + 28) if bins == 7 else (0, 256)
             run, held = cub.histogram_even(cp, text, histo, bins, lower, upper)
             ctx["peers"]["cub"] = held
