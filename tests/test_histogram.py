@@ -93,3 +93,19 @@ def test_a_race_on_a_bin_fails():
     shape = {"n": 1000003, "bins": 7, "input": "one_letter"}
     rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant("shared_private")])
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
+
+
+def test_course_listing_compiles_through_the_same_path(monkeypatch):
+    from pathlib import Path
+
+    listings = Path(__file__).resolve().parent.parent / "scripts" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("baselines", listings.parent / "baselines.py")
+    baselines = importlib.util.module_from_spec(spec)
+    import sys
+    monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look their module up
+    spec.loader.exec_module(baselines)
+    names = [p.listing for p in baselines.PAIRS["histogram"]]
+    unit = compile_unit("course_histogram", names, "sm_90", use_cache=False)
+    assert sorted(unit.ptxas) == sorted(names)
