@@ -109,3 +109,25 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
     names = [p.listing for p in baselines.PAIRS["histogram"]]
     unit = compile_unit("course_histogram", names, "sm_90", use_cache=False)
     assert sorted(unit.ptxas) == sorted(names)
+
+
+@pytest.mark.parametrize("bins", hist.BINS)
+def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, bins):
+    """The prebuild on the worker's build thread asks cuda.compute with the job's key (the
+    sample and counter types, the levels, the sample count), so the job finds the build done."""
+    from test_reduce import FakeCompute, fake_cupy
+
+    from pmppbench.workloads import cub
+
+    compute = FakeCompute()
+    monkeypatch.setattr(cub, "compute_module", lambda: compute)
+    monkeypatch.setattr(hist, "cupy", fake_cupy)
+    shape = {"n": 1000, "bins": bins, "input": "uniform"}
+    W.prebuild(shape, list(W.variants))
+    ctx = {"text": np.zeros(1000, dtype=np.uint8), "histo": np.zeros(bins, dtype=np.uint32), "peers": {}}
+    W.job(W.variant("cub"), shape, ctx)
+    assert len(compute.keys) == 2 and compute.keys[0] == compute.keys[1]
+    levels = dict(compute.keys[0][1])
+    assert levels["h_num_output_levels"] == ("int32", [bins + 1]) and levels["num_samples"] == ("int", "1000")
+    W.prebuild({**shape, "n": hist.LARGE_CHECK}, list(W.variants))  # past 2^31 samples cub is a SKIP: no build
+    assert len(compute.keys) == 2

@@ -200,3 +200,60 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
     names = [p.listing for p in baselines.PAIRS["reduce"]]
     unit = compile_unit("course_reduce", names, "sm_90", use_cache=False)
     assert sorted(unit.ptxas) == sorted(names)
+
+
+class FakeCompute:
+    """cuda.compute's make_* recorded by what its build cache keys on: each array's type and
+    dtype; for the histogram the levels' dtype and value and the sample count."""
+
+    class OpKind:
+        PLUS = "plus"
+
+    def __init__(self):
+        self.keys = []
+
+    def make_reduce_into(self, **kw):
+        self.keys.append(("reduce", tuple(sorted((k, type(v).__name__, str(getattr(v, "dtype", v)))
+                                                 for k, v in kw.items()))))
+        return lambda temp_storage=None, **call: 64
+
+    def make_histogram_even(self, **kw):
+        def part(k, v):
+            if k.startswith("h_"):  # host levels: by dtype and value
+                return (str(v.dtype), v.tolist())
+            return (type(v).__name__, str(getattr(v, "dtype", v)))
+        self.keys.append(("histogram", tuple(sorted((k, part(k, v)) for k, v in kw.items()))))
+        return lambda temp_storage=None, **call: 64
+
+
+def fake_cupy():
+    return SimpleNamespace(empty=np.empty, uint8=np.uint8, uint32=np.uint32,
+                           cuda=SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, dtype):
+    """cuda.compute builds once per process and key; the prebuild (on the worker's build thread)
+    must ask with the job's key, or the job would build a second time on the critical path."""
+    from pmppbench.workloads import cub
+
+    compute = FakeCompute()
+    monkeypatch.setattr(cub, "compute_module", lambda: compute)
+    cp = fake_cupy()
+    cub.prebuild_reduce(cp, dtype)
+    run, _held = cub.reduce_sum(cp, np.zeros(1000, dtype=dtype), np.zeros(1, dtype=dtype))
+    assert len(compute.keys) == 2 and compute.keys[0] == compute.keys[1]
+    assert dict((k, d) for k, _t, d in compute.keys[0][1])["d_in"] == np.dtype(dtype).name
+
+
+def test_only_cub_is_prebuilt_and_for_the_shapes_dtype(monkeypatch):
+    from pmppbench.workloads import cub
+
+    asked = []
+    monkeypatch.setattr(cub, "prebuild_reduce", lambda cp, dtype: asked.append(dtype))
+    monkeypatch.setattr(red, "cupy", lambda: None)
+    W.prebuild({"n": 1000, "dtype": "i32"}, [W.variant("shared")])
+    assert asked == []
+    W.prebuild({"n": 1000, "dtype": "i32"}, list(W.variants))
+    W.prebuild({"n": 1000, "dtype": "f32"}, list(W.variants))
+    assert asked == [np.int32, np.float32]

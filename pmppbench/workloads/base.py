@@ -237,6 +237,13 @@ class Workload:
     def job(self, variant: Variant, shape: Shape, ctx: Any) -> Job:
         raise NotImplementedError
 
+    def prebuild(self, shape: Shape, variants: list[Variant]) -> None:
+        """Optional: build ahead what the variants' jobs on `shape` will ask for that costs host
+        time and no device memory worth counting (a library peer's JIT-compiled kernels). A
+        worker calls it on its build thread for every step of its plan, while the GPU runs the
+        steps before. job() never depends on it (it asks for the same thing and gets the build
+        done, in flight or not yet started); an error here is left for job() to report."""
+
     def teardown(self, ctx: Any) -> None:
         """Release what setup() took beyond ordinary device arrays (streams, pinned memory)."""
 

@@ -155,6 +155,15 @@ class Histogram(Workload):
                               copies=cp.zeros(self.blocks(shape, "privatized") * bins, dtype=cp.uint32),
                               xor=cp.empty(1, dtype=cp.uint32), peers={})
 
+    def levels(self, shape) -> tuple[int, int]:
+        """CUB's [lower, upper) for the shape's bins: a-z and two past it in 7 bins of four, or every byte."""
+        return (LETTER, LETTER + 28) if shape["bins"] == 7 else (0, 256)
+
+    def prebuild(self, shape, variants):
+        """cuda.compute's histogram object for the shape's bins (CUB's JIT build), ahead of cub's job."""
+        if any(v.name == "cub" for v in variants) and shape["n"] <= INT_MAX:
+            cub.prebuild_histogram(cupy(), shape["bins"], *self.levels(shape), shape["n"])
+
     def job(self, variant, shape, ctx, index: str | None = None):
         cp = cupy()
         n, bins = shape["n"], shape["bins"]
@@ -163,8 +172,7 @@ class Histogram(Workload):
             if n > INT_MAX:
                 raise Unavailable(f"cuda.compute's HistogramEven counts its samples in a 32-bit int; N = {n} "
                                   f"is past {INT_MAX}")
-            lower, upper = (LETTER, LETTER + 28) if bins == 7 else (0, 256)
-            run, held = cub.histogram_even(cp, text, histo, bins, lower, upper)
+            run, held = cub.histogram_even(cp, text, histo, bins, *self.levels(shape))
             ctx["peers"]["cub"] = held
             return library_job(run, histo)
         grid, block = self.geometry(variant, shape, ctx["device"])

@@ -221,6 +221,11 @@ class Reduce(Workload):
         ctx["partial"] = cp.empty(max(self.segments(shape, "shared"), FAST_BLOCKS_PER_SM * sms), dtype=dtype)
         return ctx
 
+    def prebuild(self, shape, variants):
+        """cuda.compute's sum object for the shape's dtype (CUB's JIT build), ahead of cub's job."""
+        if any(v.name == "cub" for v in variants):
+            cub.prebuild_reduce(cupy(), DTYPES[shape["dtype"]][1])
+
     def job(self, variant, shape, ctx, index: str | None = None):
         cp = cupy()
         n = shape["n"]
