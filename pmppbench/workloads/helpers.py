@@ -228,7 +228,7 @@ def output_job(run: Callable[[], None], out, ctx: dict, *, launch: Launch | None
             return take(out, picks)
 
     return Job(run=run, output=output, poison=lambda: poison(out), launch=launch,
-               launches=(launch,) if launch is not None else ())
+               launches=(launch,) if launch is not None and run is launch else ())  # else: unknown
 
 
 def launch_job(launch: Launch, out, ctx: dict, **kw) -> Job:
