@@ -233,6 +233,11 @@ class Ahead:
             except Exception:  # noqa: BLE001
                 pass
 
+    def close(self) -> None:
+        """Drop the work not yet started (the plan is over); what runs finishes."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.builds.shutdown(wait=False, cancel_futures=True)
+
 
 def _prebuild(step: Step) -> None:
     """The step's Workload.prebuild; its error is the step's job() to report, in its rows."""
@@ -267,6 +272,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
             ahead.expect(message)
             continue
         if not isinstance(message, Step):  # Stop
+            ahead.close()
             return
         step = message
         shared = step.workload.shares_host_link

@@ -359,3 +359,24 @@ def test_a_failed_prebuild_is_left_for_the_job():
     ahead.expect(PlanAhead((step,)))
     ahead.drain()  # the build's error is not raised here
     assert len(w.built) == 1 and ahead.take(step) is not None  # and the step's host work is there
+
+
+def test_stop_drops_the_builds_not_yet_started():
+    """At Stop the worker exits without building for steps that will not come."""
+    started = threading.Event()
+    release = threading.Event()
+
+    class Slow(Prebuilt):
+        def prebuild(self, shape, variants):
+            started.set()
+            release.wait(5)
+            super().prebuild(shape, variants)
+
+    w = Slow()
+    ahead = Ahead()
+    ahead.expect(PlanAhead(tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))))
+    started.wait(5)
+    ahead.close()
+    release.set()
+    ahead.builds.shutdown(wait=True)
+    assert [m for m, _, _ in w.built] == [4]  # the one that had started; 5 and 6 were dropped
