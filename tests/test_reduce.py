@@ -266,3 +266,16 @@ def test_check_only_takes_the_64_bit_path_for_each_dtype():
     large = [s for s in W.check_shapes() if s["n"] > 2**31 - 1]
     assert [(s["dtype"], W.index_type(s)) for s in large] == [("f32", "long long"), ("i32", "long long")]
     assert all(W.index_type(s) == "int" for s in W.check_shapes() if s not in large)
+
+
+@pytest.mark.gpu
+def test_cub_built_ahead_on_another_thread_serves_the_job():
+    """The worker's build thread runs prebuild; the job on the main thread then uses that build."""
+    import threading
+
+    pytest.importorskip("cuda.compute")
+    shapes = [{"n": 100003, "dtype": d} for d in ("f32", "i32")]
+    builder = threading.Thread(target=lambda: [W.prebuild(s, [W.variant("cub")]) for s in shapes])
+    builder.start()
+    builder.join()
+    assert_all_pass(check_rows("reduce", shapes, ["cub"]))

@@ -69,9 +69,13 @@ def reduce_sum(cp, d_in, d_out) -> tuple[Any, dict]:
 
 
 def prebuild_reduce(cp, dtype) -> None:
-    """Build the sum object of `dtype` (reducer's key) ahead of the job that will ask for it."""
+    """Build the sum object of `dtype` (reducer's key) ahead of the job that will ask for it.
+    The two 1-element arrays stand for the job's (the key holds their type and dtype, not
+    their size); allocating them first makes the GPU's primary context current on this
+    thread, where cuda.compute loads what it built."""
     compute = compute_module()
-    reducer(compute, cp.empty(1, dtype=dtype), cp.empty(1, dtype=dtype))
+    d_in, d_out = cp.empty(1, dtype=dtype), cp.empty(1, dtype=dtype)
+    reducer(compute, d_in, d_out)
 
 
 def cupy_reduce_sum(d_in, d_out):
@@ -116,6 +120,8 @@ def histogram_even(cp, d_samples, d_hist, bins: int, lower: int, upper: int) -> 
 
 def prebuild_histogram(cp, bins: int, lower: int, upper: int, n: int) -> None:
     """Build the histogram object of `n` byte samples into `bins` uint32 bins (histogrammer's
-    key) ahead of the job that will ask for it."""
+    key) ahead of the job that will ask for it. The arrays stand for the job's (the key holds
+    their types and `n`'s offset width, not their sizes), allocated first as in prebuild_reduce."""
     compute = compute_module()
-    histogrammer(compute, cp.empty(1, dtype=cp.uint8), cp.empty(bins, dtype=cp.uint32), bins, lower, upper, n)
+    d_samples, d_hist = cp.empty(1, dtype=cp.uint8), cp.empty(bins, dtype=cp.uint32)
+    histogrammer(compute, d_samples, d_hist, bins, lower, upper, n)
