@@ -386,8 +386,7 @@ def child(spec_path: str, manifest_path: str) -> int:
     sync = cupy().cuda.Device().synchronize
     with prepared(w, shape, variants, step.seed) as (_inputs, ctx):
         jobs = [(v, job_for(w, v, shape, ctx)) for v in variants]
-        manifest = [{"variant": v.name, "launches": 1 if job.launch is not None and job.run is job.launch else None}
-                    for v, job in jobs]
+        manifest = [{"variant": v.name, "launches": launch_count(job)} for v, job in jobs]
         Path(manifest_path).write_text(json.dumps(manifest))
         sync()
         profiler.start()
@@ -402,6 +401,13 @@ def child(spec_path: str, manifest_path: str) -> int:
         finally:
             profiler.stop()
     return 0
+
+
+def launch_count(job) -> int | None:
+    """Kernel launches in one call of `job` (None: a library call, launches unknown)."""
+    if job.launches:
+        return len(job.launches)
+    return 1 if job.launch is not None and job.run is job.launch else None
 
 
 if __name__ == "__main__":

@@ -110,6 +110,27 @@ def counts(name: str, text: Optional[str], minimum: int = 1) -> Optional[list[in
     return [count(name, p.strip(), minimum) for p in parts]
 
 
+def words(axis, text: Optional[str]):
+    """A named axis's value from the command line: one of its choices, or (many) a list of them."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in str(text).split(",")]
+    if not str(text).strip() or any(not p for p in parts) or (len(parts) > 1 and not axis.many):
+        raise UsageError(f"{axis.option} takes {'comma-separated names' if axis.many else 'one name'} from "
+                         f"{', '.join(axis.choices)}, got {text!r}")
+    for p in parts:
+        if p not in axis.choices:
+            raise UsageError(f"{axis.option}: unknown value {p!r}; choose from {', '.join(axis.choices)}")
+    return parts if axis.many else parts[0]
+
+
+def axis_value(axis, text: Optional[str]):
+    """An axis option's value: names for a named axis, integers otherwise."""
+    if axis.choices:
+        return words(axis, text)
+    return (counts if axis.many else count)(axis.option, text, axis.minimum)
+
+
 def pick_variants(workload, spec: Optional[str]):
     if spec is None:
         return None
@@ -167,9 +188,12 @@ def shapes_for(workload, dims: dict, axes: dict, check_only: bool) -> list[dict]
     """Explicit sizes win; otherwise --check-only uses the check shapes, timing the default.
     A swept axis (the stencil's radius) makes one shape per value."""
     given = {k: v for k, v in dims.items() if v is not None}
-    shapes = workload.check_shapes() if check_only and not given else [{**workload.default_shape(), **given}]
+    checks = check_only and not given
+    shapes = workload.check_shapes() if checks else [{**workload.default_shape(), **given}]
     for axis in workload.axes:
         value = axes.get(axis.name)
+        if value is None and axis.default and not checks:  # the command's default sweep (both dtypes)
+            value = list(axis.default)
         if value is None:
             continue
         if axis.sweep:
@@ -222,7 +246,7 @@ def run_options(kw: dict) -> dict:
 def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
     """A workload command's Plan (shape i gets seed + i) and its protocol, from its keywords."""
     dims = {d: count(d.upper(), kw[d]) for d in w.dims}
-    axes = {a.name: (counts if a.many else count)(a.option, kw[a.name], a.minimum) for a in w.axes}
+    axes = {a.name: axis_value(a, kw[a.name]) for a in w.axes}
     protocol = protocol_for(w, count("REPS", kw["reps"]), count("--warmup", kw["warmup"], 0),
                             count("--batches", kw["batches"]), kw["flush_l2"], kw["counters"])
     chosen = pick_variants(w, kw["variants"])

@@ -30,7 +30,7 @@ from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import EventTimer, Protocol, measure
 from pmppbench.row import Result, now_iso
-from pmppbench.workloads.base import Job, Shape, Variant, Workload, unique_kernels
+from pmppbench.workloads.base import Job, Shape, Unavailable, Variant, Workload, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -180,9 +180,9 @@ def evaluate(
     error, wrong result) stays in its own row; only variants that PASS are timed, under the
     protocol (with `timer`, a test's scripted timer, when given); then derived values."""
     label = workload.label(shape)
-    tolerance = workload.tolerance_for(shape)
+    tolerances = {v.name: workload.tolerance_of(shape, modelled(workload, v), device) for v in variants}
     rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=device_name,
-                           run_id=run_id, timestamp=now_iso(), tolerance=tolerance.describe())
+                           run_id=run_id, timestamp=now_iso(), tolerance=tolerances[v.name].describe())
             for v in variants}
     jobs = {}
     references = references if references is not None else {}  # key -> CPU reference, made at first use
@@ -197,7 +197,7 @@ def evaluate(
                 if key not in uploaded:
                     uploaded[key] = device_copy(ref)
                 ref = uploaded[key]
-            return compare(out, ref, tolerance)
+            return compare(out, ref, tolerances[v.name])
 
     for v in variants:
         row = rows[v.name]
@@ -213,6 +213,9 @@ def evaluate(
             if not v.source:
                 raise
             row.check, row.error = "ERROR", str(exc)  # a learner's kernel: NVRTC's message, file and line
+            continue
+        except Unavailable as exc:  # a peer whose library is missing here: SKIP, with the reason
+            row.check, row.check_detail = "SKIP", str(exc)
             continue
         except PmppError:
             raise
@@ -287,12 +290,21 @@ def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) ->
     grid and block, only the kernel swapped. Compiled with the shape's defines (e.g. RADIUS)."""
     like = workload.variant(variant.like)
     base = workload.job(like, shape, ctx)
-    if base.launch is None or base.run is not base.launch:
+    one = base.launch is not None and (base.run is base.launch or base.launches == (base.launch,))
+    if not one:
         raise UsageError(f"--like {like.name}: that variant's call is not one kernel launch; "
                          "choose a variant that launches one kernel")
     kernel = load_kernels(workload.name, [variant.kernel], workload.defines(shape), source=Path(variant.source))
     launch = replace(base.launch, kernel=kernel[variant.kernel])
-    return Job(run=launch, output=base.output, poison=base.poison, launch=launch)
+    reset = base.reset  # the --like variant's reset (a zeroed accumulator) stays part of the call
+
+    def run() -> None:
+        if reset is not None:
+            reset()
+        launch()
+
+    return Job(run=launch if reset is None else run, output=base.output, poison=base.poison, launch=launch,
+               launches=(launch,), reset=reset)
 
 
 def fresh_output(job: Job, synchronize: Callable[[], None]):

@@ -21,7 +21,7 @@ from typing import Any, Protocol as TypingProtocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pmppbench import device, fleet, inventory, metadata
+from pmppbench import device, fleet, inventory, metadata, workloads
 from pmppbench.check import CHECK_KERNELS
 from pmppbench.compile import Prefetch
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
@@ -284,4 +284,7 @@ def caption(rows: list[Result], protocol: Protocol, check_only: bool) -> str:
         where = ", ".join(dict.fromkeys(r.device for r in rows if r.device)) or "?"
     tolerances = "; ".join(dict.fromkeys(r.tolerance for r in rows if r.tolerance))
     what = f"check only · {tolerances}" if check_only else protocol.describe()
-    return f"{where} · {what}"
+    note = ""
+    if rows and not check_only:
+        note = workloads.get(rows[0].workload).call_note(rows[0].dims)
+    return f"{where} · {what}" + (f" · {note}" if note else "")

@@ -178,10 +178,19 @@ class Ahead:
         self.jobs: dict[tuple, tuple[Any, int]] = {}  # Step.key -> (future, estimated bytes)
         self.budget = budget_bytes
         self.expected = PlanAhead()  # the plan, followed step by step
+        # Workload.prebuild of every step of the plan (a library's JIT build: host time, no
+        # memory held), on its own thread from the start: the builds finish while the GPU
+        # runs the first steps, not when their own step comes.
+        self.builds = ThreadPoolExecutor(1, thread_name_prefix="pmppbench-build")
+        self.built: dict[tuple, Any] = {}  # Step.key -> future
 
     def expect(self, plan: PlanAhead) -> None:
-        """The plan: start the host work of its first steps (as much as the budget holds)."""
+        """The plan: start every step's prebuild, and the host work of its first steps (as
+        much as the budget holds)."""
         self.expected = plan
+        for step in plan.steps:
+            if step.key not in self.built:
+                self.built[step.key] = self.builds.submit(_prebuild, step)
         self.plan(plan.steps)
 
     def after(self, step: Step) -> None:
@@ -217,12 +226,25 @@ class Ahead:
                                                     step.seed), size)
 
     def drain(self) -> None:
-        """Finish the work in flight (before a step that shares the host link)."""
-        for future, _ in list(self.jobs.values()):
+        """Finish the work in flight, builds included (before a step that shares the host link)."""
+        for future in [f for f, _ in self.jobs.values()] + list(self.built.values()):
             try:
                 future.result()
             except Exception:  # noqa: BLE001
                 pass
+
+    def close(self) -> None:
+        """Drop the work not yet started (the plan is over); what runs finishes."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.builds.shutdown(wait=False, cancel_futures=True)
+
+
+def _prebuild(step: Step) -> None:
+    """The step's Workload.prebuild; its error is the step's job() to report, in its rows."""
+    try:
+        step.workload.prebuild(step.shape, list(step.variants))
+    except Exception:  # noqa: BLE001
+        pass
 
 
 # ---- the worker process -------------------------------------------------------------------
@@ -250,6 +272,7 @@ def serve(conn, quiet_stderr: bool = True) -> None:
             ahead.expect(message)
             continue
         if not isinstance(message, Step):  # Stop
+            ahead.close()
             return
         step = message
         shared = step.workload.shares_host_link

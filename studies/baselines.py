@@ -6,13 +6,18 @@ Run on a GPU machine:
                                  [--before DIR] [--ab] [--only vecadd,stencil] [--quick]
 
 For every shape of configs/default.toml, each textbook rung (vecadd scalar; transpose copy,
-naive, shared32, padded33; gemm naive, tiled16, tiled32, coarsened; stencil naive, shared)
+naive, shared32, padded33; gemm naive, tiled16, tiled32, coarsened; stencil naive, shared;
+reduce simple, convergent, shared, segmented, coarsened on float; histogram global_atomic,
+privatized, shared_private, coarsened_contiguous, coarsened_interleaved, aggregated on 7 bins)
 is timed in one protocol call beside the course's listing (studies/course_listings/*.cu:
 the same algorithm as the course writes it, `int` indices, the course's block sizes and
 launch). Both are compiled by the same NVRTC path (pmppbench.compile, the same options and
 cache), run on the same device buffers and inputs, and are checked against the workload's
 own reference before any timing. The protocol is the workload's (Workload.protocol)
 with the order alternated batch by batch, so neither side gains from going first.
+
+For the reduction and the histogram a call is more than one launch (a reset, a finish
+launch): the listing runs in the rung's own call, its kernel in place of the rung's.
 
 The ratio column is rung / listing time: above 1.00 the rung is slower than the listing.
 
@@ -95,6 +100,29 @@ def stencil_launch(kernel, shape, ctx):
 
 
 @dataclass(frozen=True)
+class Call:
+    """A rung's whole call (a reset, several launches): what the protocol times for the
+    reduction and the histogram, whose calls are more than one launch."""
+
+    kernel: object  # the kernel in place (for the registers column)
+    run: object
+
+    def __call__(self) -> None:
+        self.run()
+
+
+def in_rungs_call(rung: str):
+    """The listing run in the rung's own call (its reset, its finish launch): the rung's job with
+    the listing's kernel in place of the rung's, as the course's kernels take the rung's arguments."""
+    def launch(kernel, shape, ctx, w):
+        v = w.variant(rung)
+        job = w.job(v, shape, {**ctx, "kernels": {**ctx["kernels"], v.kernel: kernel}})
+        return Call(kernel, job.run)
+    launch.whole_call = True
+    return launch
+
+
+@dataclass(frozen=True)
 class Pair:
     rung: str  # the variant name in pmppbench's table
     listing: str  # the kernel in studies/course_listings/course_<workload>.cu
@@ -114,7 +142,17 @@ PAIRS = {
              Pair("coarsened", "gemm_coarsened", gemm_coarsened_launch, "coarsened<32, 4>")],
     "stencil": [Pair("naive", "stencil_naive", stencil_launch, "naive"),
                 Pair("shared", "stencil_shared", stencil_launch, "shared")],
+    "reduce": [Pair(r, k, in_rungs_call(r), "") for r, k in (
+        ("simple", "SimpleSumReductionKernel"), ("convergent", "ConvergentSumReductionKernel"),
+        ("shared", "SharedMemorySumReductionKernel"), ("segmented", "SegmentedSumReductionKernel"),
+        ("coarsened", "CoarsenedSumReductionKernel"))],
+    "histogram": [Pair(r, k, in_rungs_call(r), "") for r, k in (
+        ("global_atomic", "histo_kernel"), ("privatized", "histo_private_kernel"),
+        ("shared_private", "histo_shared_kernel"), ("coarsened_contiguous", "histo_contiguous_kernel"),
+        ("coarsened_interleaved", "histo_interleaved_kernel"), ("aggregated", "histo_aggregated_kernel"))],
 }
+# The listings are the course's: float sums, the 7-bin letter histogram.
+COURSE_SHAPES = {"reduce": lambda s: s["dtype"] == "f32", "histogram": lambda s: s["bins"] == 7}
 
 
 # ---- loading kernels from another source folder, through the same compile path ------------
@@ -161,7 +199,7 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
     rows = []
     with prepared(w, shape, variants) as (inputs, ctx):
         course = load_from(LISTINGS, f"course_{w.name}", [p.listing for p in pairs], defines)
-        tolerance = w.tolerance_for(shape)
+        tolerances = {v.name: w.tolerance_of(shape, v, ctx.get("device")) for v in variants}
         extra_units = {}
         if args.ab:
             names = sorted({v.kernel for v in variants})
@@ -176,8 +214,12 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
                 references[key] = w.reference(shape, inputs, v)
             ref = references[key]
             job = w.job(v, shape, ctx)
-            entries = {"listing": (pair.launch(course[pair.listing], shape, ctx), job),
-                       "rung": (job.launch, job)}
+            if getattr(pair.launch, "whole_call", False):  # the call is more than one launch
+                entries = {"listing": (pair.launch(course[pair.listing], shape, ctx, w), job),
+                           "rung": (Call(job.launch.kernel, job.run), job)}
+            else:
+                entries = {"listing": (pair.launch(course[pair.listing], shape, ctx), job),
+                           "rung": (job.launch, job)}
             indexed = is_indexed(w, v)
             if args.ab:
                 if indexed:
@@ -199,7 +241,7 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
                 out_job.poison()  # every entry writes the same output buffer: NaN first
                 launch()
                 cp.cuda.Device().synchronize()
-                result = compare(out_job.output(), ref, tolerance)
+                result = compare(out_job.output(), ref, tolerances[v.name])
                 row.checks[col] = result.status if result.passed else f"{result.status}: {result.detail}"
                 row.regs[col] = launch.kernel.registers
                 if result.passed:
@@ -378,7 +420,8 @@ def main(argv=None) -> int:
             if args.before:
                 (scratch / "before" / f"before_{name}.cu").write_text((args.before / f"{name}.cu").read_text())
             for shape in plans[name]:
-                rows += run_shape(w, shape, PAIRS[name], args, scratch)
+                if COURSE_SHAPES.get(name, lambda s: True)(shape):
+                    rows += run_shape(w, shape, PAIRS[name], args, scratch)
     lines += [format_row(r, cols) for r in rows]
     failed = [f"{r.workload} {r.shape} {r.rung} {c}: {s}" for r in rows for c, s in r.checks.items() if s != "PASS"]
     worst = max(rows, key=lambda r: r.ms.get("rung", 0) / r.ms.get("listing", float("inf")))

@@ -5,6 +5,7 @@ worker runs the rest, and nothing that finished is lost."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -322,3 +323,60 @@ def test_ahead_follows_the_plan_step_by_step():
     assert ahead.take(spec) is not None
     ahead.after(spec)
     assert [key[2] for key in ahead.jobs] == [1]  # the next one, and not the one just taken
+
+
+class Prebuilt(Copy2D):
+    """Copy2D whose prebuild records the shape it built for and the thread it ran on."""
+
+    def __init__(self, fail: bool = False):
+        self.built, self.fail = [], fail
+
+    def prebuild(self, shape, variants):
+        self.built.append((shape["m"], threading.current_thread().name, tuple(v.name for v in variants)))
+        if self.fail:
+            raise RuntimeError("a library's build failed")
+
+
+def test_every_step_of_the_plan_is_prebuilt_once_on_the_build_thread():
+    """Builds are not held to the memory budget (they hold no inputs): every step of the plan
+    starts building at once, each once however often the plan is sent."""
+    w = Prebuilt()
+    ahead = Ahead(budget_bytes=2 * w.device_bytes({"m": 4, "n": 4}))
+    plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
+    ahead.expect(PlanAhead(plan))
+    ahead.expect(PlanAhead(plan[1:]))  # a restarted worker's plan: the rest of it
+    ahead.drain()
+    assert sorted(m for m, _, _ in w.built) == [4, 5, 6]
+    assert {thread for _, thread, _ in w.built} == {"pmppbench-build_0"}
+    assert {names for _, _, names in w.built} == {tuple(w.variant_names())}
+    assert [key[2] for key in ahead.jobs] == [4]  # host work still follows the budget: one step
+
+
+def test_a_failed_prebuild_is_left_for_the_job():
+    w = Prebuilt(fail=True)
+    ahead = Ahead()
+    step = Step(w, {"m": 4, "n": 4}, w.protocol, 0)
+    ahead.expect(PlanAhead((step,)))
+    ahead.drain()  # the build's error is not raised here
+    assert len(w.built) == 1 and ahead.take(step) is not None  # and the step's host work is there
+
+
+def test_stop_drops_the_builds_not_yet_started():
+    """At Stop the worker exits without building for steps that will not come."""
+    started = threading.Event()
+    release = threading.Event()
+
+    class Slow(Prebuilt):
+        def prebuild(self, shape, variants):
+            started.set()
+            release.wait(5)
+            super().prebuild(shape, variants)
+
+    w = Slow()
+    ahead = Ahead()
+    ahead.expect(PlanAhead(tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))))
+    started.wait(5)
+    ahead.close()
+    release.set()
+    ahead.builds.shutdown(wait=True)
+    assert [m for m, _, _ in w.built] == [4]  # the one that had started; 5 and 6 were dropped

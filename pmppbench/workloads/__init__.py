@@ -16,6 +16,8 @@ _MODULES = {
     "gemm": "pmppbench.workloads.gemm",
     "stencil": "pmppbench.workloads.stencil",
     "stream": "pmppbench.workloads.stream",
+    "reduce": "pmppbench.workloads.reduce",
+    "histogram": "pmppbench.workloads.histogram",
 }
 
 

@@ -45,6 +45,11 @@ class Variant:
     like: str | None = None  # ... launched with this variant's signature and geometry (--like)
 
 
+class Unavailable(Exception):
+    """Raised by Workload.job for a variant that cannot run on this machine (a library peer
+    whose package is not installed): its row is SKIP with this reason, never an ERROR."""
+
+
 @dataclass(frozen=True)
 class Axis:
     """A shape key the command takes as an option, e.g. the stencil's `--radius 2,32`.
@@ -59,6 +64,8 @@ class Axis:
     many: bool = False
     sweep: bool = False
     minimum: int = 1
+    choices: tuple[str, ...] = ()  # a named axis (--dtype f32,i32): its values are these words, not integers
+    default: tuple = ()  # swept when the option is not given (the command's default shapes), e.g. both dtypes
 
     @property
     def option(self) -> str:
@@ -89,8 +96,10 @@ class Job:
 
     run: Callable[[], None]  # one call: what the protocol repeats
     output: Callable[[], Any]  # the result: a device array (checked on the GPU) or a host array
-    poison: Callable[[], None]  # fill the output with NaN before a checked run
+    poison: Callable[[], None]  # before a checked run: fill the output with what no kernel leaves (helpers.poison)
     launch: Launch | None = None  # for the resource columns; None for library calls
+    launches: tuple[Launch, ...] = ()  # every kernel launch of one call, in order (a call may be several)
+    reset: Callable[[], None] | None = None  # what each call does first (e.g. zero an atomic accumulator)
 
 
 @dataclass
@@ -140,6 +149,13 @@ class Workload:
         if self.tolerance is None:
             raise NotImplementedError(f"{self.name}: set `tolerance` or override tolerance_for")
         return self.tolerance
+
+    def tolerance_of(self, shape: Shape, variant: Variant, device: "DeviceInfo | None" = None) -> Tolerance:
+        """The check rule for one variant on one shape: tolerance_for(shape), unless the bound
+        depends on the variant too (the reduction's on its order of additions, or a roof row
+        that computes something else exactly). `device`: the GPU the job runs on, where the
+        order follows its geometry (a grid sized by the SMs); None: a bound sound on any GPU."""
+        return self.tolerance_for(shape)
 
     # ---- shapes -------------------------------------------------------------------
     def default_shape(self) -> Shape:
@@ -221,6 +237,13 @@ class Workload:
     def job(self, variant: Variant, shape: Shape, ctx: Any) -> Job:
         raise NotImplementedError
 
+    def prebuild(self, shape: Shape, variants: list[Variant]) -> None:
+        """Optional: build ahead what the variants' jobs on `shape` will ask for that costs host
+        time and no device memory worth counting (a library peer's JIT-compiled kernels). A
+        worker calls it on its build thread for every step of its plan, while the GPU runs the
+        steps before. job() never depends on it (it asks for the same thing and gets the build
+        done, in flight or not yet started); an error here is left for job() to report."""
+
     def teardown(self, ctx: Any) -> None:
         """Release what setup() took beyond ordinary device arrays (streams, pinned memory)."""
 
@@ -235,6 +258,11 @@ class Workload:
         """Optional: extra runs the runner times after the variants, for model columns (the
         stream workload's stages alone). A workload never times anything itself."""
         return None
+
+    def call_note(self, shape: Shape) -> str:
+        """Optional: what one timed call contains where that is more than the variant's one
+        kernel (a reset before it, several launches), for the table's caption."""
+        return ""
 
     def annotate(self, shape: Shape, ctx: Any, rows: list, timings: dict) -> None:
         """Optional: add model columns to the shape's timed rows; `timings` holds the runner's

@@ -1,5 +1,6 @@
 """What workloads may use to build their declarations: launch grids, the 64-bit index paths,
-seeded FP32 inputs, a pool of threads for host work, and the sampled check.
+seeded FP32 inputs, a pool of threads for host work, the sampled check, and the usual jobs
+(one launch; a reset and several launches) with their poison.
 
 None of this is the contract (workloads/base.py): a workload is free to do without it, and
 the runner never calls it. It lives here so that every workload does these things one way.
@@ -200,10 +201,21 @@ def upload_sample(inputs: dict, ctx: dict) -> dict:
     return ctx
 
 
+# ---- jobs ----------------------------------------------------------------------------------
+
+POISON_INT = -0x5A5A5A5B  # 0xA5A5A5A5 as int32; as uint32 the same bits
+
+
+def poison(out) -> None:
+    """Fill a device or host array with a value no correct kernel leaves: NaN for floating
+    point, POISON_INT for integers (an unwritten int32 sum or histogram bin then FAILs)."""
+    out.fill(np.nan if np.dtype(out.dtype).kind == "f" else np.array(POISON_INT).astype(out.dtype))
+
+
 def output_job(run: Callable[[], None], out, ctx: dict, *, launch: Launch | None = None,
                transposed: bool = False) -> Job:
-    """The usual job: `run` writes the device array `out`, poisoned with NaN before a checked
-    run; the check reads all of `out`, or the sample ctx["sample"] of it (`transposed`: the
+    """The usual job: `run` writes the device array `out`, poisoned before a checked run;
+    the check reads all of `out`, or the sample ctx["sample"] of it (`transposed`: the
     output's axes are the sample's in the other order, as a transpose's are)."""
     picks = ctx.get(SAMPLE)
     if picks is None:
@@ -215,9 +227,31 @@ def output_job(run: Callable[[], None], out, ctx: dict, *, launch: Launch | None
         def output():
             return take(out, picks)
 
-    return Job(run=run, output=output, poison=lambda: out.fill(np.nan), launch=launch)
+    return Job(run=run, output=output, poison=lambda: poison(out), launch=launch,
+               launches=(launch,) if launch is not None and run is launch else ())  # else: unknown
 
 
 def launch_job(launch: Launch, out, ctx: dict, **kw) -> Job:
     """output_job of one kernel launch (its resources in the row)."""
     return output_job(launch, out, ctx, launch=launch, **kw)
+
+
+def staged_job(launches: tuple[Launch, ...], out, reset: Callable[[], None] | None = None) -> Job:
+    """A call of several steps: `reset` (declared by the variant: an accumulator zeroed, a
+    counter cleared) and then each launch in order, all of it inside the timed call. `out` is
+    poisoned before a checked call (the reset may overwrite the poison: a kernel that then adds
+    nothing still leaves a wrong value) and checked whole. The resource columns show the first
+    launch, the variant's own kernel."""
+    def run() -> None:
+        if reset is not None:
+            reset()
+        for launch in launches:
+            launch()
+
+    return Job(run=run, output=lambda: out, poison=lambda: poison(out), launch=launches[0],
+               launches=tuple(launches), reset=reset)
+
+
+def library_job(run: Callable[[], None], out) -> Job:
+    """A library peer's call (CUB, cuBLAS) writing `out`: no launch of ours to show or count."""
+    return Job(run=run, output=lambda: out, poison=lambda: poison(out))

@@ -33,7 +33,9 @@ def commands_table() -> list[str]:
     for w in _shipped():
         shape = w.default_shape()
         names = ", ".join(f"`{v.name}`" for v in w.variants_for(shape))
-        defaults = ", ".join([*(f"{k.upper()} = {_value(v)}" for k, v in shape.items()), f"REPS = {w.protocol.reps}"])
+        swept = {a.name: a.default for a in w.axes if a.default}  # the command's default sweep (both dtypes)
+        values = {**shape, **swept}
+        defaults = ", ".join([*(f"{k.upper()} = {_value(v)}" for k, v in values.items()), f"REPS = {w.protocol.reps}"])
         out.append(f"| `{usage(w)}` | {w.title} | {names} | {defaults} |")
     return out
 

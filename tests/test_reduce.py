@@ -1,0 +1,281 @@
+"""reduce: the check's bound, references, geometry and config on the CPU; every variant on edge
+sizes, the 64-bit path and the mutations (a dropped element, a block counted twice) on the GPU."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from gpu_helpers import assert_all_pass, check_rows
+from pmppbench import workloads
+from pmppbench.check import compare
+from pmppbench.compile import compile_unit
+from pmppbench.planning import shapes_for
+from pmppbench.workloads import reduce as red
+from pmppbench.workloads.helpers import POISON_INT, poison
+
+W = workloads.get("reduce")
+
+
+def test_references_are_the_exact_sums():
+    for dtype in ("f32", "i32"):
+        shape = {"n": 100003, "dtype": dtype}
+        x = W.make_inputs(shape, np.random.default_rng(0))["x"]
+        ref = W.reference(shape, {"x": x}, W.variant("shared"))
+        if dtype == "f32":
+            assert x.dtype == np.float32 and x.min() >= red.LOW and x.max() < red.HIGH
+            assert ref.dtype == np.float64 and ref[0] == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-15)
+        else:
+            assert x.dtype == np.int32 and np.all(x != 0) and np.abs(x).max() <= red.INT_LIMIT
+            assert ref.dtype == np.int32 and ref[0] == int(x.astype(np.int64).sum())
+
+
+def test_int32_reference_wraps_as_the_gpu_adds():
+    x = np.full(3, 2**30 + 1, dtype=np.int32)  # 3 * (2^30 + 1) wraps past 2^31
+    ref = W.reference({"n": 3, "dtype": "i32"}, {"x": x}, W.variant("segmented"))
+    assert ref[0] == np.int32(np.uint32((3 * (2**30 + 1)) % 2**32).view(np.int32))
+
+
+def test_read_roof_reference_is_the_xor_of_the_words():
+    x = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    ref = W.reference({"n": 3, "dtype": "f32"}, {"x": x}, W.variant("read"))
+    words = x.view(np.uint32)
+    assert ref.dtype == np.uint32 and ref[0] == words[0] ^ words[1] ^ words[2]
+
+
+def test_the_float_bound_is_gamma_d_times_the_sum_of_magnitudes():
+    shape = {"n": 1 << 26, "dtype": "f32"}
+    seg = W.variant("segmented")
+    d = W.additions_depth(seg, shape)
+    assert d == 1 + 10 + (1 << 26) // 2048  # pair, tree of 1024, then one atomicAdd per block
+    du = d * 2.0**-24
+    assert W.tolerance_of(shape, seg).atol == pytest.approx(du / (1 - du) * (1 << 26))
+    # two-pass rungs: the finish kernel's serial partials are far shorter than the atomic chain
+    assert W.additions_depth(W.variant("shared"), shape) == 1 + 10 + 32 + 10
+    assert W.tolerance_of(shape, W.variant("cub")).atol == max(
+        W.tolerance_of(shape, W.variant(v)).atol for v in ("simple", "segmented", "coarsened"))
+
+
+def test_int32_and_the_roof_are_checked_bit_for_bit():
+    assert W.tolerance_of({"n": 1 << 26, "dtype": "i32"}, W.variant("segmented")).rule == "exact"
+    assert W.tolerance_of({"n": 1 << 26, "dtype": "f32"}, W.variant("read")).rule == "exact"
+
+
+@pytest.mark.parametrize("name", ["segmented", "shared", "coarsened"])
+def test_one_dropped_or_doubled_element_fails_at_the_mutation_size(name):
+    """At N = 100003 the derived bound is below the smallest input, so the GPU mutations below
+    (one element dropped, a block counted twice) cannot pass by rounding."""
+    shape = {"n": 100003, "dtype": "f32"}
+    tol = W.tolerance_of(shape, W.variant(name))
+    assert tol.atol < red.LOW
+    ref = np.array([75000.0])
+    assert compare(np.array([75000.0 - red.LOW], np.float32), ref, tol).status == "FAIL"
+    assert compare(np.array([75000.0 + 0.5 * tol.atol], np.float32), ref, tol).status == "PASS"
+
+
+def test_warp_vec_depth_follows_its_grid():
+    shape = {"n": 100003, "dtype": "f32"}  # 98 blocks on any GPU of 13 SMs or more
+    assert W.additions_depth(W.variant("warp_vec"), shape, sms=132) == 1 + 4 + 1 + 5 + 3 + 1 + 5 + 3
+    big = {"n": 1 << 28, "dtype": "f32"}  # 8 blocks on each of 132 SMs
+    assert W.additions_depth(W.variant("warp_vec"), big, sms=132) == 249 + 4 + 1 + 5 + 3 + 5 + 5 + 3
+
+
+def test_warp_vec_bound_follows_the_device_and_without_one_holds_on_any_gpu():
+    """The row's bound is the one of the grid that ran (the device's SMs); without a device the
+    bound is the one-SM grid's, whose threads add the longest serial chains."""
+    big = {"n": 1 << 28, "dtype": "f32"}
+    v = W.variant("warp_vec")
+    h200, t4 = SimpleNamespace(sm_count=132), SimpleNamespace(sm_count=40)
+    assert W.tolerance_of(big, v, h200).atol == pytest.approx(W.error_bound(v, big, 132))
+    assert W.tolerance_of(big, v, h200).atol < W.tolerance_of(big, v, t4).atol < W.tolerance_of(big, v).atol
+    assert W.tolerance_of(big, v).atol == pytest.approx(W.error_bound(v, big, red.ANY_GPU_SMS))
+    assert W.geometry(v, big, h200) == ((8 * 132,), (red.FAST_BLOCK,))
+    assert W.geometry(v, big, t4) == ((8 * 40,), (red.FAST_BLOCK,))
+
+
+def test_integer_outputs_are_poisoned_with_a_value_no_sum_leaves():
+    out = np.zeros(1, dtype=np.int32)
+    poison(out)
+    assert out[0] == POISON_INT
+    f = np.zeros(1, dtype=np.float32)
+    poison(f)
+    assert np.isnan(f[0])
+    u = np.zeros(2, dtype=np.uint32)
+    poison(u)
+    assert u[0] == np.uint32(POISON_INT & 0xFFFFFFFF)
+
+
+def test_index_path_and_geometry():
+    assert W.index_type({"n": 1 << 26, "dtype": "f32"}) == "int"
+    assert W.index_type({"n": red.LARGE_CHECK, "dtype": "f32"}) == "long long"
+    shape = {"n": 4097, "dtype": "f32"}
+    assert W.geometry(W.variant("simple"), shape) == ((3,), (1024,))
+    assert W.geometry(W.variant("coarsened"), shape) == ((1,), (1024,))
+
+
+def test_dtype_axis_defaults_to_both_and_rejects_others():
+    shapes = shapes_for(W, {"n": 1000}, {"dtype": None}, check_only=False)
+    assert [s["dtype"] for s in shapes] == ["f32", "i32"]
+    from pmppbench.errors import UsageError
+    with pytest.raises(UsageError, match="dtype must be one of f32, i32"):
+        W.validate({"n": 10, "dtype": "f64"})
+
+
+def test_cli_rejects_an_unknown_dtype(run_cli):
+    code, _out, err = run_cli("reduce", "--dtype", "f64")
+    assert code == 2 and "--dtype: unknown value 'f64'; choose from f32, i32" in err
+
+
+def test_every_kernel_compiles_for_both_dtypes():
+    for elem in ("float", "int"):
+        unit = compile_unit("reduce", W.kernel_names(), "sm_90", {"ELEM": elem})
+        for name, report in unit.ptxas.items():
+            assert (report.spill_stores, report.stack_bytes) == (0, 0), (elem, name)
+
+
+def test_peer_without_cccl_is_unavailable(monkeypatch):
+    import builtins
+
+    from pmppbench.workloads import cub
+    from pmppbench.workloads.base import Unavailable
+
+    real = builtins.__import__
+
+    def no_cccl(name, *a, **k):
+        if name.startswith("cuda.compute"):
+            raise ImportError("No module named 'cuda.compute'")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_cccl)
+    with pytest.raises(Unavailable, match=r"cuda-cccl is not installed \(pip install \"pmppbench\[cccl\]\"\)"):
+        cub.compute_module()
+
+
+# ---- on the GPU -------------------------------------------------------------------------------
+
+class Mutated(red.Reduce):
+    def __init__(self, flag):
+        self.flag = flag
+
+    def defines(self, shape):
+        return {**super().defines(shape), self.flag: 1}
+
+
+@pytest.mark.gpu
+def test_every_variant_passes_on_edge_sizes():
+    shapes = [s for s in W.check_shapes() if s["n"] != red.LARGE_CHECK]
+    assert_all_pass([r for r in check_rows("reduce", shapes) if r.check != "SKIP"])
+
+
+@pytest.mark.gpu
+def test_the_64_bit_path():
+    shapes = [s for s in W.check_shapes() if s["n"] == red.LARGE_CHECK]  # --check-only's, one per dtype
+    assert [s["dtype"] for s in shapes] == ["f32", "i32"]
+    assert_all_pass([r for r in check_rows("reduce", shapes) if r.check != "SKIP"])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flag, variant", [("MUTATE_DROP_LAST", "warp_vec"), ("MUTATE_DOUBLE_BLOCK", "segmented")])
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_mutations_fail(flag, variant, dtype):
+    from pmppbench.runner import run_shape
+
+    w = Mutated(flag)
+    shape = {"n": 100003, "dtype": dtype}
+    rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant(variant)])
+    assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
+
+
+def test_course_listing_compiles_through_the_same_path(monkeypatch):
+    from pathlib import Path
+
+    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("baselines", listings.parent / "baselines.py")
+    baselines = importlib.util.module_from_spec(spec)
+    import sys
+    monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look their module up
+    spec.loader.exec_module(baselines)
+    names = [p.listing for p in baselines.PAIRS["reduce"]]
+    unit = compile_unit("course_reduce", names, "sm_90", use_cache=False)
+    assert sorted(unit.ptxas) == sorted(names)
+
+
+class FakeCompute:
+    """cuda.compute's make_* recorded by what its build cache keys on: each array's type and
+    dtype; for the histogram the levels' dtype and value and the sample count."""
+
+    class OpKind:
+        PLUS = "plus"
+
+    def __init__(self):
+        self.keys = []
+
+    def make_reduce_into(self, **kw):
+        self.keys.append(("reduce", tuple(sorted((k, type(v).__name__, str(getattr(v, "dtype", v)))
+                                                 for k, v in kw.items()))))
+        return lambda temp_storage=None, **call: 64
+
+    def make_histogram_even(self, **kw):
+        def part(k, v):
+            if k.startswith("h_"):  # host levels: by dtype and value
+                return (str(v.dtype), v.tolist())
+            return (type(v).__name__, str(getattr(v, "dtype", v)))
+        self.keys.append(("histogram", tuple(sorted((k, part(k, v)) for k, v in kw.items()))))
+        return lambda temp_storage=None, **call: 64
+
+
+def fake_cupy():
+    return SimpleNamespace(empty=np.empty, uint8=np.uint8, uint32=np.uint32,
+                           cuda=SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, dtype):
+    """cuda.compute builds once per process and key; the prebuild (on the worker's build thread)
+    must ask with the job's key, or the job would build a second time on the critical path."""
+    from pmppbench.workloads import cub
+
+    compute = FakeCompute()
+    monkeypatch.setattr(cub, "compute_module", lambda: compute)
+    cp = fake_cupy()
+    cub.prebuild_reduce(cp, dtype)
+    run, _held = cub.reduce_sum(cp, np.zeros(1000, dtype=dtype), np.zeros(1, dtype=dtype))
+    assert len(compute.keys) == 2 and compute.keys[0] == compute.keys[1]
+    assert dict((k, d) for k, _t, d in compute.keys[0][1])["d_in"] == np.dtype(dtype).name
+
+
+def test_only_cub_is_prebuilt_and_for_the_shapes_dtype(monkeypatch):
+    from pmppbench.workloads import cub
+
+    asked = []
+    monkeypatch.setattr(cub, "prebuild_reduce", lambda cp, dtype: asked.append(dtype))
+    monkeypatch.setattr(red, "cupy", lambda: None)
+    W.prebuild({"n": 1000, "dtype": "i32"}, [W.variant("shared")])
+    assert asked == []
+    W.prebuild({"n": 1000, "dtype": "i32"}, list(W.variants))
+    W.prebuild({"n": 1000, "dtype": "f32"}, list(W.variants))
+    assert asked == [np.int32, np.float32]
+
+
+def test_check_only_takes_the_64_bit_path_for_each_dtype():
+    """As every workload's --check-only does, one shape past 2^31 elements per compile unit."""
+    large = [s for s in W.check_shapes() if s["n"] > 2**31 - 1]
+    assert [(s["dtype"], W.index_type(s)) for s in large] == [("f32", "long long"), ("i32", "long long")]
+    assert all(W.index_type(s) == "int" for s in W.check_shapes() if s not in large)
+
+
+@pytest.mark.gpu
+def test_cub_built_ahead_on_another_thread_serves_the_job():
+    """The worker's build thread runs prebuild; the job on the main thread then uses that build."""
+    import threading
+
+    pytest.importorskip("cuda.compute")
+    shapes = [{"n": 100003, "dtype": d} for d in ("f32", "i32")]
+    builder = threading.Thread(target=lambda: [W.prebuild(s, [W.variant("cub")]) for s in shapes])
+    builder.start()
+    builder.join()
+    assert_all_pass(check_rows("reduce", shapes, ["cub"]))
