@@ -3,10 +3,12 @@
 #   bash scripts/reference_run.sh results/h200            # both phases
 #   PHASE=run bash scripts/reference_run.sh results/h200    # the measurements (a few minutes)
 #   PHASE=tests bash scripts/reference_run.sh results/h200  # GPU tests and compute-sanitizer
+#   PHASE=sanitize bash scripts/reference_run.sh results/h200  # compute-sanitizer alone
 # "run": measured ceilings, the default run cold and warm with wall times (CSV and the HTML
 # page), the comparison with BASE (a result file, if given), plots, resources and single
 # commands. "tests": the GPU tests and compute-sanitizer (memcheck, racecheck) over the
-# sanitize config (SKIP_SANITIZER=1 leaves them out).
+# sanitize config (SKIP_SANITIZER=1 leaves them out, SANITIZE_ONLY=w1,w2 narrows them).
+# COMMANDS="a; b" replaces the single commands; SKIP_WARM=1 leaves the warm `all` out.
 set -uo pipefail
 dest=${1:-out}
 phase=${PHASE:-all}
@@ -14,7 +16,7 @@ mkdir -p "$dest/commands"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 stamp() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
-if [ "$phase" != tests ]; then
+if [ "$phase" = all ] || [ "$phase" = run ]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$dest/nvidia-smi.txt"
   $py -m pmppbench info --measure > "$dest/info.txt" 2>&1
   kernel_cache="${PMPPBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pmppbench}/kernels"
@@ -22,18 +24,21 @@ if [ "$phase" != tests ]; then
   start=$EPOCHREALTIME
   $py -m pmppbench all --out "$dest/default.csv" --out "$dest/default.html" --force > "$dest/all.txt" 2>&1
   echo "exit $?; cold compile cache: $(stamp "$start") s wall" | tee -a "$dest/all.txt"
-  start=$EPOCHREALTIME
-  $py -m pmppbench all --out "$dest/warm.csv" --force --quiet > "$dest/all-warm.txt" 2>&1
-  echo "exit $?; warm compile cache: $(stamp "$start") s wall" | tee -a "$dest/all-warm.txt" "$dest/all.txt"
-  rm -f "$dest/warm.csv" "$dest/warm.csv.meta.json"
+  if [ -z "${SKIP_WARM:-}" ]; then
+    start=$EPOCHREALTIME
+    $py -m pmppbench all --out "$dest/warm.csv" --force --quiet > "$dest/all-warm.txt" 2>&1
+    echo "exit $?; warm compile cache: $(stamp "$start") s wall" | tee -a "$dest/all-warm.txt" "$dest/all.txt"
+    rm -f "$dest/warm.csv" "$dest/warm.csv.meta.json"
+  fi
   if [ -n "${BASE:-}" ]; then
     $py -m pmppbench compare "$BASE" "$dest/default.csv" > "$dest/compare.txt" 2>&1
     echo "exit $?" >> "$dest/compare.txt"
   fi
   $py -m pmppbench plot "$dest/default.csv" --outdir "$dest" --force > "$dest/plot.txt" 2>&1
   $py -m pmppbench resources > "$dest/resources.txt" 2>&1; echo "resources exit $?" | tee -a "$dest/resources.txt"
-  for cmd in "transpose 8192 8192 20" "stream 4194304 64 --streams 1,2,3,4 --chunks 8" "all --check-only --quiet" \
-             "compile" "vecadd 0" "vecadd --out /proc/x.csv" ${EXTRA_COMMANDS:-}; do
+  commands=${COMMANDS:-"transpose 8192 8192 20; stream 4194304 64 --streams 1,2,3,4 --chunks 8; all --check-only --quiet; compile; vecadd 0; vecadd --out /proc/x.csv"}
+  IFS=';' read -ra list <<< "$commands"
+  for cmd in "${list[@]}"; do
     echo "== pmppbench $cmd" >> "$dest/commands/commands.txt"
     start=$EPOCHREALTIME
     # shellcheck disable=SC2086
@@ -41,11 +46,14 @@ if [ "$phase" != tests ]; then
     echo "exit $?, $(stamp "$start") s wall" | tee -a "$dest/commands/commands.txt"
   done
 fi
-if [ "$phase" != run ]; then
+if [ "$phase" = all ] || [ "$phase" = tests ]; then
   $py -m pytest -q -rA -m gpu tests > "$dest/gpu-tests.txt" 2>&1; tail -n 1 "$dest/gpu-tests.txt"
+fi
+if [ "$phase" = all ] || [ "$phase" = tests ] || [ "$phase" = sanitize ]; then
   if [ -z "${SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
       compute-sanitizer --tool "$tool" $py -m pmppbench all --config sanitize --check-only --quiet \
+        ${SANITIZE_ONLY:+--only "$SANITIZE_ONLY"} \
         > "$dest/sanitizer-$tool.txt" 2>&1
       echo "exit $?" >> "$dest/sanitizer-$tool.txt"
       tail -3 "$dest/sanitizer-$tool.txt"
