@@ -239,6 +239,12 @@ def _row(path: Path, where: str, raw: dict[str, Any], columns: bool = False) -> 
     if kwargs["workload"] not in workloads.names():
         raise UsageError(f"{path}: {where}, column workload: unknown workload {kwargs['workload']!r} (this "
                          f"pmppbench has {', '.join(workloads.names())}); upgrade pmppbench to read it")
+    words = {a.name: a.choices for a in workloads.get(kwargs["workload"]).axes if a.choices}
+    for key, value in (kwargs.get("dims") or {}).items():
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v not in words.get(key, ()):
+                raise UsageError(f"{path}: {where}, column dims: expected sizes (an object of whole numbers >= 0, "
+                                 f"or lists of them), got {_cut(raw['dims'])}; restore the file or rerun")
     row = Result(**kwargs)
     problem = _timing_problem(row)
     if problem:
@@ -259,7 +265,7 @@ def _out_of_range(name: str, value: Any) -> str:
                                             and math.isfinite(v) and v > 0 for v in value):
         return "expected a list of times in ms > 0"
     if name == "dims" and not all(isinstance(k, str) and _size(v) for k, v in value.items()):
-        return "expected sizes (an object of whole numbers >= 0, or lists of them)"
+        return "expected sizes (an object of whole numbers >= 0, words such as f32, or lists of them)"
     t = _TYPES[name]
     if t.startswith("float") and value is not None and name not in _CHECK_ERRORS:
         if not math.isfinite(value):
@@ -272,10 +278,15 @@ def _out_of_range(name: str, value: Any) -> str:
 
 
 def _size(v: Any) -> bool:
-    """A size of `dims`: a whole number >= 0, or a non-empty list of them (a swept axis)."""
+    """A value of `dims`: a whole number >= 0, a word (a named axis such as the reduction's
+    dtype, `Axis.choices`), or a non-empty list of them (a swept axis)."""
     if isinstance(v, list):
-        return bool(v) and all(_count(x) for x in v)
-    return _count(v)
+        return bool(v) and all(_count(x) or _word(x) for x in v)
+    return _count(v) or _word(v)
+
+
+def _word(v: Any) -> bool:
+    return isinstance(v, str) and v.isidentifier()
 
 
 def _count(v: Any) -> bool:

@@ -14,7 +14,7 @@ TESTS = Path(__file__).resolve().parent
 
 
 @pytest.mark.gpu
-def test_faults_cost_only_their_own_rows(tmp_path):
+def test_faults_cost_only_their_own_rows(tmp_path, monkeypatch):
     from pmppbench.resultfile import load
 
     cfg = tmp_path / "faults.toml"
@@ -27,6 +27,9 @@ def test_faults_cost_only_their_own_rows(tmp_path):
                            "--timeout", "10", "--quiet"], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+    # the file names the test's own workload, which this process must know to read it back
+    monkeypatch.setenv("PMPPBENCH_WORKLOADS", "faults=fault_workload")
+    monkeypatch.syspath_prepend(str(TESTS))
     rows, _ = load(out)
     got = {(r.workload, r.variant): r for r in rows}
     assert [(r.workload, r.variant) for r in rows] == (
