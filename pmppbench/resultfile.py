@@ -279,14 +279,11 @@ def _out_of_range(name: str, value: Any) -> str:
 
 def _size(v: Any) -> bool:
     """A value of `dims`: a whole number >= 0, a word (a named axis such as the reduction's
-    dtype, `Axis.choices`), or a non-empty list of them (a swept axis)."""
+    dtype; which words, `_row` checks against the workload's `Axis.choices`), or a non-empty
+    list of them (a swept axis)."""
     if isinstance(v, list):
-        return bool(v) and all(_count(x) or _word(x) for x in v)
-    return _count(v) or _word(v)
-
-
-def _word(v: Any) -> bool:
-    return isinstance(v, str) and v.isidentifier()
+        return bool(v) and all(_count(x) or isinstance(x, str) for x in v)
+    return _count(v) or isinstance(v, str)
 
 
 def _count(v: Any) -> bool:

@@ -96,22 +96,6 @@ def test_a_race_on_a_bin_fails():
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 
-def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    from pathlib import Path
-
-    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
-    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("baselines", listings.parent / "baselines.py")
-    baselines = importlib.util.module_from_spec(spec)
-    import sys
-    monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look their module up
-    spec.loader.exec_module(baselines)
-    names = [p.listing for p in baselines.PAIRS["histogram"]]
-    unit = compile_unit("course_histogram", names, "sm_90", use_cache=False)
-    assert sorted(unit.ptxas) == sorted(names)
-
-
 @pytest.mark.parametrize("bins", hist.BINS)
 def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, bins):
     """The prebuild on the worker's build thread asks cuda.compute with the job's key (the

@@ -188,22 +188,6 @@ def test_mutations_fail(flag, variant, dtype):
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 
-def test_course_listing_compiles_through_the_same_path(monkeypatch):
-    from pathlib import Path
-
-    listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
-    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("baselines", listings.parent / "baselines.py")
-    baselines = importlib.util.module_from_spec(spec)
-    import sys
-    monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look their module up
-    spec.loader.exec_module(baselines)
-    names = [p.listing for p in baselines.PAIRS["reduce"]]
-    unit = compile_unit("course_reduce", names, "sm_90", use_cache=False)
-    assert sorted(unit.ptxas) == sorted(names)
-
-
 class FakeCompute:
     """cuda.compute's make_* recorded by what its build cache keys on: each array's type and
     dtype; for the histogram the levels' dtype and value and the sample count."""

@@ -51,3 +51,18 @@ def test_the_sweeps_candidates_compile_with_the_shipped_helpers(sweep):
     with kernels_from(STUDY):
         same = compile_unit("transpose", ["ordered<128, 2>"], "sm_90").ptxas["ordered<128, 2>"]
     assert same.static_smem == shipped.static_smem == 64 * 65 * 4
+
+
+@pytest.mark.parametrize("workload", ["reduce", "histogram"])
+def test_course_listing_compiles_through_the_same_path(workload, monkeypatch):
+    """studies/baselines.py's listing kernels for the pattern workloads build with NVRTC as
+    the shipped kernels do (studies/course_listings/course_<workload>.cu)."""
+    listings = ROOT / "studies" / "course_listings"
+    monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
+    spec = importlib.util.spec_from_file_location("baselines", ROOT / "studies" / "baselines.py")
+    baselines = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look their module up
+    spec.loader.exec_module(baselines)
+    names = [p.listing for p in baselines.PAIRS[workload]]
+    unit = compile_unit(f"course_{workload}", names, "sm_90", use_cache=False)
+    assert sorted(unit.ptxas) == sorted(names)
