@@ -27,6 +27,25 @@ FP32_LANES_PER_SM = {
     (12, 0): 128, (12, 1): 128,
 }
 
+# Dense tensor-core FLOPs per SM per clock with FP32 accumulation, by compute capability
+# and input precision (the vendor's dense peak divided by SMs x boost clock; sparsity not
+# counted). GeForce parts of sm_75/86/89/120 run FP32 accumulation at half these rates:
+# the table keeps the full rate, since it serves as an upper bound (roofline, implausible-rate
+# warning), never as a target.
+TENSOR_FLOP_PER_CLK_PER_SM = {
+    (7, 0): {"fp16": 1024},
+    (7, 5): {"fp16": 1024},
+    (8, 0): {"fp16": 2048, "bf16": 2048, "tf32": 1024},
+    (8, 6): {"fp16": 1024, "bf16": 1024, "tf32": 512},
+    (8, 7): {"fp16": 1024, "bf16": 1024, "tf32": 512},
+    (8, 9): {"fp16": 1024, "bf16": 1024, "tf32": 512},
+    (9, 0): {"fp16": 4096, "bf16": 4096, "tf32": 2048},
+    (10, 0): {"fp16": 8192, "bf16": 8192, "tf32": 4096},
+    (12, 0): {"fp16": 1024, "bf16": 1024, "tf32": 512},
+}
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -66,6 +85,20 @@ class DeviceInfo:
         if lanes is None:
             return None
         return self.sm_count * lanes * 2 * self.sm_clock_mhz * 1e6 / 1e9
+
+    def peak_gflops(self, precision: str = "fp32") -> float | None:
+        """The theoretical rate of one precision: FP32 on the CUDA cores, the others on the
+        tensor cores (FP32 accumulation). None when this compute capability's rate is unknown
+        or it has no tensor path for that precision."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if precision == "fp32":
+            return self.peak_fp32_gflops
+        major, minor = (int(x) for x in self.compute_capability.split("."))
+        per_clk = TENSOR_FLOP_PER_CLK_PER_SM.get((major, minor), {}).get(precision)
+        if per_clk is None:
+            return None
+        return self.sm_count * per_clk * self.sm_clock_mhz * 1e6 / 1e9
 
     @property
     def ridge_flop_per_byte(self) -> float | None:

@@ -185,3 +185,21 @@ def test_measured_ceilings_agree_with_a_plain_memcpy_and_matmul_timed_separately
     assert c.fp32_gflops == pytest.approx(gemm_gflops, rel=0.10)
     theory = theoretical_ceilings(device.current())
     assert c.bandwidth_gbs < 1.05 * theory.bandwidth_gbs, "a copy cannot beat the memory bus: check device.py's peak"
+
+
+def test_peak_per_precision_on_hopper():
+    dev = _device()
+    # 132 SMs x 1980 MHz: FP32 128 lanes x 2, BF16/FP16 4096 and TF32 2048 dense FLOP/clk/SM
+    assert dev.peak_gflops("fp32") == pytest.approx(132 * 128 * 2 * 1.98)
+    assert dev.peak_gflops("bf16") == pytest.approx(132 * 4096 * 1.98)
+    assert dev.peak_gflops("fp16") == dev.peak_gflops("bf16")
+    assert dev.peak_gflops("tf32") == pytest.approx(dev.peak_gflops("bf16") / 2)
+    with pytest.raises(ValueError, match="precision must be one of"):
+        dev.peak_gflops("fp8")
+
+
+def test_peak_unknown_precision_path_is_none():
+    from dataclasses import replace
+    turing = replace(_device(), compute_capability="7.5", arch="sm_75")
+    assert turing.peak_gflops("fp16") is not None
+    assert turing.peak_gflops("bf16") is None and turing.peak_gflops("tf32") is None
