@@ -30,7 +30,7 @@ from pmppbench.gpu import cupy, require_device
 from pmppbench.noise import diagnose
 from pmppbench.protocol import EventTimer, Protocol, measure
 from pmppbench.row import Result, now_iso
-from pmppbench.workloads.base import Job, Shape, Unavailable, Variant, Workload, unique_kernels
+from pmppbench.workloads.base import Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -112,7 +112,8 @@ def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: in
     compiled and loaded, seeded inputs made (unless given) and set up on the device. Yields
     (inputs, ctx) and tears the setup down on the way out, whatever happened inside."""
     ensure_memory(workload, shape)
-    _, names, defines = kernel_unit(workload, shape, variants)
+    cc = device.current().compute_capability  # a variant this GPU cannot run is a SKIP row: not compiled
+    _, names, defines = kernel_unit(workload, shape, [v for v in variants if arch_meets(cc, v.needs)])
     with spent("compile"):
         kernels = load_kernels(workload.name, list(names), dict(defines)) if names else {}
     with spent("inputs"):
@@ -205,6 +206,9 @@ def evaluate(
             progress(workload.name, v.name, label)
         if at:
             at(v.name, "check")
+        if device is not None and not arch_meets(device.compute_capability, v.needs):
+            row.check, row.check_detail = "SKIP", f"needs {v.needs} (this GPU is {device.arch})"
+            continue
         try:
             job = job_for(workload, v, shape, ctx)
             _fill_resources(row, job)

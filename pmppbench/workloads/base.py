@@ -14,6 +14,8 @@ workloads/helpers.py.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,22 @@ class Variant:
     timed: bool = True  # False: checked only (a demonstration, e.g. the stream event dependency)
     source: str | None = None  # a learner's own .cu file (--kernel FILE:NAME); `kernel` is NAME in it
     like: str | None = None  # ... launched with this variant's signature and geometry (--like)
+    needs: str | None = None  # the oldest arch it runs on: "sm_80" (cp.async) = 8.0 or newer;
+    # an arch-specific target such as "sm_90a" (wgmma, TMA) = that compute capability alone
+
+
+def arch_meets(compute_capability: str, needs: str | None) -> bool:
+    """Whether a GPU of `compute_capability` ("8.9") can run a variant that `needs` an arch.
+    Arch-specific features (the trailing "a": sm_90a) are not forward compatible: they run
+    on that one compute capability only; plain archs run on it and every newer one."""
+    if needs is None:
+        return True
+    m = re.fullmatch(r"sm_(\d+)(\d)(a?)", needs)
+    if not m:
+        raise ValueError(f"needs must look like sm_80 or sm_90a, got {needs!r}")
+    want = (int(m.group(1)), int(m.group(2)))
+    have = tuple(int(x) for x in compute_capability.split("."))
+    return have == want if m.group(3) else have >= want
 
 
 class Unavailable(Exception):
