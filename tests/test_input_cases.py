@@ -203,6 +203,9 @@ CASES = [
     ("sizes stream --chunks 2**40", "stream --chunks 1099511627776",
      "pmppbench: stream 1048576x64 chunks=1099511627776: needs 9.22e+18 B of device memory, more than any GPU can "
      "address (2^49 B); choose smaller sizes", 2),
+    ("more streams than chunks", "stream --streams 100000",
+     "pmppbench: stream: --streams 100000 is more streams than chunks (3), and a stream past the chunk count "
+     "carries no chunk; choose at most 3 or more --chunks", 2),
     ("variants twice", "vecadd --variants scalar,scalar",
      "pmppbench: --variants scalar,scalar: scalar is named twice; name each variant once", 2),
     ("config variants twice", "all --config {twice.toml} --check-only",

@@ -248,7 +248,13 @@ def test_validate_rejects(bad, word):
 
 def test_validate_accepts_lists_and_defaults():
     WORKLOAD.validate({"chunk": 1, "terms": MAX_TERMS})  # chunks and streams default
-    WORKLOAD.validate(shape(streams=[1, 2, 4]))  # as a TOML config gives it
+    WORKLOAD.validate(shape(chunks=4, streams=[1, 2, 4]))  # as a TOML config gives it
+
+
+def test_validate_refuses_more_streams_than_chunks():
+    WORKLOAD.validate(shape(chunks=4, streams=(4,)))
+    with pytest.raises(UsageError, match=r"--streams 5 is more streams than chunks \(4\)"):
+        WORKLOAD.validate(shape(chunks=4, streams=(1, 5)))
 
 
 def test_pinned_failure_is_a_usage_error_and_releases_what_was_taken(monkeypatch):

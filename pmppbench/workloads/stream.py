@@ -296,6 +296,9 @@ class Streams(Workload):
         if isinstance(streams, (str, bytes)) or not hasattr(streams, "__iter__") \
                 or not streams or not all(is_int(s, 1) for s in streams):
             raise UsageError(f"stream: --streams must list positive integers such as 1,3, got {streams!r}")
+        if max(streams) > chunks:  # chunk c goes to stream c % S: a stream past the chunk count carries nothing
+            raise UsageError(f"stream: --streams {max(streams)} is more streams than chunks ({chunks}), and a "
+                             f"stream past the chunk count carries no chunk; choose at most {chunks} or more --chunks")
 
     def device_bytes(self, shape):
         cfg = PipelineShape.of(shape)
