@@ -261,9 +261,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 // PRIVATE_VECS of them in flight per thread (Little's law: the bytes in flight per SM must cover
 // DRAM's latency at its bandwidth). The instructions per byte are the cost: at the read roof the
 // H200 issues about 9 per byte over the whole chip, so the per-byte work stays well under that.
-#ifndef PRIVATE_VECS
-#define PRIVATE_VECS 4  // 16-byte loads in flight per thread and loop step
+#ifndef PRIVATE_VECS  // 16-byte loads in flight per thread and loop step (studies/histogram_private.py)
+#if BINS == 7
+#define PRIVATE_VECS 4  // 6 blocks of 256 threads per SM at 40 registers: 96 KB in flight per SM
+#else
+#define PRIVATE_VECS 8  // only 12 warps per SM (48 KB of shared memory per 3): 48 KB in flight per SM
 #endif
+#endif
+
+// x >> (8 * k) as the high word of a multiply: on the FMA pipe, beside the integer pipe that the
+// shifts, logic and adds share. Hopper's integer pipe takes 16 lanes per clock per SM partition,
+// half a warp instruction: an integer instruction per byte costs 2 cycles per 32 bytes, so the
+// integer instructions per byte, not all instructions, are what must stay low.
+__device__ __forceinline__ unsigned byte_down(unsigned x, int k) { return k == 0 ? x : __umulhi(x, 1u << (32 - 8 * k)); }
+
+__device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshift_l(0u, 1u, amount); }  // 1 << (amount % 32)
 
 #if BINS == 7
 // 7 bins: the private histogram is eight 4-bit counters in one register (nibble j counts bin
@@ -287,13 +299,11 @@ __device__ __forceinline__ unsigned letter_shifts(unsigned w) {
     return shift & __umulhi(letter, 0x1cu << 25);  // 0x1c in a letter's byte: 0x80 * 0x1c / 2^7, one IMAD.HI
 }
 
-__device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshift_l(0u, 1u, amount); }  // 1 << (amount % 32)
-
 // Two words (8 bytes) into nibble counters: a nibble reaches at most 8, below its 15.
 __device__ __forceinline__ unsigned nibbles(unsigned w0, unsigned w1) {
     const unsigned s0 = letter_shifts(w0), s1 = letter_shifts(w1);
-    return (nibble(s0) + nibble(s0 >> 8)) + (nibble(s0 >> 16) + nibble(s0 >> 24)) +
-           (nibble(s1) + nibble(s1 >> 8)) + (nibble(s1 >> 16) + nibble(s1 >> 24));
+    return (nibble(s0) + nibble(byte_down(s0, 1))) + (nibble(byte_down(s0, 2)) + nibble(byte_down(s0, 3))) +
+           (nibble(s1) + nibble(byte_down(s1, 1))) + (nibble(byte_down(s1, 2)) + nibble(byte_down(s1, 3)));
 }
 
 // 16 bytes into byte-lane counters: byte k of odd counts nibble 2k + 1 (bins 0, 2, 4, 6), byte k
@@ -301,7 +311,7 @@ __device__ __forceinline__ unsigned nibbles(unsigned w0, unsigned w1) {
 __device__ __forceinline__ void count_letters(uint4 v, unsigned& even, unsigned& odd) {
     const unsigned a = nibbles(v.x, v.y), b = nibbles(v.z, v.w);
     even += (a & 0x0f0f0f0fu) + (b & 0x0f0f0f0fu);
-    odd += ((a >> 4) & 0x0f0f0f0fu) + ((b >> 4) & 0x0f0f0f0fu);
+    odd += (__umulhi(a, 1u << 28) & 0x0f0f0f0fu) + (__umulhi(b, 1u << 28) & 0x0f0f0f0fu);  // (x >> 4): see byte_down
 }
 
 __device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, unsigned odd) {
@@ -404,7 +414,7 @@ __device__ __forceinline__ void count_word(unsigned char* col, unsigned w) {
 #pragma unroll
     for (int k = 0; k < 4; ++k)
         atomicAdd(reinterpret_cast<unsigned*>(col + __byte_perm(rows, 0u, 0x4440u + k) * 128),
-                  __funnelshift_l(0u, 1u, amounts >> (8 * k)));
+                  nibble(byte_down(amounts, k)));
 #else
 #pragma unroll
     for (int k = 0; k < 4; ++k) count_at(col, __byte_perm(rows, 0u, 0x4440u + k), (w >> (8 * k + 7)) & 1u, 1u);
