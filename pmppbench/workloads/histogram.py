@@ -53,7 +53,7 @@ class Histogram(Workload):
     name = "histogram"
     title = "Histogram (PMPP ch. 9)"
     about = ("Histogram of N bytes: global atomics, privatized, shared, coarsened (contiguous, interleaved), "
-             "aggregated, warp_vec, CUB, and a read pass.")
+             "aggregated, warp_vec, thread_private, CUB, and a read pass.")
     dims = ("n",)
     dim_help = {"n": "Bytes of text."}
     axes = (Axis("bins", "Bins, comma-separated: 7 (a-z in bins of four) and/or 256 (bytes); default both.",

@@ -3,12 +3,14 @@ shape"), beside a device-to-device memcpy of the same bytes (docs/memory_roof.md
 
 Run on a GPU machine:  python3 studies/memory_roof/every_shape.py [--json FILE]
 
-Candidates, all instantiations of edged<GROUP, VEC_EDGES> in studies/memory_roof/transpose.cu
+Candidates, all instantiations of edged<GROUP, VEC_EDGES, CS> in studies/memory_roof/transpose.cu
 (kernels_cu/transpose_tile.cuh's move_tile in a tile order): GROUP 1 << 20 is column by column over
-A (the shipped order), 0 row by row, -8 bands of 8 tile columns taken row by row; VEC_EDGES moves
-the partial tiles of a matrix with N and M multiples of 4 as float4s. `now` is the workload's own
-`coarsened` variant, `memcpy` the roof. Shapes: the four of #36, two multiples of the tile for
-reference (8192^2 and 9984^2, the multiple of 64 nearest 10000), and 4097^2 (rows not on a float4).
+A (the shipped order), 0 row by row, -G bands of G tile columns taken row by row; VEC_EDGES moves
+the partial tiles of a matrix with N and M multiples of 4 as float4s; CS 2 streaming loads and
+stores (shipped), 1 streaming stores only. `now` is the workload's own `coarsened` variant,
+`memcpy` the roof. Shapes: the four of #36, multiples of the tile for reference (8192^2, 4096^2
+and 9984^2, the multiple of 64 nearest 10000), and 4097^2 (rows not on a float4).
+--candidates 1 is the first call's set (results/h200/memory-roof/every-shape/study1.txt).
 Each candidate is checked bit for bit against A^T on the GPU, then a shape's candidates are timed
 together under one alternating protocol, twice (the better median of the two is kept).
 """
@@ -30,22 +32,25 @@ from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 
 STUDY = Path(__file__).resolve().parent
-SHAPES = ((10000, 10000), (8200, 8200), (8192, 8196), (4100, 4100), (8192, 8192), (9984, 9984), (4097, 4097))
-CANDIDATES = [(1 << 20, False), (1 << 20, True), (0, True), (-8, True)]
+SHAPES = ((10000, 10000), (8200, 8200), (8192, 8196), (4100, 4100), (8192, 8192), (4096, 4096), (9984, 9984),
+          (4097, 4097))
+CANDIDATES = {1: [(1 << 20, False, 2), (1 << 20, True, 2), (0, True, 2), (-8, True, 2)],
+              2: [(1 << 20, False, 2), (1 << 20, True, 1), (-2, True, 2), (-4, True, 2), (0, True, 1)]}
 
 
-def name(group: int, vec: bool) -> str:
-    return f"edged<{group}, {str(vec).lower()}>"
+def name(group: int, vec: bool, cs: int) -> str:
+    return f"edged<{group}, {str(vec).lower()}>" if cs == 2 else f"edged<{group}, {str(vec).lower()}, {cs}>"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--candidates", type=int, choices=sorted(CANDIDATES), default=2)
     args = ap.parse_args(argv)
     cp = cupy()
     dev = device.current()
     print(f"# {dev.name}, {dev.sm_count} SMs", flush=True)
-    names = [name(*c) for c in CANDIDATES]
+    names = [name(*c) for c in CANDIDATES[args.candidates]]
     with kernels_from(STUDY):
         kernels = load_kernels("transpose", names)
     w = workloads.get("transpose")

@@ -167,14 +167,15 @@ ordered(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) 
 }
 
 // ---- study 4: every shape (#36): edges and tile orders at shapes that are not multiples of 64 ----
-// edged<GROUP, VEC_EDGES>: ordered<GROUP, 2>'s tile orders, with VEC_EDGES the partial tiles of a
-// matrix whose N and M are multiples of 4 moved as float4s with one bounds test per float4
-// (move_tile's VEC_EDGES) instead of element by element.
-template <int GROUP, bool VEC_EDGES>
+// edged<GROUP, VEC_EDGES, CS>: ordered<GROUP, CS>'s tile orders and cache modes, with VEC_EDGES
+// the partial tiles of a matrix whose N and M are multiples of 4 moved as float4s with one bounds
+// test per float4 (move_tile's VEC_EDGES) instead of element by element. edged<1 << 20, true, 2>
+// is the shipped coarsened<64> since VEC_EDGES; edged<1 << 20, false, 2> the one before it.
+template <int GROUP, bool VEC_EDGES, int CS = 2>
 __global__ void __launch_bounds__(256, 8)
 edged(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
     constexpr int TILE = 64;
-    move_tile<TILE, StudyIO<2>, VEC_EDGES>(a, b, m, n, [](size_t& x0, size_t& y0) {
+    move_tile<TILE, StudyIO<CS>, VEC_EDGES>(a, b, m, n, [](size_t& x0, size_t& y0) {
         const size_t tiles_x = gridDim.x, tiles_y = gridDim.y;
         const size_t t = size_t(blockIdx.y) * tiles_x + blockIdx.x;
         size_t tx, ty;
