@@ -118,8 +118,8 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 //
 // The tile's two phases and its edges are move_tile's (kernels_cu/transpose_tile.cuh). The
 // partial tiles of a matrix whose N and M are multiples of 4 move as float4s too, with a bounds
-// test per float4 (move_tile's VEC_EDGES): element by element they cost 1.7-2.9 points of memcpy
-// at 10000^2, 8200^2, 8192x8196 and 4100^2 (docs/memory_roof.md, "Every shape").
+// test per float4 (move_tile's VEC_EDGES): element by element they cost a few points of memcpy at
+// shapes that are not multiples of the tile (docs/memory_roof.md, "Every shape").
 template <int TILE>
 __global__ void __launch_bounds__(256, 8)
 coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
