@@ -300,3 +300,19 @@ def test_thread_private_mutations_fail(define, bins, text):
     shape = {"n": 1000003, "bins": bins, "input": text}
     rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant("thread_private")])
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
+
+
+def test_the_studys_knobs_compile_without_spills():
+    """Every candidate studies/histogram_private.py times is a compile of thread_private with
+    other -D knobs; each builds for sm_90 with no local memory, as the default does."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("histogram_private", root / "studies" / "histogram_private.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    for bins, sets in study.KNOBS.items():
+        for knobs in sets:
+            report = compile_unit("histogram", ["thread_private"], "sm_90", {"BINS": bins, **knobs}).ptxas["thread_private"]
+            assert (report.spill_stores, report.stack_bytes) == (0, 0), (bins, knobs)
+            assert report.static_smem == (28 if bins == 7 else 16384 * knobs["PRIVATE_WARPS"])
