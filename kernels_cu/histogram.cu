@@ -324,6 +324,7 @@ __device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, uns
 extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS)
 thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo) {
     constexpr int V = PRIVATE_VECS, STEPS = 15 / V;  // a byte lane takes 16 per vector: at most 15 vectors
+    static_assert(V >= 1 && V <= 15, "PRIVATE_VECS: 1 to 15 vectors between two flushes of the byte lanes");
     __shared__ unsigned s[BINS];
     if (threadIdx.x < BINS) s[threadIdx.x] = 0u;
     __syncthreads();
@@ -451,6 +452,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
     const unsigned long long nv = length / 16, stride = 1ull * gridDim.x * PRIVATE_THREADS;
     const unsigned long long me = 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
     constexpr int V = PRIVATE_VECS;
+    static_assert(V >= 1 && V <= 32, "PRIVATE_VECS: 16-byte loads in flight per thread");
     // Every thread of the block runs the same chunks (the bounds are block-uniform): the merge's
     // barriers are reached by all.
     for (unsigned long long base = 0; base == 0 || base < nv; base += CHUNK * stride) {
