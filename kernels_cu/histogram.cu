@@ -254,6 +254,257 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 }
 #endif
 
+// ---- thread_private: privatization down to the thread (PMPP 9.3, one level further) ----------
+// Each thread keeps its own histogram, so the inner loop has no atomics and no contention on any
+// input (one letter or spread out alike); the warp, then the block, adds the private copies and
+// the block sends one global atomic per bin. A fixed grid strides over the text in 16-byte loads,
+// PRIVATE_VECS of them in flight per thread (Little's law: the bytes in flight per SM must cover
+// DRAM's latency at its bandwidth). The instructions per byte are the cost: at the read roof the
+// H200 issues about 9 warp instructions' worth per byte over the whole chip (4 per clock per SM),
+// and only about 4.5 of them on the integer pipe (half a warp per clock), so the per-byte work
+// stays well under that: about 5 instructions per byte for 7 bins and 5.5 for 256 (the SASS).
+#ifndef PRIVATE_VECS  // 16-byte loads in flight per thread and loop step (studies/histogram_private.py)
+#if BINS == 7
+#define PRIVATE_VECS 4  // 6 blocks of 256 threads per SM at 40 registers: 96 KB in flight per SM
+#else
+#define PRIVATE_VECS 8  // only 12 warps per SM (48 KB of shared memory per 3): 48 KB in flight per SM
+#endif
+#endif
+
+// x >> (8 * k) as the high word of a multiply, an IMAD.HI on the FMA pipe instead of a shift on
+// the integer pipe that the logic and adds share. It gained nothing measurable at either bin count
+// (README, "Histogram"), so the integer pipe alone is not what holds the 7-bin kernel below the
+// read roof; the form stays because the final run measured it.
+__device__ __forceinline__ unsigned byte_down(unsigned x, int k) { return k == 0 ? x : __umulhi(x, 1u << (32 - 8 * k)); }
+
+__device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshift_l(0u, 1u, amount); }  // 1 << (amount % 32)
+
+#if BINS == 7
+// 7 bins: the private histogram is eight 4-bit counters in one register (nibble j counts bin
+// j - 1; nibble 0 counts the bytes that are no letter and is dropped). A byte adds
+// 1 << (4 * (bin + 1)): one funnel shift, whose amount is the low 5 bits of a register, so no
+// byte is masked out of its word first. letter_shifts finds the four amounts of a word at once
+// (SWAR: 8 instructions for 4 bytes, no per-byte compare or select).
+#define PRIVATE_THREADS BLOCK
+
+// Byte k of the result: 4 * (bin + 1) if byte k of w is a lowercase letter, else 0.
+__device__ __forceinline__ unsigned letter_shifts(unsigned w) {
+    const unsigned h = w & 0x7f7f7f7fu;         // 7 low bits of each byte: the adds below carry into no neighbour
+    const unsigned ge_a = h + 0x1f1f1f1fu;      // bit 7 of a byte: h >= 'a' (0x61)
+    const unsigned ge_brace = h + 0x05050505u;  // bit 7: h >= '{' (0x7b), past 'z'
+    const unsigned shift = h + 0x23232323u;     // bits 2-4: (h - 0x5d) / 4 = bin + 1 for a letter
+#ifdef MUTATE_RANGE  // tests/test_histogram.py: letting '{' and '|' into bin 6 must FAIL
+    const unsigned letter = ge_a & ~w & 0x80808080u & ~((h + 0x03030303u) & 0x80808080u);
+#else
+    const unsigned letter = ge_a & ~ge_brace & ~w & 0x80808080u;  // bit 7: 'a' <= byte <= 'z'
+#endif
+    return shift & __umulhi(letter, 0x1cu << 25);  // 0x1c in a letter's byte: 0x80 * 0x1c / 2^7, one IMAD.HI
+}
+
+// Two words (8 bytes) into nibble counters: a nibble reaches at most 8, below its 15.
+__device__ __forceinline__ unsigned nibbles(unsigned w0, unsigned w1) {
+    const unsigned s0 = letter_shifts(w0), s1 = letter_shifts(w1);
+    return (nibble(s0) + nibble(byte_down(s0, 1))) + (nibble(byte_down(s0, 2)) + nibble(byte_down(s0, 3))) +
+           (nibble(s1) + nibble(byte_down(s1, 1))) + (nibble(byte_down(s1, 2)) + nibble(byte_down(s1, 3)));
+}
+
+// 16 bytes into byte-lane counters: byte k of odd counts nibble 2k + 1 (bins 0, 2, 4, 6), byte k
+// of even nibble 2k (no letter, bins 1, 3, 5); a byte lane gains at most 16 per vector.
+__device__ __forceinline__ void count_letters(uint4 v, unsigned& even, unsigned& odd) {
+    const unsigned a = nibbles(v.x, v.y), b = nibbles(v.z, v.w);
+    even += (a & 0x0f0f0f0fu) + (b & 0x0f0f0f0fu);
+    odd += (__umulhi(a, 1u << 28) & 0x0f0f0f0fu) + (__umulhi(b, 1u << 28) & 0x0f0f0f0fu);  // (x >> 4): see byte_down
+}
+
+__device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, unsigned odd) {
+#pragma unroll
+    for (int b = 0; b < 7; ++b) cnt[b] += (b % 2 ? even >> (8 * ((b + 1) / 2)) : odd >> (8 * (b / 2))) & 0xffu;
+}
+
+extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS)
+thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo) {
+    constexpr int V = PRIVATE_VECS, STEPS = 15 / V;  // a byte lane takes 16 per vector: at most 15 vectors
+    static_assert(V >= 1 && V <= 15, "PRIVATE_VECS: 1 to 15 vectors between two flushes of the byte lanes");
+    __shared__ unsigned s[BINS];
+    if (threadIdx.x < BINS) s[threadIdx.x] = 0u;
+    __syncthreads();
+    unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
+    const uint4* vec = reinterpret_cast<const uint4*>(data);  // cudaMalloc'd: 256-byte aligned
+    const unsigned long long nv = length / 16, stride = 1ull * gridDim.x * PRIVATE_THREADS;
+    unsigned long long j = 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
+    while (j + (V - 1) * stride < nv) {
+        unsigned even = 0, odd = 0;
+        for (int step = 0; step < STEPS && j + (V - 1) * stride < nv; ++step, j += V * stride) {
+            uint4 v[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[k] = vec[j + k * stride];  // all loads first
+#pragma unroll
+            for (int k = 0; k < V; ++k) count_letters(v[k], even, odd);
+        }
+        add_lanes(cnt, even, odd);
+    }
+    for (; j < nv; j += stride) {  // fewer than V vectors left for this thread
+        unsigned even = 0, odd = 0;
+        count_letters(vec[j], even, odd);
+        add_lanes(cnt, even, odd);
+    }
+    const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
+#ifndef MUTATE_DROP  // tests/test_histogram.py: leaving out the length % 16 last bytes must FAIL
+    if (tail < length) {  // one of the length % 16 last bytes, alone in a word (the zeros are no letter)
+        unsigned even = 0, odd = 0;
+        count_letters(make_uint4(data[tail], 0u, 0u, 0u), even, odd);
+        add_lanes(cnt, even, odd);
+    }
+#endif
+#pragma unroll
+    for (int b = 0; b < 7; ++b) {
+        unsigned v = cnt[b];
+        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
+    }
+    __syncthreads();
+    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
+}
+#else
+// 256 bins: a thread's private histogram is 256 16-bit counters in shared memory, laid out so
+// that the 32 lanes of a warp always touch 32 different banks, whatever bytes they read: each
+// lane owns one word of every 32 in its warp's 16 KB (its column). PRIVATE_WARPS warps
+// per block, 16 KB each. A vector of 16 equal bytes (a run, PMPP 9.5's aggregation) adds 16 at
+// once. A counter holds 65535, so a thread counts at most CHUNK vectors (65520 bytes) between
+// merges.
+#ifndef PRIVATE_WARPS
+#define PRIVATE_WARPS 3  // 48 KB of shared memory: 4 blocks (12 warps) per SM
+#endif
+#define PRIVATE_THREADS (PRIVATE_WARPS * 32)
+#ifndef PRIVATE_RUNS
+#define PRIVATE_RUNS 1  // a vector of 16 equal bytes counted at once
+#endif
+#define CHUNK 4095ull  // vectors per thread between merges: 16 * 4095 < 65536
+
+#ifndef PRIVATE_ATOMIC
+#define PRIVATE_ATOMIC 1
+#endif
+#ifdef MUTATE_RACE  // tests/test_histogram.py: two lanes sharing a column with plain stores must FAIL
+#undef PRIVATE_ATOMIC
+#define PRIVATE_ATOMIC 0
+#endif
+
+// Counter (bin, lane) is half bin / 128 of word (bin % 128) * 32 + lane: `row` is bin % 128 and
+// `high` 1 for the high half. With PRIVATE_ATOMIC, an atomicAdd of n or n << 16 on a word no other
+// thread touches: not against a race but because nothing waits on it, whereas a load, add and
+// store of the next byte would wait for this one's store (the compiler cannot tell two counters
+// apart): a chain of shared-memory latencies per byte.
+__device__ __forceinline__ void count_at(unsigned char* col, unsigned row, unsigned high, unsigned n) {
+#if PRIVATE_ATOMIC
+    atomicAdd(reinterpret_cast<unsigned*>(col + row * 128), n << (16 * high));
+#else
+    unsigned short* c = reinterpret_cast<unsigned short*>(col + row * 128 + high * 2);
+    *c = (unsigned short)(*c + n);
+#endif
+}
+
+__device__ __forceinline__ void count_byte(unsigned char* col, unsigned b, unsigned n = 1) {
+    count_at(col, b & 127u, b >> 7, n);
+}
+
+// Four bytes: the rows from one mask of the word and a byte permute each; with PRIVATE_ATOMIC the
+// increments 1 << (16 * high) from one shift of the word and a funnel shift each (it reads only
+// the low 5 bits of its amount, so no byte is masked out).
+__device__ __forceinline__ void count_word(unsigned char* col, unsigned w) {
+    const unsigned rows = w & 0x7f7f7f7fu;
+#if PRIVATE_ATOMIC
+    const unsigned amounts = (w >> 3) & 0x10101010u;  // 16 where the byte is >= 128
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+        atomicAdd(reinterpret_cast<unsigned*>(col + __byte_perm(rows, 0u, 0x4440u + k) * 128),
+                  nibble(byte_down(amounts, k)));
+#else
+#pragma unroll
+    for (int k = 0; k < 4; ++k) count_at(col, __byte_perm(rows, 0u, 0x4440u + k), (w >> (8 * k + 7)) & 1u, 1u);
+#endif
+}
+
+__device__ __forceinline__ void count_vec(unsigned char* col, uint4 v) {
+#if PRIVATE_RUNS
+    const unsigned rep = __byte_perm(v.x, 0u, 0x0000u);  // byte 0 in all four bytes
+    if (((v.x ^ rep) | (v.y ^ rep) | (v.z ^ rep) | (v.w ^ rep)) == 0u) {  // 16 equal bytes: one run
+        count_byte(col, v.x & 0xffu, 16);
+        return;
+    }
+#endif
+    count_word(col, v.x);
+    count_word(col, v.y);
+    count_word(col, v.z);
+    count_word(col, v.w);
+}
+
+extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS)
+thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo) {
+    __shared__ __align__(16) unsigned s[PRIVATE_WARPS * 128 * 32];
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    unsigned* region = s + warp * 4096;  // this warp's 16 KB
+#ifdef MUTATE_RACE
+    unsigned char* col = reinterpret_cast<unsigned char*>(region + (lane & ~1u));
+#else
+    unsigned char* col = reinterpret_cast<unsigned char*>(region + lane);  // word (bin / 2) * 32 + lane
+#endif
+    const uint4* vec = reinterpret_cast<const uint4*>(data);  // cudaMalloc'd: 256-byte aligned
+    const unsigned long long nv = length / 16, stride = 1ull * gridDim.x * PRIVATE_THREADS;
+    const unsigned long long me = 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
+    constexpr int V = PRIVATE_VECS;
+    static_assert(V >= 1 && V <= 32, "PRIVATE_VECS: 16-byte loads in flight per thread");
+    // Every thread of the block runs the same chunks (the bounds are block-uniform): the merge's
+    // barriers are reached by all.
+    for (unsigned long long base = 0; base == 0 || base < nv; base += CHUNK * stride) {
+        for (int p = 0; p < 128; ++p) region[p * 32 + lane] = 0u;
+        __syncwarp();
+        if (base == 0) {
+            const unsigned long long tail = 16 * nv + me;
+#ifndef MUTATE_DROP  // tests/test_histogram.py: leaving out the length % 16 last bytes must FAIL
+            if (tail < length) count_byte(col, data[tail]);  // one of the length % 16 last bytes
+#endif
+        }
+        const unsigned long long end = min(nv, base + CHUNK * stride);
+        unsigned long long j = base + me;
+        for (; j + (V - 1) * stride < end; j += V * stride) {
+            uint4 v[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[k] = vec[j + k * stride];  // all loads first
+#pragma unroll
+            for (int k = 0; k < V; ++k) count_vec(col, v[k]);
+        }
+        for (; j < end; j += stride) count_vec(col, vec[j]);
+        __syncwarp();
+        // The warp adds its 32 columns: lane l takes words p = l, l + 32, l + 64, l + 96 (bins p
+        // and p + 128), reading column (l + i) % 32 at step i, so the 32 lanes read 32 banks.
+        unsigned lo[4], hi[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            lo[q] = hi[q] = 0u;
+            const unsigned* row = region + (lane + 32 * q) * 32;
+            for (int i = 0; i < 32; ++i) {
+                const unsigned v = row[(lane + i) % 32];
+                lo[q] += v & 0xffffu;
+                hi[q] += v >> 16;
+            }
+        }
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {  // the warp's totals over its own region's first 256 words
+            region[lane + 32 * q] = lo[q];
+            region[lane + 32 * q + 128] = hi[q];
+        }
+        __syncthreads();
+        for (unsigned bin = threadIdx.x; bin < BINS; bin += PRIVATE_THREADS) {
+            unsigned v = 0;
+            for (unsigned w = 0; w < PRIVATE_WARPS; ++w) v += s[w * 4096 + bin];
+            if (v > 0) atomicAdd(&histo[bin], v);
+        }
+        __syncthreads();
+    }
+}
+#endif
+
 // read: the roof row. The same bytes read once in 16-byte loads by warp_vec's loop; the XOR of
 // all words, one atomicXor per block, is what it leaves (checked bit for bit).
 extern "C" __global__ void __launch_bounds__(BLOCK) read_xor(const unsigned char* __restrict__ data,

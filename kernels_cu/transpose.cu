@@ -23,7 +23,8 @@
 //              conflicts on the transposed shared read
 //   padded33   tiled<33>: the same kernel with a row stride of 33 -- no bank conflicts
 //   coarsened  coarsened<64>: 32x8 threads move a 64x64 padded tile, 16 elements each, as
-//              float4 loads and streaming float4 stores, tiles taken column by column
+//              float4 loads and streaming float4 stores (partial tiles too where N and M are
+//              multiples of 4), tiles taken column by column
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -115,7 +116,10 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 // reads tile[c + e][r] with c = 4 * (lane % 16), a 2-way conflict, which is harmless here
 // (shared memory runs far below its bandwidth in a transpose).
 //
-// The tile's two phases and its edges are move_tile's (kernels_cu/transpose_tile.cuh).
+// The tile's two phases and its edges are move_tile's (kernels_cu/transpose_tile.cuh). The
+// partial tiles of a matrix whose N and M are multiples of 4 move as float4s too, with a bounds
+// test per float4 (move_tile's VEC_EDGES): element by element they cost a few points of memcpy at
+// shapes that are not multiples of the tile (docs/memory_roof.md, "Every shape").
 template <int TILE>
 __global__ void __launch_bounds__(256, 8)
 coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
@@ -123,7 +127,7 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
     // of A), but the blocks, dispatched in the order of t, take A's tiles column by column,
     // i.e. B's tiles row by row: the tiles in flight at one moment write one contiguous band
     // of B (see above).
-    move_tile<TILE, StreamingLoadsStores>(a, b, m, n, [](size_t& x0, size_t& y0) {
+    move_tile<TILE, StreamingLoadsStores, true>(a, b, m, n, [](size_t& x0, size_t& y0) {
         const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;
         x0 = t / gridDim.y * TILE;  // first column of A in this tile
         y0 = t % gridDim.y * TILE;  // first row of A in this tile

@@ -18,9 +18,11 @@ struct StreamingLoadsStores {
 //
 // Edges: rows and cols count the part of this tile that lies inside A (block-uniform, at
 // most TILE). A full tile of a matrix whose rows start on a float4 (N and M multiples of 4)
-// takes the float4 path; every other tile moves element by element with bounds tests.
-// Out-of-range slots of the tile hold 0 and are never written out.
-template <int TILE, class IO, class Where>
+// takes the float4 path; with VEC_EDGES so does a partial tile of such a matrix (its rows and
+// cols are then multiples of 4 too, so every float4 lies wholly inside A or wholly outside, and
+// a bounds test per float4 suffices); every other tile moves element by element with bounds
+// tests. Out-of-range slots of the tile hold 0 and are never written out.
+template <int TILE, class IO, bool VEC_EDGES = false, class Where>
 __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n,
                                           Where where) {
     constexpr int THREADS = 256, VEC = 4;     // 32 x 8 threads, float4 accesses
@@ -36,7 +38,8 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
     where(x0, y0);
     const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
     const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
-    const bool vector = rows == TILE && cols == TILE && n % VEC == 0 && m % VEC == 0;
+    const bool aligned = n % VEC == 0 && m % VEC == 0;  // every row of A and B starts on a float4
+    const bool vector = aligned && rows == TILE && cols == TILE;
 
     // Phase 1: all loads first (coalesced along A's rows), then the shared stores.
     const float* src = a + (y0 + r0) * n + x0 + c;
@@ -44,6 +47,11 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
     if (vector) {
 #pragma unroll
         for (int k = 0; k < NV; ++k) v[k] = IO::load(reinterpret_cast<const float4*>(src + size_t(k * STEP) * n));
+    } else if (VEC_EDGES && aligned) {
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            v[k] = r0 + k * STEP < rows && c < cols ? IO::load(reinterpret_cast<const float4*>(src + size_t(k * STEP) * n))
+                                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     } else {
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
@@ -70,6 +78,14 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
             const int r = r0 + k * STEP;  // row of B's tile
             IO::store(reinterpret_cast<float4*>(dst + size_t(k * STEP) * m),
                       make_float4(tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]));
+        }
+    } else if (VEC_EDGES && aligned) {
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int r = r0 + k * STEP;
+            if (r < cols && c < rows)
+                IO::store(reinterpret_cast<float4*>(dst + size_t(k * STEP) * m),
+                          make_float4(tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]));
         }
     } else {
 #pragma unroll

@@ -3,6 +3,10 @@ path and a race mutation on the GPU."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -136,3 +140,179 @@ def test_cub_built_ahead_on_another_thread_serves_the_job():
     builder.start()
     builder.join()
     assert_all_pass(check_rows("histogram", shapes, ["cub"]))
+
+
+# ---- thread_private's arithmetic on the CPU ----------------------------------------------------
+# The kernel file compiles as C++ with CUDA's few names stood in for; the harness calls
+# thread_private's own helpers on every byte value in every position and on random text, and
+# compares with NumPy's count, so the SWAR letter test, the lane layout and the 256-bin columns
+# are checked exactly without a GPU (the GPU tests then check the whole kernel).
+
+HARNESS = r"""
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+struct uint4 { unsigned x, y, z, w; };
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+struct Index { unsigned x, y, z; };
+static Index threadIdx, blockIdx, blockDim, gridDim;
+inline void __syncthreads() {}
+inline void __syncwarp() {}
+inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned old = *p; *p += v; return old; }
+inline unsigned atomicXor(unsigned* p, unsigned v) { unsigned old = *p; *p ^= v; return old; }
+inline unsigned __shfl_down_sync(unsigned, unsigned v, int) { return v; }
+inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned((uint64_t(a) * b) >> 32); }
+inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+    return unsigned(((uint64_t(hi) << 32 | lo) << (s & 31)) >> 32);
+}
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+    const uint64_t both = uint64_t(y) << 32 | x;
+    unsigned r = 0;
+    for (int i = 0; i < 4; ++i) r |= unsigned((both >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+    return r;
+}
+using std::min;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#include KERNELS
+
+int main() {  // harness < bytes (a multiple of 16) > counts (BINS unsigned)
+    std::vector<unsigned char> text;
+    int c;
+    while ((c = std::getchar()) != EOF) text.push_back((unsigned char)c);
+    std::vector<unsigned> out(BINS, 0);
+#if BINS == 7
+    unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < text.size(); i += 16 * 15) {  // at most 15 vectors between add_lanes
+        unsigned even = 0, odd = 0;
+        for (size_t j = i; j < std::min(text.size(), i + 16 * 15); j += 16) {
+            uint4 v;
+            std::memcpy(&v, &text[j], 16);
+            count_letters(v, even, odd);
+        }
+        add_lanes(cnt, even, odd);
+    }
+    for (int b = 0; b < 7; ++b) out[b] = cnt[b];
+#else
+    static unsigned region[4096];
+    const unsigned lane = 5;
+    unsigned char* col = reinterpret_cast<unsigned char*>(region + lane);
+    for (size_t j = 0; j < text.size(); j += 16) {
+        uint4 v;
+        std::memcpy(&v, &text[j], 16);
+        count_vec(col, v);
+    }
+    for (int b = 0; b < 256; ++b) {  // counter (b, lane): half b / 128 of word (b % 128) * 32 + lane
+        unsigned short half;
+        std::memcpy(&half, col + (b % 128) * 128 + (b / 128) * 2, 2);
+        out[b] = half;
+    }
+    for (int w = 0; w < 4096; ++w)  // no other lane's column was touched
+        if (w % 32 != lane && region[w] != 0) return 4;
+#endif
+    std::fwrite(out.data(), sizeof(unsigned), out.size(), stdout);
+}
+"""
+
+
+def build_harness(tmp_path, bins, *defines):
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ to build the CPU harness of thread_private")
+    source, binary = tmp_path / "harness.cpp", tmp_path / f"harness{bins}"
+    source.write_text(HARNESS)
+    kernels = Path(hist.__file__).resolve().parents[2] / "kernels_cu" / "histogram.cu"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-w", f"-DBINS={bins}", *(f"-D{d}" for d in defines),
+                    f'-DKERNELS="{kernels}"', str(source), "-o", str(binary)], check=True, capture_output=True,
+                   text=True)
+    return binary
+
+
+def harness_counts(binary, text: np.ndarray) -> np.ndarray:
+    run = subprocess.run([str(binary)], input=text.tobytes(), capture_output=True, check=True)
+    return np.frombuffer(run.stdout, dtype=np.uint32)
+
+
+def every_byte_everywhere() -> np.ndarray:
+    """Each byte value 0-255 once in each of the 16 positions of a vector, the rest of the vector
+    'a', then random bytes of every value and a run of one value long enough to fill a lane."""
+    vectors = np.full((256 * 16, 16), ord("a"), dtype=np.uint8)
+    for value in range(256):
+        for pos in range(16):
+            vectors[value * 16 + pos, pos] = value
+    rng = np.random.default_rng(7)
+    return np.concatenate([vectors.ravel(), rng.integers(0, 256, 16 * 1000, dtype=np.uint8),
+                           np.full(16 * 40, ord("z"), dtype=np.uint8), np.full(16 * 40, 200, dtype=np.uint8)])
+
+
+@pytest.mark.parametrize("bins", hist.BINS)
+def test_thread_private_counts_every_byte_value_on_the_cpu(tmp_path, bins):
+    text = every_byte_everywhere()
+    ref = W.reference({"n": text.size, "bins": bins, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
+    np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, bins), text), ref)
+
+
+def test_letting_the_two_bytes_past_z_into_a_bin_fails_on_the_cpu(tmp_path):
+    """MUTATE_RANGE counts '{' and '|' (the two byte values that share y-z's group of four) in
+    bin 6: the exact check must see it."""
+    text = every_byte_everywhere()
+    ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
+    got = harness_counts(build_harness(tmp_path, 7, "MUTATE_RANGE"), text)
+    past_z = int(np.isin(text, np.frombuffer(b"{|", dtype=np.uint8)).sum())
+    assert past_z >= 32 and got[6] == ref[6] + past_z and np.array_equal(got[:6], ref[:6])
+
+
+@pytest.mark.parametrize("bins", hist.BINS)
+def test_thread_private_geometry(bins):
+    shape = {"n": 1 << 28, "bins": bins, "input": "uniform"}
+
+    class H200:
+        sm_count = 132
+
+    grid, block = W.geometry(W.variant("thread_private"), shape, H200)
+    assert (grid, block) == (((8 * 132,), (256,)) if bins == 7 else ((4 * 132,), (96,)))
+    assert W.geometry(W.variant("thread_private"), {**shape, "n": 100}, H200) == ((1,), block)
+
+
+class Mutated(hist.Histogram):
+    def __init__(self, define):
+        self.define = define
+
+    def defines(self, shape):
+        return {**super().defines(shape), self.define: 1}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("define,bins,text", [
+    ("MUTATE_DROP", 7, "uniform"), ("MUTATE_DROP", 256, "uniform"),  # the length % 16 last bytes left out
+    ("MUTATE_RACE", 256, "one_letter"),  # two lanes share a column with plain stores: a raced bin
+])
+def test_thread_private_mutations_fail(define, bins, text):
+    from pmppbench.runner import run_shape
+
+    w = Mutated(define)
+    shape = {"n": 1000003, "bins": bins, "input": text}
+    rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant("thread_private")])
+    assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
+
+
+def test_the_studys_knobs_compile_without_spills():
+    """Every candidate studies/histogram_private.py times is a compile of thread_private with
+    other -D knobs; each builds for sm_90 with no local memory, as the default does."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("histogram_private", root / "studies" / "histogram_private.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    for bins, sets in study.KNOBS.items():
+        for knobs in sets:
+            report = compile_unit("histogram", ["thread_private"], "sm_90", {"BINS": bins, **knobs}).ptxas["thread_private"]
+            assert (report.spill_stores, report.stack_bytes) == (0, 0), (bins, knobs)
+            assert report.static_smem == (28 if bins == 7 else 16384 * knobs["PRIVATE_WARPS"])

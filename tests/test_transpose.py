@@ -364,3 +364,24 @@ def test_the_64_bit_path_passes_on_edge_shapes_too():
             cupy().cuda.Device().synchronize()
             result = compare(job.output(), W.reference(s, inputs, v), W.tolerance)
             assert result.passed, f"{v.name} {s}: {result.detail}"
+
+
+def test_every_shape_study_candidates_compile_and_now_is_the_shipped_kernel():
+    """studies/memory_roof/every_shape.py's candidates (edged<GROUP, VEC_EDGES, CS>) compile with
+    the shipped move_tile, and edged<1 << 20, true>, the form the study calls the shipped one,
+    has coarsened<64>'s registers and shared tile."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("every_shape", root / "studies" / "memory_roof" / "every_shape.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    from pmppbench.compile import kernels_from
+
+    names = sorted({study.name(*c) for cands in study.CANDIDATES.values() for c in cands} | {"edged<1048576, true>"})
+    with kernels_from(root / "studies" / "memory_roof"):
+        unit = compile_unit("transpose", names, "sm_90", use_cache=False)
+    assert set(unit.ptxas) == set(names)
+    shipped = compile_unit("transpose", ["coarsened<64>"], "sm_90").ptxas["coarsened<64>"]
+    same = unit.ptxas["edged<1048576, true>"]
+    assert (same.registers, same.static_smem) == (shipped.registers, shipped.static_smem) == (32, 64 * 65 * 4)

@@ -10,7 +10,9 @@ block in global memory), `shared_private` (Fig. 9.10), `coarsened_contiguous` (F
 `coarsened_interleaved` (Fig. 9.14), `aggregated` (Fig. 9.15, runs counted in a register);
 beyond the book, `warp_vec` (16-byte loads; for 7 bins, counts in the byte lanes of a 64-bit
 register, no atomic per byte; for 256 bins, runs aggregated per thread and a sub-histogram per
-warp). Peer: `cub` (DeviceHistogram::HistogramEven through cuda.compute). Roof: `read`, the
+warp) and `thread_private` (a private histogram per thread: 7 bins in the 4-bit lanes of a
+register, found four bytes at a time; 256 bins in a column of 16-bit counters in shared memory
+that only its lane touches, so no bank conflict and no contention on any input). Peer: `cub` (DeviceHistogram::HistogramEven through cuda.compute). Roof: `read`, the
 same bytes read once in 16-byte loads. Counts are exact: the check is bit for bit. Every call
 zeroes the histogram first (the variant's reset, inside the timed call; CUB's call zeroes its
 own histogram too).
@@ -34,6 +36,10 @@ from pmppbench.workloads.helpers import (
 BLOCK = 256
 CFACTOR = 32  # inputs per thread in the coarsened kernels (CFACTOR in histogram.cu)
 FAST_BLOCKS_PER_SM = 8  # warp_vec's and read's fixed grid
+# thread_private (PRIVATE_THREADS, PRIVATE_WARPS in histogram.cu): 7 bins, blocks of BLOCK threads as
+# warp_vec; 256 bins, 3 warps of 16 KB of private columns (48 KB), 4 blocks per SM.
+PRIVATE_THREADS = {7: BLOCK, 256: 96}
+PRIVATE_BLOCKS_PER_SM = {7: FAST_BLOCKS_PER_SM, 256: 4}
 BINS = (7, 256)
 INPUTS = ("uniform", "one_letter")
 LETTER = ord("a")
@@ -47,7 +53,7 @@ class Histogram(Workload):
     name = "histogram"
     title = "Histogram (PMPP ch. 9)"
     about = ("Histogram of N bytes: global atomics, privatized, shared, coarsened (contiguous, interleaved), "
-             "aggregated, warp_vec, CUB, and a read pass.")
+             "aggregated, warp_vec, thread_private, CUB, and a read pass.")
     dims = ("n",)
     dim_help = {"n": "Bytes of text."}
     axes = (Axis("bins", "Bins, comma-separated: 7 (a-z in bins of four) and/or 256 (bytes); default both.",
@@ -66,6 +72,9 @@ class Histogram(Workload):
         Variant("aggregated", "aggregated<int>", "PMPP 9.15: interleaved, a run of one bin counted in a register"),
         Variant("warp_vec", "warp_vec", "16-byte loads 4 in flight; 7 bins: counts in a register's byte lanes, no "
                 "atomic per byte; 256 bins: runs aggregated per thread, a sub-histogram per warp"),
+        Variant("thread_private", "thread_private", "a private histogram per thread, no atomic contention: 7 bins "
+                "in a register's 4-bit lanes (SWAR), 256 in a shared column per lane (conflict-free); 16-byte loads, "
+                "4 (7 bins) or 8 (256) in flight"),
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )
@@ -102,13 +111,18 @@ class Histogram(Workload):
             return max(1, -(-n // (BLOCK * CFACTOR)))
         if variant in ("warp_vec", "read"):
             return max(1, min(-(-max(n // 16, 1) // BLOCK), FAST_BLOCKS_PER_SM * sms))
+        if variant == "thread_private":
+            bins = shape["bins"]
+            return max(1, min(-(-max(n // 16, 1) // PRIVATE_THREADS[bins]), PRIVATE_BLOCKS_PER_SM[bins] * sms))
         return max(1, -(-n // BLOCK))
 
     def geometry(self, variant, shape, device=None):
-        """One block of BLOCK threads per BLOCK bytes (coarsened: BLOCK * CFACTOR); warp_vec and
-        read: a grid sized by the SMs of `device`."""
-        sms = device.sm_count if variant.name in ("warp_vec", "read") else None
-        return (self.blocks(shape, variant.name, sms),), (BLOCK,)
+        """One block of BLOCK threads per BLOCK bytes (coarsened: BLOCK * CFACTOR); warp_vec,
+        thread_private and read: a grid sized by the SMs of `device`."""
+        fixed = variant.name in ("warp_vec", "read", "thread_private")
+        sms = device.sm_count if fixed else None
+        threads = PRIVATE_THREADS[shape["bins"]] if variant.name == "thread_private" else BLOCK
+        return (self.blocks(shape, variant.name, sms),), (threads,)
 
     def index_type(self, shape) -> str:
         return index_type(self.blocks(shape, "global_atomic") * BLOCK + BLOCK * CFACTOR)
@@ -181,7 +195,7 @@ class Histogram(Workload):
             out = ctx["xor"]
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), out))
             return staged_job((launch,), out, reset=lambda: out.fill(0))
-        if variant.name == "warp_vec":
+        if variant.name in ("warp_vec", "thread_private"):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), histo))
             return staged_job((launch,), histo, reset=lambda: histo.fill(0))
         index = index or self.index_type(shape)

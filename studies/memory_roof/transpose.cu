@@ -165,3 +165,36 @@ ordered(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) 
         y0 = ty * TILE;
     });
 }
+
+// ---- study 4: every shape (#36): edges and tile orders at shapes that are not multiples of 64 ----
+// edged<GROUP, VEC_EDGES, CS>: ordered<GROUP, CS>'s tile orders and cache modes, with VEC_EDGES
+// the partial tiles of a matrix whose N and M are multiples of 4 moved as float4s with one bounds
+// test per float4 (move_tile's VEC_EDGES) instead of element by element. edged<1 << 20, true, 2>
+// is the shipped coarsened<64> since VEC_EDGES; edged<1 << 20, false, 2> the one before it.
+template <int GROUP, bool VEC_EDGES, int CS = 2>
+__global__ void __launch_bounds__(256, 8)
+edged(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+    constexpr int TILE = 64;
+    move_tile<TILE, StudyIO<CS>, VEC_EDGES>(a, b, m, n, [](size_t& x0, size_t& y0) {
+        const size_t tiles_x = gridDim.x, tiles_y = gridDim.y;
+        const size_t t = size_t(blockIdx.y) * tiles_x + blockIdx.x;
+        size_t tx, ty;
+        if constexpr (GROUP > 0) {  // column by column over A (GROUP >= tile rows: the shipped order)
+            const size_t per = size_t(GROUP) * tiles_x, g = t / per, r = t % per;
+            const size_t rows_here = tiles_y - g * GROUP < size_t(GROUP) ? tiles_y - g * GROUP : size_t(GROUP);
+            ty = g * GROUP + r % rows_here;
+            tx = r / rows_here;
+        } else if constexpr (GROUP < 0) {
+            constexpr size_t G = -GROUP;
+            const size_t per = G * tiles_y, g = t / per, r = t % per;
+            const size_t cols_here = tiles_x - g * G < G ? tiles_x - g * G : G;
+            tx = g * G + r % cols_here;
+            ty = r / cols_here;
+        } else {
+            tx = blockIdx.x;
+            ty = blockIdx.y;
+        }
+        x0 = tx * TILE;
+        y0 = ty * TILE;
+    });
+}
