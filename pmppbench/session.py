@@ -23,7 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from pmppbench import device, fleet, inventory, metadata, workloads
 from pmppbench.check import CHECK_KERNELS
-from pmppbench.compile import Prefetch
+from pmppbench.archs import capability
+from pmppbench.compile import Prefetch, cache_dir
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
 from pmppbench.export import files, terminal
 from pmppbench.health import print_health
@@ -32,6 +33,7 @@ from pmppbench.protocol import Protocol
 from pmppbench.row import Result, error_row
 from pmppbench.runner import PHASES, kernel_unit, take_spent
 from pmppbench.worker import Lane, RunStep, Supervisor, in_process
+from pmppbench.workloads.base import arch_meets
 
 __all__ = ["Plan", "Step", "Lane", "Outcome", "run", "exit_problem", "run_and_report", "error_rows"]
 
@@ -177,6 +179,11 @@ def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, pr
     else:
         visible = inventory.visible()
         chosen = [visible[i] for i in inventory.parse(devices, len(visible))] if devices else [visible[0]]
+    if not quiet:
+        for d in chosen:
+            line = inventory.first_run_line(d, arch_skips(plan, d.arch), cache_dir() / "gpus-seen.json")
+            if line:
+                console.print(line, highlight=False, markup=False)
     meta = metadata.run_meta(plan.steps[0].seed if plan.steps else 0, run_id=plan.run_id, check_only=plan.check_only,
                              protocol={k: v.__dict__ for k, v in protocols.items()},
                              devices=[d.__dict__ for d in chosen], ray=ray or "", gpu_required=not ray, **meta_extra)
@@ -232,6 +239,15 @@ def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, pr
     problem = exit_problem(outcome)
     if problem:
         raise problem
+
+
+def arch_skips(plan: Plan, arch: str) -> list[str]:
+    """The plan's variants a GPU of `arch` ("sm_75") cannot run, each once, with the arch it needs."""
+    if not arch:
+        return []
+    major, minor = capability(arch)
+    return list(dict.fromkeys(f"{s.workload.name} {v.name} (needs {v.needs})" for s in plan.steps for v in s.variants
+                              if not arch_meets(f"{major}.{minor}", v.needs)))
 
 
 def _prefetch(plan: Plan, archs: set[str]):
