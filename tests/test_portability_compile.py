@@ -12,6 +12,7 @@ import pytest
 
 from pmppbench import compile as comp
 from pmppbench import tools, workloads
+from pmppbench.workloads import stream
 from pmppbench.workloads.gemm.best import CHOICES
 from pmppbench.workloads.gemm.ladder import COVERS, DYNAMIC_TILE
 from pmppbench.workloads.gemm.launch import dynamic_tile_depth
@@ -39,6 +40,9 @@ def _demands(w, shape, device):
         if w.name == "gemm" and v.name not in COVERS:  # launched by a configuration
             cfg = w.config(v, shape, device)
             out.setdefault(cfg.expression, []).append((cfg.tiles.threads, cfg.dynamic_smem))
+            continue
+        if w.name == "stream":  # its launches are made in its job, each of stream.BLOCK threads
+            out.setdefault(v.kernel, []).append((stream.BLOCK, 0))
             continue
         _grid, block = w.geometry(v, shape, device)
         smem = 0
