@@ -243,24 +243,30 @@ def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, pr
 
 def arch_skips(plan: Plan, arch: str) -> list[str]:
     """The plan's variants a GPU of `arch` ("sm_75") cannot run, each once, with the arch it needs."""
-    if not arch:
-        return []
-    major, minor = capability(arch)
     return list(dict.fromkeys(f"{s.workload.name} {v.name} (needs {v.needs})" for s in plan.steps for v in s.variants
-                              if not arch_meets(f"{major}.{minor}", v.needs)))
+                              if arch_skips_variant(arch, v)))
+
+
+def arch_skips_variant(arch: str, variant) -> bool:
+    """Whether a GPU of `arch` ("sm_75"; "" when unknown: no) makes `variant` a SKIP row."""
+    if not arch:
+        return False
+    major, minor = capability(arch)
+    return not arch_meets(f"{major}.{minor}", variant.needs)
 
 
 def _prefetch(plan: Plan, archs: set[str]):
     """Every unit the plan compiles, compiled ahead in a pool of processes (compile.Prefetch)."""
     units = [("check", CHECK_KERNELS, ())] + ([("timing", ("hold",), ())] if not plan.check_only else [])
+    archs = {a for a in archs if a}
+    arch = next(iter(archs)) if len(archs) == 1 else ""
     for step in plan.steps:
-        try:
-            unit = kernel_unit(step.workload, step.shape, list(step.variants))
+        try:  # what the runner compiles: without the variants this GPU skips (runner.prepared)
+            unit = kernel_unit(step.workload, step.shape, [v for v in step.variants if not arch_skips_variant(arch, v)])
         except PmppError:
             continue  # the step itself will say what is wrong
         if unit[1]:
             units.append(unit)
-    archs = {a for a in archs if a}
     if len(archs) != 1 or len(units) < 2:
         return None  # one unit gains nothing from a pool; GPUs of several architectures compile in their steps
     return Prefetch(units, archs.pop())

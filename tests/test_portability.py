@@ -327,3 +327,20 @@ def test_nvrtc_identity_without_proc(monkeypatch):
         assert nvrtc_identity() == ""
     finally:
         nvrtc_identity.cache_clear()
+
+
+def test_prefetch_compiles_what_the_runner_will_on_that_gpu(monkeypatch):
+    # on an sm_75 GPU the stencil units come without coarsened, as runner.prepared builds them
+    from pmppbench import planning, session
+
+    made = []
+    monkeypatch.setattr(session, "Prefetch", lambda units, arch: made.append((units, arch)))
+    w = workloads.get("stencil")
+    shape = w.default_shape()
+    plan = planning.Plan((planning.Step(w, shape, w.protocol, 0, ()),), False, "r")
+    session._prefetch(plan, {"sm_75"})
+    session._prefetch(plan, {"sm_90"})
+    (old, _), (new, _) = made
+    assert [u for u in old if u[0] == "stencil"] == [("stencil", ("naive<int>", "shared<int>"), (("RADIUS", 32),))]
+    assert [u for u in new if u[0] == "stencil"] == [
+        ("stencil", ("naive<int>", "shared<int>", w.variant("coarsened").kernel), (("RADIUS", 32),))]
