@@ -127,11 +127,13 @@ def reference_for(workload: Workload, shape: Shape, inputs: dict, variant: Varia
 
 @contextmanager
 def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: int = 0,
-             inputs: dict | None = None) -> Iterator[tuple[dict, Any]]:
+             inputs: dict | None = None, memory_checked: bool = False) -> Iterator[tuple[dict, Any]]:
     """One shape made ready for its variants' jobs: memory checked, the kernels they launch
     compiled and loaded, seeded inputs made (unless given) and set up on the device. Yields
-    (inputs, ctx) and tears the setup down on the way out, whatever happened inside."""
-    ensure_memory(workload, shape)
+    (inputs, ctx) and tears the setup down on the way out, whatever happened inside.
+    `memory_checked`: the caller has just compared the shape with the free memory (run_shape)."""
+    if not memory_checked:
+        ensure_memory(workload, shape)
     cc = device.current().compute_capability  # a variant this GPU cannot run is a SKIP row: not compiled
     _, names, defines = kernel_unit(workload, shape, [v for v in variants if arch_meets(cc, v.needs)])
     with spent("compile"):
@@ -169,7 +171,8 @@ def run_shape(
     short = memory_shortfall(workload, shape, free_for_shape())
     if short:  # does not fit this GPU: SKIP rows with the reason, and the run goes on
         return skipped_rows(workload, shape, variants, short, seed=seed, run_id=run_id, device_name=dev.name)
-    with prepared(workload, shape, variants, seed, inputs=host[0] if host else None) as (inputs, ctx):
+    with prepared(workload, shape, variants, seed, inputs=host[0] if host else None,
+                  memory_checked=True) as (inputs, ctx):
         rows = evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
                         references=dict(host[1]) if host else None,
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name, device=dev,

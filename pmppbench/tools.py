@@ -68,7 +68,7 @@ def info(console, measure: bool) -> None:
                       "roofline model (vecadd: 0.083 FLOP/B; naive GEMM: 0.25 FLOP/B).")
 
 
-def supported_arch(arch: str) -> str:
+def supported_arch(arch: str, what: str = "") -> str:
     """`arch` if this NVRTC can build it (an arch-specific target, sm_90a, where it builds
     sm_90); EnvironmentProblem for a GPU architecture this NVRTC is too old or too new for;
     UsageError naming the ones it can build otherwise."""
@@ -76,7 +76,7 @@ def supported_arch(arch: str) -> str:
     if (arch[:-1] if arch.endswith("a") else arch) in supported:
         return arch
     if target_known(arch):
-        raise EnvironmentProblem(f"--arch {arch}: this NVRTC ({nvrtc_version()}) cannot build it (it builds "
+        raise EnvironmentProblem(f"{what or '--arch ' + arch}: this NVRTC ({nvrtc_version()}) cannot build it (it builds "
                                  f"{supported[0]} to {supported[-1]}); install an NVRTC that supports {arch} "
                                  "(CUDA 12's for sm_70 and older, a newer CUDA for newer GPUs)")
     raise UsageError(f"--arch {arch}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
@@ -100,7 +100,7 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
     given = arch is not None
     if arch is None:
         arch = device.current().arch
-    arch = supported_arch(arch)
+    arch = supported_arch(arch, "" if given else f"this GPU ({arch})")
     console.print(f"NVRTC {nvrtc_version()}, {arch}", highlight=False)
     lines, failures, newer, skips = [], 0, [], []
     for w in chosen:

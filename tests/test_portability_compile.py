@@ -133,3 +133,16 @@ def test_a_gpu_arch_this_nvrtc_cannot_build_is_exit_3(run_cli):
     code, _, err = run_cli("compile", "--arch", f"sm_{old}")
     assert code == 3 and len(err.strip().splitlines()) == 1
     assert f"--arch sm_{old}: this NVRTC (" in err and f"cannot build it (it builds sm_{supported[0]} to sm_{supported[-1]})" in err
+
+
+def test_a_gpu_this_nvrtc_cannot_build_for_is_exit_3(run_cli, monkeypatch):
+    from dataclasses import replace
+
+    from pmppbench import device
+    from portability_profiles import T4
+
+    volta = replace(T4, name="Tesla V100-SXM2-16GB", compute_capability="7.0", arch="sm_70")
+    monkeypatch.setattr(device, "current", lambda: volta)
+    code, _, err = run_cli("compile", "vecadd")
+    assert code == 3 and len(err.strip().splitlines()) == 1
+    assert err.startswith("pmppbench: this GPU (sm_70): this NVRTC (") and "install an NVRTC that supports sm_70" in err
