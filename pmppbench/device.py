@@ -5,8 +5,8 @@ Peak FP32 rate  = SMs x FP32 lanes per SM x 2 (an FMA is two FLOPs) x SM boost c
 Ridge point     = peak FP32 / peak bandwidth, in FLOP/B: kernels with a lower arithmetic
                   intensity are memory-bound by the roofline model, higher ones compute-bound.
 
-Every fact comes from the device itself (CUDA's attributes; NVML for a clock CUDA reports as
-0); only the FP32 lanes and tensor FLOPs per SM and clock come from archs.py's table.
+Every fact comes from the device itself (CUDA's attributes; NVML for a clock or bus width CUDA
+reports as 0); only the FP32 lanes and tensor FLOPs per SM and clock come from archs.py's table.
 """
 
 from __future__ import annotations
@@ -94,28 +94,31 @@ def _version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
-def clocks_mhz(sm_khz: int, mem_khz: int, nvml_max) -> tuple[float, float]:
-    """(SM, memory) maximum clocks in MHz: CUDA's attributes (kHz), or, for one that CUDA
-    reports as 0 (some drivers and virtualized GPUs do), NVML's maximum clock of that domain.
-    `nvml_max()` gives NVML's (SM, memory) MHz or None; it is asked only when needed."""
-    sm, mem = sm_khz / 1000, mem_khz / 1000
-    if sm and mem:
-        return sm, mem
-    found = nvml_max()
-    if found is None:
-        return sm, mem
-    return sm or float(found[0]), mem or float(found[1])
+def fill_from_nvml(facts: dict[str, float], nvml) -> dict[str, float]:
+    """CUDA's facts with each one it reports as 0 (some drivers and virtualized GPUs do for
+    the clocks or the bus width) taken from NVML: its maximum clock of that domain, its bus
+    width. `nvml()` gives NVML's facts by the same names, or None without NVML; it is asked
+    only when a fact is missing. A fact neither reports stays 0 (its peak is then unknown)."""
+    if all(facts.values()):
+        return facts
+    found = nvml() or {}
+    return {k: v or float(found.get(k, 0)) for k, v in facts.items()}
 
 
-def _nvml_max_clocks(bus_id: str) -> tuple[float, float] | None:
+def _nvml_facts(bus_id: str) -> dict[str, float] | None:
     try:
-        import pynvml  # noqa: PLC0415 (optional: nvidia-ml-py, asked only when CUDA reports no clock)
+        import pynvml  # noqa: PLC0415 (optional: nvidia-ml-py, asked only when CUDA reports a 0)
 
         pynvml.nvmlInit()
         h = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id.encode() if isinstance(bus_id, str) else bus_id)
-        return (float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
-                float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)))
-    except Exception:  # noqa: BLE001 -- no NVML: the clock stays as CUDA reported it
+        out = {"sm_clock_mhz": float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
+               "mem_clock_mhz": float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM))}
+        try:
+            out["bus_width_bits"] = float(pynvml.nvmlDeviceGetMemoryBusWidth(h))
+        except Exception:  # noqa: BLE001 -- an older NVML without it
+            pass
+        return out
+    except Exception:  # noqa: BLE001 -- no NVML: the facts stay as CUDA reported them
         return None
 
 
@@ -134,16 +137,18 @@ def current() -> DeviceInfo:
     major, minor = int(props["major"]), int(props["minor"])
     name = props["name"]
     name = name.decode() if isinstance(name, bytes) else str(name)
-    sm_mhz, mem_mhz = clocks_mhz(attr("cudaDevAttrClockRate"), attr("cudaDevAttrMemoryClockRate"),
-                                 lambda: _nvml_max_clocks(cp.cuda.Device(dev).pci_bus_id))
+    facts = fill_from_nvml({"sm_clock_mhz": attr("cudaDevAttrClockRate") / 1000,
+                            "mem_clock_mhz": attr("cudaDevAttrMemoryClockRate") / 1000,
+                            "bus_width_bits": attr("cudaDevAttrGlobalMemoryBusWidth")},
+                           lambda: _nvml_facts(cp.cuda.Device(dev).pci_bus_id))
     return DeviceInfo(
         name=name,
         compute_capability=f"{major}.{minor}",
         arch=f"sm_{major}{minor}",
         sm_count=attr("cudaDevAttrMultiProcessorCount"),
-        sm_clock_mhz=sm_mhz,
-        mem_clock_mhz=mem_mhz,
-        bus_width_bits=attr("cudaDevAttrGlobalMemoryBusWidth"),
+        sm_clock_mhz=facts["sm_clock_mhz"],
+        mem_clock_mhz=facts["mem_clock_mhz"],
+        bus_width_bits=int(facts["bus_width_bits"]),
         memory_bytes=int(props["totalGlobalMem"]),
         l2_bytes=attr("cudaDevAttrL2CacheSize"),
         smem_per_sm=attr("cudaDevAttrMaxSharedMemoryPerMultiprocessor"),

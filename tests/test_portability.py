@@ -251,17 +251,20 @@ def test_the_first_run_line_once_per_gpu(tmp_path):
 
 # ---- device facts: CUDA's, NVML's where CUDA has none -----------------------------------------
 
-def test_clocks_come_from_cuda_and_nvml_only_when_cuda_says_0():
+def test_facts_come_from_cuda_and_from_nvml_only_where_cuda_says_0():
     asked = []
 
     def nvml():
         asked.append(1)
-        return (1755.0, 1593.0)
+        return {"sm_clock_mhz": 1755.0, "mem_clock_mhz": 1593.0, "bus_width_bits": 5120.0}
 
-    assert device.clocks_mhz(1980000, 3201000, nvml) == (1980.0, 3201.0) and asked == []
-    assert device.clocks_mhz(0, 3201000, nvml) == (1755.0, 3201.0)
-    assert device.clocks_mhz(1980000, 0, nvml) == (1980.0, 1593.0)
-    assert device.clocks_mhz(0, 0, lambda: None) == (0.0, 0.0)  # no NVML either: the rows say unknown peaks
+    cuda = {"sm_clock_mhz": 1980.0, "mem_clock_mhz": 3201.0, "bus_width_bits": 6016}
+    assert device.fill_from_nvml(cuda, nvml) == cuda and asked == []
+    assert device.fill_from_nvml({**cuda, "sm_clock_mhz": 0.0}, nvml) == {**cuda, "sm_clock_mhz": 1755.0}
+    assert device.fill_from_nvml({**cuda, "bus_width_bits": 0}, nvml) == {**cuda, "bus_width_bits": 5120.0}
+    assert device.fill_from_nvml({**cuda, "mem_clock_mhz": 0.0}, lambda: None) == {**cuda, "mem_clock_mhz": 0.0}
+    assert device.fill_from_nvml({**cuda, "mem_clock_mhz": 0.0}, lambda: {"sm_clock_mhz": 1.0}) == \
+        {**cuda, "mem_clock_mhz": 0.0}  # an NVML without that fact: it stays 0
 
 
 def test_an_arch_of_no_table_has_no_peak_but_its_bandwidth():
@@ -344,3 +347,14 @@ def test_prefetch_compiles_what_the_runner_will_on_that_gpu(monkeypatch):
     assert [u for u in old if u[0] == "stencil"] == [("stencil", ("naive<int>", "shared<int>"), (("RADIUS", 32),))]
     assert [u for u in new if u[0] == "stencil"] == [
         ("stencil", ("naive<int>", "shared<int>", w.variant("coarsened").kernel), (("RADIUS", 32),))]
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=IDS)
+def test_the_reductions_bound_on_each_gpu_stays_within_the_any_gpu_bound(gpu):
+    # warp_vec's order of additions follows the grid the GPU's SMs give it: fewer SMs, longer
+    # chains; the bound without a device (one SM) is the loosest, and every GPU's is finite
+    w = workloads.get("reduce")
+    shape = {**w.default_shape(), "dtype": "f32"}
+    v = w.variant("warp_vec")
+    on_gpu, anywhere = w.tolerance_of(shape, v, gpu).atol, w.tolerance_of(shape, v).atol
+    assert 0 < on_gpu <= anywhere
