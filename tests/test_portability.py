@@ -358,3 +358,16 @@ def test_the_reductions_bound_on_each_gpu_stays_within_the_any_gpu_bound(gpu):
     v = w.variant("warp_vec")
     on_gpu, anywhere = w.tolerance_of(shape, v, gpu).atol, w.tolerance_of(shape, v).atol
     assert 0 < on_gpu <= anywhere
+
+
+def test_a_windows_path_to_a_learners_kernel_keeps_its_drive(tmp_path):
+    # --kernel FILE.cu:NAME splits at the last colon, so C:\...\k.cu:NAME names the file whole
+    from pmppbench import planning
+    from pmppbench.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"no such file C:\\Users\\me\\k\.cu$"):
+        planning.learner_variant(workloads.get("vecadd"), r"C:\Users\me\k.cu:my_kernel", "scalar")
+    source = tmp_path / "k.cu"
+    source.write_text('extern "C" __global__ void my_kernel() {}\n')
+    v = planning.learner_variant(workloads.get("vecadd"), f"{source}:my_kernel", "scalar")
+    assert (v.kernel, v.source, v.like) == ("my_kernel", str(source), "scalar")
