@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pmppbench import device
+from pmppbench.archs import capability
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.gpu import cupy, nvrtc
 
@@ -123,6 +124,17 @@ def _options(arch: str, defines: dict[str, Any]) -> list[str]:
     opts = [*BASE_OPTIONS, f"-arch={arch}"]
     opts += [f"-D{k}={v}" for k, v in sorted(defines.items())]
     return opts
+
+
+def target_meets(arch: str, needs: str | None) -> bool:
+    """Whether a build for `arch` ("sm_89", "sm_90a") can hold a variant that `needs` one
+    (Variant.needs): a plain arch builds for that arch and every newer one; an arch-specific
+    one (sm_90a: wgmma, TMA) only for itself -- a plain sm_90 build cannot take it."""
+    if needs is None:
+        return True
+    if needs.endswith("a"):
+        return arch == needs
+    return capability(arch) >= capability(needs)
 
 
 class NeedsNewerArch(CompileError):

@@ -331,6 +331,22 @@ def _profile(ncu: str, step: Step, at) -> tuple[list, list, str | None, list]:
     return [], [], "--counters: ncu refused every metric; the run went on without counters", list(METRICS)
 
 
+def own_group() -> dict:
+    """Popen's options that start ncu in a process group of its own, so that a stop takes ncu
+    and the rerun it started together: a new session on POSIX, a new process group on Windows."""
+    if os.name == "nt":
+        return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)}
+    return {"start_new_session": True}
+
+
+def kill_group(pid: int) -> None:
+    """Stop the process `pid` and every process it started (own_group's)."""
+    if os.name == "nt":  # no process groups to signal: taskkill ends the tree
+        subprocess.run(["taskkill", "/F", "/T", "/PID", str(pid)], capture_output=True, check=False)
+    else:
+        os.killpg(pid, signal.SIGKILL)
+
+
 def _run(cmd: list[str], out_path: Path, variants: list, at) -> tuple[str, str, int | None, bool]:
     """Run ncu (its own process group), telling the supervisor the worker is alive; (ncu's log,
     the child's output, exit code, whether it was stopped at TIMEOUT_S)."""
@@ -341,7 +357,7 @@ def _run(cmd: list[str], out_path: Path, variants: list, at) -> tuple[str, str, 
     timed_out = False
     with open(out_path, "wb") as out:
         try:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, **own_group())
         except OSError as exc:
             return "", f"==ERROR== could not start ncu: {exc}", 1, False
         started = time.monotonic()
@@ -352,7 +368,7 @@ def _run(cmd: list[str], out_path: Path, variants: list, at) -> tuple[str, str, 
             except subprocess.TimeoutExpired:
                 pass
             if time.monotonic() - started > TIMEOUT_S:
-                os.killpg(proc.pid, signal.SIGKILL)
+                kill_group(proc.pid)
                 proc.wait()
                 timed_out = True
                 break

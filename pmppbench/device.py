@@ -4,6 +4,9 @@ Peak bandwidth  = 2 (double data rate) x memory clock x bus width in bytes.
 Peak FP32 rate  = SMs x FP32 lanes per SM x 2 (an FMA is two FLOPs) x SM boost clock.
 Ridge point     = peak FP32 / peak bandwidth, in FLOP/B: kernels with a lower arithmetic
                   intensity are memory-bound by the roofline model, higher ones compute-bound.
+
+Every fact comes from the device itself (CUDA's attributes; NVML for a clock or bus width CUDA
+reports as 0); only the FP32 lanes and tensor FLOPs per SM and clock come from archs.py's table.
 """
 
 from __future__ import annotations
@@ -13,38 +16,10 @@ import platform
 from dataclasses import asdict, dataclass
 
 from pmppbench import __version__
+# the per-SM rates no device reports (archs.py); the tables stay importable from here
+from pmppbench.archs import FP32_LANES_PER_SM, PRECISIONS, TENSOR_FLOP_PER_CLK_PER_SM  # noqa: F401
+from pmppbench.archs import fp32_lanes, tensor_flop_per_clk
 from pmppbench.gpu import cupy, require_device
-
-# FP32 lanes (CUDA cores) per SM by compute capability, from the CUDA programming guide's
-# "arithmetic instructions" table. Used only for the theoretical peak.
-FP32_LANES_PER_SM = {
-    (5, 0): 128, (5, 2): 128, (5, 3): 128,
-    (6, 0): 64, (6, 1): 128, (6, 2): 128,
-    (7, 0): 64, (7, 2): 64, (7, 5): 64,
-    (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
-    (9, 0): 128,
-    (10, 0): 128, (10, 1): 128, (10, 3): 128,
-    (12, 0): 128, (12, 1): 128,
-}
-
-# Dense tensor-core FLOPs per SM per clock with FP32 accumulation, by compute capability
-# and input precision (the vendor's dense peak divided by SMs x boost clock; sparsity not
-# counted). GeForce parts of sm_75/86/89/120 run FP32 accumulation at half these rates:
-# the table keeps the full rate, since it serves as an upper bound (roofline, implausible-rate
-# warning), never as a target.
-TENSOR_FLOP_PER_CLK_PER_SM = {
-    (7, 0): {"fp16": 1024},
-    (7, 5): {"fp16": 1024},
-    (8, 0): {"fp16": 2048, "bf16": 2048, "tf32": 1024},
-    (8, 6): {"fp16": 1024, "bf16": 1024, "tf32": 512},
-    (8, 7): {"fp16": 1024, "bf16": 1024, "tf32": 512},
-    (8, 9): {"fp16": 1024, "bf16": 1024, "tf32": 512},
-    (9, 0): {"fp16": 4096, "bf16": 4096, "tf32": 2048},
-    (10, 0): {"fp16": 8192, "bf16": 8192, "tf32": 4096},
-    (12, 0): {"fp16": 1024, "bf16": 1024, "tf32": 512},
-}
-
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 
 
 @dataclass(frozen=True)
@@ -76,8 +51,7 @@ class DeviceInfo:
 
     @property
     def fp32_lanes_per_sm(self) -> int | None:
-        major, minor = (int(x) for x in self.compute_capability.split("."))
-        return FP32_LANES_PER_SM.get((major, minor))
+        return fp32_lanes(self.compute_capability)
 
     @property
     def peak_fp32_gflops(self) -> float | None:
@@ -94,8 +68,7 @@ class DeviceInfo:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if precision == "fp32":
             return self.peak_fp32_gflops
-        major, minor = (int(x) for x in self.compute_capability.split("."))
-        per_clk = TENSOR_FLOP_PER_CLK_PER_SM.get((major, minor), {}).get(precision)
+        per_clk = tensor_flop_per_clk(self.compute_capability, precision)
         if per_clk is None:
             return None
         return self.sm_count * per_clk * self.sm_clock_mhz * 1e6 / 1e9
@@ -121,6 +94,34 @@ def _version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
+def fill_from_nvml(facts: dict[str, float], nvml) -> dict[str, float]:
+    """CUDA's facts with each one it reports as 0 (some drivers and virtualized GPUs do for
+    the clocks or the bus width) taken from NVML: its maximum clock of that domain, its bus
+    width. `nvml()` gives NVML's facts by the same names, or None without NVML; it is asked
+    only when a fact is missing. A fact neither reports stays 0 (its peak is then unknown)."""
+    if all(facts.values()):
+        return facts
+    found = nvml() or {}
+    return {k: v or float(found.get(k, 0)) for k, v in facts.items()}
+
+
+def _nvml_facts(bus_id: str) -> dict[str, float] | None:
+    try:
+        import pynvml  # noqa: PLC0415 (optional: nvidia-ml-py, asked only when CUDA reports a 0)
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id.encode() if isinstance(bus_id, str) else bus_id)
+        out = {"sm_clock_mhz": float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
+               "mem_clock_mhz": float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM))}
+        try:
+            out["bus_width_bits"] = float(pynvml.nvmlDeviceGetMemoryBusWidth(h))
+        except Exception:  # noqa: BLE001 -- an older NVML without it
+            pass
+        return out
+    except Exception:  # noqa: BLE001 -- no NVML: the facts stay as CUDA reported them
+        return None
+
+
 @functools.lru_cache(maxsize=1)
 def current() -> DeviceInfo:
     """Read the current device once per process."""
@@ -136,14 +137,18 @@ def current() -> DeviceInfo:
     major, minor = int(props["major"]), int(props["minor"])
     name = props["name"]
     name = name.decode() if isinstance(name, bytes) else str(name)
+    facts = fill_from_nvml({"sm_clock_mhz": attr("cudaDevAttrClockRate") / 1000,
+                            "mem_clock_mhz": attr("cudaDevAttrMemoryClockRate") / 1000,
+                            "bus_width_bits": attr("cudaDevAttrGlobalMemoryBusWidth")},
+                           lambda: _nvml_facts(cp.cuda.Device(dev).pci_bus_id))
     return DeviceInfo(
         name=name,
         compute_capability=f"{major}.{minor}",
         arch=f"sm_{major}{minor}",
         sm_count=attr("cudaDevAttrMultiProcessorCount"),
-        sm_clock_mhz=attr("cudaDevAttrClockRate") / 1000,
-        mem_clock_mhz=attr("cudaDevAttrMemoryClockRate") / 1000,
-        bus_width_bits=attr("cudaDevAttrGlobalMemoryBusWidth"),
+        sm_clock_mhz=facts["sm_clock_mhz"],
+        mem_clock_mhz=facts["mem_clock_mhz"],
+        bus_width_bits=int(facts["bus_width_bits"]),
         memory_bytes=int(props["totalGlobalMem"]),
         l2_bytes=attr("cudaDevAttrL2CacheSize"),
         smem_per_sm=attr("cudaDevAttrMaxSharedMemoryPerMultiprocessor"),

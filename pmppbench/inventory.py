@@ -8,7 +8,10 @@ records the device it ran on.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from pmppbench import gpu
 from pmppbench.errors import UsageError
@@ -104,3 +107,27 @@ def parse(spec: str, count: int) -> list[int]:
         raise UsageError(f"--devices {spec}: device {bad[0]} does not exist; this machine shows {count} "
                          f"(0 to {count - 1}; see nvidia-smi and CUDA_VISIBLE_DEVICES)")
     return chosen
+
+
+def first_run_line(gpu_id: DeviceId, skips: list[str], seen: Path) -> str | None:
+    """The one line a run prints the first time it meets a GPU (by name and arch, recorded in
+    `seen`, a JSON list): the GPU, its arch, and the variants of the plan it skips and why.
+    None for a GPU met before. A record that cannot be read or written costs only the line's
+    being printed again next time."""
+    key = f"{gpu_id.name} {gpu_id.arch}"
+    try:
+        known = json.loads(seen.read_text())
+        known = known if isinstance(known, list) else []
+    except (OSError, ValueError):
+        known = []
+    if key in known:
+        return None
+    try:
+        seen.parent.mkdir(parents=True, exist_ok=True)
+        tmp = seen.with_name(f"{seen.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([*known, key]))
+        os.replace(tmp, seen)
+    except OSError:
+        pass
+    what = f"skips {'; '.join(skips)}" if skips else "runs every variant of this plan"
+    return f"first run on {gpu_id.name} ({gpu_id.arch or 'arch unknown'}): {what}"

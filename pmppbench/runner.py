@@ -61,17 +61,37 @@ def take_spent() -> dict[str, float]:
     return out
 
 
-def ensure_memory(workload: Workload, shape: Shape) -> None:
-    """Refuse, before allocating, a shape that cannot fit in free device memory."""
+def memory_shortfall(workload: Workload, shape: Shape, free: int) -> str | None:
+    """Why `shape` cannot run in `free` bytes of device memory (None when it fits): the
+    workload's estimate (device_bytes: its inputs and outputs) against what is free."""
     need = workload.device_bytes(shape)
+    if need <= free:
+        return None
+    return f"needs {_gib(need)} of device memory, {_gib(free)} free on this GPU"
+
+
+def free_for_shape() -> int:
+    """Device memory free for the next shape: the previous shape's buffers released first."""
     gc.collect()  # the previous shape's buffers may still sit in reference cycles
     cupy().get_default_memory_pool().free_all_blocks()
-    free, _total = device.free_memory_bytes()
-    if need > free:
-        raise UsageError(
-            f"{workload.name} {workload.label(shape)} needs {_gib(need)} of device memory but only "
-            f"{_gib(free)} is free; choose a smaller size"
-        )
+    return device.free_memory_bytes()[0]
+
+
+def ensure_memory(workload: Workload, shape: Shape) -> None:
+    """Refuse, before allocating, a shape that cannot fit in free device memory (`resources`;
+    a run makes such a shape SKIP rows instead: run_shape)."""
+    short = memory_shortfall(workload, shape, free_for_shape())
+    if short:
+        raise UsageError(f"{workload.name} {workload.label(shape)} {short}; choose a smaller size")
+
+
+def skipped_rows(workload: Workload, shape: Shape, variants: list[Variant], why: str, *, seed: int = 0,
+                 run_id: str = "", device_name: str = "") -> list[Result]:
+    """A SKIP row per variant, each with the reason: a shape this GPU cannot hold (an 8 GB
+    laptop GPU and a 16 GiB check shape) is left out of the run and the rows say why."""
+    label = workload.label(shape)
+    return [Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=device_name, run_id=run_id,
+                   timestamp=now_iso(), check="SKIP", check_detail=why) for v in variants]
 
 
 def kernel_unit(workload: Workload, shape: Shape, variants: list[Variant]) -> tuple[str, tuple[str, ...], tuple]:
@@ -107,11 +127,13 @@ def reference_for(workload: Workload, shape: Shape, inputs: dict, variant: Varia
 
 @contextmanager
 def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: int = 0,
-             inputs: dict | None = None) -> Iterator[tuple[dict, Any]]:
+             inputs: dict | None = None, memory_checked: bool = False) -> Iterator[tuple[dict, Any]]:
     """One shape made ready for its variants' jobs: memory checked, the kernels they launch
     compiled and loaded, seeded inputs made (unless given) and set up on the device. Yields
-    (inputs, ctx) and tears the setup down on the way out, whatever happened inside."""
-    ensure_memory(workload, shape)
+    (inputs, ctx) and tears the setup down on the way out, whatever happened inside.
+    `memory_checked`: the caller has just compared the shape with the free memory (run_shape)."""
+    if not memory_checked:
+        ensure_memory(workload, shape)
     cc = device.current().compute_capability  # a variant this GPU cannot run is a SKIP row: not compiled
     _, names, defines = kernel_unit(workload, shape, [v for v in variants if arch_meets(cc, v.needs)])
     with spent("compile"):
@@ -146,7 +168,11 @@ def run_shape(
     cp = cupy()
     variants = list(variants or workload.variants_for(shape))
     dev = device.current()
-    with prepared(workload, shape, variants, seed, inputs=host[0] if host else None) as (inputs, ctx):
+    short = memory_shortfall(workload, shape, free_for_shape())
+    if short:  # does not fit this GPU: SKIP rows with the reason, and the run goes on
+        return skipped_rows(workload, shape, variants, short, seed=seed, run_id=run_id, device_name=dev.name)
+    with prepared(workload, shape, variants, seed, inputs=host[0] if host else None,
+                  memory_checked=True) as (inputs, ctx):
         rows = evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
                         references=dict(host[1]) if host else None,
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name, device=dev,

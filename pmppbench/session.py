@@ -23,7 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from pmppbench import device, fleet, inventory, metadata, workloads
 from pmppbench.check import CHECK_KERNELS
-from pmppbench.compile import Prefetch
+from pmppbench.archs import capability
+from pmppbench.compile import Prefetch, cache_dir
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
 from pmppbench.export import files, terminal
 from pmppbench.health import print_health
@@ -32,6 +33,7 @@ from pmppbench.protocol import Protocol
 from pmppbench.row import Result, error_row
 from pmppbench.runner import PHASES, kernel_unit, take_spent
 from pmppbench.worker import Lane, RunStep, Supervisor, in_process
+from pmppbench.workloads.base import arch_meets
 
 __all__ = ["Plan", "Step", "Lane", "Outcome", "run", "exit_problem", "run_and_report", "error_rows"]
 
@@ -177,6 +179,11 @@ def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, pr
     else:
         visible = inventory.visible()
         chosen = [visible[i] for i in inventory.parse(devices, len(visible))] if devices else [visible[0]]
+    if not quiet:
+        for d in chosen:
+            line = inventory.first_run_line(d, arch_skips(plan, d.arch), cache_dir() / "gpus-seen.json")
+            if line:
+                console.print(line, highlight=False, markup=False)
     meta = metadata.run_meta(plan.steps[0].seed if plan.steps else 0, run_id=plan.run_id, check_only=plan.check_only,
                              protocol={k: v.__dict__ for k, v in protocols.items()},
                              devices=[d.__dict__ for d in chosen], ray=ray or "", gpu_required=not ray, **meta_extra)
@@ -234,17 +241,32 @@ def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, pr
         raise problem
 
 
+def arch_skips(plan: Plan, arch: str) -> list[str]:
+    """The plan's variants a GPU of `arch` ("sm_75") cannot run, each once, with the arch it needs."""
+    return list(dict.fromkeys(f"{s.workload.name} {v.name} (needs {v.needs})" for s in plan.steps for v in s.variants
+                              if arch_skips_variant(arch, v)))
+
+
+def arch_skips_variant(arch: str, variant) -> bool:
+    """Whether a GPU of `arch` ("sm_75"; "" when unknown: no) makes `variant` a SKIP row."""
+    if not arch:
+        return False
+    major, minor = capability(arch)
+    return not arch_meets(f"{major}.{minor}", variant.needs)
+
+
 def _prefetch(plan: Plan, archs: set[str]):
     """Every unit the plan compiles, compiled ahead in a pool of processes (compile.Prefetch)."""
     units = [("check", CHECK_KERNELS, ())] + ([("timing", ("hold",), ())] if not plan.check_only else [])
+    archs = {a for a in archs if a}
+    arch = next(iter(archs)) if len(archs) == 1 else ""
     for step in plan.steps:
-        try:
-            unit = kernel_unit(step.workload, step.shape, list(step.variants))
+        try:  # what the runner compiles: without the variants this GPU skips (runner.prepared)
+            unit = kernel_unit(step.workload, step.shape, [v for v in step.variants if not arch_skips_variant(arch, v)])
         except PmppError:
             continue  # the step itself will say what is wrong
         if unit[1]:
             units.append(unit)
-    archs = {a for a in archs if a}
     if len(archs) != 1 or len(units) < 2:
         return None  # one unit gains nothing from a pool; GPUs of several architectures compile in their steps
     return Prefetch(units, archs.pop())

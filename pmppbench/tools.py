@@ -7,12 +7,14 @@ from typing import Any
 from rich.table import Table
 
 from pmppbench import device, occupancy, roofline, workloads
-from pmppbench.compile import NeedsNewerArch, compile_unit
+from pmppbench.archs import target_known
+from pmppbench.compile import NeedsNewerArch, compile_unit, target_meets
 from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, UsageError
 from pmppbench.gpu import nvrtc, require_device
 from pmppbench.metadata import nvrtc_version
 from pmppbench.occupancy import ResourceRow, SmLimits
 from pmppbench.runner import prepared
+from pmppbench.workloads.base import wide
 
 
 def info(console, measure: bool) -> None:
@@ -66,29 +68,49 @@ def info(console, measure: bool) -> None:
                       "roofline model (vecadd: 0.083 FLOP/B; naive GEMM: 0.25 FLOP/B).")
 
 
-def supported_arch(arch: str) -> str:
-    """`arch` if this NVRTC can build it; UsageError naming the ones it can otherwise."""
+def supported_arch(arch: str, what: str = "") -> str:
+    """`arch` if this NVRTC can build it (an arch-specific target, sm_90a, where it builds
+    sm_90); EnvironmentProblem for a GPU architecture this NVRTC is too old or too new for;
+    UsageError naming the ones it can build otherwise."""
     supported = [f"sm_{a}" for a in nvrtc().getSupportedArchs()]
-    if arch not in supported:
-        raise UsageError(f"--arch {arch}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
-    return arch
+    if (arch[:-1] if arch.endswith("a") else arch) in supported:
+        return arch
+    if target_known(arch):
+        raise EnvironmentProblem(f"{what or '--arch ' + arch}: this NVRTC ({nvrtc_version()}) cannot build it (it builds "
+                                 f"{supported[0]} to {supported[-1]}); install an NVRTC that supports {arch} "
+                                 "(CUDA 12's for sm_70 and older, a newer CUDA for newer GPUs)")
+    raise UsageError(f"--arch {arch}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
+
+
+def skipped_on(workload, arch: str) -> tuple[list[Any], set[str]]:
+    """(the variants `arch` cannot build, the kernels only they launch): the variants that
+    declare a newer or another arch-specific target (Variant.needs), and their 64-bit paths."""
+    skipped = [v for v in workload.variants if not target_meets(arch, v.needs)]
+    kept = {v.kernel for v in workload.variants if v.kernel and target_meets(arch, v.needs)}
+    only = {v.kernel for v in skipped if v.kernel} - kept
+    return skipped, only | {w for k in only if (w := wide(k))}
 
 
 def compile_all(console, names: list[str] | None, arch: str | None, use_cache: bool) -> None:
     """Compile every kernel of the named workloads; one aligned line per kernel: the variant's
-    table name, the kernel expression it launches, the defines, ptxas's resources."""
+    table name, the kernel expression it launches, the defines, ptxas's resources; then one
+    SKIP line per variant that declares it needs a newer (or another arch-specific) target,
+    with that target: those are not built, and their rows on such a GPU are SKIP too."""
     chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
     given = arch is not None
     if arch is None:
         arch = device.current().arch
-    arch = supported_arch(arch)
+    arch = supported_arch(arch, "" if given else f"this GPU ({arch})")
     console.print(f"NVRTC {nvrtc_version()}, {arch}", highlight=False)
-    lines, failures, newer = [], 0, []
+    lines, failures, newer, skips = [], 0, [], []
     for w in chosen:
-        for defines in w.compile_sets():
+        skipped, not_built = skipped_on(w, arch)
+        skips += [(w.name, v.name, v.needs) for v in skipped]
+        names = [k for k in w.kernel_names() if k not in not_built]
+        for defines in w.compile_sets() if names else []:
             tag = " ".join(f"{k}={v}" for k, v in defines.items())
             try:
-                unit = compile_unit(w.name, w.kernel_names(), arch, defines, use_cache=use_cache)
+                unit = compile_unit(w.name, names, arch, defines, use_cache=use_cache)
             except CompileError as exc:
                 failures += 1
                 newer += [exc.arch] if isinstance(exc, NeedsNewerArch) else []
@@ -96,6 +118,8 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
                 console.print(str(exc), markup=False, highlight=False)
                 continue
             for kernel, variants in w.kernel_variants():
+                if kernel in not_built:
+                    continue
                 rep = unit.ptxas.get(kernel)
                 res = "" if rep is None else (
                     f"{rep.registers} regs, {rep.static_smem} B smem, {rep.stack_bytes} B stack, "
@@ -105,6 +129,8 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
     for line in lines:
         cells = "  ".join(cell.ljust(width) for cell, width in zip(line[:4], widths))
         console.print(f"[green]OK[/]  {cells}  {line[4]}", highlight=False)
+    for name, variant, needs in skips:
+        console.print(f"[yellow]SKIP[/] {name} {variant}: needs {needs}, not built for {arch}", highlight=False)
     if failures and len(newer) == failures:  # the sources are right; the target is too old for them
         oldest = max(newer, key=lambda a: int(a[3:]))
         what = f"--arch {arch}" if given else f"this GPU ({arch})"

@@ -178,7 +178,8 @@ class Stencil(Workload):
         Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>",
                 f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window ({REGISTER_THREADS} "
                 f"threads); else {COARSE_C} per thread ({COARSE_THREADS} threads) by running sum over a shared tile "
-                "filled by cp.async; float4 loads, streaming float4 stores"),
+                "filled by cp.async; float4 loads, streaming float4 stores",
+                needs="sm_80"),  # cp.async (R > 4); one variant for every R, so declared for all
         Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof"),
     )
     baseline = "naive"
