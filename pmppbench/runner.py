@@ -27,10 +27,11 @@ from pmppbench.clocks import ClockObserver
 from pmppbench.compile import load_kernels
 from pmppbench.errors import CompileError, PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
-from pmppbench.noise import diagnose
+from pmppbench.noise import Limits, beyond_ceilings, diagnose
 from pmppbench.protocol import EventTimer, Protocol, measure
 from pmppbench.row import Result, now_iso
 from pmppbench.workloads.base import Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels
+from pmppbench.workloads.helpers import SAMPLE
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -187,18 +188,24 @@ def evaluate(
             for v in variants}
     jobs = {}
     references = references if references is not None else {}  # key -> CPU reference, made at first use
-    uploaded: dict[str, Any] = {}  # the references on the GPU, for outputs checked there
 
-    def check(v: Variant, out):
-        """`out` against v's CPU reference (on the GPU when out is there: uploaded once per key)."""
-        with spent("references"):  # ~0 when it was made ahead
-            key, ref = reference_for(workload, shape, inputs, v, references)
-        with spent("checks"):
-            if on_device(out):
-                if key not in uploaded:
-                    uploaded[key] = device_copy(ref)
-                ref = uploaded[key]
-            return compare(out, ref, tolerances[v.name])
+    def checker(inputs: dict, references: dict) -> Callable[[Variant, Any], Any]:
+        uploaded: dict[str, Any] = {}  # the references on the GPU, for outputs checked there
+
+        def check(v: Variant, out):
+            """`out` against v's CPU reference (on the GPU when out is there: uploaded once per key)."""
+            with spent("references"):  # ~0 when it was made ahead
+                key, ref = reference_for(workload, shape, inputs, v, references)
+            with spent("checks"):
+                if on_device(out):
+                    if key not in uploaded:
+                        uploaded[key] = device_copy(ref)
+                    ref = uploaded[key]
+                return compare(out, ref, tolerances[v.name])
+
+        return check
+
+    check = checker(inputs, references)
 
     for v in variants:
         row = rows[v.name]
@@ -260,11 +267,16 @@ def evaluate(
         row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
         row.timer, row.alternate = protocol.timer, protocol.alternate
         derive.fill_rates(row)
-    for v in variants:  # a learner's kernel must still be right after its batches
-        if v.source and v.name in jobs:
+    learners = [v for v in variants if v.source and v.name in jobs]
+    if learners:  # a learner's kernel must still be right after its batches, on inputs it has not seen
+        if at:
+            at(learners[0].name, "check after timing")
+        fresh = refill(workload, shape, ctx, seed)
+        check_fresh = checker(fresh, {})
+        for v in learners:
             if at:
                 at(v.name, "check after timing")
-            recheck(rows[v.name], jobs[v.name], lambda out, v=v: check(v, out), synchronize)
+            recheck(rows[v.name], job_for(workload, v, shape, ctx), lambda out, v=v: check_fresh(v, out), synchronize)
     derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
     extra = workload.model_runs(shape, ctx, out_rows)
     model_timings = {}
@@ -272,11 +284,56 @@ def evaluate(
         with spent("timed"):
             model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
     workload.annotate(shape, ctx, out_rows, model_timings)
+    precision = getattr(workload, "precision", "fp32")  # every workload's arithmetic is FP32 today
+    dram = max((c.bandwidth_gbs for c in ceilings or ()), default=None)  # a measured copy rate, if above the datasheet's
+    limits = None if device is None else Limits.of(device, precision, dram)
     for row in out_rows:
         if ceilings:
             derive.fill_speed_of_light(row, ceilings)
+        why = beyond_ceilings(row, limits) if limits is not None and row.check == "PASS" else None
+        if why:
+            row.check, row.check_detail = "SUSPECT", why
         row.warnings = diagnose(row)
     return out_rows
+
+
+RECHECK_STREAM = 1  # the re-check's inputs: default_rng((seed, 1)), a stream independent of the seed's own
+
+
+def refill(workload: Workload, shape: Shape, ctx: Any, seed: int) -> dict:
+    """New random inputs of the same shape (another seed), put into the device buffers the
+    timed jobs use: a fresh setup of them, each of its arrays copied into the array of the
+    same name, shape and type in `ctx` (derived copies such as GEMM's column-major B follow
+    their input); a sampled check's picks are drawn again and replace the old ones. Returns
+    the new inputs, for new references. A kernel that keeps an answer from the inputs it was
+    timed on, keyed by anything (a flag, a pointer), then gives that stale answer and FAILs."""
+    inputs = workload.make_inputs(shape, np.random.default_rng((seed, RECHECK_STREAM)))
+    old = ctx if isinstance(ctx, dict) else vars(ctx)
+    new_ctx = workload.setup(shape, inputs, old.get("kernels", {}))
+    try:
+        new = new_ctx if isinstance(new_ctx, dict) else vars(new_ctx)
+        for key, value in new.items():
+            here = old.get(key)
+            if key == SAMPLE:
+                old[key] = value
+            elif _same_array(here, value):
+                _copy_into(here, value)
+    finally:
+        workload.teardown(new_ctx)
+    return inputs
+
+
+def _same_array(a, b) -> bool:
+    return (hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype") and a is not b
+            and a.shape == b.shape and a.dtype == b.dtype)
+
+
+def _copy_into(dst, src) -> None:
+    """dst[...] = src, on the device when dst is there (same stream as the jobs)."""
+    if on_device(dst):
+        cupy().copyto(dst, src)
+    else:
+        np.copyto(dst, src)
 
 
 def modelled(workload: Workload, variant: Variant) -> Variant:
@@ -320,11 +377,12 @@ def fresh_output(job: Job, synchronize: Callable[[], None]):
 
 
 def recheck(row: Result, job: Job, check: Callable[[Any], Any], synchronize: Callable[[], None]) -> None:
-    """Check a timed learner kernel once more, poisoned first: one that is right only on its
-    first call, or only thanks to what another variant left behind, FAILs (and loses its times)."""
+    """Check a timed learner kernel once more, poisoned first, on fresh inputs (`refill`): one
+    that is right only on its first call, only thanks to what another variant left behind, or
+    only on the inputs it saw (a cached answer), FAILs (and loses its times)."""
     again = check(fresh_output(job, synchronize))
     if not again.passed:
-        row.check, row.check_detail = "FAIL", f"after its timed batches: {again.detail}"
+        row.check, row.check_detail = "FAIL", f"after its timed batches, on fresh inputs: {again.detail}"
         row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None
         row.batch_means_ms = []
 

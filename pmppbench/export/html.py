@@ -167,7 +167,7 @@ def _tip(r: Result, unit: str) -> str:
     parts += _pct_text(r)
     if r.speedup is not None:
         parts.append(f"{r.speedup:.2f}x vs {r.speedup_vs}")
-    if r.error or r.check == "FAIL":
+    if r.error or r.check in ("FAIL", "SUSPECT"):
         parts.append(r.error or r.check_detail)
     return "; ".join(parts)
 

@@ -1,0 +1,211 @@
+"""Numbers no one can game (CPU side): the SUSPECT verdict against the ceilings, the re-check
+on fresh inputs in the same buffers, and the cheats it must catch, on the NumPy workload of
+tests/fake_workload.py. tests/test_learner.py runs the same cheats as CUDA kernels on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fake_workload import Copy2D
+from pmppbench import runner, session
+from pmppbench.device import DeviceInfo
+from pmppbench.noise import Limits, beyond_ceilings
+from pmppbench.row import Result
+from pmppbench.workloads.base import Job, Variant
+from pmppbench.workloads.helpers import SAMPLE, checked_indices, take
+
+# An H200-like GPU: 66,908 GFLOP/s FP32, 4,023 GB/s DRAM, 33,454 GB/s L2 bound, 50 MiB of L2.
+GPU = DeviceInfo(name="Test GPU", compute_capability="9.0", arch="sm_90", sm_count=132, sm_clock_mhz=1980.0,
+                 mem_clock_mhz=2619.0, bus_width_bits=6144, memory_bytes=141 << 30, l2_bytes=50 << 20,
+                 smem_per_sm=228 << 10, smem_per_block=48 << 10, smem_per_block_optin=227 << 10, regs_per_sm=65536,
+                 max_threads_per_sm=2048, max_blocks_per_sm=32, max_threads_per_block=1024, warp_size=32,
+                 driver="test", cuda_runtime="test", cupy="test")
+
+
+def test_the_limits_of_a_gpu():
+    lim = Limits.of(GPU)
+    assert (round(lim.compute_gflops, 2), round(lim.dram_gbs, 3), round(lim.l2_gbs, 2)) == (66908.16, 4022.784,
+                                                                                          33454.08)
+    assert Limits.of(GPU, dram_gbs=4500.0).dram_gbs == 4500.0 and Limits.of(GPU, dram_gbs=3000.0).dram_gbs == 4022.784
+    assert Limits.of(GPU, "tf32").compute_gflops == 132 * 2048 * 1980e6 / 1e9
+    # Fits in L2: the L2 bound. Twice the L2: half of it must cross DRAM.
+    assert lim.memory_gbs(50 << 20)[0] == lim.l2_gbs
+    assert lim.memory_gbs(100 << 20)[0] == pytest.approx(2 * lim.dram_gbs)
+    assert lim.memory_gbs(1 << 40)[0] == pytest.approx(lim.dram_gbs / (1 - (50 << 20) / (1 << 40)))
+
+
+def row(ms, flops=None, nbytes=None, slowest=None, timer="events"):
+    return Result("gemm", "mine", "1024x1024x1024", check="PASS", median_ms=ms, min_ms=ms, max_ms=slowest or ms,
+                  flops=flops, bytes=nbytes, timer=timer)
+
+
+def test_a_rate_beyond_the_fp32_peak_is_suspect_and_names_it():
+    gemm = 2 * 1024 ** 3
+    # 389 TFLOP/s at 1024^3 (a cached answer, issue 36): 5.5 us per call.
+    why = beyond_ceilings(row(0.0055, gemm, 12 << 20), Limits.of(GPU))
+    assert why == ("390,452 GFLOP/s in its slowest batch is 5.8x the FP32 peak of 66,908 GFLOP/s: no kernel doing "
+                   "the model's work can be this fast; it may reuse an earlier answer or skip work the check does "
+                   "not see")
+    assert beyond_ceilings(row(0.040, gemm, 12 << 20), Limits.of(GPU)) is None  # 53.7 TFLOP/s: a fast kernel
+    # Within the margin of the peak: not suspect (the ceiling is the driver's boost clock).
+    at_peak = gemm / (1.04 * 66908.16e9) * 1e3
+    assert beyond_ceilings(row(at_peak, gemm), Limits.of(GPU)) is None
+    assert beyond_ceilings(row(at_peak / 1.02, gemm), Limits.of(GPU)) is not None
+
+
+def test_a_noisy_row_is_judged_by_its_slowest_batch():
+    gemm = 2 * 1024 ** 3
+    assert beyond_ceilings(row(0.0055, gemm, slowest=0.040), Limits.of(GPU)) is None
+
+
+def test_memory_rates_against_l2_when_the_working_set_fits_and_dram_beyond_it():
+    lim = Limits.of(GPU)
+    small = 8 << 20  # 8.4 MB: may come from L2 on every call, so 20 TB/s is allowed
+    assert beyond_ceilings(row(small / 20e12 * 1e3, nbytes=small), lim) is None
+    why = beyond_ceilings(row(small / 80e12 * 1e3, nbytes=small), lim)
+    assert why.startswith("80,000 GB/s in its slowest batch is 2.4x the L2 bound of 33,454 GB/s (its 8.4 MB working "
+                          "set fits in the 52.4 MB L2): ")
+    big = 1 << 30  # 1.07 GB: at most 52 MB of it from L2
+    assert beyond_ceilings(row(big / 4.0e12 * 1e3, nbytes=big), lim) is None  # 99% of DRAM
+    why = beyond_ceilings(row(big / 8.0e12 * 1e3, nbytes=big), lim)
+    assert why.startswith("8,000 GB/s in its slowest batch is 1.9x the memory bound of 4,229 GB/s (of its 1,073.7 MB "
+                          "working set, what does not fit in the 52.4 MB L2 comes from DRAM at 4,023 GB/s): ")
+
+
+def test_host_timed_and_untimed_rows_are_never_suspect():
+    lim = Limits.of(GPU)
+    assert beyond_ceilings(row(1e-6, nbytes=1 << 30, timer="host"), lim) is None
+    assert beyond_ceilings(Result("gemm", "x", "1", check="PASS", flops=10 ** 12), lim) is None
+
+
+# ---- the runner: SUSPECT rows and their exit ---------------------------------------------
+
+class FixedTimer:
+    """Calls each run `reps` times and says every batch took `ms` per call."""
+
+    def __init__(self, ms):
+        self.ms = ms
+
+    def batch_ms(self, fn, reps):
+        for _ in range(reps):
+            fn()
+        return self.ms
+
+
+def evaluate(w, shape, variants, ms, device=GPU, seed=0):
+    inputs = w.make_inputs(shape, np.random.default_rng(seed))
+    ctx = w.setup(shape, inputs, {})
+    rows = runner.evaluate(w, shape, variants, inputs, ctx, protocol=w.protocol, timer=FixedTimer(ms), device=device,
+                           seed=seed)
+    return {r.variant: r for r in rows}, ctx
+
+
+def test_the_runner_marks_a_row_beyond_the_l2_bound_suspect_and_it_exits_1():
+    w = Copy2D()
+    shape = {"m": 1024, "n": 1024}  # 8 MiB of traffic: within the L2
+    rows, _ = evaluate(w, shape, [w.variant("whole")], ms=1e-4)
+    r = rows["whole"]
+    assert r.check == "SUSPECT" and r.median_ms == 1e-4 and not r.ok
+    assert r.check_detail.startswith("83,886 GB/s in its slowest batch is 2.5x the L2 bound of 33,454 GB/s")
+    problem = session.exit_problem(session.Outcome(rows=[r]))
+    assert problem.exit_code == 1 and "copy2d whole 1024x1024: 83,886 GB/s" in str(problem)
+    rows, _ = evaluate(w, shape, [w.variant("whole")], ms=1.0)
+    assert rows["whole"].check == "PASS"
+    rows, _ = evaluate(w, shape, [w.variant("whole")], ms=1e-4, device=None)  # no GPU facts, no ceilings
+    assert rows["whole"].check == "PASS"
+
+
+# ---- the re-check after timing: fresh inputs, the same buffers -------------------------------
+
+class Sampled(Copy2D):
+    """Copy2D checked on sampled whole rows and columns, as large transposes and GEMMs are."""
+
+    def make_inputs(self, shape, rng):
+        inputs = super().make_inputs(shape, rng)
+        inputs[SAMPLE] = (checked_indices(shape["m"], 4, rng, 1), checked_indices(shape["n"], 4, rng, 1))
+        return inputs
+
+    def reference(self, shape, inputs, variant):
+        return take(inputs["a"], inputs[SAMPLE])
+
+    def setup(self, shape, inputs, kernels):
+        return {**super().setup(shape, inputs, kernels), SAMPLE: inputs[SAMPLE]}
+
+    def job(self, variant, shape, ctx):
+        base = super().job(variant, shape, ctx)
+        b = ctx["b"]
+        return Job(run=base.run, output=lambda: take(b, ctx[SAMPLE]), poison=base.poison)
+
+
+def cheat(kind):
+    """A learner's 'kernel' (a stand-in for runner.learner_job) that games the check."""
+    state = {}
+
+    def job(workload, variant, shape, ctx):
+        a, b = ctx["a"], ctx["b"]
+
+        def run():
+            state["calls"] = state.get("calls", 0) + 1
+            if kind == "caches":  # computes once, then copies its kept answer
+                if "kept" not in state:
+                    state["kept"] = a.copy()
+                b[...] = state["kept"]
+            elif kind == "skips":  # does the work on its first call only
+                if state["calls"] == 1:
+                    b[...] = a
+            elif kind == "sampled_only":  # writes only the rows and columns the check read the first time
+                rows, cols = state.setdefault("picks", ctx[SAMPLE])
+                b[rows, :] = a[rows, :]
+                b[:, cols] = a[:, cols]
+            else:  # honest
+                b[...] = a
+
+        return Job(run=run, output=lambda: take(b, ctx[SAMPLE]) if SAMPLE in ctx else b.copy(),
+                   poison=lambda: b.fill(np.nan))
+
+    return job
+
+
+MINE = Variant("mine", "mine", "a learner's kernel", source="mine.cu", like="whole")
+
+
+@pytest.mark.parametrize("workload", [Copy2D, Sampled])
+@pytest.mark.parametrize("kind", ["caches", "skips", "sampled_only"])
+def test_a_kernel_that_games_the_check_fails_the_recheck_on_fresh_inputs(monkeypatch, workload, kind):
+    if kind == "sampled_only" and workload is Copy2D:
+        pytest.skip("a full check reads every element")
+    monkeypatch.setattr(runner, "learner_job", cheat(kind))
+    w = workload()
+    rows, _ = evaluate(w, {"m": 64, "n": 32}, [w.variant("whole"), MINE], ms=1.0)
+    assert rows["whole"].check == "PASS" and rows["whole"].median_ms == 1.0
+    mine = rows["mine"]
+    assert mine.check == "FAIL" and mine.median_ms is None and mine.batch_means_ms == []
+    assert mine.check_detail.startswith("after its timed batches, on fresh inputs: ")
+
+
+@pytest.mark.parametrize("workload", [Copy2D, Sampled])
+def test_an_honest_kernel_passes_the_recheck_and_it_ran_in_the_same_buffers(monkeypatch, workload):
+    monkeypatch.setattr(runner, "learner_job", cheat("honest"))
+    w = workload()
+    shape = {"m": 64, "n": 32}
+    inputs = w.make_inputs(shape, np.random.default_rng(0))
+    first = inputs["a"].copy()
+    ctx = w.setup(shape, inputs, {})
+    a, b = ctx["a"], ctx["b"]
+    rows = runner.evaluate(w, shape, [MINE], inputs, ctx, protocol=w.protocol, timer=FixedTimer(1.0), seed=0)
+    assert rows[0].check == "PASS" and rows[0].median_ms == 1.0
+    fresh = w.make_inputs(shape, np.random.default_rng((0, runner.RECHECK_STREAM)))
+    assert ctx["a"] is a and ctx["b"] is b  # the same buffers ...
+    assert np.array_equal(a, fresh["a"]) and not np.array_equal(a, first)  # ... holding new inputs
+    assert np.array_equal(b, fresh["a"])  # the kernel's last output is of them
+    if SAMPLE in inputs:
+        assert all(np.array_equal(p, q) for p, q in zip(ctx[SAMPLE], fresh[SAMPLE]))
+
+
+def test_the_variants_of_the_table_are_not_rechecked():
+    """Only a learner's kernel gets the fresh inputs: the table's own rows keep their inputs."""
+    w = Copy2D()
+    rows, ctx = evaluate(w, {"m": 8, "n": 4}, [w.variant("whole")], ms=1.0)
+    assert rows["whole"].check == "PASS"
+    assert np.array_equal(ctx["a"], w.make_inputs({"m": 8, "n": 4}, np.random.default_rng(0))["a"])
