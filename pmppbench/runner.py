@@ -264,8 +264,11 @@ def evaluate(
         row.median_ms, row.min_ms, row.max_ms = timing.median_ms, timing.min_ms, timing.max_ms
         row.spread_pct = 100.0 * timing.spread
         row.batch_means_ms = list(timing.batch_means_ms)
-        row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
+        row.warmup, row.batches, row.reps = protocol.warmup, len(timing.batch_means_ms), protocol.reps
         row.timer, row.alternate = protocol.timer, protocol.alternate
+        row.stop_rule = timing.stopped
+        if protocol.discard_on_throttle:
+            row.retimed_throttled = timing.retimed if clocks else None  # None: nothing could tell (no NVML)
         derive.fill_rates(row)
     learners = [v for v in variants if v.source and v.name in jobs]
     if learners:  # a learner's kernel must still be right after its batches, on inputs it has not seen
@@ -294,6 +297,9 @@ def evaluate(
         if why:
             row.check, row.check_detail = "SUSPECT", why
         row.warnings = diagnose(row)
+        if protocol.discard_on_throttle and row.median_ms is not None and not clocks:
+            row.warnings.append(f"{row.workload} {row.variant} {row.shape}: --discard-on-throttle could not screen "
+                                "the batches: NVML is not available here (install pmppbench[nvml])")
     return out_rows
 
 

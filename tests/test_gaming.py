@@ -209,3 +209,190 @@ def test_the_variants_of_the_table_are_not_rechecked():
     rows, ctx = evaluate(w, {"m": 8, "n": 4}, [w.variant("whole")], ms=1.0)
     assert rows["whole"].check == "PASS"
     assert np.array_equal(ctx["a"], w.make_inputs({"m": 8, "n": 4}, np.random.default_rng(0))["a"])
+
+
+# ---- --until-stable and --discard-on-throttle: scripted timers, clocks and observers ---------
+
+from pmppbench import cli  # noqa: E402
+from pmppbench.clocks import ClockObserver  # noqa: E402
+from pmppbench.protocol import Protocol, measure, relative_noise, stop_options  # noqa: E402
+
+
+class ListTimer:
+    """Each batch takes the next value of a list (ms per call); counts the batches it timed."""
+
+    def __init__(self, values):
+        self.values, self.n = list(values), 0
+
+    def batch_ms(self, fn, reps):
+        self.n += 1
+        return self.values[self.n - 1]
+
+
+def test_until_stable_takes_batches_until_the_noise_is_below_the_target():
+    timer = ListTimer([1.0, 1.1, 1.0] + [1.0] * 100)
+    t = measure({"a": lambda: None}, Protocol(warmup=0, batches=3, reps=1, until_stable=0.02), timer=timer)["a"]
+    assert len(t.batch_means_ms) == 25 == timer.n
+    assert relative_noise(t.batch_means_ms) < 0.02 <= relative_noise(t.batch_means_ms[:-1])
+    assert t.stopped == "noise 1.99% < 2% after 25 batches"
+
+
+def test_until_stable_takes_at_least_the_protocols_batches():
+    timer = ListTimer([1.0] * 10)
+    t = measure({"a": lambda: None}, Protocol(warmup=0, batches=5, reps=1, until_stable=0.005), timer=timer)["a"]
+    assert len(t.batch_means_ms) == 5 and t.stopped == "noise 0.00% < 0.5% after 5 batches"
+
+
+def test_until_stable_stops_at_its_time_limit_and_says_so():
+    ticks = iter(range(1000))  # every clock reading one second later: each batch takes 1 s
+    timer = ListTimer([1.0, 1.2] * 50)
+    t = measure({"a": lambda: None}, Protocol(warmup=0, batches=2, reps=1, until_stable=0.005, stable_limit_s=2.5),
+                timer=timer, clock=lambda: float(next(ticks)))["a"]
+    assert t.batch_means_ms == (1.0, 1.2, 1.0)
+    assert t.stopped == "time limit 2.5 s reached at noise 10.83% (target 0.5%) after 3 batches"
+
+
+def test_until_stable_with_alternation_visits_only_the_variants_still_unstable():
+    order = []
+    values = {"a": iter([1.0] * 50), "b": iter([1.0, 1.1, 1.0] + [1.0] * 100)}
+
+    class Timer:
+        def batch_ms(self, fn, reps):
+            order.append(fn.__name__)
+            return next(values[fn.__name__])
+
+    def a():
+        pass
+
+    def b():
+        pass
+
+    t = measure({"a": a, "b": b}, Protocol(warmup=0, batches=3, reps=1, alternate=True, until_stable=0.02), timer=Timer())
+    assert order[:6] == ["a", "b", "b", "a", "a", "b"] and order[6:] == ["b"] * 22
+    assert len(t["a"].batch_means_ms) == 3 and len(t["b"].batch_means_ms) == 25
+
+
+class ScriptedObserver:
+    """A clock observer whose batches are throttled as scripted (by the batch's number)."""
+
+    def __init__(self, throttled=(), always=False):
+        self.batches, self.throttled_at, self.always = 0, set(throttled), always
+
+    def before(self, name):
+        pass
+
+    def after(self, name):
+        self.batches += 1
+
+    def throttled(self, name, min_fraction):
+        assert min_fraction == 0.9
+        return "hardware thermal slowdown" if self.always or self.batches in self.throttled_at else ""
+
+    def summary(self, name):
+        return {}
+
+
+def test_discard_on_throttle_retimes_the_throttled_batches():
+    timer = ListTimer([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    p = Protocol(warmup=0, batches=5, reps=1, discard_on_throttle=True)
+    t = measure({"a": lambda: None}, p, timer=timer, observer=ScriptedObserver(throttled={2, 3}))["a"]
+    assert t.batch_means_ms == (1.0, 4.0, 5.0, 6.0, 7.0) and t.retimed == 2
+    # Without the option the same observer changes nothing.
+    t = measure({"a": lambda: None}, Protocol(warmup=0, batches=5, reps=1), timer=ListTimer(range(1, 8)),
+                observer=ScriptedObserver(throttled={2, 3}))["a"]
+    assert t.batch_means_ms == (1.0, 2.0, 3.0, 4.0, 5.0) and t.retimed == 0
+
+
+def test_a_gpu_that_throttles_all_along_keeps_its_batches_after_as_many_retimes():
+    timer = ListTimer(range(1, 20))
+    p = Protocol(warmup=0, batches=3, reps=1, discard_on_throttle=True)
+    t = measure({"a": lambda: None}, p, timer=timer, observer=ScriptedObserver(always=True))["a"]
+    assert t.retimed == 3 and t.batch_means_ms == (4.0, 5.0, 6.0) and timer.n == 6
+
+
+class Watch:
+    max_sm_mhz = 1980.0
+
+    def __init__(self, samples):
+        self.samples = iter(samples)
+
+    def sample(self):
+        return next(self.samples)
+
+
+def test_the_clock_observer_names_what_throttled_a_batch():
+    obs = ClockObserver(Watch([{"sm_mhz": 1980.0, "mem_mhz": 2619.0, "temp_c": 50.0, "reasons": 0},
+                               {"sm_mhz": 1700.0, "mem_mhz": 2619.0, "temp_c": 80.0, "reasons": 0x40 | 0x1},
+                               {"sm_mhz": 1790.0, "mem_mhz": 2619.0, "temp_c": 80.0, "reasons": 0x1}]))
+    assert obs.throttled("a") == ""  # nothing sampled yet
+    obs.after("a")
+    assert obs.throttled("a", 0.9) == ""
+    obs.after("a")
+    assert obs.throttled("a", 0.9) == "hardware thermal slowdown, SM clock 1700 MHz < 90% of 1980"
+    obs.after("a")
+    assert obs.throttled("a", 0.9) == ""  # 1790 >= 1782; bit 0x1 is the GPU idling, not a slowdown
+
+
+def test_the_row_records_the_stop_rule_the_batch_count_and_the_retimed_batches():
+    w = Copy2D()
+    shape = {"m": 4, "n": 4}
+    inputs = w.make_inputs(shape, np.random.default_rng(0))
+    p = Protocol(warmup=0, batches=3, reps=1, until_stable=0.02, discard_on_throttle=True)
+    rows = runner.evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}), protocol=p,
+                           timer=ListTimer([1.0, 1.0, 1.1, 1.0] + [1.0] * 100),
+                           observer=lambda: ScriptedObserver(throttled={1}))
+    r = rows[0]
+    assert (r.batches, r.retimed_throttled, r.stop_rule) == (25, 1, "noise 1.99% < 2% after 25 batches")
+    assert r.batch_means_ms[:3] == [1.0, 1.1, 1.0]
+    rows = runner.evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}),
+                           protocol=Protocol(warmup=0, batches=3, reps=1, discard_on_throttle=True),
+                           timer=ListTimer([1.0] * 3))
+    assert rows[0].retimed_throttled is None and rows[0].stop_rule == ""
+    assert rows[0].warnings == ["copy2d whole 4x4: --discard-on-throttle could not screen the batches: NVML is not "
+                                "available here (install pmppbench[nvml])"]
+
+
+def test_the_protocol_says_its_stop_rules():
+    p = Protocol(warmup=3, batches=5, reps=20)
+    assert p.describe() == "L2 settled, 3 warmup, 5 batches x 20 calls, median of batch means (events timer)"
+    p = Protocol(warmup=3, batches=5, reps=20, until_stable=0.005, discard_on_throttle=True)
+    assert p.describe() == ("L2 settled, 3 warmup, 5+ batches until noise < 0.5% (at most 10 s) x 20 calls, batches "
+                            "with a throttle or SM clock < 90% of max retimed, median of batch means (events timer)")
+
+
+def test_stop_options_are_checked():
+    assert stop_options(None, None, False) == {}
+    assert stop_options("0.5%", None, False) == {"until_stable": 0.005}
+    assert stop_options("2", "30", True) == {"until_stable": 0.02, "stable_limit_s": 30.0, "discard_on_throttle": True}
+
+
+def test_until_stable_may_leave_its_noise_out():
+    assert cli.optional_noise(["gemm", "--until-stable"]) == ["gemm", "--until-stable", "0.5%"]
+    assert cli.optional_noise(["gemm", "--until-stable", "1024", "1024"]) == ["gemm", "--until-stable", "0.5%",
+                                                                              "1024", "1024"]
+    assert cli.optional_noise(["gemm", "--until-stable", "1%"]) == ["gemm", "--until-stable", "1%"]
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--until-stable", "abc%"], "--until-stable takes the noise to reach as a percentage such as 0.5%, got 'abc%'"),
+    (["--until-stable", "0%"], "--until-stable takes the noise to reach as a percentage such as 0.5%, got '0%'"),
+    (["--stable-limit", "5"], "--stable-limit goes with --until-stable (the time it may take to reach its noise)"),
+    (["--until-stable", "--stable-limit", "-1"], "--stable-limit takes seconds > 0 such as 10, got '-1'"),
+])
+def test_bad_stop_options_are_one_line_exit_2(run_cli, args, line):
+    code, _, err = run_cli("vecadd", "1000", *args)
+    assert code == 2 and err == f"pmppbench: {line}\n", err
+
+
+def test_the_new_row_fields_survive_a_result_file(tmp_path):
+    from pmppbench.export.files import save
+    from pmppbench.resultfile import load
+
+    r = Result("vecadd", "scalar", "1000", dims={"n": 1000}, check="PASS", median_ms=1.0, min_ms=1.0, max_ms=1.0,
+               spread_pct=0.0, batch_means_ms=[1.0], warmup=1, batches=1, reps=1, timer="events",
+               stop_rule="noise 0.10% < 0.5% after 7 batches", retimed_throttled=2)
+    for ext in ("csv", "json"):
+        path = tmp_path / f"r.{ext}"
+        save(path, [r], {})
+        (back,), _ = load(path)
+        assert (back.stop_rule, back.retimed_throttled) == (r.stop_rule, 2)
