@@ -322,14 +322,15 @@ def compare(
     base: str = typer.Argument(..., metavar="BASE", help="Baseline result file (.csv or .json)."),
     new: str = typer.Argument(..., metavar="NEW", help="New result file."),
     fail_on_slower: Optional[str] = typer.Option(None, "--fail-on-slower", metavar="PCT",
-                                                 help="Exit 1 when a row is SLOWER by more than PCT percent "
-                                                      "(a number > 0); exit 2 when nothing could be judged or "
-                                                      "rows of BASE are missing from NEW."),
+                                                 help="Exit 1 when a row is slower by more than PCT percent "
+                                                      "(a number > 0) at 95% confidence; exit 2 when nothing could "
+                                                      "be judged or NEW lost rows of a step it ran."),
     html: Optional[str] = typer.Option(None, "--html", metavar="FILE", help="Also write the comparison as one "
-                                       "self-contained HTML page (each row's ratio with its noise range) to this file."),
+                                       "self-contained HTML page (each row's ratio with its interval) to this file."),
     force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
 ):
-    """Line up two result files; FASTER / SLOWER only when the difference exceeds both runs' noise."""
+    """Line up two result files; each ratio with its 95% bootstrap interval over batch means, FASTER / SLOWER
+    only when the interval excludes 1."""
     from pmppbench import compare as comparing  # noqa: PLC0415
     from pmppbench import paths  # noqa: PLC0415
 
