@@ -396,3 +396,74 @@ def test_the_new_row_fields_survive_a_result_file(tmp_path):
         save(path, [r], {})
         (back,), _ = load(path)
         assert (back.stop_rule, back.retimed_throttled) == (r.stop_rule, 2)
+
+
+# ---- the same cheats as CUDA kernels (tests/learner/gemm_cheats.cu) ---------------------------
+
+from pathlib import Path  # noqa: E402
+
+LEARNER = Path(__file__).resolve().parent / "learner"
+SAMPLED_SHAPE = (4096, 4096, 4100)  # above 4096^3 multiply-adds: C is checked on sampled rows and columns
+
+SAMPLED_ONLY = """\
+// Writes only the rows and columns of C that the sampled check of seed 0 reads (tests/test_gaming.py).
+__device__ const unsigned char row_picked[{m}] = {{{rows}}};
+__device__ const unsigned char col_picked[{n}] = {{{cols}}};
+
+extern "C" __global__ void sampled_only(const float* A, const float* B, float* C, int M, int N, int K) {{
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < M && col < N && (row_picked[row] || col_picked[col])) {{
+        float acc = 0.0f;
+        for (int k = 0; k < K; ++k)
+            acc = fmaf(A[size_t(row) * K + k], B[size_t(k) * N + col], acc);
+        C[size_t(row) * N + col] = acc;
+    }}
+}}
+"""
+
+
+def sampled_only_source(tmp_path, seed=0) -> Path:
+    """The kernel that knows seed 0's sample: its picks drawn exactly as the GEMM workload draws them."""
+    from pmppbench.workloads.gemm.workload import WORKLOAD as gemm
+
+    m, n, k = SAMPLED_SHAPE
+    rows, cols = gemm.make_inputs({"m": m, "n": n, "k": k}, np.random.default_rng(seed))[SAMPLE]
+
+    def flags(size, picks):
+        f = np.zeros(size, dtype=np.uint8)
+        f[picks] = 1
+        return ",".join(map(str, f))
+
+    path = tmp_path / "sampled_only.cu"
+    path.write_text(SAMPLED_ONLY.format(m=m, n=n, rows=flags(m, rows), cols=flags(n, cols)))
+    return path
+
+
+def test_the_cheating_kernels_compile(tmp_path):
+    from pmppbench.compile import compile_unit
+
+    unit = compile_unit("gemm", ["caches_c", "skips_after_first"], "sm_90", source=LEARNER / "gemm_cheats.cu")
+    assert set(unit.lowered) == {"caches_c", "skips_after_first"}
+    unit = compile_unit("gemm", ["sampled_only"], "sm_90", source=sampled_only_source(tmp_path))
+    assert set(unit.lowered) == {"sampled_only"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel, shape", [
+    ("caches_c", (1024, 1024, 1024)),  # issue 36: PASS at 389 TFLOP/s before the re-check had fresh inputs
+    ("skips_after_first", (1024, 1024, 1024)),
+    ("sampled_only", SAMPLED_SHAPE),
+])
+def test_a_cheating_gemm_kernel_does_not_pass(run_cli, tmp_path, kernel, shape):
+    from pmppbench.resultfile import load
+
+    source = sampled_only_source(tmp_path) if kernel == "sampled_only" else LEARNER / "gemm_cheats.cu"
+    out = tmp_path / "cheat.csv"
+    code, _, err = run_cli("gemm", *map(str, shape), "2", "--variants", "cublas", "--kernel", f"{source}:{kernel}",
+                           "--like", "naive", "--out", str(out))
+    rows = {r.variant: r for r in load(out)[0]}
+    assert code == 1, err
+    assert rows["cublas"].check == "PASS" and rows["cublas"].median_ms
+    assert rows[kernel].check == "FAIL" and rows[kernel].median_ms is None
+    assert rows[kernel].check_detail.startswith("after its timed batches, on fresh inputs: "), rows[kernel].check_detail
