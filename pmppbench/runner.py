@@ -274,7 +274,7 @@ def evaluate(
     if learners:  # a learner's kernel must still be right after its batches, on inputs it has not seen
         if at:
             at(learners[0].name, "check after timing")
-        fresh = refill(workload, shape, ctx, seed)
+        fresh = refill(workload, shape, ctx, inputs, seed)
         check_fresh = checker(fresh, {})
         for v in learners:
             if at:
@@ -306,36 +306,54 @@ def evaluate(
 RECHECK_STREAM = 1  # the re-check's inputs: default_rng((seed, 1)), a stream independent of the seed's own
 
 
-def refill(workload: Workload, shape: Shape, ctx: Any, seed: int) -> dict:
+def refill(workload: Workload, shape: Shape, ctx: Any, inputs: dict, seed: int) -> dict:
     """New random inputs of the same shape (another seed), put into the device buffers the
-    timed jobs use: a fresh setup of them, each of its arrays copied into the array of the
-    same name, shape and type in `ctx` (derived copies such as GEMM's column-major B follow
-    their input); a sampled check's picks are drawn again and replace the old ones. Returns
-    the new inputs, for new references. A kernel that keeps an answer from the inputs it was
-    timed on, keyed by anything (a flag, a pointer), then gives that stale answer and FAILs."""
-    inputs = workload.make_inputs(shape, np.random.default_rng((seed, RECHECK_STREAM)))
-    old = ctx if isinstance(ctx, dict) else vars(ctx)
-    new_ctx = workload.setup(shape, inputs, old.get("kernels", {}))
+    timed jobs use; returns them, for new references. Which buffers: those that still hold
+    what setup() made of the old `inputs` (the inputs, derived copies such as GEMM's
+    column-major B, counters left at zero), each then overwritten with what a setup of the
+    new inputs makes; an output holds an answer instead, so it keeps it. A sampled check's
+    picks are drawn again. A kernel that keeps an answer from the inputs it was timed on,
+    keyed by anything (a flag, a pointer), then gives that stale answer and FAILs."""
+    old = _arrays(ctx)
+    was = workload.setup(shape, inputs, old.get("kernels", {}))
     try:
-        new = new_ctx if isinstance(new_ctx, dict) else vars(new_ctx)
-        for key, value in new.items():
-            here = old.get(key)
+        made = {k for k, v in _arrays(was).items() if _same_array(old.get(k), v) and _equal(old[k], v)}
+    finally:
+        workload.teardown(was)
+        del was
+    fresh = workload.make_inputs(shape, np.random.default_rng((seed, RECHECK_STREAM)))
+    now = workload.setup(shape, fresh, old.get("kernels", {}))
+    try:
+        for key, value in _arrays(now).items():
             if key == SAMPLE:
                 old[key] = value
-            elif _same_array(here, value):
-                _copy_into(here, value)
+            elif key in made and _same_array(old[key], value):
+                _copy_into(old[key], value)
     finally:
-        workload.teardown(new_ctx)
-    return inputs
+        workload.teardown(now)
+    return fresh
+
+
+def _arrays(ctx: Any) -> dict:
+    return ctx if isinstance(ctx, dict) else vars(ctx)
 
 
 def _same_array(a, b) -> bool:
-    return (hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype") and a is not b
-            and a.shape == b.shape and a.dtype == b.dtype)
+    return (hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype") and a.shape == b.shape
+            and a.dtype == b.dtype)
+
+
+def _equal(a, b) -> bool:
+    """Bit for bit the same values (NaN never equals: an output still poisoned is no input)."""
+    if a is b:
+        return True
+    return bool(cupy().array_equal(a, b)) if on_device(a) else bool(np.array_equal(a, b))
 
 
 def _copy_into(dst, src) -> None:
     """dst[...] = src, on the device when dst is there (same stream as the jobs)."""
+    if dst is src:
+        return
     if on_device(dst):
         cupy().copyto(dst, src)
     else:
@@ -383,10 +401,15 @@ def fresh_output(job: Job, synchronize: Callable[[], None]):
 
 
 def recheck(row: Result, job: Job, check: Callable[[Any], Any], synchronize: Callable[[], None]) -> None:
-    """Check a timed learner kernel once more, poisoned first, on fresh inputs (`refill`): one
-    that is right only on its first call, only thanks to what another variant left behind, or
-    only on the inputs it saw (a cached answer), FAILs (and loses its times)."""
-    again = check(fresh_output(job, synchronize))
+    """Check a timed learner kernel once more, on fresh inputs (`refill`): one that is right
+    only on its first call, only on the inputs it saw (a cached answer) or only where the
+    check looked, FAILs (and loses its times). The output is not poisoned this time: it still
+    holds the timed calls' answer to the old inputs, so an element the call leaves unwritten
+    is wrong for the new ones, and a kernel that does its work only when it finds the poison
+    (the sign of a check) is caught too."""
+    job.run()
+    synchronize()
+    again = check(job.output())
     if not again.passed:
         row.check, row.check_detail = "FAIL", f"after its timed batches, on fresh inputs: {again.detail}"
         row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None

@@ -154,6 +154,9 @@ def cheat(kind):
             elif kind == "skips":  # does the work on its first call only
                 if state["calls"] == 1:
                     b[...] = a
+            elif kind == "only_when_poisoned":  # works only when its output holds the check's poison
+                if np.isnan(b).any():
+                    b[...] = a
             elif kind == "sampled_only":  # writes only the rows and columns the check read the first time
                 rows, cols = state.setdefault("picks", ctx[SAMPLE])
                 b[rows, :] = a[rows, :]
@@ -171,7 +174,7 @@ MINE = Variant("mine", "mine", "a learner's kernel", source="mine.cu", like="who
 
 
 @pytest.mark.parametrize("workload", [Copy2D, Sampled])
-@pytest.mark.parametrize("kind", ["caches", "skips", "sampled_only"])
+@pytest.mark.parametrize("kind", ["caches", "skips", "only_when_poisoned", "sampled_only"])
 def test_a_kernel_that_games_the_check_fails_the_recheck_on_fresh_inputs(monkeypatch, workload, kind):
     if kind == "sampled_only" and workload is Copy2D:
         pytest.skip("a full check reads every element")
@@ -443,8 +446,9 @@ def sampled_only_source(tmp_path, seed=0) -> Path:
 def test_the_cheating_kernels_compile(tmp_path):
     from pmppbench.compile import compile_unit
 
-    unit = compile_unit("gemm", ["caches_c", "skips_after_first"], "sm_90", source=LEARNER / "gemm_cheats.cu")
-    assert set(unit.lowered) == {"caches_c", "skips_after_first"}
+    names = ["caches_c", "skips_after_first", "only_when_poisoned"]
+    unit = compile_unit("gemm", names, "sm_90", source=LEARNER / "gemm_cheats.cu")
+    assert set(unit.lowered) == set(names)
     unit = compile_unit("gemm", ["sampled_only"], "sm_90", source=sampled_only_source(tmp_path))
     assert set(unit.lowered) == {"sampled_only"}
 
@@ -453,6 +457,7 @@ def test_the_cheating_kernels_compile(tmp_path):
 @pytest.mark.parametrize("kernel, shape", [
     ("caches_c", (1024, 1024, 1024)),  # issue 36: PASS at 389 TFLOP/s before the re-check had fresh inputs
     ("skips_after_first", (1024, 1024, 1024)),
+    ("only_when_poisoned", (1024, 1024, 1024)),
     ("sampled_only", SAMPLED_SHAPE),
 ])
 def test_a_cheating_gemm_kernel_does_not_pass(run_cli, tmp_path, kernel, shape):
