@@ -16,9 +16,9 @@ from pmppbench.row import Result
 
 # ---- ceilings a rate cannot beat (the SUSPECT verdict) ---------------------------------------
 # The L2 has no bandwidth attribute. Its upper bound here is each SM taking one 128-byte line
-# per SM clock from L2, a path at least as wide as any NVIDIA GPU of sm_70 to sm_120 has
-# (microbenchmarks of Volta to Hopper find 64 B/clk per SM or less): a bound, not an estimate,
-# so an honest L2-resident kernel never reaches it (docs/measurement.md).
+# (an L1 line) from L2 per SM clock; published microbenchmarks of Volta to Hopper measure far
+# less per SM per clock. A bound, not an estimate, so that an honest L2-resident kernel never
+# reaches it (docs/measurement.md).
 L2_BYTES_PER_CLK_PER_SM = 128
 # A rate is SUSPECT only when even its slowest batch beats the ceiling by this much: the
 # ceilings come from the driver's boost clock, and the cheats this catches beat them by
