@@ -37,11 +37,12 @@ class Limits:
     l2_bytes: int
 
     @classmethod
-    def of(cls, dev, precision: str = "fp32", dram_gbs: float | None = None) -> "Limits":
-        """`dram_gbs`: a measured DRAM bandwidth, kept when it is above the datasheet's."""
+    def of(cls, dev, precision: str = "fp32", dram_gbs: float | None = None, compute: bool = True) -> "Limits":
+        """`dram_gbs`: a measured DRAM bandwidth, kept when it is above the datasheet's;
+        `compute` False: no compute ceiling (the model's FLOPs are not a floor of the work)."""
         l2 = dev.sm_count * L2_BYTES_PER_CLK_PER_SM * dev.sm_clock_mhz * 1e6 / 1e9
-        return cls(precision, dev.peak_gflops(precision), max(dev.peak_bandwidth_gbs, dram_gbs or 0.0), l2,
-                   dev.l2_bytes)
+        return cls(precision, dev.peak_gflops(precision) if compute else None,
+                   max(dev.peak_bandwidth_gbs, dram_gbs or 0.0), l2, dev.l2_bytes)
 
     def memory_gbs(self, nbytes: int) -> tuple[float, str]:
         """The fastest a call can move `nbytes` (GB/s), and which ceiling that is. A working set

@@ -289,7 +289,10 @@ def evaluate(
     workload.annotate(shape, ctx, out_rows, model_timings)
     precision = getattr(workload, "precision", "fp32")  # every workload's arithmetic is FP32 today
     dram = max((c.bandwidth_gbs for c in ceilings or ()), default=None)  # a measured copy rate, if above the datasheet's
-    limits = None if device is None else Limits.of(device, precision, dram)
+    # A workload whose model counts more FLOPs than a correct kernel must execute (the stencil's
+    # running sum) says flops_are_a_floor = False: then only its bytes are held to a ceiling.
+    floor = getattr(workload, "flops_are_a_floor", True)
+    limits = None if device is None else Limits.of(device, precision, dram, compute=floor)
     for row in out_rows:
         if ceilings:
             derive.fill_speed_of_light(row, ceilings)

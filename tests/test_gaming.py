@@ -54,6 +54,14 @@ def test_a_rate_beyond_the_fp32_peak_is_suspect_and_names_it():
     assert beyond_ceilings(row(at_peak / 1.02, gemm), Limits.of(GPU)) is not None
 
 
+def test_flops_that_are_not_a_floor_of_the_work_meet_no_compute_ceiling():
+    gemm = 2 * 1024 ** 3
+    assert beyond_ceilings(row(0.0055, gemm, 12 << 20), Limits.of(GPU, compute=False)) is None
+    from pmppbench import workloads
+    assert workloads.get("stencil").flops_are_a_floor is False  # its running sum executes fewer than (2R+1)N
+    assert not hasattr(workloads.get("gemm"), "flops_are_a_floor")  # 2MNK: every correct kernel does them
+
+
 def test_a_noisy_row_is_judged_by_its_slowest_batch():
     gemm = 2 * 1024 ** 3
     assert beyond_ceilings(row(0.0055, gemm, slowest=0.040), Limits.of(GPU)) is None
