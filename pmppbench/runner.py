@@ -274,8 +274,17 @@ def evaluate(
     if learners:  # a learner's kernel must still be right after its batches, on inputs it has not seen
         if at:
             at(learners[0].name, "check after timing")
-        fresh = refill(workload, shape, ctx, inputs, seed)
-        check_fresh = checker(fresh, {})
+        try:
+            fresh = refill(workload, shape, ctx, inputs, seed)
+        except Exception as exc:
+            if type(exc).__name__ != "OutOfMemoryError":
+                raise
+            for v in learners:  # unverified is not PASS; the table's own rows stand
+                unchecked(rows[v.name], "ERROR", f"the re-check on fresh inputs ran out of device memory (it sets "
+                          f"the shape up twice more beside the timed one): {exc}; choose a smaller size")
+            learners = []
+        else:
+            check_fresh = checker(fresh, {})
         for v in learners:
             if at:
                 at(v.name, "check after timing")
@@ -414,9 +423,17 @@ def recheck(row: Result, job: Job, check: Callable[[Any], Any], synchronize: Cal
     synchronize()
     again = check(job.output())
     if not again.passed:
-        row.check, row.check_detail = "FAIL", f"after its timed batches, on fresh inputs: {again.detail}"
-        row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None
-        row.batch_means_ms = []
+        unchecked(row, "FAIL", f"after its timed batches, on fresh inputs: {again.detail}")
+
+
+def unchecked(row: Result, status: str, why: str) -> None:
+    """A timed row that did not pass its re-check: `status` and why, and no times."""
+    if status == "ERROR":
+        row.check, row.error = status, why
+    else:
+        row.check, row.check_detail = status, why
+    row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None
+    row.batch_means_ms = []
 
 
 # CUDA errors after which the context is unusable: every later call in the process fails too.

@@ -214,6 +214,23 @@ def test_an_honest_kernel_passes_the_recheck_and_it_ran_in_the_same_buffers(monk
         assert all(np.array_equal(p, q) for p, q in zip(ctx[SAMPLE], fresh[SAMPLE]))
 
 
+def test_a_recheck_without_room_is_an_error_row_and_the_others_stand(monkeypatch):
+    class OutOfMemoryError(MemoryError):
+        pass
+
+    def no_room(*args):
+        raise OutOfMemoryError("out of memory allocating 1,073,741,824 bytes")
+
+    monkeypatch.setattr(runner, "learner_job", cheat("honest"))
+    monkeypatch.setattr(runner, "refill", no_room)
+    w = Copy2D()
+    rows, _ = evaluate(w, {"m": 8, "n": 4}, [w.variant("whole"), MINE], ms=1.0)
+    assert rows["whole"].check == "PASS" and rows["whole"].median_ms == 1.0
+    assert rows["mine"].check == "ERROR" and rows["mine"].median_ms is None and rows["mine"].error == (
+        "the re-check on fresh inputs ran out of device memory (it sets the shape up twice more beside the timed "
+        "one): out of memory allocating 1,073,741,824 bytes; choose a smaller size")
+
+
 def test_the_variants_of_the_table_are_not_rechecked():
     """Only a learner's kernel gets the fresh inputs: the table's own rows keep their inputs."""
     w = Copy2D()
