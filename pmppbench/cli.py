@@ -72,6 +72,13 @@ RUN_OPTIONS = {  # every command that runs a plan: the workload commands and `al
     "counters": _opt("--counters", "After the timed batches, run each passing variant once more, untimed, under "
                      "Nsight Compute (ncu) and show its hardware counters beside the model: DRAM bytes, L2/L1 hit "
                      "rates, shared-memory wavefronts per request, achieved occupancy.", False),
+    "until_stable": _opt("--until-stable", "Take batches until the noise of the batch means (stdev / mean) is "
+                         "below NOISE% (default 0.5%; write the value with its %), at least the protocol's "
+                         "batches, at most --stable-limit seconds per variant (default 10)."),
+    "stable_limit": _opt("--stable-limit", "With --until-stable: the seconds a variant's batches may take."),
+    "discard_on_throttle": _opt("--discard-on-throttle", "Time again a batch that ended with NVML reporting a "
+                                "thermal or power slowdown, or the SM clock under 90% of its maximum (at most "
+                                "as many as the protocol's batches); the row says how many.", False),
     "timeout": _opt("--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
                     "(default: derived from the workload, at least 60)."),
     "devices": _opt("--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each runs "
@@ -165,9 +172,39 @@ def _execute(plan, protocols: dict, kw: dict, **meta) -> None:
     from pmppbench.session import run_and_report  # noqa: PLC0415
 
     opts = run_options(kw)  # every option checked before the GPU is looked for
+    plan, protocols = _with_stop_rules(plan, protocols, kw)
     run_and_report(plan, force=kw["force"], quiet=kw["quiet"], protocols=protocols, console=console,
                    err_console=err_console, debug=STATE["debug"], host_link_parallel=kw["parallel_host_link"],
                    **opts, **meta)
+
+
+def _with_stop_rules(plan, protocols: dict, kw: dict):
+    """The plan and protocols with --until-stable, --stable-limit and --discard-on-throttle applied."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from pmppbench.protocol import stop_options  # noqa: PLC0415
+
+    extra = stop_options(kw["until_stable"], kw["stable_limit"], kw["discard_on_throttle"])
+    if not extra:
+        return plan, protocols
+    steps = tuple(replace(s, protocol=replace(s.protocol, **extra)) for s in plan.steps)
+    return replace(plan, steps=steps), {k: replace(p, **extra) for k, p in protocols.items()}
+
+
+def optional_noise(argv: list[str]) -> list[str]:
+    """--until-stable's NOISE may be left out: a bare --until-stable (the last word, or one
+    followed by a word that is not a percentage such as 0.5%) gets the default, so
+    `gemm --until-stable 1024 1024 1024` reads its sizes as sizes."""
+    from pmppbench.protocol import DEFAULT_NOISE  # noqa: PLC0415
+
+    out = []
+    for i, word in enumerate(argv):
+        out.append(word)
+        if word == "--until-stable":
+            following = argv[i + 1] if i + 1 < len(argv) else ""
+            if not following.endswith("%"):
+                out.append(f"{100 * DEFAULT_NOISE:g}%")
+    return out
 
 
 # ---- the other commands ---------------------------------------------------------------------
@@ -285,14 +322,15 @@ def compare(
     base: str = typer.Argument(..., metavar="BASE", help="Baseline result file (.csv or .json)."),
     new: str = typer.Argument(..., metavar="NEW", help="New result file."),
     fail_on_slower: Optional[str] = typer.Option(None, "--fail-on-slower", metavar="PCT",
-                                                 help="Exit 1 when a row is SLOWER by more than PCT percent "
-                                                      "(a number > 0); exit 2 when nothing could be judged or "
-                                                      "rows of BASE are missing from NEW."),
+                                                 help="Exit 1 when a row is slower by more than PCT percent "
+                                                      "(a number > 0) at 95% confidence; exit 2 when nothing could "
+                                                      "be judged or NEW lost rows of a step it ran."),
     html: Optional[str] = typer.Option(None, "--html", metavar="FILE", help="Also write the comparison as one "
-                                       "self-contained HTML page (each row's ratio with its noise range) to this file."),
+                                       "self-contained HTML page (each row's ratio with its interval) to this file."),
     force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
 ):
-    """Line up two result files; FASTER / SLOWER only when the difference exceeds both runs' noise."""
+    """Line up two result files; each ratio with its 95% bootstrap interval over batch means, FASTER / SLOWER
+    only when the interval excludes 1."""
     from pmppbench import compare as comparing  # noqa: PLC0415
     from pmppbench import paths  # noqa: PLC0415
 
@@ -331,7 +369,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     written (stdout on a full disk, /dev/full) is one line on stderr, exit 3."""
     argv = list(sys.argv[1:] if argv is None else argv)
     STATE["debug"] = "--debug" in argv or os.environ.get("PMPPBENCH_DEBUG", "") not in ("", "0")
-    argv = [a for a in argv if a != "--debug"] or ["--help"]  # no words: the help, exit 0
+    argv = optional_noise([a for a in argv if a != "--debug"]) or ["--help"]  # no words: the help, exit 0
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")

@@ -94,6 +94,20 @@ class ClockObserver:
     def after(self, name: str) -> None:
         self.samples.setdefault(name, []).append(self.watch.sample())
 
+    def throttled(self, name: str, min_fraction: float = 0.90) -> str:
+        """Why the batch just sampled counts as throttled ('' when it does not): NVML's slowdown
+        reasons at its end, or an SM clock under `min_fraction` of the maximum (measure gives
+        protocol.MIN_CLOCK_FRACTION; --discard-on-throttle retimes such a batch). NVML's
+        reasons are its current ones, read as the batch ends, when the GPU is still busy."""
+        s = self.samples.get(name)
+        if not s:
+            return ""
+        last = s[-1]
+        why = reason_names(last["reasons"])
+        if last["sm_mhz"] < min_fraction * self.watch.max_sm_mhz:
+            why.append(f"SM clock {last['sm_mhz']:.0f} MHz < {100 * min_fraction:g}% of {self.watch.max_sm_mhz:.0f}")
+        return ", ".join(why)
+
     def summary(self, name: str) -> dict:
         s = self.samples.get(name)
         if not s:

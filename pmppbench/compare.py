@@ -7,25 +7,40 @@ For each pair:
     ratio  = new median_ms / base median_ms       (> 1: NEW is slower)
     change = 100 x (ratio - 1) %
 
-The verdict respects noise (pyperf's "not significant" rather than an invented winner).
-Each run's noise band is the range of its batch means, [min_ms, max_ms], which every
-result row records. Then:
+The verdict respects noise (pyperf's "not significant" rather than an invented winner). The
+ratio gets a 95% confidence interval by the percentile bootstrap over batch means: each run's
+batch means are resampled with replacement (RESAMPLES times, a fixed seed, so a comparison
+reads the same every time), the median of each resample taken (the median of batch means
+is what a row reports), and the interval is the middle 95% of new median / base median.
+Then:
 
-    SLOWER  when new.min_ms > base.max_ms   (NEW's fastest batch is slower than BASE's slowest)
-    FASTER  when new.max_ms < base.min_ms   (NEW's slowest batch is faster than BASE's fastest)
-    SAME    otherwise: the two bands overlap, the difference is within the noise
+    SLOWER  when the interval lies wholly above 1
+    FASTER  when it lies wholly below 1
+    SAME    otherwise: at this confidence the two runs may take the same time
 
-A row from an older file without min/max uses median x (1 +- spread_pct / 200); a row
-with neither has a zero-width band, so any difference counts. Two more verdicts:
-FAIL when NEW's row did not pass its check (or errored), UNTIMED when either row has no
-time. Rows present in only one file are listed apart, never compared.
+Why a bootstrap and not a rank test: the question is "how much slower, give or take", an
+interval on the ratio, which a rank test (a p-value for "some difference") does not give; the
+bootstrap asks nothing of the batch means' distribution. Its limit: with the course's 5
+batches per row a resampled median takes one of 5 values, so the interval is coarse and only
+approximately 95%; more batches (--batches, --until-stable) make it finer (docs/measurement.md).
 
---fail-on-slower PCT (for CI): exit code 1 when any row is SLOWER and its change exceeds
-PCT percent, or when any row is FAIL (a kernel that stopped being correct is a regression
-of any size); 0 otherwise. A gate passes only on what it judged, so it refuses (exit 2,
-`gate_problem`) when it judged nothing (no rows matched, or every pair was untimed) and
-when rows of BASE are missing from NEW (a run that silently lost rows is not a pass); a
-regression among the rows it did judge is still exit 1. PCT
+A row with fewer than MIN_BATCHES batch means (a file from before rows carried them, or a
+run with --batches 2) falls back to the noise bands, each run's [min_ms, max_ms]: SLOWER when
+NEW's fastest batch is slower than BASE's slowest, FASTER the other way; a row from an older
+file without min/max uses median x (1 +- spread_pct / 200); a row with neither has a
+zero-width band, so any difference counts. Two more verdicts: FAIL when NEW's row did not
+pass its check (or errored), UNTIMED when either row has no time. Rows present in only one
+file are counted and listed apart, never compared: a subset run against a full one is
+compared on the rows they share.
+
+--fail-on-slower PCT (for CI): exit code 1 when a row is slower by more than PCT percent at
+the same confidence (SLOWER, and the interval's lower end above 1 + PCT/100; by the noise
+bands, the change above PCT), or when any row is FAIL (a kernel that stopped being correct
+is a regression of any size); 0 otherwise. A gate passes only on what it judged, so it
+refuses (exit 2, `gate_problem`) when it judged nothing (no rows matched, or every pair was
+untimed) and when NEW ran a step (a workload on a shape on a device) but lost some of BASE's
+rows of it (a run that silently lost rows is not a pass); steps NEW did not run at all are a
+subset, counted, not refused. A regression among the rows it did judge is still exit 1. PCT
 is a finite percentage > 0 (`threshold`): NaN would make every comparison false and pass.
 """
 
@@ -37,6 +52,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from pmppbench.errors import UsageError
 from pmppbench.row import Result
@@ -80,18 +97,43 @@ def noise_band(r: Result) -> tuple[float, float] | None:
     return (r.median_ms, r.median_ms)
 
 
-def verdict(base: Result, new: Result) -> str:
-    """FASTER / SLOWER / SAME (by the noise bands), FAIL or UNTIMED; see the module doc."""
+CONFIDENCE = 0.95
+RESAMPLES = 10_000
+BOOTSTRAP_SEED = 36  # fixed: the same files always give the same intervals
+MIN_BATCHES = 5  # fewer batch means on either side: the noise bands' rule
+
+
+def ratio_interval(base: Result, new: Result, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The percentile-bootstrap interval of new median / base median over the two rows' batch
+    means; None when either has fewer than MIN_BATCHES of them (or no time)."""
+    b, n = base.batch_means_ms, new.batch_means_ms
+    if base.median_ms is None or new.median_ms is None or len(b) < MIN_BATCHES or len(n) < MIN_BATCHES \
+            or min(b) <= 0:
+        return None
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+
+    def medians(means) -> np.ndarray:
+        x = np.asarray(means, dtype=np.float64)
+        return np.median(x[rng.integers(0, x.size, (RESAMPLES, x.size))], axis=1)
+
+    ratios = medians(n) / medians(b)
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(ratios, [tail, 1 - tail])
+    return float(lo), float(hi)
+
+
+def verdict(base: Result, new: Result, interval: tuple[float, float] | None = None) -> str:
+    """FASTER / SLOWER / SAME (by `interval`, ratio_interval's, else by the noise bands), FAIL
+    or UNTIMED; see the module doc."""
     if not new.ok:
         return FAIL
     b, n = noise_band(base), noise_band(new)
     if b is None or n is None:
         return UNTIMED
-    if n[0] > b[1]:
-        return SLOWER
-    if n[1] < b[0]:
-        return FASTER
-    return SAME
+    if interval is None:
+        return SLOWER if n[0] > b[1] else FASTER if n[1] < b[0] else SAME
+    lo, hi = interval
+    return SLOWER if lo > 1 else FASTER if hi < 1 else SAME
 
 
 @dataclass(frozen=True)
@@ -100,6 +142,7 @@ class Comparison:
     new: Result
     verdict: str
     key: Key = ("", "", "", "")  # what matched them (row_key)
+    interval: tuple[float, float] | None = None  # the ratio's 95% bootstrap interval (ratio_interval)
 
     @property
     def ratio(self) -> float | None:
@@ -136,8 +179,7 @@ class CompareReport:
         pct = self.fail_on_slower_pct
         if pct is None:
             return []
-        return [c for c in self.matched
-                if c.verdict == FAIL or (c.verdict == SLOWER and c.change_pct is not None and c.change_pct > pct)]
+        return [c for c in self.matched if c.verdict == FAIL or (c.verdict == SLOWER and beyond(c, pct))]
 
     @property
     def judged(self) -> int:
@@ -156,11 +198,18 @@ class CompareReport:
         if not self.judged:
             return (f"{gate}: nothing to judge, all {_rows(len(self.matched))} that matched are untimed; "
                     "compare timed runs (not --check-only)")
-        if self.only_base:
-            return (f"{gate}: {len(self.only_base)} of {self.base_name}'s {_rows(len(self.only_base) + len(self.matched))} "
-                    f"are not in {self.new_name}, so the gate cannot vouch for them; rerun with the same "
-                    "workloads, sizes and variants as the base")
+        lost = self.lost
+        if lost:
+            return (f"{gate}: {len(lost)} of {self.base_name}'s {_rows(len(self.only_base) + len(self.matched))} "
+                    f"are not in {self.new_name}, though it ran their workload and shape, so the gate cannot "
+                    "vouch for them; rerun with the same variants as the base")
         return ""
+
+    @property
+    def lost(self) -> list[Result]:
+        """BASE's rows missing from a step (workload, shape, device) that NEW did run."""
+        ran = {c.key[:1] + c.key[2:] for c in self.matched} | {_step(r) for r in self.only_new}
+        return [r for r in self.only_base if _step(r) in ran]
 
     @property
     def exit_code(self) -> int:
@@ -193,6 +242,19 @@ class CompareReport:
         return text
 
 
+def beyond(c: Comparison, pct: float) -> bool:
+    """Slower by more than pct percent: the interval's lower end above 1 + pct/100 (by the
+    noise bands, without one: the change)."""
+    if c.interval is not None:
+        return c.interval[0] > 1 + pct / 100
+    return c.change_pct is not None and c.change_pct > pct
+
+
+def _step(r: Result) -> tuple[str, str, str]:
+    key = row_key(r)
+    return key[:1] + key[2:]
+
+
 def _rows(n: int) -> str:
     return f"{n} row{'s' if n != 1 else ''}"
 
@@ -223,7 +285,11 @@ def compare_results(base_rows: Iterable[Result], new_rows: Iterable[Result],
         threshold(str(fail_on_slower_pct))  # the same rule for a caller's number
     base = _index(base_rows, base_name)
     new = _index(new_rows, new_name)
-    matched = [Comparison(base[k], n, verdict(base[k], n), k) for k, n in new.items() if k in base]
+    matched = []
+    for k, n in new.items():
+        if k in base:
+            interval = ratio_interval(base[k], n)
+            matched.append(Comparison(base[k], n, verdict(base[k], n, interval), k, interval))
     report = CompareReport(
         matched=matched,
         only_base=[r for k, r in base.items() if k not in new],
@@ -257,7 +323,10 @@ def compare_files(base: Path, new: Path, fail_on_slower_pct: float | None = None
 # ---- printing ------------------------------------------------------------------------
 
 HEADERS = ("workload", "variant", "shape", "base_ms", "base_spread_%", "new_ms", "new_spread_%",
-           "new/base", "change_%", "verdict")
+           "new/base", "95%_interval", "change_%", "verdict")
+CAPTION = (f"verdict: FASTER/SLOWER only when the {100 * CONFIDENCE:g}% bootstrap interval of new/base (over batch "
+           f"means) excludes 1; rows with fewer than {MIN_BATCHES} batch means: when their ranges do not overlap")
+LISTED = 10  # rows in one file only, listed by name before the rest are counted
 _STYLE = {FASTER: "green", SLOWER: "red", FAIL: "red", SAME: "dim", UNTIMED: "dim"}
 
 
@@ -272,8 +341,9 @@ def _spread(r: Result) -> str:
 def comparison_cells(c: Comparison) -> tuple[str, ...]:
     """The pair as strings, in HEADERS order."""
     ratio, change = c.ratio, c.change_pct
+    interval = "" if c.interval is None else f"{c.interval[0]:.3f}-{c.interval[1]:.3f}"
     return (c.new.workload, c.new.variant, c.new.shape, _ms(c.base.median_ms), _spread(c.base),
-            _ms(c.new.median_ms), _spread(c.new), "" if ratio is None else f"{ratio:.3f}",
+            _ms(c.new.median_ms), _spread(c.new), "" if ratio is None else f"{ratio:.3f}", interval,
             "" if change is None else f"{change:+.1f}", c.verdict)
 
 
@@ -285,7 +355,7 @@ def print_comparison(console: Any, report: CompareReport) -> None:
     several_devices = len({c.key[3] for c in report.matched}) > 1
     if report.matched:
         table = Table(title=f"{base_name} (base) -> {new_name} (new)", header_style="bold",
-                      caption="verdict: FASTER/SLOWER only when the ranges of batch means do not overlap")
+                      caption=CAPTION)
         headers = HEADERS[:3] + (("device",) if several_devices else ()) + HEADERS[3:]
         for h in headers:
             table.add_column(h, justify="left" if h in ("workload", "variant", "shape", "device", "verdict")
@@ -300,9 +370,11 @@ def print_comparison(console: Any, report: CompareReport) -> None:
     for label, rows in ((base_name, report.only_base), (new_name, report.only_new)):
         if rows:
             console.print(f"only in {label} ({_rows(len(rows))}):", markup=False, highlight=False)
-            for r in rows:
+            for r in rows[:LISTED]:
                 console.print(f"  {r.workload} {r.variant} {r.shape}" + (f" ({r.device})" if r.device else ""),
                               markup=False, highlight=False)
+            if len(rows) > LISTED:
+                console.print(f"  ... and {len(rows) - LISTED} more", markup=False, highlight=False)
     for note in report.notes:
         console.print(note, markup=False, highlight=False)
     console.print(report.summary(), markup=False, highlight=False)

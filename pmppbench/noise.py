@@ -2,13 +2,93 @@
 
 The rules read only a Result row (its batch means and the clocks recorded around its
 batches), so they are tested on synthetic data and applied the same way to every workload.
+
+`beyond_ceilings` is the one rule that is a verdict, not a warning: a rate faster than every
+ceiling that could apply to it is not a measurement of the model's work (runner: SUSPECT).
 """
 
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from pmppbench.row import Result
+
+# ---- ceilings a rate cannot beat (the SUSPECT verdict) ---------------------------------------
+# The L2 has no bandwidth attribute. Its upper bound here is each SM taking one 128-byte line
+# (an L1 line) from L2 per SM clock; published microbenchmarks of Volta to Hopper measure far
+# less per SM per clock. A bound, not an estimate, so that an honest L2-resident kernel never
+# reaches it (docs/measurement.md).
+L2_BYTES_PER_CLK_PER_SM = 128
+# A rate is SUSPECT only when even its slowest batch beats the ceiling by this much: the
+# ceilings come from the driver's boost clock, and the cheats this catches beat them by
+# several times (a cached GEMM: 5.8x the FP32 peak).
+SUSPECT_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The hard limits of one GPU a row's rates are held to (from device.DeviceInfo)."""
+
+    precision: str  # the precision of the workload's arithmetic: its compute peak
+    compute_gflops: float | None  # None when the GPU's rate for that precision is unknown
+    dram_gbs: float
+    l2_gbs: float
+    l2_bytes: int
+
+    @classmethod
+    def of(cls, dev, precision: str = "fp32", dram_gbs: float | None = None, compute: bool = True) -> "Limits":
+        """`dram_gbs`: a measured DRAM bandwidth, kept when it is above the datasheet's;
+        `compute` False: no compute ceiling (the model's FLOPs are not a floor of the work)."""
+        l2 = dev.sm_count * L2_BYTES_PER_CLK_PER_SM * dev.sm_clock_mhz * 1e6 / 1e9
+        return cls(precision, dev.peak_gflops(precision) if compute else None,
+                   max(dev.peak_bandwidth_gbs, dram_gbs or 0.0), l2, dev.l2_bytes)
+
+    def memory_gbs(self, nbytes: int) -> tuple[float, str]:
+        """The fastest a call can move `nbytes` (GB/s), and which ceiling that is. A working set
+        that fits in L2 may come from L2 on every call; of a larger one at most the L2's size
+        can, and the rest crosses DRAM: time >= max(bytes / L2 rate, (bytes - L2) / DRAM rate)."""
+        if nbytes <= self.l2_bytes:
+            return self.l2_gbs, (f"the L2 bound of {_rate(self.l2_gbs)} GB/s (its {_mb(nbytes)} MB working set "
+                                 f"fits in the {_mb(self.l2_bytes)} MB L2)")
+        gbs = nbytes / max(nbytes / self.l2_gbs, (nbytes - self.l2_bytes) / self.dram_gbs)
+        return gbs, (f"the memory bound of {_rate(gbs)} GB/s (of its {_mb(nbytes)} MB working set, what does not "
+                     f"fit in the {_mb(self.l2_bytes)} MB L2 comes from DRAM at {_rate(self.dram_gbs)} GB/s)")
+
+
+def _rate(v: float) -> str:
+    return f"{v:,.0f}"
+
+
+def _mb(nbytes: float) -> str:
+    return f"{nbytes / 1e6:,.1f}"
+
+
+def beyond_ceilings(row: Result, limits: Limits) -> str | None:
+    """Why `row` is SUSPECT, or None: even at its slowest batch its FLOP rate beats the compute
+    peak of its precision, or its byte rate the memory ceiling of its working set (the model's
+    bytes), by more than SUSPECT_MARGIN. Host-timed rows (PCIe transfers) are not held to
+    device limits."""
+    slowest = row.max_ms or row.median_ms
+    if not slowest or row.timer == "host":
+        return None
+    seconds = slowest / 1e3
+    found = []
+    if row.flops and limits.compute_gflops:
+        gflops = row.flops / seconds / 1e9
+        if gflops > (1 + SUSPECT_MARGIN) * limits.compute_gflops:
+            found.append((gflops / limits.compute_gflops, f"{_rate(gflops)} GFLOP/s",
+                          f"the {limits.precision.upper()} peak of {_rate(limits.compute_gflops)} GFLOP/s"))
+    if row.bytes:
+        gbs = row.bytes / seconds / 1e9
+        limit, what = limits.memory_gbs(row.bytes)
+        if gbs > (1 + SUSPECT_MARGIN) * limit:
+            found.append((gbs / limit, f"{_rate(gbs)} GB/s", what))
+    if not found:
+        return None
+    times, rate, what = max(found)
+    return (f"{rate} in its slowest batch is {times:.1f}x {what}: no kernel doing the model's work can be this "
+            "fast; it may reuse an earlier answer or skip work the check does not see")
 
 SPREAD_WARN_PCT = 5.0  # (max - min) / median of the batch means
 SHORT_CALL_MS = 0.010  # under ~10 us per call, the per-launch cost is a large part of the time

@@ -14,12 +14,20 @@ is one complete run that synchronizes itself, timed alone with the host's monoto
 and a batch's value is its median call (robust to a stall of the host thread).
 Python's cyclic garbage collector is paused while batches run (as `timeit` does): a
 collection in the middle of a host-timed batch would be counted as GPU time.
+
+Two opt-in rules change how many batches count (the course's fixed count stays the default):
+`until_stable` (--until-stable) takes batches past `batches` until the relative noise of the
+batch means (their standard deviation over their mean, nvbench's noise) is below the target,
+or the variant's batches have taken `stable_limit_s`; `discard_on_throttle`
+(--discard-on-throttle) throws away a batch at whose end NVML reported a thermal or power
+slowdown, or an SM clock below MIN_CLOCK_FRACTION of its maximum, and times it again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -30,6 +38,7 @@ import numpy as np
 
 from pmppbench import device
 from pmppbench.compile import load_kernels
+from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 
 
@@ -42,6 +51,9 @@ class Protocol:
     timer: str = "events"  # "events" (hot: back-to-back calls), "cold" (L2 flushed per call) or "host"
     counters: bool = False  # --counters: after the batches, one untimed run per variant under ncu (counters.py)
     settle: bool = True  # the L2 cache refilled with scratch before each variant's warmup (`measure`)
+    until_stable: float | None = None  # --until-stable: batches until the relative noise is below this (a fraction)
+    stable_limit_s: float = 10.0  # ... or until a variant's batches have taken this long
+    discard_on_throttle: bool = False  # --discard-on-throttle: a batch the GPU throttled in is timed again
 
     def with_reps(self, reps: int | None) -> "Protocol":
         return self if reps is None else replace(self, reps=reps)
@@ -51,8 +63,53 @@ class Protocol:
         batch = "medians" if self.timer == "host" else "means"  # see HostTimer
         counters = "; hardware counters from 1 more untimed run (ncu)" if self.counters else ""
         settle = "L2 settled, " if self.settle and self.timer == "events" else ""
-        return (f"{settle}{self.warmup} warmup, {self.batches} batches x {self.reps} calls{order}, "
+        count = f"{self.batches} batches" if self.until_stable is None else \
+            f"{self.batches}+ batches until noise < {100 * self.until_stable:g}% (at most {self.stable_limit_s:g} s)"
+        throttle = (f", batches with a throttle or SM clock < {100 * MIN_CLOCK_FRACTION:g}% of max retimed"
+                    if self.discard_on_throttle else "")
+        return (f"{settle}{self.warmup} warmup, {count} x {self.reps} calls{order}{throttle}, "
                 f"median of batch {batch} ({self.timer} timer){counters}")
+
+
+MIN_CLOCK_FRACTION = 0.90  # --discard-on-throttle: an SM clock below this fraction of its maximum is a throttle
+MAX_BATCHES = 10_000  # --until-stable never takes more batches than this per variant
+DEFAULT_NOISE = 0.005  # --until-stable without a value: 0.5%, nvbench's default --max-noise
+
+
+def relative_noise(means) -> float:
+    """Standard deviation of the batch means over their mean (nvbench's noise); inf for fewer than 2."""
+    if len(means) < 2:
+        return math.inf
+    mean = statistics.fmean(means)
+    return statistics.stdev(means) / mean if mean > 0 else math.inf
+
+
+def stop_options(until_stable: str | None, limit: str | None, discard_on_throttle: bool) -> dict:
+    """The Protocol fields --until-stable [NOISE%], --stable-limit SECONDS and --discard-on-throttle
+    ask for ({} when none was given), checked: NOISE a percentage > 0 and < 100, SECONDS > 0."""
+    out: dict = {}
+    if until_stable is not None:
+        text = until_stable.strip()
+        try:
+            pct = float(text[:-1] if text.endswith("%") else text)
+        except ValueError:
+            pct = math.nan
+        if not (0 < pct < 100):
+            raise UsageError(f"--until-stable takes the noise to reach as a percentage such as 0.5%, got {until_stable!r}")
+        out["until_stable"] = pct / 100
+    if limit is not None:
+        if until_stable is None:
+            raise UsageError("--stable-limit goes with --until-stable (the time it may take to reach its noise)")
+        try:
+            seconds = float(limit)
+        except ValueError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise UsageError(f"--stable-limit takes seconds > 0 such as 10, got {limit!r}")
+        out["stable_limit_s"] = seconds
+    if discard_on_throttle:
+        out["discard_on_throttle"] = True
+    return out
 
 
 @dataclass(frozen=True)
@@ -64,16 +121,18 @@ class Timing:
     min_ms: float
     max_ms: float
     spread: float  # (max - min) / median, a fraction
+    stopped: str = ""  # --until-stable: why the batches stopped
+    retimed: int = 0  # --discard-on-throttle: batches thrown away and timed again
 
     @classmethod
-    def from_batches(cls, batch_means_ms) -> "Timing":
+    def from_batches(cls, batch_means_ms, stopped: str = "", retimed: int = 0) -> "Timing":
         means = tuple(float(x) for x in batch_means_ms)
         if not means:
             raise ValueError("no batches to summarize")
         median = statistics.median(means)
         lo, hi = min(means), max(means)
         spread = (hi - lo) / median if median > 0 else 0.0
-        return cls(means, median, lo, hi, spread)
+        return cls(means, median, lo, hi, spread, stopped, retimed)
 
 
 # The hold before each hot batch (kernels_cu/timing.cu): never timed.
@@ -279,19 +338,26 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     """Run the protocol over every variant in `runs` (name -> zero-argument launcher).
 
     Warmup runs for every variant before the first timed batch. Without alternation each
-    variant's batches run back to back in the given order; with it, batch b visits the
-    variants in order when b is even and in reverse when b is odd. An `observer`, if given,
+    variant's batches run back to back in the given order; with it, round b visits the
+    variants in order when b is even and in reverse when b is odd (a variant that has its
+    batches sits the later rounds out). An `observer`, if given,
     has `before(name)` called once the variant's warmup is queued and
-    `after(name)` after every timed batch (clock sampling; outside the timed region).
+    `after(name)` after every timed batch (clock sampling; outside the timed region); with
+    `protocol.discard_on_throttle` its `throttled(name)` ('' or why) judges the batch just timed.
     `at(name, phase)`, if given, is told before each warmup and each batch what runs next
     (the supervisor's heartbeat: which variant a fault or a hang belongs to). A timer with
     `expect(fn, seconds)` is told the fastest warmup call's host time (`clock`), from which
     EventTimer sizes its first hold. With `protocol.settle`, a timer with `settle()` is asked
     to put the GPU's cache in one state before each variant's warmup (EventTimer.settle says why).
+    With --until-stable, `clock` also times each batch on the host, for its time limit.
     """
     timer = timer or make_timer(protocol)
     names = list(runs)
     batches: dict[str, list[float]] = {n: [] for n in names}
+    took_s = dict.fromkeys(names, 0.0)  # host time of each variant's batches
+    retimed = dict.fromkeys(names, 0)
+    screen = protocol.discard_on_throttle and observer is not None and hasattr(observer, "throttled")
+    target = protocol.until_stable
 
     def warm(name):
         if at:
@@ -311,21 +377,53 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
 
     def timed_batch(name):
         if at:
-            at(name, f"batch {len(batches[name]) + 1} of {protocol.batches}")
-        batches[name].append(timer.batch_ms(runs[name], protocol.reps))
+            of = protocol.batches if target is None else f"{protocol.batches}+"
+            at(name, f"batch {len(batches[name]) + 1} of {of}")
+        t0 = clock() if target is not None else 0.0
+        ms = timer.batch_ms(runs[name], protocol.reps)
+        if target is not None:
+            took_s[name] += clock() - t0
         if observer:
             observer.after(name)
+        # A throttled batch is timed again, at most `batches` times per variant: a GPU that
+        # throttles all along keeps its batches (and the throttle warning says so).
+        if screen and retimed[name] < protocol.batches and observer.throttled(name, MIN_CLOCK_FRACTION):
+            retimed[name] += 1
+            return
+        batches[name].append(ms)
+
+    def done(name) -> bool:
+        n = len(batches[name])
+        if n < protocol.batches:
+            return False
+        if target is None:
+            return True
+        return (relative_noise(batches[name]) < target or took_s[name] >= protocol.stable_limit_s
+                or n >= MAX_BATCHES)
+
+    def stopped(name) -> str:
+        if target is None:
+            return ""
+        means = batches[name]
+        noise, n = relative_noise(means), len(means)
+        if noise < target:
+            return f"noise {100 * noise:.2f}% < {100 * target:g}% after {n} batches"
+        why = f"{MAX_BATCHES} batches" if n >= MAX_BATCHES else f"time limit {protocol.stable_limit_s:g} s"
+        return f"{why} reached at noise {100 * noise:.2f}% (target {100 * target:g}%) after {n} batches"
 
     with gc_paused():
         if protocol.alternate:
             for name in names:
                 warm(name)
-            for b in range(protocol.batches):
+            b = 0
+            while not all(done(n) for n in names):
                 for name in (names if b % 2 == 0 else reversed(names)):
-                    timed_batch(name)
+                    if not done(name):
+                        timed_batch(name)
+                b += 1
         else:
             for name in names:
                 warm(name)
-                for _ in range(protocol.batches):
+                while not done(name):
                     timed_batch(name)
-    return {n: Timing.from_batches(batches[n]) for n in names}
+    return {n: Timing.from_batches(batches[n], stopped(n), retimed[n]) for n in names}

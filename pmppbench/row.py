@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-CHECK_STATES = ("PASS", "FAIL", "ERROR", "SKIP")
+# SUSPECT: it passed its checks but is faster than any ceiling that could apply to it (runner.suspect)
+CHECK_STATES = ("PASS", "FAIL", "SUSPECT", "ERROR", "SKIP")
 
 
 @dataclass
@@ -23,7 +24,7 @@ class Result:
     shape: str  # the workload's label, e.g. "4096x4096" or "16777216 radius=32"
     dims: dict[str, int] = field(default_factory=dict)
     # check
-    check: str = "SKIP"  # PASS | FAIL | ERROR | SKIP
+    check: str = "SKIP"  # PASS | FAIL | SUSPECT | ERROR | SKIP
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     check_detail: str = ""
@@ -39,6 +40,8 @@ class Result:
     reps: int | None = None
     timer: str = ""
     alternate: bool = False
+    stop_rule: str = ""  # --until-stable: the criterion and whether it was met ("" = the fixed batch count)
+    retimed_throttled: int | None = None  # --discard-on-throttle: batches thrown away and timed again
     # model and rates
     bytes: int | None = None
     flops: int | None = None

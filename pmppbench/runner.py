@@ -27,10 +27,11 @@ from pmppbench.clocks import ClockObserver
 from pmppbench.compile import load_kernels
 from pmppbench.errors import CompileError, PmppError, UsageError
 from pmppbench.gpu import cupy, require_device
-from pmppbench.noise import diagnose
+from pmppbench.noise import Limits, beyond_ceilings, diagnose
 from pmppbench.protocol import EventTimer, Protocol, measure
 from pmppbench.row import Result, now_iso
 from pmppbench.workloads.base import Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels
+from pmppbench.workloads.helpers import SAMPLE
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -213,18 +214,24 @@ def evaluate(
             for v in variants}
     jobs = {}
     references = references if references is not None else {}  # key -> CPU reference, made at first use
-    uploaded: dict[str, Any] = {}  # the references on the GPU, for outputs checked there
 
-    def check(v: Variant, out):
-        """`out` against v's CPU reference (on the GPU when out is there: uploaded once per key)."""
-        with spent("references"):  # ~0 when it was made ahead
-            key, ref = reference_for(workload, shape, inputs, v, references)
-        with spent("checks"):
-            if on_device(out):
-                if key not in uploaded:
-                    uploaded[key] = device_copy(ref)
-                ref = uploaded[key]
-            return compare(out, ref, tolerances[v.name])
+    def checker(inputs: dict, references: dict) -> Callable[[Variant, Any], Any]:
+        uploaded: dict[str, Any] = {}  # the references on the GPU, for outputs checked there
+
+        def check(v: Variant, out):
+            """`out` against v's CPU reference (on the GPU when out is there: uploaded once per key)."""
+            with spent("references"):  # ~0 when it was made ahead
+                key, ref = reference_for(workload, shape, inputs, v, references)
+            with spent("checks"):
+                if on_device(out):
+                    if key not in uploaded:
+                        uploaded[key] = device_copy(ref)
+                    ref = uploaded[key]
+                return compare(out, ref, tolerances[v.name])
+
+        return check
+
+    check = checker(inputs, references)
 
     for v in variants:
         row = rows[v.name]
@@ -283,14 +290,31 @@ def evaluate(
         row.median_ms, row.min_ms, row.max_ms = timing.median_ms, timing.min_ms, timing.max_ms
         row.spread_pct = 100.0 * timing.spread
         row.batch_means_ms = list(timing.batch_means_ms)
-        row.warmup, row.batches, row.reps = protocol.warmup, protocol.batches, protocol.reps
+        row.warmup, row.batches, row.reps = protocol.warmup, len(timing.batch_means_ms), protocol.reps
         row.timer, row.alternate = protocol.timer, protocol.alternate
+        row.stop_rule = timing.stopped
+        if protocol.discard_on_throttle:
+            row.retimed_throttled = timing.retimed if clocks else None  # None: nothing could tell (no NVML)
         derive.fill_rates(row)
-    for v in variants:  # a learner's kernel must still be right after its batches
-        if v.source and v.name in jobs:
+    learners = [v for v in variants if v.source and v.name in jobs]
+    if learners:  # a learner's kernel must still be right after its batches, on inputs it has not seen
+        if at:
+            at(learners[0].name, "check after timing")
+        try:
+            fresh = refill(workload, shape, ctx, inputs, seed)
+        except Exception as exc:
+            if type(exc).__name__ != "OutOfMemoryError":
+                raise
+            for v in learners:  # unverified is not PASS; the table's own rows stand
+                unchecked(rows[v.name], "ERROR", f"the re-check on fresh inputs ran out of device memory (it sets "
+                          f"the shape up twice more beside the timed one): {exc}; choose a smaller size")
+            learners = []
+        else:
+            check_fresh = checker(fresh, {})
+        for v in learners:
             if at:
                 at(v.name, "check after timing")
-            recheck(rows[v.name], jobs[v.name], lambda out, v=v: check(v, out), synchronize)
+            recheck(rows[v.name], job_for(workload, v, shape, ctx), lambda out, v=v: check_fresh(v, out), synchronize)
     derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
     extra = workload.model_runs(shape, ctx, out_rows)
     model_timings = {}
@@ -298,11 +322,80 @@ def evaluate(
         with spent("timed"):
             model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
     workload.annotate(shape, ctx, out_rows, model_timings)
+    precision = getattr(workload, "precision", "fp32")  # every workload's arithmetic is FP32 today
+    dram = max((c.bandwidth_gbs for c in ceilings or ()), default=None)  # a measured copy rate, if above the datasheet's
+    # A workload whose model counts more FLOPs than a correct kernel must execute (the stencil's
+    # running sum) says flops_are_a_floor = False: then only its bytes are held to a ceiling.
+    floor = getattr(workload, "flops_are_a_floor", True)
+    limits = None if device is None else Limits.of(device, precision, dram, compute=floor)
     for row in out_rows:
         if ceilings:
             derive.fill_speed_of_light(row, ceilings)
+        why = beyond_ceilings(row, limits) if limits is not None and row.check == "PASS" else None
+        if why:
+            row.check, row.check_detail = "SUSPECT", why
         row.warnings = diagnose(row)
+        if protocol.discard_on_throttle and row.median_ms is not None and not clocks:
+            row.warnings.append(f"{row.workload} {row.variant} {row.shape}: --discard-on-throttle could not screen "
+                                "the batches: NVML is not available here (install pmppbench[nvml])")
     return out_rows
+
+
+RECHECK_STREAM = 1  # the re-check's inputs: default_rng((seed, 1)), a stream independent of the seed's own
+
+
+def refill(workload: Workload, shape: Shape, ctx: Any, inputs: dict, seed: int) -> dict:
+    """New random inputs of the same shape (another seed), put into the device buffers the
+    timed jobs use; returns them, for new references. Which buffers: those that still hold
+    what setup() made of the old `inputs` (the inputs, derived copies such as GEMM's
+    column-major B, counters left at zero), each then overwritten with what a setup of the
+    new inputs makes; an output holds an answer instead, so it keeps it. A sampled check's
+    picks are drawn again. A kernel that keeps an answer from the inputs it was timed on,
+    keyed by anything (a flag, a pointer), then gives that stale answer and FAILs."""
+    old = _arrays(ctx)
+    was = workload.setup(shape, inputs, old.get("kernels", {}))
+    try:
+        made = {k for k, v in _arrays(was).items() if _same_array(old.get(k), v) and _equal(old[k], v)}
+    finally:
+        workload.teardown(was)
+        del was
+    fresh = workload.make_inputs(shape, np.random.default_rng((seed, RECHECK_STREAM)))
+    now = workload.setup(shape, fresh, old.get("kernels", {}))
+    try:
+        for key, value in _arrays(now).items():
+            if key == SAMPLE:
+                old[key] = value
+            elif key in made and _same_array(old[key], value):
+                _copy_into(old[key], value)
+    finally:
+        workload.teardown(now)
+    return fresh
+
+
+def _arrays(ctx: Any) -> dict:
+    return ctx if isinstance(ctx, dict) else vars(ctx)
+
+
+def _same_array(a, b) -> bool:
+    return (hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype") and a.shape == b.shape
+            and a.dtype == b.dtype)
+
+
+def _equal(a, b) -> bool:
+    """Bit for bit the same values (NaN never equals: an output still poisoned is no input)."""
+    if a is b:
+        return True
+    return bool(cupy().array_equal(a, b)) if on_device(a) else bool(np.array_equal(a, b))
+
+
+def _copy_into(dst, src) -> None:
+    """dst[...] = src, on the device when dst is there (same stream as the jobs)."""
+    if dst is src:
+        return
+    if on_device(dst):
+        cupy().copyto(dst, src)
+    else:
+        np.copyto(dst, src)
 
 
 def modelled(workload: Workload, variant: Variant) -> Variant:
@@ -346,13 +439,27 @@ def fresh_output(job: Job, synchronize: Callable[[], None]):
 
 
 def recheck(row: Result, job: Job, check: Callable[[Any], Any], synchronize: Callable[[], None]) -> None:
-    """Check a timed learner kernel once more, poisoned first: one that is right only on its
-    first call, or only thanks to what another variant left behind, FAILs (and loses its times)."""
-    again = check(fresh_output(job, synchronize))
+    """Check a timed learner kernel once more, on fresh inputs (`refill`): one that is right
+    only on its first call, only on the inputs it saw (a cached answer) or only where the
+    check looked, FAILs (and loses its times). The output is not poisoned this time: it still
+    holds the timed calls' answer to the old inputs, so an element the call leaves unwritten
+    is wrong for the new ones, and a kernel that does its work only when it finds the poison
+    (the sign of a check) is caught too."""
+    job.run()
+    synchronize()
+    again = check(job.output())
     if not again.passed:
-        row.check, row.check_detail = "FAIL", f"after its timed batches: {again.detail}"
-        row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None
-        row.batch_means_ms = []
+        unchecked(row, "FAIL", f"after its timed batches, on fresh inputs: {again.detail}")
+
+
+def unchecked(row: Result, status: str, why: str) -> None:
+    """A timed row that did not pass its re-check: `status` and why, and no times."""
+    if status == "ERROR":
+        row.check, row.error = status, why
+    else:
+        row.check, row.check_detail = status, why
+    row.median_ms = row.min_ms = row.max_ms = row.spread_pct = None
+    row.batch_means_ms = []
 
 
 # CUDA errors after which the context is unusable: every later call in the process fails too.

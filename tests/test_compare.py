@@ -111,8 +111,8 @@ def test_the_gate_judges_only_what_it_compared():
         "--fail-on-slower: nothing to judge, all 2 rows that matched are untimed; compare timed runs (not --check-only)")
     missing = compare_results(base, base[:1], fail_on_slower_pct=5)
     assert missing.exit_code == 2 and missing.gate_problem == (
-        "--fail-on-slower: 1 of BASE's 2 rows are not in NEW, so the gate cannot vouch for them; rerun with the "
-        "same workloads, sizes and variants as the base")
+        "--fail-on-slower: 1 of BASE's 2 rows are not in NEW, though it ran their workload and shape, so the gate "
+        "cannot vouch for them; rerun with the same variants as the base")
     slower = compare_results(base, [timed("naive", 2.0, 1.99, 2.01)], fail_on_slower_pct=5)
     assert slower.exit_code == 1  # a regression it found is still exit 1
     assert compare_results(base, base + [timed("copy", 1.0, 0.99, 1.01)], fail_on_slower_pct=5).exit_code == 0
@@ -172,3 +172,94 @@ def test_the_printed_comparison(tmp_path):
     assert "only in main.csv (1 row):\n  transpose shared32 4096x4096 (Test GPU)" in text
     assert ("1 faster, 1 slower, 0 same (within noise); 1 row only in main.csv; "
             "1 regression beyond 10%") in text
+
+
+# ---- the ratio's interval: a bootstrap over batch means ------------------------------------
+
+from pmppbench.compare import ratio_interval  # noqa: E402
+
+
+def batches(variant, means, shape="4096x4096", workload="transpose"):
+    import statistics
+
+    m = statistics.median(means)
+    return timed(variant, m, min(means), max(means), shape=shape, workload=workload, batch_means_ms=list(means))
+
+
+BASE = [1.00, 0.99, 1.01, 1.00, 1.02]
+
+
+def test_the_interval_decides_where_the_ranges_only_touch():
+    base, new = batches("naive", BASE), batches("naive", [1.03, 1.02, 1.04, 1.03, 1.05])
+    assert verdict(base, new) == SAME  # the ranges [0.99, 1.02] and [1.02, 1.05] touch
+    assert ratio_interval(base, new) == pytest.approx((1.0098039, 1.05))
+    (c,) = compare_results([base], [new]).matched
+    assert c.verdict == SLOWER and c.interval == ratio_interval(base, new) and c.ratio == pytest.approx(1.03)
+
+
+def test_an_interval_that_holds_1_is_the_same():
+    base, new = batches("naive", BASE), batches("naive", [1.01, 0.98, 1.03, 1.00, 1.04])
+    (c,) = compare_results([base], [new]).matched
+    assert c.interval == pytest.approx((0.98, 1.04)) and c.verdict == SAME
+
+
+def test_the_interval_is_the_same_every_time_and_needs_5_batch_means():
+    base, new = batches("naive", BASE), batches("naive", [1.03, 1.02, 1.04, 1.03, 1.05])
+    assert ratio_interval(base, new) == ratio_interval(base, new)
+    short = batches("naive", [1.03, 1.02, 1.04, 1.03])
+    assert ratio_interval(base, short) is None
+    assert compare_results([base], [short]).matched[0].verdict == SAME  # by the ranges: they overlap
+
+
+@pytest.mark.parametrize("pct, code", [(0.5, 1), (17.5, 1), (17.7, 0), (20, 0)])
+def test_the_gate_fails_only_when_slower_by_more_than_pct_at_the_same_confidence(pct, code):
+    # new/base 1.20, interval 1.176-1.220: slower by more than 17.6% at 95%, not by more than 17.7%.
+    base, new = batches("naive", BASE), batches("naive", [1.20, 1.21, 1.19, 1.22, 1.20])
+    report = compare_results([base], [new], fail_on_slower_pct=pct)
+    assert report.matched[0].interval == pytest.approx((1.1764706, 1.22))
+    assert report.exit_code == code
+
+
+def test_a_subset_run_is_judged_on_the_rows_it_shares():
+    base = [batches(v, BASE, shape=s) for s in ("4096x4096", "8192x8192") for v in ("naive", "padded33")]
+    new = [batches(v, [m * 1.2 for m in BASE], shape="4096x4096") for v in ("naive", "padded33")]
+    report = compare_results(base, new, fail_on_slower_pct=5)
+    assert [c.verdict for c in report.matched] == [SLOWER, SLOWER] and report.lost == []
+    assert report.gate_problem == "" and report.exit_code == 1
+    assert report.summary() == ("0 faster, 2 slower, 0 same (within noise); 2 rows only in BASE; "
+                                "2 regressions beyond 5%")
+    same = compare_results(base, [batches("naive", BASE)], fail_on_slower_pct=5)  # lost padded33 of a step it ran
+    assert [r.variant for r in same.lost] == ["padded33"] and same.exit_code == 2
+
+
+def test_the_printed_comparison_exactly(tmp_path):
+    base = [batches("naive", BASE), batches("padded33", [0.5, 0.49, 0.51, 0.5, 0.5])]
+    base += [batches("naive", BASE, shape=f"{n}x{n}") for n in range(100, 112)]
+    new = [batches("naive", [1.03, 1.02, 1.04, 1.03, 1.05]), timed("padded33", 0.4, 0.39, 0.41)]
+    report = compare_results(base, new, base_name="main.csv", new_name="branch.csv")
+    console = Console(record=True, width=160)
+    print_comparison(console, report)
+    assert "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n" == """\
+                                                 main.csv (base) -> branch.csv (new)
+┏━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━┓
+┃ workload  ┃ variant  ┃ shape     ┃ base_ms ┃ base_spread_% ┃ new_ms ┃ new_spread_% ┃ new/base ┃ 95%_interval ┃ change_% ┃ verdict ┃
+┡━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━┩
+│ transpose │ naive    │ 4096x4096 │  1.0000 │           3.0 │ 1.0300 │          2.9 │    1.030 │  1.010-1.050 │     +3.0 │ SLOWER  │
+│ transpose │ padded33 │ 4096x4096 │  0.5000 │           4.0 │ 0.4000 │          5.0 │    0.800 │              │    -20.0 │ FASTER  │
+└───────────┴──────────┴───────────┴─────────┴───────────────┴────────┴──────────────┴──────────┴──────────────┴──────────┴─────────┘
+ verdict: FASTER/SLOWER only when the 95% bootstrap interval of new/base (over batch means) excludes 1; rows with fewer than 5 batch
+                                               means: when their ranges do not overlap
+only in main.csv (12 rows):
+  transpose naive 100x100 (Test GPU)
+  transpose naive 101x101 (Test GPU)
+  transpose naive 102x102 (Test GPU)
+  transpose naive 103x103 (Test GPU)
+  transpose naive 104x104 (Test GPU)
+  transpose naive 105x105 (Test GPU)
+  transpose naive 106x106 (Test GPU)
+  transpose naive 107x107 (Test GPU)
+  transpose naive 108x108 (Test GPU)
+  transpose naive 109x109 (Test GPU)
+  ... and 2 more
+1 faster, 1 slower, 0 same (within noise); 12 rows only in main.csv
+"""

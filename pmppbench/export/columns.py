@@ -73,7 +73,7 @@ def columns_for(rows: list[Result]) -> list[Column]:
             Column("local_B", lambda r: num(r.local_bytes, "d")),
         ]
     if any(not r.ok for r in rows):
-        cols.append(Column("detail", lambda r: r.error or (r.check_detail if r.check == "FAIL" else ""), "left"))
+        cols.append(Column("detail", lambda r: r.error or (r.check_detail if r.check in ("FAIL", "SUSPECT") else ""), "left"))
     elif not timed:
         cols.append(Column("max_abs_err", lambda r: num(r.max_abs_err, ".2e")))
         cols.append(Column("max_rel_err", lambda r: num(r.max_rel_err, ".2e")))

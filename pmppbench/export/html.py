@@ -167,7 +167,7 @@ def _tip(r: Result, unit: str) -> str:
     parts += _pct_text(r)
     if r.speedup is not None:
         parts.append(f"{r.speedup:.2f}x vs {r.speedup_vs}")
-    if r.error or r.check == "FAIL":
+    if r.error or r.check in ("FAIL", "SUSPECT"):
         parts.append(r.error or r.check_detail)
     return "; ".join(parts)
 
@@ -350,12 +350,19 @@ _KIND = {comparing.FASTER: 0, comparing.SLOWER: 5, comparing.SAME: 7}
 
 
 def ratio_range(c: comparing.Comparison) -> tuple[float, float] | None:
-    """The new/base ratios the two noise bands allow: [new fastest / base slowest, new slowest /
-    base fastest]. It lies wholly above 1 exactly when the verdict is SLOWER, below 1 when FASTER."""
+    """The ratio's bootstrap interval (compare.ratio_interval); without one, the new/base ratios
+    the two noise bands allow: [new fastest / base slowest, new slowest / base fastest]. Either
+    lies wholly above 1 exactly when the verdict is SLOWER, below 1 when FASTER."""
+    if c.interval is not None:
+        return c.interval
     b, n = comparing.noise_band(c.base), comparing.noise_band(c.new)
     if b is None or n is None or b[0] <= 0 or b[1] <= 0:
         return None
     return (n[0] / b[1], n[1] / b[0])
+
+
+def _range_word(c: comparing.Comparison) -> str:
+    return f"{100 * comparing.CONFIDENCE:g}% interval" if c.interval is not None else "noise range"
 
 
 def compare_document(report: comparing.CompareReport, base_meta: dict[str, Any] | None = None,
@@ -368,7 +375,7 @@ def compare_document(report: comparing.CompareReport, base_meta: dict[str, Any] 
         body.append(f'<p class="caption" id="{label}">{esc(label)}: <code>{esc(name)}</code> · '
                     f"{esc(_device_line(meta, rows))}</p>")
     body.append(f'<p id="summary"><strong>{esc(report.summary())}</strong></p>')
-    body.append("<p>verdict: FASTER/SLOWER only when the ranges of batch means do not overlap</p></header>")
+    body.append(f"<p>{esc(comparing.CAPTION)}</p></header>")
     lines = []
     for c in report.matched:
         cells = list(comparing.comparison_cells(c))
@@ -390,13 +397,14 @@ def compare_document(report: comparing.CompareReport, base_meta: dict[str, Any] 
                 left_out.append(f"{name} ({c.verdict})")
                 continue
             items.append(svg.Interval(name, span[0], c.ratio, span[1], f"{c.ratio:.3f} {c.verdict}",
-                                      f"{name}: new/base {c.ratio:.3f} ({c.change_pct:+.1f}%), noise range "
+                                      f"{name}: new/base {c.ratio:.3f} ({c.change_pct:+.1f}%), {_range_word(c)} "
                                       f"{span[0]:.3f} to {span[1]:.3f}: {c.verdict}", kind=_KIND[c.verdict]))
         if items:
-            body.append(_figure(svg.interval_chart(items, "new / base time per row, with its noise range",
+            body.append(_figure(svg.interval_chart(items, "new / base time per row, with its interval",
                                                    "new median / base median (> 1: new is slower)", cls="compare"),
-                                "point: the ratio of the medians; bar: the ratios the two runs' batch ranges allow; "
-                                "SLOWER when the bar lies wholly right of 1, FASTER wholly left"))
+                                f"point: the ratio of the medians; bar: its {100 * comparing.CONFIDENCE:g}% bootstrap "
+                                "interval over batch means (a row with fewer batch means: the ratios the two runs' "
+                                "batch ranges allow); SLOWER when the bar lies wholly right of 1, FASTER wholly left"))
         if left_out:
             body.append("<p>not drawn (no time on one side, or NEW failed): " + esc("; ".join(left_out)) + "</p>")
         body.append('<div class="wide"><table class="compare"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in headers)
