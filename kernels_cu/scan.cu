@@ -204,8 +204,8 @@ extern "C" __global__ void __launch_bounds__(SUMS_THREADS) scan_sums(T* S, unsig
             if (w < warp) before += s;
             chunk += s;
         }
-        T prefix = carry + before + (lane ? __shfl_up_sync(FULL, inclusive, 1) : T(0));
-        if (lane == 0) prefix = carry + before;
+        const T left = __shfl_up_sync(FULL, inclusive, 1);  // by every lane: a shuffle names all 32
+        T prefix = lane ? carry + before + left : carry + before;
 #pragma unroll
         for (int k = 0; k < SUMS_PER_THREAD; ++k) {
             if (at + k < count) S[at + k] = prefix;
