@@ -8,7 +8,8 @@ Run on a GPU machine:
 For every shape of configs/default.toml, each textbook rung (vecadd scalar; transpose copy,
 naive, shared32, padded33; gemm naive, tiled16, tiled32, coarsened; stencil naive, shared;
 reduce simple, convergent, shared, segmented, coarsened on float; histogram global_atomic,
-privatized, shared_private, coarsened_contiguous, coarsened_interleaved, aggregated on 7 bins)
+privatized, shared_private, coarsened_contiguous, coarsened_interleaved, aggregated on 7 bins;
+scan kogge_stone, brent_kung, coarsened on float inclusive scans)
 is timed in one protocol call beside the course's listing (studies/course_listings/*.cu:
 the same algorithm as the course writes it, `int` indices, the course's block sizes and
 launch). Both are compiled by the same NVRTC path (pmppbench.compile, the same options and
@@ -16,8 +17,8 @@ cache), run on the same device buffers and inputs, and are checked against the w
 own reference before any timing. The protocol is the workload's (Workload.protocol)
 with the order alternated batch by batch, so neither side gains from going first.
 
-For the reduction and the histogram a call is more than one launch (a reset, a finish
-launch): the listing runs in the rung's own call, its kernel in place of the rung's.
+For the reduction, the histogram and the scan a call is more than one launch (a reset, a
+finish launch, the scan's sums and add-back): the listing runs in the rung's own call, its kernel in place of the rung's.
 
 The ratio column is rung / listing time: above 1.00 the rung is slower than the listing.
 
@@ -150,9 +151,13 @@ PAIRS = {
         ("global_atomic", "histo_kernel"), ("privatized", "histo_private_kernel"),
         ("shared_private", "histo_shared_kernel"), ("coarsened_contiguous", "histo_contiguous_kernel"),
         ("coarsened_interleaved", "histo_interleaved_kernel"), ("aggregated", "histo_aggregated_kernel"))],
+    "scan": [Pair(r, k, in_rungs_call(r), "") for r, k in (
+        ("kogge_stone", "Kogge_Stone_scan_kernel"), ("brent_kung", "Brent_Kung_scan_kernel"),
+        ("coarsened", "three_phase_scan_kernel"))],
 }
-# The listings are the course's: float sums, the 7-bin letter histogram.
-COURSE_SHAPES = {"reduce": lambda s: s["dtype"] == "f32", "histogram": lambda s: s["bins"] == 7}
+# The listings are the course's: float sums, the 7-bin letter histogram, float inclusive scans.
+COURSE_SHAPES = {"reduce": lambda s: s["dtype"] == "f32", "histogram": lambda s: s["bins"] == 7,
+                 "scan": lambda s: s["dtype"] == "f32" and s["kind"] == "inclusive"}
 
 
 # ---- loading kernels from another source folder, through the same compile path ------------

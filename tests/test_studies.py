@@ -53,7 +53,7 @@ def test_the_sweeps_candidates_compile_with_the_shipped_helpers(sweep):
     assert same.static_smem == shipped.static_smem == 64 * 65 * 4
 
 
-@pytest.mark.parametrize("workload", ["reduce", "histogram"])
+@pytest.mark.parametrize("workload", ["reduce", "histogram", "scan"])
 def test_course_listing_compiles_through_the_same_path(workload, monkeypatch):
     """studies/baselines.py's listing kernels for the pattern workloads build with NVRTC as
     the shipped kernels do (studies/course_listings/course_<workload>.cu)."""

@@ -18,6 +18,7 @@ _MODULES = {
     "stream": "pmppbench.workloads.stream",
     "reduce": "pmppbench.workloads.reduce",
     "histogram": "pmppbench.workloads.histogram",
+    "scan": "pmppbench.workloads.scan",
 }
 
 

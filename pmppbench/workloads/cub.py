@@ -1,15 +1,16 @@
-"""CUB as the library peer of the reduction and the histogram, through NVIDIA's cuda-cccl
+"""CUB as the library peer of the reduction, the histogram and the scan, through NVIDIA's cuda-cccl
 (`cuda.compute`, `pip install "pmppbench[cccl]"`) or through CuPy's own CUB binding.
 
 Each call here is one library call on CuPy's current stream (the stream the protocol's events
 time). cuda.compute JIT-compiles an algorithm object's CUB kernels the first time a process
 asks for its key (the data types, the operator; for the histogram the bin count, the level
-type and whether the sample offsets need 64 bits) and keeps the build for the process: every
+type and whether the sample offsets need 64 bits; for the scan the kind, inclusive or
+exclusive) and keeps the build for the process: every
 later request with the same key, from any thread, reuses it (a thread asking while another
 builds it waits for that build). So the objects are built once per process and key, and
 `prebuild_*` can build them ahead on the worker's build thread (Workload.prebuild) while the
 GPU runs earlier steps; the job's own request then finds the build done. Both go through
-`reducer` / `histogrammer`, so they ask with the same key. Temporary storage is allocated once
+`reducer` / `histogrammer` / `scanner`, so they ask with the same key. Temporary storage is allocated once
 per job, so a timed call is what a program that reuses its objects pays: CUB's kernels and
 nothing else. A missing package is `Unavailable` (a SKIP row with the reason), never an error.
 """
@@ -125,3 +126,37 @@ def prebuild_histogram(cp, bins: int, lower: int, upper: int, n: int) -> None:
     compute = compute_module()
     d_samples, d_hist = cp.empty(1, dtype=cp.uint8), cp.empty(bins, dtype=cp.uint32)
     histogrammer(compute, d_samples, d_hist, bins, lower, upper, n)
+
+
+# ---- DeviceScan::InclusiveSum / ExclusiveSum -------------------------------------------------
+
+def scanner(compute, d_in, d_out, exclusive: bool):
+    """cuda.compute's prefix-sum object of d_in's type into d_out (built at the key's first
+    request in the process) and its initial value: an exclusive scan starts from 0 (CUB's
+    ExclusiveSum), an inclusive one takes none (InclusiveSum)."""
+    if exclusive:
+        init = np.zeros(1, dtype=d_in.dtype)
+        return compute.make_exclusive_scan(d_in=d_in, d_out=d_out, op=compute.OpKind.PLUS, init_value=init), init
+    return compute.make_inclusive_scan(d_in=d_in, d_out=d_out, op=compute.OpKind.PLUS, init_value=None), None
+
+
+def prefix_sum(cp, d_in, d_out, exclusive: bool) -> tuple[Any, dict]:
+    """cuda.compute's DeviceScan of d_in into d_out (the same length): (run, what it holds)."""
+    compute = compute_module()
+    scan, init = scanner(compute, d_in, d_out, exclusive)
+    kw = dict(d_in=d_in, d_out=d_out, op=compute.OpKind.PLUS, init_value=init, num_items=int(d_in.size),
+              stream=_Stream(cp))
+    temp = cp.empty(max(int(scan(temp_storage=None, **kw)), 1), dtype=cp.uint8)
+
+    def run() -> None:
+        scan(temp_storage=temp, **kw)
+
+    return run, {"temp": temp, "scan": scan}
+
+
+def prebuild_scan(cp, dtype, exclusive: bool) -> None:
+    """Build the prefix-sum object of `dtype` and kind (scanner's key) ahead of the job that
+    will ask for it; the 1-element arrays stand for the job's, as in prebuild_reduce."""
+    compute = compute_module()
+    d_in, d_out = cp.empty(1, dtype=dtype), cp.empty(1, dtype=dtype)
+    scanner(compute, d_in, d_out, exclusive)

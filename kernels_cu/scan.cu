@@ -1,0 +1,487 @@
+// Prefix sum (PMPP chapter 11), float and int: the element type T is the define ELEM (float
+// or int) and the kind the define EXCLUSIVE (0: y[i] = x[0] + ... + x[i]; 1: y[i] = x[0] + ...
+// + x[i-1], y[0] = 0), one compile unit per pair. The book's section kernels are templates on
+// the index type I: the course's `int` while every index fits in 31 bits, `long long` (the
+// 64-bit path) beyond; the host picks per N (pmppbench/workloads/scan.py). The kernels beyond
+// the book index with 64 bits throughout (a tile's base is a 64-bit product anyway).
+//
+// Every kind is computed as the inclusive scan of a section in shared memory or registers; the
+// exclusive output is the same scan read one element to the left (the book's exclusive
+// Kogge-Stone shifts the load instead; reading shifted keeps one scan for both kinds and the
+// section's total where the three-kernel scan needs it).
+//
+// int sums wrap in two's complement; the CPU's int64 prefix sums wrapped to 32 bits are the
+// reference for any order of additions.
+
+#ifndef ELEM
+#define ELEM float
+#endif
+#ifndef EXCLUSIVE
+#define EXCLUSIVE 0
+#endif
+typedef ELEM T;
+
+#define KS_SECTION 1024  // kogge_stone: one element per thread, 1024 threads (PMPP 11.2)
+#define BK_THREADS 1024  // brent_kung: two elements per thread (PMPP 11.3)
+#define BK_SECTION (2 * BK_THREADS)
+#define CO_THREADS 512  // coarsened: COARSE elements per thread (PMPP 11.4)
+#define CO_FACTOR 8
+#define CO_SECTION (CO_THREADS * CO_FACTOR)
+#define SUMS_THREADS 1024  // scan_sums: the second kernel of the three, one block
+#define SUMS_PER_THREAD 4
+#define ADD_THREADS 256  // add_carries: the third kernel, 16-byte loads
+#define FAST_THREADS 256  // tile_scan, domino, lookback: 8 warps, each thread ROWS 16-byte vectors
+#define FAST_WARPS (FAST_THREADS / 32)
+#define FULL 0xffffffffu
+
+template <class V> struct Vec;
+template <> struct Vec<float> { using type = float4; };
+template <> struct Vec<int> { using type = int4; };
+typedef typename Vec<T>::type V;
+
+// The element one to the left of position t of an inclusive scan in XY: the exclusive output.
+// MUTATE_OFF_BY_ONE (tests/test_scan.py) reads the element itself: the inclusive scan again.
+__device__ __forceinline__ T shifted(const T* XY, unsigned t) {
+#ifdef MUTATE_OFF_BY_ONE
+    return XY[t];
+#else
+    return t ? XY[t - 1] : T(0);
+#endif
+}
+
+// ---- the book's section scans (the first kernel of the three) ----------------------------
+// Each block scans one section of the input into the output and writes the section's total
+// to S[blockIdx.x]; scan_sums then scans S and add_carries adds S's exclusive prefix to every
+// section: PMPP 11.5's hierarchical scan, four passes over N elements (read and write here,
+// read and write in add_carries).
+
+// PMPP Fig. 11.3: Kogge-Stone. At stride s every thread t >= s adds XY[t - s]: log2(1024) = 10
+// steps and N log2(SECTION) - (SECTION - 1) additions per section, against the N - 1 of a
+// sequential scan; every step reads before any thread writes (the temp and the barrier
+// between), so no thread reads a value already updated in the same step.
+template <class I>
+__global__ void __launch_bounds__(KS_SECTION) kogge_stone(const T* X, T* Y, T* S, I n) {
+    __shared__ T XY[KS_SECTION];
+    const unsigned t = threadIdx.x;
+    const I i = I(blockIdx.x) * I(KS_SECTION) + I(t);
+    XY[t] = i < n ? X[i] : T(0);
+    for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
+        __syncthreads();
+        T temp;
+        if (t >= stride) temp = XY[t] + XY[t - stride];
+        __syncthreads();
+        if (t >= stride) XY[t] = temp;
+    }
+#if EXCLUSIVE
+    __syncthreads();  // the left neighbour's last step
+    if (i < n) Y[i] = shifted(XY, t);
+#else
+    if (i < n) Y[i] = XY[t];
+#endif
+    if (t == blockDim.x - 1) S[blockIdx.x] = XY[t];
+}
+
+// PMPP Fig. 11.4: Brent-Kung. An up-sweep (a reduction tree: element 2^k s - 1 gathers its
+// left subtree) and a down-sweep (each partial sum pushed to the position halfway to the
+// next): 2 (SECTION - 1) - log2(SECTION) additions per section, work-efficient, in
+// 2 log2(SECTION) - 1 steps with fewer active threads each.
+//
+// The barrier that starts each down-sweep step is what the mutation MUTATE_DOWNSWEEP_BARRIER
+// removes (tests/test_scan.py). The first one, between the up-sweep and the down-sweep, is
+// redundant here: with SECTION = 2 * blockDim only thread 0 works in the last up-sweep step
+// and the first down-sweep step. From stride 16 on a down-sweep step spans two warps and the
+// second warp, idle until then, reads its left partner before the first warp wrote it.
+template <class I>
+__global__ void __launch_bounds__(BK_THREADS) brent_kung(const T* X, T* Y, T* S, I n) {
+    __shared__ T XY[BK_SECTION];
+    const unsigned t = threadIdx.x;
+    const I i = I(blockIdx.x) * I(BK_SECTION) + I(t);
+    XY[t] = i < n ? X[i] : T(0);
+    XY[t + BK_THREADS] = i + I(BK_THREADS) < n ? X[i + I(BK_THREADS)] : T(0);
+    for (unsigned stride = 1; stride <= blockDim.x; stride *= 2) {
+        __syncthreads();
+        const unsigned index = (t + 1) * 2 * stride - 1;
+        if (index < BK_SECTION) XY[index] += XY[index - stride];
+    }
+    for (unsigned stride = BK_SECTION / 4; stride > 0; stride /= 2) {
+#ifndef MUTATE_DOWNSWEEP_BARRIER
+        __syncthreads();
+#endif
+        const unsigned index = (t + 1) * stride * 2 - 1;
+        if (index + stride < BK_SECTION) XY[index + stride] += XY[index];
+    }
+    __syncthreads();
+#if EXCLUSIVE
+    if (i < n) Y[i] = shifted(XY, t);
+    if (i + I(BK_THREADS) < n) Y[i + I(BK_THREADS)] = shifted(XY, t + BK_THREADS);
+#else
+    if (i < n) Y[i] = XY[t];
+    if (i + I(BK_THREADS) < n) Y[i + I(BK_THREADS)] = XY[t + BK_THREADS];
+#endif
+    if (t == 0) S[blockIdx.x] = XY[BK_SECTION - 1];
+}
+
+// PMPP 11.4: the three-phase coarsened scan. The section (CO_FACTOR elements per thread) is
+// loaded coalesced into shared memory; phase 1: each thread scans its own CO_FACTOR
+// contiguous elements sequentially (no barrier, N - 1 additions' worth of work); phase 2: a
+// Kogge-Stone scan over the 512 subsection ends only; phase 3: each thread adds its left
+// neighbour's end to its other elements. Phase 1's accesses are CO_FACTOR words apart, an
+// 8-way bank conflict the book accepts for the sake of the sequential scan.
+template <class I>
+__global__ void __launch_bounds__(CO_THREADS) coarsened(const T* X, T* Y, T* S, I n) {
+    __shared__ T XY[CO_SECTION];
+    const unsigned t = threadIdx.x;
+    const I base = I(blockIdx.x) * I(CO_SECTION);
+    for (unsigned j = t; j < CO_SECTION; j += blockDim.x) XY[j] = base + I(j) < n ? X[base + I(j)] : T(0);
+    __syncthreads();
+    const unsigned first = t * CO_FACTOR, last = first + CO_FACTOR - 1;
+    for (unsigned j = first + 1; j <= last; ++j) XY[j] += XY[j - 1];
+    for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
+        __syncthreads();
+        T temp;
+        if (t >= stride) temp = XY[last] + XY[last - stride * CO_FACTOR];
+        __syncthreads();
+        if (t >= stride) XY[last] = temp;
+    }
+    __syncthreads();
+    if (t > 0) {
+        const T carry = XY[first - 1];
+        for (unsigned j = first; j < last; ++j) XY[j] += carry;
+    }
+    __syncthreads();
+    for (unsigned j = t; j < CO_SECTION; j += blockDim.x) {
+#if EXCLUSIVE
+        if (base + I(j) < n) Y[base + I(j)] = shifted(XY, j);
+#else
+        if (base + I(j) < n) Y[base + I(j)] = XY[j];
+#endif
+    }
+    if (t == blockDim.x - 1) S[blockIdx.x] = XY[CO_SECTION - 1];
+}
+
+// ---- warp and block scans in registers (the kernels beyond the book) ----------------------
+
+__device__ __forceinline__ T warp_inclusive(T x) {
+    const unsigned lane = threadIdx.x % 32;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        const T y = __shfl_up_sync(FULL, x, d);
+        if (lane >= d) x += y;
+    }
+    return x;
+}
+
+__device__ __forceinline__ T warp_sum(T x) {
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) x += __shfl_xor_sync(FULL, x, d);
+    return x;
+}
+
+// ---- the second and third kernels of the three ---------------------------------------------
+
+// scan_sums: the section totals S[0 .. count) replaced by their exclusive prefix sums, by one
+// block (PMPP 11.5's second kernel, for any count: chunks of SUMS_THREADS * SUMS_PER_THREAD
+// totals in turn, each chunk's total carried into the next).
+extern "C" __global__ void __launch_bounds__(SUMS_THREADS) scan_sums(T* S, unsigned long long count) {
+    __shared__ T warps[SUMS_THREADS / 32];
+    const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+    T carry = T(0);
+    for (unsigned long long base = 0; base < count; base += SUMS_THREADS * SUMS_PER_THREAD) {
+        const unsigned long long at = base + 1ull * t * SUMS_PER_THREAD;
+        T v[SUMS_PER_THREAD];
+        T run = T(0);
+#pragma unroll
+        for (int k = 0; k < SUMS_PER_THREAD; ++k) {
+            v[k] = at + k < count ? S[at + k] : T(0);
+            run += v[k];
+        }
+        const T inclusive = warp_inclusive(run);
+        if (lane == 31) warps[warp] = inclusive;
+        __syncthreads();
+        T before = T(0), chunk = T(0);  // the warps to the left, and the whole chunk
+        for (unsigned w = 0; w < SUMS_THREADS / 32; ++w) {
+            const T s = warps[w];
+            if (w < warp) before += s;
+            chunk += s;
+        }
+        const T left = __shfl_up_sync(FULL, inclusive, 1);  // by every lane: a shuffle names all 32
+        T prefix = lane ? carry + before + left : carry + before;
+#pragma unroll
+        for (int k = 0; k < SUMS_PER_THREAD; ++k) {
+            if (at + k < count) S[at + k] = prefix;
+            prefix += v[k];
+        }
+        carry += chunk;
+        __syncthreads();  // warps[] is rewritten by the next chunk
+    }
+}
+
+// add_carries: the third kernel. Section b + 1 gets carry[b + 1] (scan_sums' exclusive prefix)
+// added to each element, in 16-byte vectors; section 0 has nothing to add and gets no block.
+extern "C" __global__ void __launch_bounds__(ADD_THREADS) add_carries(T* Y, const T* carry, unsigned long long n,
+                                                                     unsigned section) {
+    const unsigned long long b = blockIdx.x + 1ull;
+    const unsigned long long base = b * section;
+    const T c = carry[b];
+    for (unsigned j = threadIdx.x * 4; j < section; j += ADD_THREADS * 4) {
+        const unsigned long long g = base + j;
+        if (g + 4 <= n) {
+            V v = *reinterpret_cast<const V*>(Y + g);
+            v.x += c; v.y += c; v.z += c; v.w += c;
+            *reinterpret_cast<V*>(Y + g) = v;
+        } else {
+            for (unsigned long long k = g; k < n && k < g + 4; ++k) Y[k] += c;
+        }
+    }
+}
+
+// ---- the tile scan in registers ---------------------------------------------------------------
+// A tile is FAST_THREADS threads x ROWS 16-byte vectors. Warp w owns ROWS * 128 contiguous
+// elements, row r of them at 128 r: lane l holds elements 4 l .. 4 l + 3 of the row, so each
+// load and store of a warp is 512 contiguous bytes. A row is scanned as four sequential
+// additions in the thread, a shuffle scan over the 32 lane totals and the running total of
+// the warp's earlier rows; the warps' totals then meet once in shared memory.
+
+template <int ROWS> struct Tile {
+    static constexpr unsigned SIZE = FAST_THREADS * ROWS * 4;
+    V v[ROWS];  // loaded vectors, then their in-thread inclusive scans
+    T pre[ROWS];  // each vector's exclusive prefix within its warp's part of the tile
+    T warp_prefix;  // the warps to the left, within the tile
+    T total;  // the whole tile
+
+    __device__ __forceinline__ unsigned long long first(unsigned long long base) const {
+        return base + 1ull * (threadIdx.x / 32) * ROWS * 128 + (threadIdx.x % 32) * 4;
+    }
+
+    __device__ __forceinline__ void load(const T* __restrict__ in, unsigned long long base, unsigned long long n) {
+        const unsigned long long g = first(base);
+        if (base + SIZE <= n) {
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) v[r] = __ldg(reinterpret_cast<const V*>(in + g + 128 * r));
+        } else {  // the last tile: element by element, zero past n
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) {
+                const unsigned long long e = g + 128 * r;
+                v[r].x = e < n ? in[e] : T(0);
+                v[r].y = e + 1 < n ? in[e + 1] : T(0);
+                v[r].z = e + 2 < n ? in[e + 2] : T(0);
+                v[r].w = e + 3 < n ? in[e + 3] : T(0);
+            }
+        }
+    }
+
+    // The scan within the tile; `warps` is FAST_WARPS shared words. One barrier.
+    __device__ __forceinline__ void scan(T* warps) {
+        const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        T carry = T(0);
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            v[r].y += v[r].x;
+            v[r].z += v[r].y;
+            v[r].w += v[r].z;
+            const T inclusive = warp_inclusive(v[r].w);
+            const T left = __shfl_up_sync(FULL, inclusive, 1);
+            pre[r] = lane ? carry + left : carry;
+            carry += __shfl_sync(FULL, inclusive, 31);
+        }
+        if (lane == 0) warps[warp] = carry;
+        __syncthreads();
+        warp_prefix = T(0);
+        total = T(0);
+#pragma unroll
+        for (unsigned w = 0; w < FAST_WARPS; ++w) {
+            const T s = warps[w];
+            if (w < warp) warp_prefix += s;
+            total += s;
+        }
+    }
+
+    // The outputs with `offset` (the tiles to the left) added.
+    __device__ __forceinline__ void store(T* __restrict__ out, unsigned long long base, unsigned long long n,
+                                          T offset) const {
+        const unsigned long long g = first(base);
+        const T left = offset + warp_prefix;
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            const T o = left + pre[r];
+            V y;
+#if EXCLUSIVE && !defined(MUTATE_OFF_BY_ONE)
+            y.x = o; y.y = o + v[r].x; y.z = o + v[r].y; y.w = o + v[r].z;
+#else
+            y.x = o + v[r].x; y.y = o + v[r].y; y.z = o + v[r].z; y.w = o + v[r].w;
+#endif
+            const unsigned long long e = g + 128 * r;
+            if (base + SIZE <= n) {
+                __stcs(reinterpret_cast<V*>(out + e), y);  // streamed: no later reuse from cache
+            } else {
+                if (e < n) out[e] = y.x;
+                if (e + 1 < n) out[e + 1] = y.y;
+                if (e + 2 < n) out[e + 2] = y.z;
+                if (e + 3 < n) out[e + 3] = y.w;
+            }
+        }
+    }
+};
+
+#define HIER_ROWS 4  // hierarchical: 4096-element tiles
+#define PASS_ROWS 8  // domino, lookback: 8192-element tiles (coarser: fewer tiles to chain)
+
+// hierarchical: the three-kernel scan with this tile scan as its first kernel (the section
+// totals to S), then scan_sums and add_carries: the book's structure at its best, still four
+// passes over the elements.
+extern "C" __global__ void __launch_bounds__(FAST_THREADS) tile_scan(const T* __restrict__ in, T* __restrict__ out,
+                                                                    T* __restrict__ S, unsigned long long n) {
+    __shared__ T warps[FAST_WARPS];
+    Tile<HIER_ROWS> tile;
+    const unsigned long long base = 1ull * blockIdx.x * Tile<HIER_ROWS>::SIZE;
+    tile.load(in, base, n);
+    tile.scan(warps);
+    tile.store(out, base, n, T(0));
+    if (threadIdx.x == 0) S[blockIdx.x] = tile.total;
+}
+
+// ---- single pass: the status words of the tiles -------------------------------------------------
+// One 64-bit word per tile, written with one store and read with one load, so a flag and its
+// value are always seen together: the value's 32 bits low, above them the flag (AGGREGATE:
+// the tile's own total; PREFIX: the sum of every element up to the tile's end) and the call's
+// epoch. Tiles are numbered in the order their blocks start (PMPP 11.6's dynamic block index:
+// a block waits only on blocks that started before it, so it cannot wait on one that is not
+// resident) from a 64-bit ticket that is never reset: call c's tickets are c * tiles ..
+// c * tiles + tiles - 1, its epoch c, and a word left by an earlier call carries an older
+// epoch and reads as not yet written. So a call is one launch, no memset before it.
+
+#define AGGREGATE 1u
+#define PREFIX 2u
+#define EPOCH_MASK 0x3fffffffu
+
+__device__ __forceinline__ unsigned to_bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ unsigned to_bits(int x) { return unsigned(x); }
+__device__ __forceinline__ void from_bits(unsigned b, float& x) { x = __uint_as_float(b); }
+__device__ __forceinline__ void from_bits(unsigned b, int& x) { x = int(b); }
+
+__device__ __forceinline__ T value_of(unsigned long long word) {
+    T x;
+    from_bits(unsigned(word), x);
+    return x;
+}
+
+__device__ __forceinline__ void publish(unsigned long long* status, unsigned long long tile, unsigned epoch,
+                                        unsigned flag, T value) {
+    const unsigned long long word = (1ull * ((epoch & EPOCH_MASK) << 2 | flag) << 32) | to_bits(value);
+    *reinterpret_cast<volatile unsigned long long*>(status + tile) = word;
+}
+
+// The word's flag if it was written in this call, else 0 (not yet).
+__device__ __forceinline__ unsigned flag_of(unsigned long long word, unsigned epoch) {
+    const unsigned high = unsigned(word >> 32);
+    return (high >> 2) == (epoch & EPOCH_MASK) ? (high & 3u) : 0u;
+}
+
+__device__ __forceinline__ unsigned long long peek(const unsigned long long* status, unsigned long long tile) {
+    return *reinterpret_cast<const volatile unsigned long long*>(status + tile);
+}
+
+// The block's tile and the call's epoch, from one ticket.
+__device__ __forceinline__ void take_ticket(unsigned long long* ticket, unsigned long long tiles,
+                                            unsigned long long* s_tile, unsigned* s_epoch) {
+    if (threadIdx.x == 0) {
+        const unsigned long long k = atomicAdd(ticket, 1ull);
+        *s_epoch = unsigned(k / tiles);
+        *s_tile = k % tiles;
+    }
+    __syncthreads();
+}
+
+// domino: PMPP 11.6's single-pass scan with adjacent synchronization. Each tile scans itself,
+// then thread 0 waits for its predecessor's inclusive prefix, adds its own total and publishes
+// its own: the prefix passes from tile to tile one at a time, a serial chain of one L2 round
+// trip per tile on the critical path.
+extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __restrict__ in, T* __restrict__ out,
+                                                                 unsigned long long* __restrict__ status,
+                                                                 unsigned long long* __restrict__ ticket,
+                                                                 unsigned long long n, unsigned long long tiles) {
+    __shared__ T warps[FAST_WARPS];
+    __shared__ unsigned long long s_tile;
+    __shared__ unsigned s_epoch;
+    __shared__ T s_prefix;
+    take_ticket(ticket, tiles, &s_tile, &s_epoch);
+    const unsigned long long id = s_tile;
+    const unsigned epoch = s_epoch;
+    Tile<PASS_ROWS> tile;
+    const unsigned long long base = id * Tile<PASS_ROWS>::SIZE;
+    tile.load(in, base, n);
+    tile.scan(warps);
+    if (threadIdx.x == 0) {
+        T prefix = T(0);
+        if (id > 0) {
+            unsigned long long word;
+            do {
+                word = peek(status, id - 1);
+            } while (flag_of(word, epoch) != PREFIX);
+            prefix = value_of(word);
+        }
+        publish(status, id, epoch, PREFIX, prefix + tile.total);
+        s_prefix = prefix;
+    }
+    __syncthreads();
+    tile.store(out, base, n, s_prefix);
+}
+
+// lookback: decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
+// Decoupled Look-back", NVIDIA 2016). A tile publishes its AGGREGATE as soon as its own scan
+// has its total, before it knows anything of its predecessors; then warp 0 reads the 32
+// nearest predecessors' words at once, waits until none is unwritten, adds the aggregates back
+// to the nearest PREFIX (one warp reduction) and, if no PREFIX was among them, moves 32 tiles
+// further back. It then publishes its own PREFIX. No tile waits for a predecessor's look-back
+// to finish, only for its scan: the chain of domino's L2 round trips becomes a few reads.
+// MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the nearest word of either flag,
+// taking an aggregate for a prefix.
+extern "C" __global__ void __launch_bounds__(FAST_THREADS) lookback(const T* __restrict__ in, T* __restrict__ out,
+                                                                   unsigned long long* __restrict__ status,
+                                                                   unsigned long long* __restrict__ ticket,
+                                                                   unsigned long long n, unsigned long long tiles) {
+    __shared__ T warps[FAST_WARPS];
+    __shared__ unsigned long long s_tile;
+    __shared__ unsigned s_epoch;
+    __shared__ T s_prefix;
+    take_ticket(ticket, tiles, &s_tile, &s_epoch);
+    const unsigned long long id = s_tile;
+    const unsigned epoch = s_epoch;
+    Tile<PASS_ROWS> tile;
+    const unsigned long long base = id * Tile<PASS_ROWS>::SIZE;
+    tile.load(in, base, n);
+    tile.scan(warps);
+    if (threadIdx.x < 32) {
+        const unsigned lane = threadIdx.x;
+        T prefix = T(0);
+        if (id == 0) {
+            if (lane == 0) publish(status, 0, epoch, PREFIX, tile.total);
+        } else {
+            if (lane == 0) publish(status, id, epoch, AGGREGATE, tile.total);
+            long long nearest = (long long)id - 1;  // the window's first predecessor
+            while (true) {
+                const long long j = nearest - lane;
+                unsigned long long word;
+                unsigned flag;
+                do {  // tiles before 0 read as a PREFIX of 0
+                    word = j >= 0 ? peek(status, j) : 0ull;
+                    flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
+                } while (__any_sync(FULL, flag == 0u));
+#ifdef MUTATE_AGGREGATE_AS_PREFIX
+                const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
+#else
+                const unsigned done = __ballot_sync(FULL, flag == PREFIX);
+#endif
+                const unsigned upto = done ? __ffs(done) - 1 : 31;  // lanes 0 .. upto count
+                const T part = warp_sum(lane <= upto && j >= 0 ? value_of(word) : T(0));
+                prefix += part;
+                if (done) break;
+                nearest -= 32;
+            }
+            if (lane == 0) publish(status, id, epoch, PREFIX, prefix + tile.total);
+        }
+        if (lane == 0) s_prefix = prefix;
+    }
+    __syncthreads();
+    tile.store(out, base, n, s_prefix);
+}

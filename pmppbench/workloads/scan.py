@@ -1,0 +1,349 @@
+"""Prefix sum (PMPP chapter 11): the book's section scans in its three-kernel scan, the
+single-pass scans, CUB, and a memcpy of the same bytes.
+
+`--dtype f32,i32` and `--kind inclusive,exclusive` (all four by default) are compile-time
+defines (ELEM, EXCLUSIVE): every kernel has one name and each pair is its own compile unit.
+
+The book's rungs are section scans, each the first of the three kernels of PMPP 11.5's
+hierarchical scan so that every rung scans the whole array: `kogge_stone` (Fig. 11.3, 1024
+elements per block), `brent_kung` (Fig. 11.4, 2048), `coarsened` (the three-phase scan of 11.4,
+4096). The second kernel (`scan_sums`, one block) scans the sections' totals, the third
+(`add_carries`) adds them back: three launches per call, each element read and written twice.
+`hierarchical` is the same three kernels with a register tile scan (16-byte loads, warp
+shuffles) as the first. Single pass, one launch, each element read once and written once:
+`domino` (PMPP 11.6: tiles numbered in the order their blocks start, each waiting for its
+predecessor's prefix) and `lookback` (decoupled look-back, Merrill and Garland 2016). Peers:
+`cub` (cuda.compute's DeviceScan) and the roof `memcpy` (the driver's device-to-device copy of
+the same 4N bytes, read and written).
+
+The check (docs/scan.md). int32 prefix sums are exact in any order of additions (two's
+complement), so i32 is compared bit for bit with the CPU's int64 prefix sums wrapped to 32
+bits. A float32 prefix y_i is a sum whose inputs each pass through a chain of at most d
+roundings, so |y_i - exact_i| <= gamma_d * sum_{j<=i} |x_j|, gamma_d = d*u / (1 - d*u), u =
+2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 4.2). The inputs are uniform in
+[LOW, HIGH) = [0.5, 1), positive, so that sum is the exact prefix itself and the bound is the
+relative tolerance gamma_d at every element: the allowed error grows with the prefix. d is the
+variant's longest chain (`additions_depth`): its in-tile chain plus one addition per tile
+whose carry passes on serially (scan_sums' chunks, domino's tiles, look-back's windows), so
+it grows with N / tile. CUB's order is its own: its bound is taken at the deepest of ours.
+The memcpy roof is checked bit for bit against the input. Above SAMPLE_ABOVE elements the
+output is checked on a sample (helpers.checked_indices), the reference of just those prefixes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmppbench.check import Tolerance  # noqa: F401 (tests read sc.Tolerance)
+from pmppbench.errors import UsageError
+from pmppbench.gpu import cupy
+from pmppbench.protocol import Protocol
+from pmppbench.workloads import cub
+from pmppbench.workloads.base import Axis, Job, Launch, Traffic, Variant, Workload
+from pmppbench.workloads.helpers import (
+    REPEAT_PERIOD, SAMPLE, checked_indices, device_context, index_arg, index_type, indexed_kernel, loaded, on_cores,
+    poison, random_array, repeated_random, take, uniform32, upload_sample, with_wide_paths,
+)
+
+# Sections and tiles, as in scan.cu: (elements per block, threads per block).
+SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
+            "hierarchical": (4096, 256)}
+PASS_TILE, PASS_THREADS = 8192, 256  # domino and lookback: 256 threads x 8 rows of 16-byte vectors
+ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
+THREE_KERNEL = tuple(SECTIONS)
+SINGLE_PASS = ("domino", "lookback")
+UNIT_ROUNDOFF = 2.0 ** -24
+LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
+INT_LIMIT = 1000  # int32 inputs: +-[1, INT_LIMIT], never 0 (a dropped element changes every later prefix)
+DTYPES = {"f32": ("float", np.float32), "i32": ("int", np.int32)}
+KINDS = ("inclusive", "exclusive")
+INDEXED = {"kogge_stone<int>", "brent_kung<int>", "coarsened<int>"}
+LARGE_CHECK = (1 << 31) + 5  # past 2^31 elements: the 64-bit path
+SAMPLE_ABOVE = 1 << 28  # more elements: an exact (i32) or bounded (f32) check of SAMPLES sampled prefixes
+SAMPLES = 1 << 14
+CHUNK = 1 << 24  # host reference: prefix sums of this many inputs per thread, then their offsets
+
+# The longest chain of float additions inside one section or tile (the carry chain across
+# tiles is added per shape in additions_depth): Kogge-Stone's log2(1024) steps; Brent-Kung's
+# up-sweep and down-sweep, 11 + 10; coarsened's 7 sequential, 9 Kogge-Stone steps over 512
+# ends and the carry; the register tile's 3 in-vector adds, 5 shuffle steps, 1 for the lane's
+# left neighbour, one per row for the warp's earlier rows, 8 for the warps to the left and 2 to
+# compose the output.
+TILE_DEPTH = {"kogge_stone": 10, "brent_kung": 21, "coarsened": 17, "hierarchical": 3 + 5 + 1 + 4 + 8 + 2,
+              "domino": 3 + 5 + 1 + 8 + 8 + 2, "lookback": 3 + 5 + 1 + 8 + 8 + 2}
+SUMS_DEPTH = 4 + 5 + 1 + 32 + 1  # scan_sums within a chunk: a thread's 4, the warp, its 32 warps, the carry
+ADD_DEPTH = 1  # add_carries
+
+
+def tiles_of(n: int, size: int) -> int:
+    return max(1, -(-n // size))
+
+
+class Scan(Workload):
+    name = "scan"
+    title = "Prefix sum (PMPP ch. 11)"
+    about = ("Prefix sums of N values: Kogge-Stone, Brent-Kung, coarsened and hierarchical three-kernel scans, "
+             "domino and decoupled look-back single-pass scans, CUB, and a memcpy (8*N bytes).")
+    dims = ("n",)
+    dim_help = {"n": "Elements to scan."}
+    axes = (Axis("dtype", "Element types, comma-separated: f32, i32 (default both).", many=True, sweep=True,
+                 choices=tuple(DTYPES), default=tuple(DTYPES)),
+            Axis("kind", "Scans, comma-separated: inclusive, exclusive (default both).", many=True, sweep=True,
+                 choices=KINDS, default=KINDS))
+    protocol = Protocol(warmup=3, batches=5, reps=20)
+    variants = (
+        Variant("kogge_stone", "kogge_stone<int>", "PMPP 11.3: Kogge-Stone section scan of 1024 (N log N adds); "
+                "+ scan of the section sums + add-back"),
+        Variant("brent_kung", "brent_kung<int>", "PMPP 11.4: Brent-Kung up-sweep and down-sweep over 2048 (2N adds); "
+                "+ scan of the sums + add-back"),
+        Variant("coarsened", "coarsened<int>", "PMPP 11.4: three-phase, 8 sequential per thread, Kogge-Stone over "
+                "the ends; + scan of the sums + add-back"),
+        Variant("hierarchical", "tile_scan", "PMPP 11.5's three kernels with a register tile scan (16-byte loads, "
+                "warp shuffles) first: 4N element passes"),
+        Variant("domino", "domino", "PMPP 11.6: one pass, tiles in start order, each waits for its predecessor's "
+                "prefix (adjacent synchronization)"),
+        Variant("lookback", "lookback", "one pass, decoupled look-back over 32 predecessors at once, 8192-element "
+                "tiles in 16-byte vectors"),
+        Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
+        Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
+    )
+    baseline = "kogge_stone"
+    roof = "memcpy"
+    rate = "GB/s"
+
+    # ---- shapes -------------------------------------------------------------------
+    def default_shape(self):
+        return {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
+
+    def check_shapes(self):
+        """One element, each section and tile size and one past it, sizes that are not a
+        multiple of the 4-element vector, a few million; past 2^31 once per dtype (f32
+        inclusive, i32 exclusive: each dtype and each kind takes the 64-bit path once)."""
+        sizes = (1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, 100003, (1 << 20) + 2, (1 << 24) + 3)
+        shapes = [{"n": n, "dtype": d, "kind": k} for d in DTYPES for k in KINDS for n in sizes]
+        return shapes + [{"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"},
+                         {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}]
+
+    def validate(self, shape):
+        super().validate(shape)
+        if shape.get("dtype") not in DTYPES:
+            raise UsageError(f"scan: dtype must be one of {', '.join(DTYPES)}, got {shape.get('dtype')!r}")
+        if shape.get("kind") not in KINDS:
+            raise UsageError(f"scan: kind must be one of {', '.join(KINDS)}, got {shape.get('kind')!r}")
+
+    def sampled(self, shape) -> bool:
+        return shape["n"] > SAMPLE_ABOVE
+
+    def device_bytes(self, shape):
+        """The input and output, the section sums, the tiles' status words; a full check's
+        float64 reference too."""
+        n = shape["n"]
+        reference = 0 if self.sampled(shape) else 8 * n
+        return 8 * n + 4 * (tiles_of(n, 1024) + 1) + 2 * 8 * (tiles_of(n, PASS_TILE) + 1) + reference
+
+    # ---- geometry -----------------------------------------------------------------
+    def geometry(self, variant, shape, device=None):
+        """Three-kernel rungs: the first kernel's grid, one block per section; single pass: one
+        block per tile."""
+        n = shape["n"]
+        if variant.name in SECTIONS:
+            size, threads = SECTIONS[variant.name]
+            return (tiles_of(n, size),), (threads,)
+        if variant.name in SINGLE_PASS:
+            return (tiles_of(n, PASS_TILE),), (PASS_THREADS,)
+        return super().geometry(variant, shape, device)
+
+    def index_type(self, shape) -> str:
+        """int while the last section's indices (rounded up to whole sections, plus one) fit."""
+        return index_type(max((tiles_of(shape["n"], s) + 1) * s for s, _ in SECTIONS.values()))
+
+    # ---- the check ------------------------------------------------------------------
+    def additions_depth(self, variant: Variant, shape) -> int:
+        """The longest chain of float additions one input passes through in this variant's
+        order (the d of gamma_d): the in-tile chain, then the carries between tiles."""
+        n, name = shape["n"], variant.name
+        if name in SECTIONS:
+            chunks = -(-tiles_of(n, SECTIONS[name][0]) // SUMS_CHUNK)
+            return TILE_DEPTH[name] + SUMS_DEPTH + chunks + ADD_DEPTH
+        tiles = tiles_of(n, PASS_TILE)
+        if name == "domino":  # one addition per tile: the prefix passes from tile to tile
+            return TILE_DEPTH[name] + tiles + 1
+        if name == "lookback":  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
+            return TILE_DEPTH[name] + tiles + 5 * -(-tiles // 32) + 1
+        return max(self.additions_depth(self.variant(v), shape) for v in (*THREE_KERNEL, *SINGLE_PASS))
+
+    def relative_bound(self, variant: Variant, shape) -> float:
+        """gamma_d with d capped at N - 1 (no chain is longer)."""
+        d = min(self.additions_depth(variant, shape), max(shape["n"] - 1, 1))
+        du = d * UNIT_ROUNDOFF
+        if du >= 1:
+            raise UsageError(f"scan: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
+        return du / (1 - du)
+
+    def tolerance_of(self, shape, variant, device=None):
+        """Exact for int32 and the memcpy roof; float32: gamma_d of the variant's chain,
+        relative to each exact prefix (the inputs are positive)."""
+        if variant.name == "memcpy" or shape["dtype"] == "i32":
+            return Tolerance("exact")
+        return Tolerance("elementwise", rtol=self.relative_bound(variant, shape))
+
+    def tolerance_for(self, shape):
+        return self.tolerance_of(shape, self.variant("cub"))
+
+    # ---- kernels ------------------------------------------------------------------
+    def defines(self, shape):
+        return {"ELEM": DTYPES[shape["dtype"]][0], "EXCLUSIVE": int(shape["kind"] == "exclusive")}
+
+    def compile_sets(self):
+        return [{"ELEM": c, "EXCLUSIVE": e} for c, _ in DTYPES.values() for e in (0, 1)]
+
+    def kernel_names(self):
+        return with_wide_paths(super().kernel_names(), INDEXED) + ["scan_sums", "add_carries"]
+
+    # ---- data ---------------------------------------------------------------------
+    def make_inputs(self, shape, rng):
+        n, dtype = shape["n"], shape["dtype"]
+        if dtype == "f32":
+            x = repeated_random(n, rng, LOW, HIGH) if n > REPEAT_PERIOD else random_array(n, rng, uniform32(LOW, HIGH))
+        else:
+            block = rng.integers(1, INT_LIMIT + 1, size=min(n, REPEAT_PERIOD), dtype=np.int32)
+            block *= np.where(rng.random(block.size) < 0.5, -1, 1).astype(np.int32)
+            x = np.resize(block, n)  # repeated past one period, as repeated_random
+        inputs = {"x": x}
+        if self.sampled(shape):
+            inputs[SAMPLE] = (checked_indices(n, SAMPLES, rng),)
+        return inputs
+
+    def reference_key(self, variant):
+        return "copy" if variant.name == "memcpy" else "scan"
+
+    def reference(self, shape, inputs, variant):
+        x = inputs["x"]
+        picks = inputs[SAMPLE][0] if SAMPLE in inputs else None
+        if variant.name == "memcpy":
+            return x if picks is None else x[picks]
+        return prefix_sums(x, shape["kind"] == "exclusive", picks)
+
+    def setup(self, shape, inputs, kernels):
+        cp = cupy()
+        n = shape["n"]
+        _, dtype = DTYPES[shape["dtype"]]
+        x = cp.asarray(inputs["x"])
+        out = cp.empty(n, dtype=dtype)
+        assert x.data.ptr % 16 == 0 and out.data.ptr % 16 == 0  # 16-byte vectors (CuPy aligns to 256 B)
+        tiles = tiles_of(n, PASS_TILE)
+        ctx = device_context(kernels, x=x, out=out, sums=cp.empty(tiles_of(n, 1024), dtype=dtype), peers={},
+                             # one status word per tile and a ticket counter each, never reset (scan.cu)
+                             status={v: cp.zeros(tiles, dtype=cp.uint64) for v in SINGLE_PASS},
+                             ticket={v: cp.zeros(1, dtype=cp.uint64) for v in SINGLE_PASS})
+        return upload_sample(inputs, ctx)
+
+    def prebuild(self, shape, variants):
+        """cuda.compute's scan object for the shape's dtype and kind, ahead of cub's job."""
+        if any(v.name == "cub" for v in variants):
+            cub.prebuild_scan(cupy(), DTYPES[shape["dtype"]][1], shape["kind"] == "exclusive")
+
+    def job(self, variant, shape, ctx, index: str | None = None):
+        """`index` forces an instantiation of the book's section kernels (studies/baselines.py);
+        by default the shape's own (index_type)."""
+        cp = cupy()
+        n = shape["n"]
+        x, out = ctx["x"], ctx["out"]
+        if variant.name == "cub":
+            run, held = cub.prefix_sum(cp, x, out, shape["kind"] == "exclusive")
+            ctx["peers"]["cub"] = held
+            return self._job(run, out, ctx)
+        if variant.name == "memcpy":
+            def copy():
+                out.data.copy_from_device_async(x.data, x.nbytes)
+
+            return self._job(copy, out, ctx)
+        grid, block = self.geometry(variant, shape)
+        kernels = ctx["kernels"]
+        if variant.name in SINGLE_PASS:
+            args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(grid[0]))
+            return self._job(None, out, ctx, (Launch(kernels[variant.kernel], grid, block, args),))
+        if variant.kernel in INDEXED:
+            index = index or self.index_type(shape)
+            kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
+            size = index_arg(index, n)
+        else:
+            kernel, size = kernels[variant.kernel], np.uint64(n)
+        sums = ctx["sums"]
+        launches = [Launch(kernel, grid, block, (x, out, sums, size))]
+        sections = grid[0]
+        if sections > 1:  # one section has no sums to scan and nothing to add back
+            defines = self.defines(shape)
+            launches.append(Launch(loaded(ctx, self.name, "scan_sums", defines), (1,), (SUMS_THREADS,),
+                                   (sums, np.uint64(sections))))
+            launches.append(Launch(loaded(ctx, self.name, "add_carries", defines), (sections - 1,), (ADD_THREADS,),
+                                   (out, sums, np.uint64(n), np.uint32(SECTIONS[variant.name][0]))))
+        return self._job(None, out, ctx, tuple(launches))
+
+    @staticmethod
+    def _job(run, out, ctx, launches=()):
+        """A call of `launches` in order (or the library's `run`), its output checked whole or
+        on the shape's sample."""
+        if launches:
+            def run():
+                for launch in launches:
+                    launch()
+
+        picks = ctx.get(SAMPLE)
+        output = (lambda: out) if picks is None else (lambda: take(out, picks))
+        return Job(run=run, output=output, poison=lambda: poison(out), launch=launches[0] if launches else None,
+                   launches=tuple(launches))
+
+    def call_note(self, shape):
+        return ("a call of kogge_stone, brent_kung, coarsened, hierarchical: 3 launches (section scan, scan of the "
+                "section sums, add-back); domino, lookback: 1 launch, no reset; cub: CUB's own launches")
+
+    # ---- model --------------------------------------------------------------------
+    def traffic(self, shape, variant, device=None):
+        """Logical traffic 8N bytes (each input read once, each output written once) and N - 1
+        additions for every variant. Model column: the element passes over global memory the
+        variant's algorithm makes, 4 for the three kernels (the first reads and writes every
+        element, add_carries reads and writes them again), 2 for a single pass and the copy
+        (CUB's DeviceScan is a single-pass decoupled look-back)."""
+        n = shape["n"]
+        passes = 4 if variant.name in SECTIONS else 2
+        flops = 0 if variant.name == "memcpy" else max(n - 1, 0)
+        return Traffic(bytes=8 * n, flops=flops, extra={"passes": passes})
+
+
+def prefix_sums(x: np.ndarray, exclusive: bool, picks: np.ndarray | None = None) -> np.ndarray:
+    """The exact prefix sums of x (float64 for float32 inputs; int64 wrapped to int32 for
+    int32, as the GPU's adds wrap), inclusive or exclusive, of every element or of `picks`:
+    each CHUNK summed on its own core, then every chunk's cumulative sum from its offset."""
+    wide = np.float64 if x.dtype == np.float32 else np.int64
+    starts = list(range(0, x.size, CHUNK))
+    totals = np.zeros(len(starts), dtype=wide)
+
+    def total(i):
+        totals[i] = x[starts[i]:starts[i] + CHUNK].sum(dtype=wide)
+
+    on_cores(total, range(len(starts)))
+    offsets = np.concatenate([[0], np.cumsum(totals)[:-1]]).astype(wide)
+    size = x.size if picks is None else picks.size
+    out = np.empty(size, dtype=wide)
+
+    def chunk(i):
+        lo, hi = starts[i], min(starts[i] + CHUNK, x.size)
+        if picks is None:
+            where, at = slice(lo, hi), None
+        else:
+            a, b = np.searchsorted(picks, [lo, hi])
+            if a == b:
+                return
+            where, at = slice(a, b), picks[a:b] - lo
+        part = np.cumsum(x[lo:hi], dtype=wide)
+        if exclusive:
+            part = np.concatenate([[0], part[:-1]]).astype(wide)
+        part += offsets[i]
+        out[where] = part if at is None else part[at]
+
+    on_cores(chunk, range(len(starts)))
+    return out if wide == np.float64 else out.astype(np.int32)
+
+
+WORKLOAD = Scan()

@@ -1,0 +1,320 @@
+"""scan: the references, the float bound, geometry, the CUB binding and the config on the CPU;
+every variant on edge sizes, the 64-bit path, the mutations (a missing down-sweep barrier, an
+aggregate taken for a prefix, an inclusive/exclusive off-by-one) and the single-pass kernels
+called many times on the GPU."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from gpu_helpers import assert_all_pass, check_rows
+from pmppbench import workloads
+from pmppbench.check import compare
+from pmppbench.compile import compile_unit
+from pmppbench.errors import UsageError
+from pmppbench.planning import shapes_for
+from pmppbench.workloads import scan as sc
+from pmppbench.workloads.helpers import SAMPLE
+
+W = workloads.get("scan")
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_prefix_sums_across_chunks_are_numpys(monkeypatch, dtype, exclusive):
+    monkeypatch.setattr(sc, "CHUNK", 1000)  # several chunks and their offsets
+    rng = np.random.default_rng(3)
+    x = (rng.random(4321) + 0.5).astype(np.float32) if dtype == np.float32 else \
+        rng.integers(-1000, 1001, 4321).astype(np.int32)
+    wide = np.cumsum(x, dtype=np.float64 if dtype == np.float32 else np.int64)
+    want = np.concatenate([[0], wide[:-1]]) if exclusive else wide
+    got = sc.prefix_sums(x, exclusive)
+    assert got.dtype == (np.float64 if dtype == np.float32 else np.int32)
+    if dtype == np.float32:
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+    else:
+        assert np.array_equal(got, want.astype(np.int32))
+    picks = np.array([0, 1, 999, 1000, 1001, 2999, 4320])
+    assert np.array_equal(sc.prefix_sums(x, exclusive, picks), got[picks])
+
+
+def test_int32_prefix_sums_wrap_as_the_gpu_adds():
+    x = np.full(3, 2**30 + 1, dtype=np.int32)
+    got = sc.prefix_sums(x, False)
+    assert got.tolist() == [2**30 + 1, -(2**31) + 2, -(2**30) + 3]  # 2(2^30 + 1) and 3(2^30 + 1) wrapped
+
+
+def test_references_of_the_scan_and_the_copy():
+    shape = {"n": 100003, "dtype": "f32", "kind": "exclusive"}
+    inputs = W.make_inputs(shape, np.random.default_rng(0))
+    x = inputs["x"]
+    assert x.dtype == np.float32 and x.min() >= sc.LOW and x.max() < sc.HIGH and SAMPLE not in inputs
+    ref = W.reference(shape, inputs, W.variant("lookback"))
+    assert ref[0] == 0 and ref[-1] == pytest.approx(float(x[:-1].astype(np.float64).sum()), rel=1e-15)
+    assert W.reference(shape, inputs, W.variant("memcpy")) is x
+    ints = W.make_inputs({"n": 1000, "dtype": "i32", "kind": "inclusive"}, np.random.default_rng(0))["x"]
+    assert ints.dtype == np.int32 and np.all(ints != 0) and np.abs(ints).max() <= sc.INT_LIMIT
+
+
+def test_a_large_shape_is_checked_on_a_sample_of_its_prefixes(monkeypatch):
+    monkeypatch.setattr(sc, "SAMPLE_ABOVE", 5000)
+    shape = {"n": 20011, "dtype": "i32", "kind": "inclusive"}
+    inputs = W.make_inputs(shape, np.random.default_rng(1))
+    picks = inputs[SAMPLE][0]
+    assert picks[0] == 0 and picks[-1] == 20010 and picks.size < 20011
+    full = np.cumsum(inputs["x"], dtype=np.int64).astype(np.int32)
+    assert np.array_equal(W.reference(shape, inputs, W.variant("cub")), full[picks])
+    assert np.array_equal(W.reference(shape, inputs, W.variant("memcpy")), inputs["x"][picks])
+
+
+def test_the_float_bound_is_gamma_d_of_each_variants_chain():
+    shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
+    ks = W.variant("kogge_stone")
+    d = W.additions_depth(ks, shape)
+    assert d == 10 + sc.SUMS_DEPTH + (1 << 26) // 1024 // 4096 + 1  # section, scan_sums' chunks, add-back
+    du = d * 2.0**-24
+    assert W.tolerance_of(shape, ks) == sc.Tolerance("elementwise", rtol=du / (1 - du))
+    tiles = (1 << 26) // 8192
+    assert W.additions_depth(W.variant("domino"), shape) == sc.TILE_DEPTH["domino"] + tiles + 1
+    assert W.additions_depth(W.variant("lookback"), shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * tiles // 32 + 1
+    deepest = max(W.tolerance_of(shape, W.variant(v)).rtol for v in (*sc.THREE_KERNEL, *sc.SINGLE_PASS))
+    assert W.tolerance_of(shape, W.variant("cub")).rtol == deepest
+    small = {"n": 3, "dtype": "f32", "kind": "inclusive"}  # no chain is longer than N - 1
+    assert W.tolerance_of(small, ks).rtol == pytest.approx(2 * 2.0**-24 / (1 - 2 * 2.0**-24))
+
+
+def test_the_bound_grows_with_the_prefix_length():
+    rtols = [W.tolerance_of({"n": n, "dtype": "f32", "kind": "inclusive"}, W.variant("domino")).rtol
+             for n in (1 << 20, 1 << 24, 1 << 28)]
+    assert rtols[0] < rtols[1] < rtols[2]
+
+
+def test_int32_and_the_roof_are_checked_bit_for_bit():
+    assert W.tolerance_of({"n": 1 << 26, "dtype": "i32", "kind": "inclusive"}, W.variant("lookback")).rule == "exact"
+    assert W.tolerance_of({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}, W.variant("memcpy")).rule == "exact"
+
+
+def test_an_off_by_one_or_a_lost_tile_fails_the_float_check():
+    """At the mutations' size the bound is far below one input: the inclusive scan in place of
+    the exclusive one, or one tile's total missing, cannot pass by rounding."""
+    shape = {"n": 100003, "dtype": "f32", "kind": "exclusive"}
+    x = W.make_inputs(shape, np.random.default_rng(0))["x"]
+    ref = sc.prefix_sums(x, True)
+    tol = W.tolerance_of(shape, W.variant("lookback"))
+    assert compare(ref.astype(np.float32), ref, tol).status == "PASS"
+    inclusive = sc.prefix_sums(x, False).astype(np.float32)
+    assert compare(inclusive, ref, tol).status == "FAIL"
+    lost = ref.copy()
+    lost[16384:] -= x[8192:16384].astype(np.float64).sum()
+    assert compare(lost.astype(np.float32), ref, tol).status == "FAIL"
+
+
+def test_geometry_and_index_path():
+    shape = {"n": 4097, "dtype": "f32", "kind": "inclusive"}
+    assert W.geometry(W.variant("kogge_stone"), shape) == ((5,), (1024,))
+    assert W.geometry(W.variant("brent_kung"), shape) == ((3,), (1024,))
+    assert W.geometry(W.variant("coarsened"), shape) == ((2,), (512,))
+    assert W.geometry(W.variant("hierarchical"), shape) == ((2,), (256,))
+    assert W.geometry(W.variant("lookback"), shape) == ((1,), (256,))
+    assert W.index_type({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
+    assert W.index_type({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
+    assert W.index_type({"n": 2**31 - 2049, "dtype": "f32", "kind": "inclusive"}) == "long long"  # rounded up to sections, + 1
+    assert W.index_type({"n": 2**31 - 8193, "dtype": "f32", "kind": "inclusive"}) == "int"
+
+
+def test_check_shapes_cover_the_edges_and_the_64_bit_path_for_each_dtype():
+    shapes = W.check_shapes()
+    sizes = {s["n"] for s in shapes}
+    for edge in (1, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, 100003):
+        assert edge in sizes
+    large = [(s["dtype"], s["kind"]) for s in shapes if s["n"] > 2**31 - 1]
+    assert large == [("f32", "inclusive"), ("i32", "exclusive")]
+    assert all(W.index_type(s) == "long long" for s in shapes if s["n"] > 2**31 - 1)
+    assert {(s["dtype"], s["kind"]) for s in shapes} == {(d, k) for d in sc.DTYPES for k in sc.KINDS}
+
+
+def test_axes_default_to_every_dtype_and_kind_and_reject_others():
+    shapes = shapes_for(W, {"n": 1000}, {"dtype": None, "kind": None}, check_only=False)
+    assert [(s["dtype"], s["kind"]) for s in shapes] == [
+        ("f32", "inclusive"), ("i32", "inclusive"), ("f32", "exclusive"), ("i32", "exclusive")]
+    with pytest.raises(UsageError, match="dtype must be one of f32, i32"):
+        W.validate({"n": 10, "dtype": "f64", "kind": "inclusive"})
+    with pytest.raises(UsageError, match="kind must be one of inclusive, exclusive"):
+        W.validate({"n": 10, "dtype": "f32", "kind": "both"})
+
+
+def test_cli_rejects_an_unknown_kind(run_cli):
+    code, _out, err = run_cli("scan", "--kind", "prefix")
+    assert code == 2 and "--kind: unknown value 'prefix'; choose from inclusive, exclusive" in err
+
+
+def test_traffic_counts_the_logical_bytes_and_the_passes():
+    shape = {"n": 1000, "dtype": "i32", "kind": "inclusive"}
+    for v in W.variants:
+        t = W.traffic(shape, v)
+        assert t.bytes == 8000
+        assert t.extra["passes"] == (4 if v.name in sc.SECTIONS else 2)
+        assert t.flops == (0 if v.name == "memcpy" else 999)
+
+
+def test_every_kernel_compiles_for_every_dtype_and_kind():
+    for defines in W.compile_sets():
+        unit = compile_unit("scan", W.kernel_names(), "sm_90", defines)
+        assert sorted(unit.ptxas) == sorted(W.kernel_names())
+        for name, report in unit.ptxas.items():
+            assert (report.spill_stores, report.stack_bytes) == (0, 0), (defines, name)
+
+
+@pytest.mark.parametrize("flag", ["MUTATE_DOWNSWEEP_BARRIER", "MUTATE_AGGREGATE_AS_PREFIX", "MUTATE_OFF_BY_ONE"])
+def test_each_mutation_changes_the_machine_code(flag):
+    """A mutation that compiled to the same code could never FAIL: each one must change its kernel."""
+    kernel = {"MUTATE_DOWNSWEEP_BARRIER": "brent_kung<int>", "MUTATE_AGGREGATE_AS_PREFIX": "lookback",
+              "MUTATE_OFF_BY_ONE": "lookback"}[flag]
+    base = {"ELEM": "int", "EXCLUSIVE": 1}
+    plain = compile_unit("scan", [kernel], "sm_90", base).cubin
+    mutated = compile_unit("scan", [kernel], "sm_90", {**base, flag: 1}).cubin
+    assert plain != mutated
+
+
+class FakeCompute:
+    """cuda.compute's make_*_scan recorded by what its build cache keys on: each array's type and
+    dtype and the initial value's."""
+
+    class OpKind:
+        PLUS = "plus"
+
+    def __init__(self):
+        self.keys = []
+
+    def _make(self, kind):
+        def make(**kw):
+            self.keys.append((kind, tuple(sorted((k, type(v).__name__, str(getattr(v, "dtype", v)))
+                                                 for k, v in kw.items()))))
+            return lambda temp_storage=None, **call: 64
+        return make
+
+    def __getattr__(self, name):
+        if name in ("make_inclusive_scan", "make_exclusive_scan"):
+            return self._make(name)
+        raise AttributeError(name)
+
+
+def fake_cupy():
+    return SimpleNamespace(empty=np.empty, uint8=np.uint8,
+                           cuda=SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0)))
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, dtype, exclusive):
+    from pmppbench.workloads import cub
+
+    compute = FakeCompute()
+    monkeypatch.setattr(cub, "compute_module", lambda: compute)
+    cp = fake_cupy()
+    cub.prebuild_scan(cp, dtype, exclusive)
+    cub.prefix_sum(cp, np.zeros(1000, dtype=dtype), np.zeros(1000, dtype=dtype), exclusive)
+    assert len(compute.keys) == 2 and compute.keys[0] == compute.keys[1]
+    assert compute.keys[0][0] == ("make_exclusive_scan" if exclusive else "make_inclusive_scan")
+
+
+def test_only_cub_is_prebuilt_and_for_the_shapes_dtype_and_kind(monkeypatch):
+    from pmppbench.workloads import cub
+
+    asked = []
+    monkeypatch.setattr(cub, "prebuild_scan", lambda cp, dtype, exclusive: asked.append((dtype, exclusive)))
+    monkeypatch.setattr(sc, "cupy", lambda: None)
+    W.prebuild({"n": 1000, "dtype": "i32", "kind": "inclusive"}, [W.variant("lookback")])
+    assert asked == []
+    W.prebuild({"n": 1000, "dtype": "i32", "kind": "exclusive"}, list(W.variants))
+    W.prebuild({"n": 1000, "dtype": "f32", "kind": "inclusive"}, list(W.variants))
+    assert asked == [(np.int32, True), (np.float32, False)]
+
+
+# ---- on the GPU -------------------------------------------------------------------------------
+
+class Mutated(sc.Scan):
+    def __init__(self, flag):
+        self.flag = flag
+
+    def defines(self, shape):
+        return {**super().defines(shape), self.flag: 1}
+
+
+@pytest.mark.gpu
+def test_every_variant_passes_on_edge_sizes():
+    shapes = [s for s in W.check_shapes() if s["n"] != sc.LARGE_CHECK]
+    assert_all_pass([r for r in check_rows("scan", shapes) if r.check != "SKIP"])
+
+
+@pytest.mark.gpu
+def test_the_64_bit_path():
+    shapes = [s for s in W.check_shapes() if s["n"] == sc.LARGE_CHECK]
+    assert_all_pass([r for r in check_rows("scan", shapes) if r.check != "SKIP"])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flag, variant, kind", [
+    ("MUTATE_DOWNSWEEP_BARRIER", "brent_kung", "inclusive"),
+    ("MUTATE_AGGREGATE_AS_PREFIX", "lookback", "inclusive"),
+    ("MUTATE_OFF_BY_ONE", "kogge_stone", "exclusive"),
+    ("MUTATE_OFF_BY_ONE", "lookback", "exclusive"),
+])
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_mutations_fail(flag, variant, kind, dtype):
+    from pmppbench.runner import run_shape
+
+    w = Mutated(flag)
+    shape = {"n": 100003, "dtype": dtype, "kind": kind}
+    rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant(variant)])
+    assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
+
+
+CALLS = 200  # single-pass calls checked one by one: a rare ordering bug shows as a FAIL
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_single_pass_scans_stay_right_call_after_call(dtype):
+    """domino and lookback, CALLS calls each on the same buffers (the ticket and the status words
+    carry over from call to call): every call's output checked. int32 is exact, so every call
+    is bit for bit the same; float32 look-back may add its predecessors in another order from
+    call to call, and each call must still be inside the bound."""
+    from pmppbench.check import device_copy
+    from pmppbench.gpu import cupy
+    from pmppbench.runner import prepared
+
+    cp = cupy()
+    shape = {"n": (1 << 22) + 3, "dtype": dtype, "kind": "inclusive"}
+    variants = [W.variant("domino"), W.variant("lookback")]
+    with prepared(W, shape, variants, seed=5) as (inputs, ctx):
+        ref = device_copy(W.reference(shape, inputs, variants[0]))
+        for v in variants:
+            job = W.job(v, shape, ctx)
+            tol = W.tolerance_of(shape, v)
+            first = None
+            for call in range(CALLS):
+                job.poison()
+                job.run()
+                out = job.output()
+                result = compare(out, ref, tol)
+                assert result.passed, f"{v.name} call {call}: {result.detail}"
+                if first is None:
+                    first = out.copy()
+                elif dtype == "i32":
+                    assert bool(cp.array_equal(out, first)), f"{v.name} call {call} differs from call 0"
+
+
+@pytest.mark.gpu
+def test_cub_built_ahead_on_another_thread_serves_the_job():
+    import threading
+
+    pytest.importorskip("cuda.compute")
+    shapes = [{"n": 100003, "dtype": d, "kind": k} for d in sc.DTYPES for k in sc.KINDS]
+    builder = threading.Thread(target=lambda: [W.prebuild(s, [W.variant("cub")]) for s in shapes])
+    builder.start()
+    builder.join()
+    assert_all_pass(check_rows("scan", shapes, ["cub"]))
