@@ -1024,3 +1024,6 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
         it += s.ke - s.kb;
     }
 }
+
+// The tensor-core rungs (--precision tf32, bf16, fp16): kernels_cu/gemm_tc.cuh.
+#include "gemm_tc.cuh"
