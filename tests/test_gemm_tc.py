@@ -271,3 +271,29 @@ def test_cublas_rows_pass_and_are_fast():
     assert_all_pass(rows)
     assert [r.variant for r in rows] == ["cublas"] * 3
     assert all(math.isfinite(r.max_rel_err) and r.max_rel_err > 0 for r in rows)  # a real FP32 sum, not exact
+
+
+# ---- the roofline and the implausible-rate warning know each precision's peak --------------
+
+def test_tensor_rows_are_measured_against_their_precisions_peak():
+    from pmppbench.derive import speed_of_light  # noqa: PLC0415
+    from pmppbench.noise import diagnose  # noqa: PLC0415
+    from pmppbench.roofline import COMPUTE_BOUND, Ceilings  # noqa: PLC0415
+    from pmppbench.row import Result  # noqa: PLC0415
+
+    roofs = [Ceilings("theoretical", 4800.0, 66900.0, tensor_gflops={"bf16": 989_400.0, "tf32": 494_700.0}),
+             Ceilings("measured", 4000.0, 51000.0)]
+    m = n = k = 4096
+    t = W.traffic(shape(m, n, k, "bf16"), W.variant("cublas"))
+    ms = t.flops / 800e12 * 1e3  # 800 TFLOP/s
+    row = Result("gemm", "cublas", "x", dims=shape(m, n, k, "bf16"), check="PASS", median_ms=ms, bytes=t.bytes,
+                 flops=t.flops)
+    sol = speed_of_light(row, roofs)
+    assert sol["bound"] == COMPUTE_BOUND and sol["ridge_flop_per_byte"] == pytest.approx(989_400 / 4800)
+    assert sol["sol_pct_theoretical"] == pytest.approx(100 * 800_000 / 989_400)
+    assert "sol_pct_measured" not in sol  # no measured tensor roof: no % of the FP32 one
+    row.sol_pct_theoretical = sol["sol_pct_theoretical"]
+    assert not [w for w in diagnose(row) if "implausible" in w]
+    fp32 = replace(row, dims=shape(m, n, k))  # the same rate read as FP32 is implausible
+    fp32.sol_pct_theoretical = speed_of_light(fp32, roofs)["sol_pct_theoretical"]
+    assert [w for w in diagnose(fp32) if "implausible" in w]

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One H200 call for the tensor-core rungs (issue 33): the GPU tests of tests/test_gemm_tc.py,
+# the 4096^3 and 8192^3 tables beside cuBLAS, compute-sanitizer memcheck and racecheck on
+# partial tiles, `all` with the default config (its wall time), logs tarred under $OUT.
+# Run from the checkout's root: bash results/h200/tensor/run.sh
+set -u
+export PYTHONUNBUFFERED=1
+py=python3
+dest=${OUT:-/tmp/out}/tensor
+mkdir -p "$dest"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$dest/gpu.txt" 2>&1
+git log -1 --format='%H %s' > "$dest/commit.txt" 2>/dev/null || true
+$py -m pmppbench info > "$dest/info.txt" 2>&1
+step() {  # step NAME SECONDS COMMAND...: its output in NAME.txt, its exit and wall time in summary.txt
+  local name=$1 limit=$2; shift 2
+  local start=$EPOCHREALTIME
+  timeout "$limit" "$@" > "$dest/$name.txt" 2>&1
+  local rc=$?
+  echo "$name: exit $rc, $(echo "$EPOCHREALTIME - $start" | bc) s" | tee -a "$dest/summary.txt"
+  tail -n 4 "$dest/$name.txt"
+}
+step gpu-tests "${TESTS_S:-110}" $py -m pytest -q -rA -m gpu -p no:cacheprovider tests/test_gemm_tc.py
+step gemm4096 "${TABLE_S:-60}" $py -m pmppbench gemm 4096 4096 4096 --precision bf16,fp16,tf32 \
+  --out "$dest/gemm4096.csv" --force
+step gemm8192 "${TABLE_S:-40}" $py -m pmppbench gemm 8192 8192 8192 --precision bf16,fp16 --reps 5 \
+  --out "$dest/gemm8192.csv" --force
+if command -v compute-sanitizer > /dev/null; then
+  for tool in memcheck racecheck; do
+    step "sanitizer-$tool" 60 compute-sanitizer --tool $tool $py -m pmppbench gemm 130 136 72 \
+      --precision bf16,fp16,tf32 --check-only --quiet
+    step "sanitizer-$tool-unaligned" 60 compute-sanitizer --tool $tool $py -m pmppbench gemm 65 66 35 \
+      --precision bf16,fp16 --check-only --quiet
+  done
+fi
+[ -n "${ALL:-}" ] && step all-default 60 $py -m pmppbench all --quiet --out "$dest/default.csv" --force
+tar czf "$(dirname "$dest")/tensor.tgz" -C "$(dirname "$dest")" tensor
