@@ -26,9 +26,9 @@ step gemm8192 "${TABLE_S:-40}" $py -m pmppbench gemm 8192 8192 8192 --precision 
   --out "$dest/gemm8192.csv" --force
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
-    step "sanitizer-$tool" 60 compute-sanitizer --tool $tool $py -m pmppbench gemm 130 136 72 \
+    step "sanitizer-$tool" "${SAN_S:-60}" compute-sanitizer --tool $tool $py -m pmppbench gemm 130 136 72 \
       --precision bf16,fp16,tf32 --check-only --quiet
-    step "sanitizer-$tool-unaligned" 60 compute-sanitizer --tool $tool $py -m pmppbench gemm 65 66 35 \
+    step "sanitizer-$tool-unaligned" "${SAN_S:-60}" compute-sanitizer --tool $tool $py -m pmppbench gemm 65 66 35 \
       --precision bf16,fp16 --check-only --quiet
   done
 fi
