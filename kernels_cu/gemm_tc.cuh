@@ -134,22 +134,29 @@ wmma_tc(const typename TcElem<P>::T* __restrict__ A, const typename TcElem<P>::T
 }
 
 // ---------------------------------------------------------------------------------------
-// mma_tc: the fragments by hand. 8 warps (2 along M x 4 along N), a 128 x 128 tile of C per
-// block, each warp 64 x 32 = 4 x 4 mma.sync.m16n8k16 tiles (64 FP32 accumulators a thread).
-// Per K step of 32 a warp issues 2 x 16 MMAs from 2 x (4 ldmatrix.x4 for A + 2 ldmatrix.x4.trans
-// for B): each shared word read feeds 4 (A) or 4 (B) MMAs from registers.
+// mma_tc: the fragments by hand. 8 warps (2 along M x 4 along N), a 128 x BN tile of C per
+// block, each warp 64 x BN/4 = 4 x BN/32 mma.sync.m16n8k16 tiles (BN/2 FP32 accumulators a
+// thread). Per K step of 16 a warp loads 4 ldmatrix.x4 of A and BN/64 ldmatrix.x4.trans of B
+// and issues 4 x BN/32 MMAs from registers: `mma_sync` (BN = 128, 3 stages) 16 MMAs per 6
+// loads, `mma_wide` (BN = 256, 4 stages) 32 per 8.
 // - ldmatrix: a warp reads a 16 x 16 tile in one instruction, each lane getting exactly the
 //   elements its fragment holds; .trans turns B's row-major k rows into the column fragment.
-// - Padded rows: A's rows are 32 + 8 halves (80 B), B's 128 + 8 (272 B): the 8 row addresses
-//   of each 8 x 8 matrix of an ldmatrix fall in 8 different 16-byte bank groups (no conflict).
+// - Padded rows: A's rows are 32 + 8 halves (80 B), B's BN + 8 (272 or 528 B): the 8 row
+//   addresses of each 8 x 8 matrix of an ldmatrix fall in 8 different 16-byte bank groups.
 // - A STAGES-deep cp.async pipeline: tiles kt + 1 .. kt + STAGES - 1 are in flight while kt is
-//   multiplied (PMPP's double buffering, one stage deeper, the copies never in registers).
+//   multiplied (PMPP's double buffering, deeper, the copies never in registers).
 // ALIGNED (K and N multiples of 8: every 16-byte chunk of a row is inside or outside the matrix
 // whole) loads by 16-byte cp.async with zero fill past the edges; otherwise element by element.
-constexpr int MT_BM = 128, MT_BN = 128, MT_BK = 32, MT_THREADS = 256, MT_STAGES = 3;
-constexpr int MT_LDA = MT_BK + 8, MT_LDB = MT_BN + 8;  // in halves
-constexpr int MT_STAGE_HALVES = MT_BM * MT_LDA + MT_BK * MT_LDB;
-constexpr int MT_SMEM_BYTES = MT_STAGES * MT_STAGE_HALVES * 2;  // 56,832 B: dynamic shared memory
+constexpr int MT_BM = 128, MT_BK = 32, MT_THREADS = 256, MT_LDA = MT_BK + 8;  // LDA in halves
+
+template <int BN, int STAGES>
+struct MmaTiles {
+    static constexpr int LDB = BN + 8;  // in halves
+    static constexpr int STAGE_HALVES = MT_BM * MT_LDA + MT_BK * LDB;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_HALVES * 2;  // dynamic shared memory
+    static constexpr int WN = BN / 4, NI = WN / 8;  // the warp's columns, its n8 tiles
+    static_assert(BN % 64 == 0, "BN: whole ldmatrix.x4.trans (16 columns) per warp");
+};
 
 __device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool valid) {
     const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -157,29 +164,30 @@ __device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, b
                  : "memory");
 }
 
-template <bool ALIGNED>
+template <bool ALIGNED, int BN>
 __device__ __forceinline__ void mma_load_stage(unsigned short* As, unsigned short* Bs, const unsigned short* A,
                                                const unsigned short* B, int M, int N, int K, int m0, int n0, int k0) {
     const int tid = threadIdx.x;
+    constexpr int LDB = BN + 8;
     if (ALIGNED) {
         for (int i = tid; i < MT_BM * MT_BK / 8; i += MT_THREADS) {  // 4 chunks of 8 halves per A row
             const int r = i / (MT_BK / 8), c = (i % (MT_BK / 8)) * 8;
             const bool ok = m0 + r < M && k0 + c < K;
             cp_async16_zfill(As + r * MT_LDA + c, ok ? A + size_t(m0 + r) * K + k0 + c : A, ok);
         }
-        for (int i = tid; i < MT_BK * MT_BN / 8; i += MT_THREADS) {  // 16 chunks per B row
-            const int r = i / (MT_BN / 8), c = (i % (MT_BN / 8)) * 8;
+        for (int i = tid; i < MT_BK * BN / 8; i += MT_THREADS) {  // 16 chunks per B row
+            const int r = i / (BN / 8), c = (i % (BN / 8)) * 8;
             const bool ok = k0 + r < K && n0 + c < N;
-            cp_async16_zfill(Bs + r * MT_LDB + c, ok ? B + size_t(k0 + r) * N + n0 + c : B, ok);
+            cp_async16_zfill(Bs + r * LDB + c, ok ? B + size_t(k0 + r) * N + n0 + c : B, ok);
         }
     } else {
         for (int i = tid; i < MT_BM * MT_BK; i += MT_THREADS) {
             const int r = i / MT_BK, c = i % MT_BK;
             As[r * MT_LDA + c] = (m0 + r < M && k0 + c < K) ? A[size_t(m0 + r) * K + k0 + c] : 0;
         }
-        for (int i = tid; i < MT_BK * MT_BN; i += MT_THREADS) {
-            const int r = i / MT_BN, c = i % MT_BN;
-            Bs[r * MT_LDB + c] = (k0 + r < K && n0 + c < N) ? B[size_t(k0 + r) * N + n0 + c] : 0;
+        for (int i = tid; i < MT_BK * BN; i += MT_THREADS) {
+            const int r = i / BN, c = i % BN;
+            Bs[r * LDB + c] = (k0 + r < K && n0 + c < N) ? B[size_t(k0 + r) * N + n0 + c] : 0;
         }
     }
 }
@@ -210,23 +218,25 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-template <int P, bool ALIGNED>
+template <int P, bool ALIGNED, int BN, int STAGES>
 __global__ void __launch_bounds__(MT_THREADS)
 mma_tc(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C,
        int M, int N, int K) {
     static_assert(P == 1 || P == 2, "mma_tc: BF16 or FP16 inputs (m16n8k16)");
     extern __shared__ __align__(128) unsigned short mt_smem[];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;  // the warp's 64 x 32 piece
-    const int m0 = blockIdx.y * MT_BM, n0 = blockIdx.x * MT_BN;
+    using T = MmaTiles<BN, STAGES>;
+    constexpr int MT_STAGES = STAGES, MT_STAGE_HALVES = T::STAGE_HALVES, NI = T::NI;
+    const int wm = (warp / 4) * 64, wn = (warp % 4) * T::WN;  // the warp's 64 x BN/4 piece
+    const int m0 = blockIdx.y * MT_BM, n0 = blockIdx.x * BN;
     const int KT = (K + MT_BK - 1) / MT_BK;
     auto stage_a = [&](int s) { return mt_smem + s * MT_STAGE_HALVES; };
     auto stage_b = [&](int s) { return mt_smem + s * MT_STAGE_HALVES + MT_BM * MT_LDA; };
-    float acc[4][4][4] = {};
+    float acc[4][NI][4] = {};
 
     for (int s = 0; s < MT_STAGES - 1; ++s) {  // the prologue: the first STAGES - 1 tiles in flight
         if (s < KT)
-            mma_load_stage<ALIGNED>(stage_a(s), stage_b(s), A, B, M, N, K, m0, n0, s * MT_BK);
+            mma_load_stage<ALIGNED, BN>(stage_a(s), stage_b(s), A, B, M, N, K, m0, n0, s * MT_BK);
         cp_async_commit();
     }
     // ldmatrix lane addresses: A's lanes 0-15 rows 0-15 at k 0, lanes 16-31 the same rows at k 8
@@ -239,24 +249,24 @@ mma_tc(const unsigned short* __restrict__ A, const unsigned short* __restrict__ 
         __syncthreads();                 // ... and every thread's; the stage kt - 1 used is free
         const int next = kt + MT_STAGES - 1;
         if (next < KT)
-            mma_load_stage<ALIGNED>(stage_a(next % MT_STAGES), stage_b(next % MT_STAGES), A, B, M, N, K, m0, n0,
+            mma_load_stage<ALIGNED, BN>(stage_a(next % MT_STAGES), stage_b(next % MT_STAGES), A, B, M, N, K, m0, n0,
                                     next * MT_BK);
         cp_async_commit();  // one group per iteration, empty or not: wait_group counts stay exact
         const unsigned short* As = stage_a(kt % MT_STAGES);
         const unsigned short* Bs = stage_b(kt % MT_STAGES);
 #pragma unroll
         for (int kk = 0; kk < MT_BK; kk += 16) {
-            unsigned a[4][4], b[2][4];
+            unsigned a[4][4], b[NI / 2][4];
 #pragma unroll
             for (int i = 0; i < 4; ++i)
                 ldmatrix_x4(a[i], As + (wm + 16 * i + a_row) * MT_LDA + kk + a_col);
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
-                ldmatrix_x4_trans(b[j], Bs + (kk + b_row) * MT_LDB + wn + 16 * j + b_col);
+            for (int j = 0; j < NI / 2; ++j)
+                ldmatrix_x4_trans(b[j], Bs + (kk + b_row) * T::LDB + wn + 16 * j + b_col);
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
+                for (int j = 0; j < NI; ++j)
                     mma16816<P>(acc[i][j], a[i], b[j / 2][(j % 2) * 2], b[j / 2][(j % 2) * 2 + 1]);
         }
     }
@@ -266,7 +276,7 @@ mma_tc(const unsigned short* __restrict__ A, const unsigned short* __restrict__ 
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < NI; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int row = m0 + wm + 16 * i + g + 8 * h, col = n0 + wn + 8 * j + 2 * t;

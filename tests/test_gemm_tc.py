@@ -116,15 +116,15 @@ def test_tables_per_precision():
     assert W.variants_for(shape(64, 64, 64)) == LADDER
     assert W.variants_for(shape(64, 64, 64, "fp32")) == LADDER
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "bf16"))] == [
-        ("wmma", "wmma_tc<1>"), ("mma_sync", "mma_tc<1, true>"), ("cublas", None)]
+        ("wmma", "wmma_tc<1>"), ("mma_sync", "mma_tc<1, true, 128, 3>"), ("mma_wide", "mma_tc<1, true, 256, 4>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "fp16"))] == [
-        ("wmma", "wmma_tc<2>"), ("mma_sync", "mma_tc<2, true>"), ("cublas", None)]
+        ("wmma", "wmma_tc<2>"), ("mma_sync", "mma_tc<2, true, 128, 3>"), ("mma_wide", "mma_tc<2, true, 256, 4>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "tf32"))] == [
         ("wmma", "wmma_tc<0>"), ("cublas", None)]
     assert all(v.needs == "sm_80" for v in tensor.TENSOR_RUNGS)
-    assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 12)) == "mma_tc<2, false>"
-    assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 12, 16)) == "mma_tc<2, false>"
-    assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 16)) == "mma_tc<2, true>"
+    assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 12)) == "mma_tc<2, false, 128, 3>"
+    assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 12, 16)) == "mma_tc<2, false, 128, 3>"
+    assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 16)) == "mma_tc<2, true, 128, 3>"
 
 
 def test_labels_fp32_unchanged():
@@ -135,6 +135,7 @@ def test_labels_fp32_unchanged():
 def test_geometry_and_traffic_of_the_tensor_rungs():
     assert W.geometry(tensor.WMMA, shape(129, 4097, 7, "bf16")) == ((65, 3), (128,))
     assert W.geometry(tensor.MMA_SYNC, shape(129, 4097, 7, "bf16")) == ((33, 2), (256,))
+    assert W.geometry(tensor.MMA_WIDE, shape(129, 4097, 7, "bf16")) == ((17, 2), (256,))
     m, n, k = 512, 256, 1024
     t = W.traffic(shape(m, n, k, "bf16"), tensor.MMA_SYNC)
     assert t.bytes == 2 * (m * k + k * n) + 4 * m * n and t.flops == 2 * m * n * k
@@ -169,20 +170,20 @@ def test_cli_bad_precision_is_one_line_exit_2(run_cli, args):
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_tensor_kernels_compile_without_spills(arch):
     names = tensor.kernel_names()
-    assert len(names) == 7  # wmma x 3 precisions, mma_sync x 2 precisions x 2 load paths
+    assert len(names) == 11  # wmma x 3 precisions, mma_sync and mma_wide x 2 precisions x 2 load paths
     unit = compile_unit("gemm", names, arch)
     for name in names:
         r = unit.ptxas[name]
         assert 0 < r.registers <= 255 and r.spill_stores == 0 and r.spill_loads == 0, f"{name}: {r}"
     # wmma: one stage of A and B, padded, or C's 64 x 68 floats: the larger (17,408 B)
     assert unit.ptxas["wmma_tc<1>"].static_smem == 64 * 68 * 4
-    assert unit.ptxas["mma_tc<1, true>"].static_smem == 0  # dynamic: tensor.MMA_SMEM
-    assert tensor.MMA_SMEM == 56832
+    assert unit.ptxas["mma_tc<1, true, 128, 3>"].static_smem == 0  # dynamic: tensor.mma_smem
+    assert (tensor.mma_smem("mma_sync"), tensor.mma_smem("mma_wide")) == (56832, 108544)
 
 
 def test_tensor_kernels_need_sm_80():
     with pytest.raises(NeedsNewerArch) as info:
-        compile_unit("gemm", ["mma_tc<1, true>"], "sm_75", use_cache=False)
+        compile_unit("gemm", ["mma_tc<1, true, 128, 3>"], "sm_75", use_cache=False)
     assert info.value.arch == "sm_80"
 
 
@@ -199,12 +200,12 @@ def mutated_source(tmp_path: Path, old: str, new: str) -> Path:
 
 
 MUTATIONS = {  # name -> (kernel, old text, new text)
-    "dropped_k_tile": ("mma_tc<1, true>", "        if (next < KT)\n",
+    "dropped_k_tile": ("mma_tc<1, true, 128, 3>", "        if (next < KT)\n",
                        "        if (next < KT && next != 3)\n"),
-    "transposed_fragment": ("mma_tc<1, true>", "const int a_row = lane % 16, a_col = (lane / 16) * 8;",
+    "transposed_fragment": ("mma_tc<1, true, 256, 4>", "const int a_row = lane % 16, a_col = (lane / 16) * 8;",
                             "const int a_row = (lane / 16) * 8 + lane % 8, a_col = ((lane / 8) % 2) * 8;"),
-    "no_pipeline_wait": ("mma_tc<2, true>", "        cp_async_wait<MT_STAGES - 2>();  // this",
-                         "        cp_async_wait<MT_STAGES - 1>();  // this"),
+    "wrong_stage": ("mma_tc<2, true, 128, 3>", "As = stage_a(kt % MT_STAGES);",
+                    "As = stage_a((kt + 1) % MT_STAGES);"),
     "wrong_swizzle": ("wmma_tc<1>", "As[r * LDA + c] = (m0", "As[r * LDA + (c ^ 8)] = (m0"),
 }
 
@@ -241,7 +242,7 @@ def test_mutants_fail(name, tmp_path):
 
     kernel, old, new = MUTATIONS[name]
     src = mutated_source(tmp_path, old, new)
-    like = "mma_sync" if kernel.startswith("mma_tc") else "wmma"
+    like = {"128": "mma_sync", "256": "mma_wide"}.get(kernel.split(", ")[-2] if "mma_tc" in kernel else "", "wmma")
     p = "fp16" if "<2" in kernel else "bf16"
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
@@ -257,7 +258,7 @@ def test_learner_kernel_like_mma_sync_passes(tmp_path):
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     src = mutated_source(tmp_path, "mma_tc(const unsigned short*", "mma_tc(const unsigned short*")
-    mine = Variant("mine", "mma_tc<1, true>", "mine", source=str(src), like="mma_sync")
+    mine = Variant("mine", "mma_tc<1, true, 128, 3>", "mine", source=str(src), like="mma_sync")
     rows = run_shape(W, shape(1024, 1024, 1024, "bf16"), protocol=replace(W.protocol, reps=2, batches=2, warmup=1),
                      seed=4, variants=[mine])
     assert rows[0].check == "PASS" and rows[0].median_ms > 0, rows[0].error

@@ -16,14 +16,23 @@ from pmppbench.workloads.gemm.tiles import Cover
 WMMA = Variant("wmma", "wmma_tc<1>",
                "the warp-matrix API (wmma.load/mma/store): 64x64 tiles, 4 warps of 2x2 16x16 fragments, one "
                "shared stage", needs="sm_80")
-MMA_SYNC = Variant("mma_sync", "mma_tc<1, true>",
+MMA_SYNC = Variant("mma_sync", "mma_tc<1, true, 128, 3>",
                    "ldmatrix + mma.sync.m16n8k16, 128x128x32 tiles, 8 warps of 64x32, 3-stage cp.async, "
                    "padded rows", needs="sm_80")
-TENSOR_RUNGS = (WMMA, MMA_SYNC)
+MMA_WIDE = Variant("mma_wide", "mma_tc<1, true, 256, 4>",
+                   "mma_sync with 128x256 tiles, 64x64 warp tiles (32 MMAs per 8 ldmatrix) and 4 stages",
+                   needs="sm_80")
+TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE)
 # Which rungs run each precision: mma_tc is written for the 16-bit inputs' m16n8k16 only.
-RUNGS_FOR = {"tf32": (WMMA,), "bf16": (WMMA, MMA_SYNC), "fp16": (WMMA, MMA_SYNC)}
-COVERS = {"wmma": Cover(64, 64, (128,)), "mma_sync": Cover(128, 128, (256,))}
-MMA_SMEM = 3 * (128 * 40 + 32 * 136) * 2  # gemm_tc.cuh MT_SMEM_BYTES: 3 stages of A and B, padded
+RUNGS_FOR = {"tf32": (WMMA,), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
+MMA_TILES = {"mma_sync": (128, 3), "mma_wide": (256, 4)}  # BN, STAGES of mma_tc
+COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()}}
+
+
+def mma_smem(name: str) -> int:
+    """gemm_tc.cuh MmaTiles::SMEM_BYTES: STAGES stages of A (128 x (32 + 8) halves) and B (32 x (BN + 8))."""
+    bn, stages = MMA_TILES[name]
+    return stages * (128 * 40 + 32 * (bn + 8)) * 2
 
 
 def aligned(shape) -> bool:
@@ -38,8 +47,9 @@ def kernel_for(variant: Variant, precision: str, shape=None) -> str:
     p = prec.TEMPLATE_ARG[precision]
     if variant.name == "wmma":
         return f"wmma_tc<{p}>"
-    if variant.name == "mma_sync":
-        return f"mma_tc<{p}, {'true' if shape is None or aligned(shape) else 'false'}>"
+    if variant.name in MMA_TILES:
+        bn, stages = MMA_TILES[variant.name]
+        return f"mma_tc<{p}, {'true' if shape is None or aligned(shape) else 'false'}, {bn}, {stages}>"
     raise ValueError(f"gemm: {variant.name} is no tensor-core rung")
 
 
@@ -50,12 +60,12 @@ def variants_for(precision: str, cublas: Variant) -> tuple[Variant, ...]:
 
 def kernel_labels() -> dict[str, str]:
     """Every tensor-core kernel `compile` builds (each rung for each precision it runs, both of
-    mma_sync's load paths) -> the row it serves, e.g. "mma_sync (fp16, unaligned K or N)"."""
+    mma_tc's load paths) -> the row it serves, e.g. "mma_sync (fp16, unaligned K or N)"."""
     labels = {}
     for p, rungs in RUNGS_FOR.items():
         for v in rungs:
             labels[kernel_for(v, p)] = f"{v.name} ({p})"
-            if v.name == "mma_sync":
+            if v.name in MMA_TILES:
                 labels[kernel_for(v, p, {"k": 1, "n": 1})] = f"{v.name} ({p}, K or N not a multiple of 8)"
     return labels
 

@@ -8,8 +8,8 @@ on the same FP32 data and is the "% of" column's reference. Each rung is describ
 docs/gemm_ladder.md; every kernel is in kernels_cu/gemm.cu.
 
 `--precision tf32,bf16,fp16` runs the tensor-core table instead (tensor.py, kernels_cu/gemm_tc.cuh,
-docs/tensor_cores.md): the inputs rounded to the precision, C in FP32, the rungs wmma and
-mma_sync and cuBLAS of the same precision. A shape without the key is FP32, as before.
+docs/tensor_cores.md): the inputs rounded to the precision, C in FP32, the rungs wmma,
+mma_sync, mma_wide and cuBLAS of the same precision. A shape without the key is FP32, as before.
 
 The check is normwise against a float64 product of the same inputs (check.py); products
 above FULL_CHECK_MAX_MNK multiply-adds are checked exactly on whole sampled rows and columns
@@ -206,9 +206,9 @@ class Gemm(Workload):
             return output_job(tensor.cublas_call(p, a, b, c, m, n, k), c, ctx)
         kernel = loaded(ctx, self.name, tensor.kernel_for(variant, p, shape))
         grid, block = self.geometry(variant, shape, ctx["device"])
-        smem = tensor.MMA_SMEM if variant.name == "mma_sync" else 0
+        smem = tensor.mma_smem(variant.name) if variant.name in tensor.MMA_TILES else 0
         if smem:
-            kernel.allow_dynamic_smem(smem)  # 3 stages: above the 48 KB without the opt-in
+            kernel.allow_dynamic_smem(smem)  # 3 or 4 stages: above the 48 KB without the opt-in
         launch = Launch(kernel, grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(k)), dynamic_smem=smem)
         return output_job(launch, c, ctx, launch=launch)
 
