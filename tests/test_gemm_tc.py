@@ -242,7 +242,7 @@ def test_mutants_fail(name, tmp_path):
 
     kernel, old, new = MUTATIONS[name]
     src = mutated_source(tmp_path, old, new)
-    like = {"128": "mma_sync", "256": "mma_wide"}.get(kernel.split(", ")[-2] if "mma_tc" in kernel else "", "wmma")
+    like = {"128": "mma_sync", "256": "mma_wide"}[kernel.split(", ")[-2]] if kernel.startswith("mma_tc") else "wmma"
     p = "fp16" if "<2" in kernel else "bf16"
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 

@@ -33,10 +33,14 @@ def unit_roundoff(precision: str) -> float:
 
 def _round_bits(x: np.ndarray, drop: int) -> np.ndarray:
     """x's FP32 words rounded to nearest even at bit `drop` (the low `drop` bits zero after)."""
-    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    half = (1 << (drop - 1)) - 1
-    bits = (bits + half + ((bits >> drop) & 1)) >> drop << drop
-    return bits.astype(np.uint32)
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    # finite values only (the inputs are normal): the largest word, 0xFF7FFFFF, plus the
+    # rounding increment stays below 2^32, so uint32 arithmetic cannot wrap
+    lsb = (bits >> np.uint32(drop)) & np.uint32(1)
+    out = bits + np.uint32((1 << (drop - 1)) - 1)
+    out += lsb
+    out &= np.uint32(~((1 << drop) - 1) & 0xFFFFFFFF)
+    return out
 
 
 def rounded(x: np.ndarray, precision: str) -> np.ndarray:

@@ -20,12 +20,14 @@ step() {  # step NAME SECONDS COMMAND...: its output in NAME.txt, its exit and w
   echo "$name: exit $rc, $(( (end - start) / 1000 )) ms" | tee -a "$dest/summary.txt"
   tail -n 4 "$dest/$name.txt"
 }
-step gpu-tests "${TESTS_S:-110}" $py -m pytest -q -rA -m gpu -p no:cacheprovider tests/test_gemm_tc.py
-step gemm4096 "${TABLE_S:-60}" $py -m pmppbench gemm 4096 4096 4096 --precision bf16,fp16,tf32 \
+steps=" ${STEPS:-tests gemm4096 gemm8192 sanitize} "  # which parts run (all: with ALL=1 or ALL=2)
+has() { [[ $steps == *" $1 "* ]]; }
+has tests && step gpu-tests "${TESTS_S:-110}" $py -m pytest -q -rA -m gpu -p no:cacheprovider tests/test_gemm_tc.py
+has gemm4096 && step gemm4096 "${TABLE_S:-60}" $py -m pmppbench gemm 4096 4096 4096 --precision bf16,fp16,tf32 \
   --out "$dest/gemm4096.csv" --force
-step gemm8192 "${TABLE_S:-40}" $py -m pmppbench gemm 8192 8192 8192 5 --precision bf16,fp16 \
+has gemm8192 && step gemm8192 "${TABLE_S:-40}" $py -m pmppbench gemm 8192 8192 8192 5 --precision bf16,fp16 \
   --out "$dest/gemm8192.csv" --force
-if command -v compute-sanitizer > /dev/null; then
+if has sanitize && command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     step "sanitizer-$tool" "${SAN_S:-60}" compute-sanitizer --tool $tool $py -m pmppbench gemm 130 136 72 \
       --precision bf16,fp16,tf32 --check-only --quiet
@@ -33,8 +35,10 @@ if command -v compute-sanitizer > /dev/null; then
       --precision bf16,fp16 --check-only --quiet
   done
 fi
-if [ -n "${ALL:-}" ]; then  # `all` must stay <= 30 s on the H200; then the issue's shapes (configs/gemm_tensor.toml)
+if [ -n "${ALL:-}" ]; then  # `all` must stay <= 30 s on the H200 (ALL=2: once cold, once warm)
   step all-default 90 $py -m pmppbench all --quiet --out "$dest/default.csv" --force
-  step all-gemm-tensor 90 $py -m pmppbench all --config gemm_tensor --out "$dest/gemm_tensor.csv" --force
+  [ "$ALL" = 2 ] && step all-default-warm 90 $py -m pmppbench all --quiet --out "$dest/default-warm.csv" --force
+  [ "$ALL" = 1 ] && step all-gemm-tensor 90 $py -m pmppbench all --config gemm_tensor --out "$dest/gemm_tensor.csv" \
+    --force  # the issue's shapes (configs/gemm_tensor.toml)
 fi
 tar czf "$(dirname "$dest")/tensor.tgz" -C "$(dirname "$dest")" tensor
