@@ -10,7 +10,7 @@ py=python3
 dest=${OUT:-/tmp/out}/tensor
 mkdir -p "$dest"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$dest/gpu.txt" 2>&1
-git log -1 --format='%H %s' > "$dest/commit.txt" 2>/dev/null || true
+cat COMMIT > "$dest/commit.txt" 2>/dev/null || echo "no COMMIT file (write git rev-parse HEAD there)" > "$dest/commit.txt"
 $py -m pmppbench info > "$dest/info.txt" 2>&1
 step() {  # step NAME SECONDS COMMAND...: its output in NAME.txt, its exit and wall time in summary.txt
   local name=$1 limit=$2; shift 2
