@@ -45,7 +45,8 @@ MAX_DIM = 1 << 30  # kernels index with int and step by a tile: keep K + tile fa
 class Gemm(Workload):
     name = "gemm"
     title = "GEMM C = A*B (FP32, row-major)"
-    about = "FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it."
+    about = ("FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it; "
+             "--precision tf32,bf16,fp16 for the tensor-core rungs.")
     dims = ("m", "n", "k")
     dim_help = {"m": "Rows of C and A.", "n": "Columns of C and B.", "k": "Columns of A, rows of B."}
     axes = (Axis("precision", "Input precisions, comma-separated: fp32 (the CUDA-core ladder, the default), "
@@ -135,7 +136,7 @@ class Gemm(Workload):
         if p != "fp32":  # the precision's words; no column-major B (corner_turning is FP32 only)
             ctx = device_context(kernels, a=cp.asarray(prec.stored(inputs["a"], p)),
                                  b=cp.asarray(prec.stored(inputs["b"], p)),
-                                 c=cp.empty((shape["m"], shape["n"]), dtype=cp.float32), precision=p)
+                                 c=cp.empty((shape["m"], shape["n"]), dtype=cp.float32))
             return upload_sample(inputs, ctx)
         a, b = cp.asarray(inputs["a"]), cp.asarray(inputs["b"])
         ctx = device_context(kernels, a=a, b=b, b_colmajor=cp.ascontiguousarray(b.T),  # N x K row-major
