@@ -161,9 +161,10 @@ def _section(name: str, section: dict, where: str) -> Section:
                                  f"({', '.join(w.dims)}), got {entry!r}")
             shape = {**default, **dict(zip(w.dims, entry))}
         elif isinstance(entry, dict):
+            known = [*default, *(a.name for a in w.axes if a.name not in default)]  # an axis may be optional
             for k in entry:
-                if k not in default:
-                    raise UsageError(f"{where}: {key}: unknown key {k!r}; expected some of {', '.join(default)}")
+                if k not in known:
+                    raise UsageError(f"{where}: {key}: unknown key {k!r}; expected some of {', '.join(known)}")
             shape = {**default, **entry}
             shape = {k: tuple(v) if isinstance(v, list) else v for k, v in shape.items()}
         else:

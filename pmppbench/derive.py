@@ -68,15 +68,20 @@ def speed_of_light(row: Any, ceilings: Ceilings | Sequence[Ceilings]) -> dict[st
     intensity = flops / row.bytes
     gbs = row.bytes / seconds / 1e9
     gflops = flops / seconds / 1e9
-    ridge = roofs[0].ridge_flop_per_byte
+    precision = (getattr(row, "dims", None) or {}).get("precision", "fp32")  # GEMM's tensor-core rows
+    peak = roofs[0].compute_gflops(precision)
+    ridge = peak / roofs[0].bandwidth_gbs if peak else None
     out: dict[str, Any] = {
         "intensity_flop_per_byte": intensity,
         "ridge_flop_per_byte": ridge,
         "bound": classify(intensity, ridge) if ridge else MEMORY_BOUND,
     }
     for c in roofs:
-        on_memory_roof = c.fp32_gflops is None or intensity * c.bandwidth_gbs <= c.fp32_gflops
-        pct = 100.0 * gbs / c.bandwidth_gbs if on_memory_roof else 100.0 * gflops / c.fp32_gflops
+        peak = c.compute_gflops(precision)
+        if peak is None and precision != "fp32":
+            continue  # these ceilings have no roof for the tensor cores: no % of a wrong one
+        on_memory_roof = peak is None or intensity * c.bandwidth_gbs <= peak
+        pct = 100.0 * gbs / c.bandwidth_gbs if on_memory_roof else 100.0 * gflops / peak
         out[f"sol_pct_{c.source}"] = pct
     return out
 

@@ -52,6 +52,12 @@ class Ceilings:
     how: str = ""  # one line: how these numbers were obtained
     timestamp: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
+    tensor_gflops: dict[str, float] = field(default_factory=dict)  # tf32/bf16/fp16 -> the tensor cores' peak
+
+    def compute_gflops(self, precision: str = "fp32") -> float | None:
+        """The compute roof of a row of `precision` (GEMM's --precision): FP32 on the CUDA cores,
+        the others on the tensor cores; None where these ceilings do not know it."""
+        return self.fp32_gflops if precision == "fp32" else self.tensor_gflops.get(precision)
 
     @property
     def ridge_flop_per_byte(self) -> float | None:
@@ -78,6 +84,7 @@ def theoretical_ceilings(dev: Any) -> Ceilings:
         source="theoretical",
         bandwidth_gbs=dev.peak_bandwidth_gbs,
         fp32_gflops=dev.peak_fp32_gflops,
+        tensor_gflops={p: g for p in ("tf32", "bf16", "fp16") if (g := dev.peak_gflops(p))},
         device=dev.name,
         driver=dev.driver,
         how=(f"2 x {dev.mem_clock_mhz:.0f} MHz x {dev.bus_width_bits // 8} B bus; "

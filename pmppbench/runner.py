@@ -419,6 +419,8 @@ def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) ->
                          "choose a variant that launches one kernel")
     kernel = load_kernels(workload.name, [variant.kernel], workload.defines(shape), source=Path(variant.source))
     launch = replace(base.launch, kernel=kernel[variant.kernel])
+    if launch.dynamic_smem > device.current().smem_per_block:  # the --like's opt-in, for this kernel too
+        launch.kernel.allow_dynamic_smem(launch.dynamic_smem)
     reset = base.reset  # the --like variant's reset (a zeroed accumulator) stays part of the call
 
     def run() -> None:

@@ -44,6 +44,10 @@ def info(console, measure: bool) -> None:
             (f"peak FP32 (SMs x {d.fp32_lanes_per_sm} lanes x 2 x clock)", f"{d.peak_fp32_gflops:,.0f} GFLOP/s"),
             ("ridge point (peak FP32 / peak bandwidth)", f"{d.ridge_flop_per_byte:.1f} FLOP/B"),
         ]
+    for p in ("tf32", "bf16", "fp16"):  # the tensor cores, dense, FP32 accumulation (gemm --precision)
+        peak = d.peak_gflops(p)
+        if peak:
+            rows.append((f"peak {p.upper()} tensor cores (dense, FP32 accumulation)", f"{peak:,.0f} GFLOP/s"))
     if measure:
         with console.status("measuring the copy bandwidth and the cuBLAS FP32 rate..."):
             measured = roofline.measure_and_cache()

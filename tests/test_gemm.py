@@ -612,13 +612,15 @@ GPUS = {
 
 
 def _config_shapes():
+    """Every FP32 GEMM shape of the bundled configs (best runs FP32 only; --precision shapes
+    have the tensor-core table: tests/test_gemm_tc.py)."""
     from pmppbench import config
 
     shapes = []
     for name in config.bundled():
         for plan in config.load(name).sections:
             if plan.name == "gemm":
-                shapes += [s for s in plan.shapes if s not in shapes]
+                shapes += [s for s in plan.shapes if s not in shapes and s.get("precision", "fp32") == "fp32"]
     return shapes
 
 

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from pmppbench.workloads.gemm import precision as prec
+
 UNIT_ROUNDOFF = 2.0 ** -24  # FP32
 TOLERANCE_FACTOR = 16
 # Up to 4096^3 the float64 reference is one BLAS call of ~0.14 TFLOP on the host; above it,
@@ -39,3 +41,26 @@ def reference(a: np.ndarray, b: np.ndarray, picks: tuple | None) -> np.ndarray:
         return a @ b
     rows, cols = picks
     return np.concatenate([(a[rows, :] @ b).ravel(), (a @ b[:, cols]).T.ravel()])
+
+
+# ---- the tensor-core precisions (docs/tensor_cores.md, "The check") -----------------------
+# The reference multiplies the inputs as rounded to the precision (precision.rounded), so input
+# rounding is no error here. What is left is the product and the FP32 sum:
+# - a product of two p-bit significands has at most 2p bits, exact in FP32's 24 when p <= 12:
+#   TF32 and FP16 have p = 11, BF16 p = 8, so every product is exact (asserted below);
+# - the tensor cores add the aligned products of one MMA with truncation, not rounding to
+#   nearest (Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor cores",
+#   PeerJ CS 2021): up to 2u per addition instead of u, u = 2^-24.
+# So the bound is the FP32 one with u doubled: 32 u sqrt(K). An FP16 or BF16 accumulator
+# (u = 2^-11 or 2^-8) would be off by ~u sqrt(K) / 3, 30x to 300x more at K = 4096: FAIL.
+TRUNCATION = 2
+
+
+def rtol_for(k: int, precision: str) -> float:
+    """The normwise bound for a K-term product in `precision` (fp32: rtol_for_k, unchanged)."""
+    if precision == "fp32":
+        return rtol_for_k(k)
+    p = prec.MANTISSA_BITS[precision] + 1
+    if 2 * p > 24:
+        raise ValueError(f"{precision}: a product of two {p}-bit significands is not exact in FP32")
+    return TRUNCATION * rtol_for_k(k)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pmppbench.workloads.base import Variant
+from pmppbench.workloads.gemm import tensor
 from pmppbench.workloads.gemm.tiles import Cover, Tiles
 
 COARSE_TILE, COARSE_FACTOR = 32, 4  # coarsened<32, 4>: the course notes' TILE_WIDTH and COARSE_FACTOR
@@ -84,6 +85,7 @@ def _covers() -> dict[str, Cover]:
     }
     covers.update({name: Cover.of(t) for name, (_, t) in RUNG_TILES.items()})
     covers.update({v.name: Cover.of(t) for v, (_, t) in zip(SWEEP, SWEEP_TILES)})
+    covers.update(tensor.COVERS)  # the tensor-core rungs (gemm_tc.cuh)
     return covers
 
 

@@ -7,9 +7,10 @@ from pmppbench.workloads.base import Traffic
 from pmppbench.workloads.gemm.tiles import Cover
 
 
-def traffic(m: int, n: int, k: int, cover: Cover | None) -> Traffic:
+def traffic(m: int, n: int, k: int, cover: Cover | None, elem: int = 4) -> Traffic:
     """bytes: the compulsory traffic 4(MK + KN + MN), each matrix once (the GB/s column and
-    the roofline's intensity). extra: the modelled loads and stores of a kernel covering C
+    the roofline's intensity; `elem`: bytes of an input element, 2 for BF16 and FP16, C is
+    always FP32). extra: the modelled loads and stores of a kernel covering C
     with `cover` (None: no model, as for cuBLAS).
 
     naive reads A and B for every FMA: 8MNK + 4MN bytes, 2 FLOP per 8 B = 0.25 FLOP/B.
@@ -23,13 +24,13 @@ def traffic(m: int, n: int, k: int, cover: Cover | None) -> Traffic:
     (written once, read once, in L2) are not counted.
     """
     flops = 2 * m * n * k
-    compulsory = 4 * (m * k + k * n + m * n)
+    compulsory = elem * (m * k + k * n) + 4 * m * n
     if cover is None:
         return Traffic(bytes=compulsory, flops=flops)
     if cover.reuse:
         loads = m * k * -(-n // cover.bn) + k * n * -(-m // cover.bm)
     else:
         loads = 2 * m * n * k
-    model = 4 * loads + 4 * m * n
+    model = elem * loads + 4 * m * n
     return Traffic(bytes=compulsory, flops=flops,
                    extra={"model_bytes": float(model), "model_AI_flop_per_B": flops / model})

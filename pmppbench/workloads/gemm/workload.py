@@ -7,6 +7,10 @@ the tuned tile, and `best`, a configuration per shape (best.py). `cublas` is `cu
 on the same FP32 data and is the "% of" column's reference. Each rung is described in
 docs/gemm_ladder.md; every kernel is in kernels_cu/gemm.cu.
 
+`--precision tf32,bf16,fp16` runs the tensor-core table instead (tensor.py, kernels_cu/gemm_tc.cuh,
+docs/tensor_cores.md): the inputs rounded to the precision, C in FP32, the rungs wmma,
+mma_sync, mma_wide and cuBLAS of the same precision. A shape without the key is FP32, as before.
+
 The check is normwise against a float64 product of the same inputs (check.py); products
 above FULL_CHECK_MAX_MNK multiply-adds are checked exactly on whole sampled rows and columns
 of C instead of all of it.
@@ -20,8 +24,9 @@ from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Job, Launch, Workload
-from pmppbench.workloads.gemm import check
+from pmppbench.workloads.base import Axis, Job, Launch, Workload
+from pmppbench.workloads.gemm import check, tensor
+from pmppbench.workloads.gemm import precision as prec
 from pmppbench.workloads.gemm.best import BEST, CHOICES, choose
 from pmppbench.workloads.gemm.configs import Config, parse
 from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS, SWEEP
@@ -29,7 +34,8 @@ from pmppbench.workloads.gemm.launch import config_launch, dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic
 from pmppbench.workloads.gemm.tiles import Cover
 from pmppbench.workloads.helpers import (
-    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, output_job, random_array, upload_sample,
+    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, loaded, output_job, random_array,
+    upload_sample,
 )
 
 LADDER = (*RUNGS, BEST, CUBLAS)  # the default table, in its order
@@ -39,11 +45,15 @@ MAX_DIM = 1 << 30  # kernels index with int and step by a tile: keep K + tile fa
 class Gemm(Workload):
     name = "gemm"
     title = "GEMM C = A*B (FP32, row-major)"
-    about = "FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it."
+    about = ("FP32 GEMM C = A*B: the PMPP ladder from naive to register tiling, with cuBLAS beside it; "
+             "--precision tf32,bf16,fp16 for the tensor-core rungs.")
     dims = ("m", "n", "k")
     dim_help = {"m": "Rows of C and A.", "n": "Columns of C and B.", "k": "Columns of A, rows of B."}
+    axes = (Axis("precision", "Input precisions, comma-separated: fp32 (the CUDA-core ladder, the default), "
+                 "tf32, bf16, fp16 (the tensor-core rungs and cuBLAS of that precision; C is FP32).",
+                 many=True, sweep=True, choices=prec.PRECISIONS),)
     protocol = Protocol(warmup=3, batches=5, reps=20)
-    variants = LADDER + SWEEP
+    variants = LADDER + SWEEP + tensor.TENSOR_RUNGS
     baseline = "naive"
     roof = "cublas"
     rate = "GFLOP/s"
@@ -61,12 +71,16 @@ class Gemm(Workload):
             (257, 260, 36), (7, 4, 12))]
 
     def variants_for(self, shape):
+        p = prec.of(shape)
+        if p != "fp32":
+            return tensor.variants_for(p, CUBLAS)  # the precision's rungs, each with its kernel for it
         return LADDER  # the sweep runs only when asked for by name
 
     def kernel_names(self):
-        """The table's kernels and every kernel `best` may choose."""
+        """The table's kernels, every kernel `best` may choose and every tensor-core kernel."""
         names = super().kernel_names()
-        return names + [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
+        names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
+        return names + [e for e in tensor.kernel_names() if e not in names]
 
     def kernel_variants(self):
         uses = {}
@@ -78,13 +92,16 @@ class Gemm(Workload):
                 others = [x for x in names.split(", ") if x and x != "best"]
                 names = ", ".join([*others, f"best ({', '.join(uses[kernel])})"])
             out.append((kernel, names))
-        return out
+        labels = tensor.kernel_labels()  # the tensor kernels: by rung and precision
+        return [(e, labels.get(e, names)) for e, names in out]
 
     def tolerance_for(self, shape):
-        return Tolerance("normwise", rtol=check.rtol_for_k(shape["k"]))
+        return Tolerance("normwise", rtol=check.rtol_for(shape["k"], prec.of(shape)))
 
     def validate(self, shape):
         super().validate(shape)
+        if prec.of(shape) not in prec.PRECISIONS:
+            raise UsageError(f"gemm: precision must be one of {', '.join(prec.PRECISIONS)}, got {prec.of(shape)!r}")
         check_row_tiles(self.name, shape["m"], MIN_TILE_ROWS)
         for d in ("n", "k"):
             if shape[d] > MAX_DIM:
@@ -92,6 +109,8 @@ class Gemm(Workload):
 
     def device_bytes(self, shape):
         m, n, k = shape["m"], shape["n"], shape["k"]
+        if prec.of(shape) != "fp32":
+            return prec.ELEMENT_BYTES[prec.of(shape)] * (m * k + k * n) + 4 * m * n  # A, B, C (FP32)
         return 4 * (m * k + 2 * k * n + m * n)  # A, B, B column-major (corner_turning), C
 
     # ---- data ------------------------------------------------------------------------
@@ -100,7 +119,8 @@ class Gemm(Workload):
 
     def make_inputs(self, shape, rng):
         m, n, k = shape["m"], shape["n"], shape["k"]
-        inputs = {"a": random_array((m, k), rng), "b": random_array((k, n), rng)}
+        p = prec.of(shape)  # the inputs as rounded to the precision: what the reference multiplies
+        inputs = {"a": prec.rounded(random_array((m, k), rng), p), "b": prec.rounded(random_array((k, n), rng), p)}
         if self.sampled(shape):
             rows = checked_indices(m, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE)
             inputs[SAMPLE] = (rows, checked_indices(n, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE))
@@ -112,6 +132,12 @@ class Gemm(Workload):
 
     def setup(self, shape, inputs, kernels):
         cp = cupy()
+        p = prec.of(shape)
+        if p != "fp32":  # the precision's words; no column-major B (corner_turning is FP32 only)
+            ctx = device_context(kernels, a=cp.asarray(prec.stored(inputs["a"], p)),
+                                 b=cp.asarray(prec.stored(inputs["b"], p)),
+                                 c=cp.empty((shape["m"], shape["n"]), dtype=cp.float32))
+            return upload_sample(inputs, ctx)
         a, b = cp.asarray(inputs["a"]), cp.asarray(inputs["b"])
         ctx = device_context(kernels, a=a, b=b, b_colmajor=cp.ascontiguousarray(b.T),  # N x K row-major
                              c=cp.empty((shape["m"], shape["n"]), dtype=cp.float32))
@@ -137,6 +163,9 @@ class Gemm(Workload):
     def job(self, variant, shape, ctx) -> Job:
         cp = cupy()
         m, n, k = shape["m"], shape["n"], shape["k"]
+        p = prec.of(shape)
+        if p != "fp32" or variant.name in tensor.COVERS:
+            return self.tensor_job(variant, shape, ctx, p)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
         device = ctx["device"]
         if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
@@ -161,12 +190,38 @@ class Gemm(Workload):
         launch = Launch(kernel, grid, block, args, dynamic_smem=smem)
         return output_job(launch, c, ctx, launch=launch)
 
+    def tensor_job(self, variant, shape, ctx, p: str) -> Job:
+        """A row of a tensor precision's table: cuBLAS of that precision, or a rung's kernel
+        for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        if variant.name not in tensor.COVERS and variant.kernel is not None:
+            raise UsageError(f"gemm: {variant.name} is an FP32 rung; with --precision {p} choose from "
+                             f"{', '.join(v.name for v in self.variants_for(shape))}")
+        if p == "fp32":
+            raise UsageError(f"gemm: {variant.name} runs on the tensor cores; give --precision tf32, bf16 or fp16")
+        if variant.name not in [v.name for v in self.variants_for(shape)]:
+            raise UsageError(f"gemm: {variant.name} has no {p} kernel; with --precision {p} choose from "
+                             f"{', '.join(v.name for v in self.variants_for(shape))}")
+        a, b, c = ctx["a"], ctx["b"], ctx["c"]
+        if variant.kernel is None:
+            return output_job(tensor.cublas_call(p, a, b, c, m, n, k), c, ctx)
+        kernel = loaded(ctx, self.name, tensor.kernel_for(variant, p, shape))
+        grid, block = self.geometry(variant, shape, ctx["device"])
+        smem = tensor.mma_smem(variant.name) if variant.name in tensor.MMA_TILES else 0
+        if smem:
+            kernel.allow_dynamic_smem(smem)  # 3 or 4 stages: above the 48 KB without the opt-in
+        launch = Launch(kernel, grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(k)), dynamic_smem=smem)
+        return output_job(launch, c, ctx, launch=launch)
+
     # ---- model -----------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):
         """model.traffic with the variant's cover of C: a rung's own, a configuration's
         tiles (for best, those `choose` names for `device`; without the GPU's facts best's
         row has the compulsory bytes and FLOPs and no model columns). cuBLAS has no model."""
         m, n, k = shape["m"], shape["n"], shape["k"]
+        p = prec.of(shape)
+        if p != "fp32":
+            return traffic(m, n, k, tensor.COVERS.get(variant.name), prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
         cover = COVERS.get(variant.name)

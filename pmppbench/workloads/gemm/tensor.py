@@ -1,0 +1,101 @@
+"""The tensor-core rungs of `gemm --precision tf32,bf16,fp16` (kernels_cu/gemm_tc.cuh;
+docs/tensor_cores.md): their variants, the kernel each launches for a precision and a shape,
+how each covers C, and the cuBLAS row of the same precision (cublasGemmEx through CuPy's
+binding, FP32 compute: 32F_FAST_TF32 for tf32)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from pmppbench.workloads.base import Variant
+from pmppbench.workloads.gemm import precision as prec
+from pmppbench.workloads.gemm.tiles import Cover
+
+WMMA = Variant("wmma", "wmma_tc<1>",
+               "the warp-matrix API (wmma.load/mma/store): 64x64 tiles, 4 warps of 2x2 16x16 fragments, one "
+               "shared stage", needs="sm_80")
+MMA_SYNC = Variant("mma_sync", "mma_tc<1, true, 128, 3>",
+                   "ldmatrix + mma.sync.m16n8k16, 128x128x32 tiles, 8 warps of 64x32, 3-stage cp.async, "
+                   "padded rows", needs="sm_80")
+MMA_WIDE = Variant("mma_wide", "mma_tc<1, true, 256, 4>",
+                   "mma_sync with 128x256 tiles, 64x64 warp tiles (32 MMAs per 8 ldmatrix) and 4 stages",
+                   needs="sm_80")
+TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE)
+# Which rungs run each precision: mma_tc is written for the 16-bit inputs' m16n8k16 only.
+RUNGS_FOR = {"tf32": (WMMA,), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
+MMA_TILES = {"mma_sync": (128, 3), "mma_wide": (256, 4)}  # BN, STAGES of mma_tc
+COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()}}
+
+
+def mma_smem(name: str) -> int:
+    """gemm_tc.cuh MmaTiles::SMEM_BYTES: STAGES stages of A (128 x (32 + 8) halves) and B (32 x (BN + 8))."""
+    bn, stages = MMA_TILES[name]
+    return stages * (128 * 40 + 32 * (bn + 8)) * 2
+
+
+def aligned(shape) -> bool:
+    """mma_tc's 16-byte cp.async path: every 8-element chunk of a row of A and B is inside the
+    matrix or outside it whole (K and N multiples of 8; CuPy's buffers are 256-byte aligned)."""
+    return shape["k"] % 8 == 0 and shape["n"] % 8 == 0
+
+
+def kernel_for(variant: Variant, precision: str, shape=None) -> str:
+    """The name expression `variant` launches for `precision` (and, for mma_sync, the shape's
+    load path; without a shape the aligned one)."""
+    p = prec.TEMPLATE_ARG[precision]
+    if variant.name == "wmma":
+        return f"wmma_tc<{p}>"
+    if variant.name in MMA_TILES:
+        bn, stages = MMA_TILES[variant.name]
+        return f"mma_tc<{p}, {'true' if shape is None or aligned(shape) else 'false'}, {bn}, {stages}>"
+    raise ValueError(f"gemm: {variant.name} is no tensor-core rung")
+
+
+def variants_for(precision: str, cublas: Variant) -> tuple[Variant, ...]:
+    """The table of one tensor precision: its rungs (their kernels for it) and cuBLAS."""
+    return (*(replace(v, kernel=kernel_for(v, precision)) for v in RUNGS_FOR[precision]), cublas)
+
+
+def kernel_labels() -> dict[str, str]:
+    """Every tensor-core kernel `compile` builds (each rung for each precision it runs, both of
+    mma_tc's load paths) -> the row it serves, e.g. "mma_sync (fp16, unaligned K or N)"."""
+    labels = {}
+    for p, rungs in RUNGS_FOR.items():
+        for v in rungs:
+            labels[kernel_for(v, p)] = f"{v.name} ({p})"
+            if v.name in MMA_TILES:
+                labels[kernel_for(v, p, {"k": 1, "n": 1})] = f"{v.name} ({p}, K or N not a multiple of 8)"
+    return labels
+
+
+def kernel_names() -> list[str]:
+    return list(kernel_labels())
+
+
+def cublas_call(precision: str, a, b, c, m: int, n: int, k: int):
+    """C = A B by cublasGemmEx on CuPy's handle, on the current stream: row-major C = A B is
+    column-major C^T = B^T A^T, so B goes first and M, N swap. FP32 output and compute;
+    tf32 asks for 32F_FAST_TF32 (the inputs are already TF32 values)."""
+    from cupy_backends.cuda.libs import cublas  # noqa: PLC0415 (CuPy, lazily: gpu.py says why)
+    from cupy_backends.cuda.api import runtime  # noqa: PLC0415
+
+    from pmppbench.gpu import cupy  # noqa: PLC0415
+
+    cp = cupy()
+    dtype = {"tf32": runtime.CUDA_R_32F, "bf16": runtime.CUDA_R_16BF, "fp16": runtime.CUDA_R_16F}[precision]
+    compute = cublas.CUBLAS_COMPUTE_32F_FAST_TF32 if precision == "tf32" else cublas.CUBLAS_COMPUTE_32F
+    scalars = np.array([1.0, 0.0], dtype=np.float32)  # alpha, beta on the host (CuPy's pointer mode)
+    alpha, beta = scalars.ctypes.data, scalars.ctypes.data + 4
+    handle = cp.cuda.device.get_cublas_handle()
+
+    def run() -> None:
+        cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        cublas.gemmEx(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k, alpha, b.data.ptr, dtype, n,
+                      a.data.ptr, dtype, k, beta, c.data.ptr, runtime.CUDA_R_32F, n, compute,
+                      cublas.CUBLAS_GEMM_DEFAULT)
+
+    run.scalars = scalars  # alpha and beta live as long as the call
+    return run
