@@ -37,7 +37,7 @@ def test_generated_tables_are_what_the_declarations_make(name):
 def test_the_commands_table_has_every_shipped_workload_in_order():
     rows = tables.commands_table()[2:]
     assert [re.match(r"\| `pmppbench (\w+)", r).group(1) for r in rows] == workloads.builtin_names()
-    assert "`pmppbench gemm [M] [N] [K] [REPS]`" in rows[2] and "`best`, `cublas`" in rows[2]
+    assert "`pmppbench gemm [M] [N] [K] [REPS] [--precision PRECISION,...]`" in rows[2] and "`best`, `cublas`" in rows[2]
     assert "[--radius RADIUS,...]" in rows[3] and "RADIUS = 32" in rows[3]
 
 
