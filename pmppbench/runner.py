@@ -97,8 +97,10 @@ def skipped_rows(workload: Workload, shape: Shape, variants: list[Variant], why:
 
 def kernel_unit(workload: Workload, shape: Shape, variants: list[Variant]) -> tuple[str, tuple[str, ...], tuple]:
     """What one shape compiles: (workload, kernel names, sorted defines), for load_kernels and
-    compile.Prefetch. A learner's kernel (--kernel) compiles from its own file, in its job."""
-    names = tuple(unique_kernels([v for v in variants if not v.source]))
+    compile.Prefetch. A learner's kernel (--kernel) compiles from its own file, in its job; the
+    variant it runs --like is set up with the shape, so that variant's kernel is compiled too
+    (its job is the learner's, with the kernel swapped), whether or not --variants names it."""
+    names = tuple(unique_kernels([modelled(workload, v) if v.source else v for v in variants]))
     return workload.name, names, tuple(sorted(workload.defines(shape).items()))
 
 
@@ -322,12 +324,7 @@ def evaluate(
         with spent("timed"):
             model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
     workload.annotate(shape, ctx, out_rows, model_timings)
-    precision = getattr(workload, "precision", "fp32")  # every workload's arithmetic is FP32 today
-    dram = max((c.bandwidth_gbs for c in ceilings or ()), default=None)  # a measured copy rate, if above the datasheet's
-    # A workload whose model counts more FLOPs than a correct kernel must execute (the stencil's
-    # running sum) says flops_are_a_floor = False: then only its bytes are held to a ceiling.
-    floor = getattr(workload, "flops_are_a_floor", True)
-    limits = None if device is None else Limits.of(device, precision, dram, compute=floor)
+    limits = None if device is None else limits_for(workload, shape, device, ceilings)
     for row in out_rows:
         if ceilings:
             derive.fill_speed_of_light(row, ceilings)
@@ -339,6 +336,18 @@ def evaluate(
             row.warnings.append(f"{row.workload} {row.variant} {row.shape}: --discard-on-throttle could not screen "
                                 "the batches: NVML is not available here (install pmppbench[nvml])")
     return out_rows
+
+
+def limits_for(workload: Workload, shape: Shape, device: Any, ceilings: list | None) -> Limits:
+    """The ceilings a row of `shape` is held to (SUSPECT beyond them): the compute peak of the
+    shape's precision (GEMM's --precision axis; every other workload computes in FP32) and the
+    memory bounds, with a measured copy rate where it is above the datasheet's."""
+    precision = shape.get("precision", "fp32")
+    dram = max((c.bandwidth_gbs for c in ceilings or ()), default=None)
+    # A workload whose model counts more FLOPs than a correct kernel must execute (the stencil's
+    # running sum) says flops_are_a_floor = False: then only its bytes are held to a ceiling.
+    floor = getattr(workload, "flops_are_a_floor", True)
+    return Limits.of(device, precision, dram, compute=floor)
 
 
 RECHECK_STREAM = 1  # the re-check's inputs: default_rng((seed, 1)), a stream independent of the seed's own

@@ -497,3 +497,20 @@ def test_a_cheating_gemm_kernel_does_not_pass(run_cli, tmp_path, kernel, shape):
     assert rows["cublas"].check == "PASS" and rows["cublas"].median_ms
     assert rows[kernel].check == "FAIL" and rows[kernel].median_ms is None
     assert rows[kernel].check_detail.startswith("after its timed batches, on fresh inputs: "), rows[kernel].check_detail
+
+
+def test_a_tensor_core_row_is_held_to_its_precisions_peak_not_fp32s():
+    """The H200 run of the merged build: every BF16/FP16/TF32 GEMM row (cuBLAS too) was SUSPECT
+    against the FP32 peak, since the limits ignored the shape's precision."""
+    from pmppbench.workloads import gemm as gemm_pkg  # noqa: F401  (registers the workload)
+    from pmppbench import workloads
+
+    w = workloads.get("gemm")
+    bf16 = runner.limits_for(w, {"m": 4096, "n": 4096, "k": 4096, "precision": "bf16"}, GPU, None)
+    fp32 = runner.limits_for(w, {"m": 4096, "n": 4096, "k": 4096}, GPU, None)
+    assert (bf16.precision, fp32.precision) == ("bf16", "fp32")
+    assert bf16.compute_gflops == GPU.peak_gflops("bf16") and fp32.compute_gflops == GPU.peak_gflops("fp32")
+    flops = 2 * 4096 ** 3
+    cublas_bf16 = row(flops / 753e12 * 1e3, flops, 3 * 4096 * 4096 * 2)  # 753 TFLOP/s, as measured
+    assert beyond_ceilings(cublas_bf16, bf16) is None
+    assert "FP32 peak" in beyond_ceilings(cublas_bf16, fp32)

@@ -101,3 +101,19 @@ def test_learner_kernels_beside_the_ladder(run_cli, tmp_path):
     rows = {r.variant: r for r in load(out3)[0]}
     assert code == 1 and rows["my_add"].check == "ERROR" and "broken.cu(4)" in rows["my_add"].error
     assert all(rows[v].check == "PASS" for v in ("scalar", "float4", "grid_stride"))
+
+
+def test_the_like_variants_kernel_is_compiled_even_when_variants_leaves_it_out():
+    """`gemm --variants cublas --kernel mine.cu:k --like naive`: the learner's job is naive's
+    with the kernel swapped, so naive's kernel must be loaded with the shape (the H200 run of
+    the gaming tests: every such row was ERROR, KeyError 'naive')."""
+    from dataclasses import replace
+
+    from pmppbench import workloads
+    from pmppbench.runner import kernel_unit
+
+    w = workloads.get("gemm")
+    mine = replace(w.variant("naive"), name="mine", kernel="k", source="mine.cu", like="naive")
+    shape = {"m": 64, "n": 64, "k": 64}
+    assert kernel_unit(w, shape, [w.variant("cublas"), mine])[1] == ("naive",)
+    assert kernel_unit(w, shape, [w.variant("cublas")])[1] == ()
