@@ -330,7 +330,7 @@ def compare(
     force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
 ):
     """Line up two result files; each ratio with its 95% bootstrap interval over batch means, FASTER / SLOWER
-    only when the interval excludes 1."""
+    only when the interval lies beyond 1 +- 1%."""
     from pmppbench import compare as comparing  # noqa: PLC0415
     from pmppbench import paths  # noqa: PLC0415
 
