@@ -155,3 +155,41 @@ def test_the_gpu_path_reports_what_the_host_path_reports():
                (dev.passed, dev.first_bad, dev.detail.split(";")[0])
         assert dev.max_abs_err == host.max_abs_err
         assert dev.max_rel_err == pytest.approx(host.max_rel_err, rel=1e-9)
+
+
+@pytest.mark.parametrize("dtype, ref_dtype", [(np.int32, np.int32), (np.int32, np.int64), (np.uint32, np.uint32)])
+def test_the_integer_device_path_reports_what_the_host_path_reports(dtype, ref_dtype):
+    """check._exact_int_stats runs on the GPU with CuPy (an int32 scan of 2^26 elements is
+    compared where it is); with NumPy as its array module it must give _host_stats' numbers
+    exactly, on a right output, on wrong ones across chunk borders, and on a poisoned one."""
+    from pmppbench.check import DEVICE_CHUNK, _exact_int_stats, _host_stats
+    from pmppbench.workloads.helpers import POISON_INT
+
+    rng = np.random.default_rng(3)
+    n = 2 * DEVICE_CHUNK + 17
+    ref = rng.integers(0, 1 << 20, n).astype(ref_dtype)
+    tol = Tolerance("exact")
+    cases = [ref.astype(dtype)]
+    wrong = ref.astype(dtype)
+    wrong[[5, DEVICE_CHUNK + 1, n - 1]] += 3
+    cases.append(wrong)
+    poisoned = ref.astype(dtype)
+    poisoned[DEVICE_CHUNK - 1:] = np.array(POISON_INT).astype(dtype)
+    cases.append(poisoned)
+    for out in cases:
+        assert _exact_int_stats(np, out, ref) == _host_stats(out, ref, tol)
+
+
+@pytest.mark.gpu
+def test_an_integer_output_on_the_gpu_gets_the_host_verdict_without_coming_back():
+    from pmppbench.gpu import cupy
+
+    cp = cupy()
+    ref = np.arange(3 << 20, dtype=np.int64) * 7
+    out = ref.astype(np.int32)
+    out[(1 << 21) + 5] -= 1
+    tol = Tolerance("exact")
+    for o in (ref.astype(np.int32), out):
+        host, dev = compare(o, ref, tol), compare(cp.asarray(o), ref, tol)
+        assert (dev.passed, dev.first_bad, dev.detail, dev.max_abs_err, dev.max_rel_err) == \
+               (host.passed, host.first_bad, host.detail, host.max_abs_err, host.max_rel_err)
