@@ -90,8 +90,8 @@ def skipped_on(workload, arch: str) -> tuple[list[Any], set[str]]:
     """(the variants `arch` cannot build, the kernels only they launch): the variants that
     declare a newer or another arch-specific target (Variant.needs), and their 64-bit paths."""
     skipped = [v for v in workload.variants if not target_meets(arch, v.needs)]
-    kept = {v.kernel for v in workload.variants if v.kernel and target_meets(arch, v.needs)}
-    only = {v.kernel for v in skipped if v.kernel} - kept
+    kept = {k for v in workload.variants if target_meets(arch, v.needs) for k in workload.kernels_of(v)}
+    only = {k for v in skipped for k in workload.kernels_of(v)} - kept
     return skipped, only | {w for k in only if (w := wide(k))}
 
 

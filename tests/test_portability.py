@@ -145,7 +145,8 @@ def test_grids_sized_by_sms(gpu):
 # The check shapes above 8 GB (what the ones past 2^31 elements need): label -> GiB
 BIG = {("vecadd", "2147483655"): 24.0, ("transpose", "32771x65537"): 16.0, ("stencil", "2147487749 radius=64"): 16.0,
        ("reduce", "2147483653 dtype=f32"): 16.0, ("reduce", "2147483653 dtype=i32"): 16.0,
-       ("histogram", "2147483653 bins=256 input=uniform"): 10.0}
+       ("histogram", "2147483653 bins=256 input=uniform"): 10.0,
+       ("scan", "2147483653 dtype=f32 kind=inclusive"): 16.0, ("scan", "2147483653 dtype=i32 kind=exclusive"): 16.0}
 DOES_NOT_FIT = {  # on each GPU with all of its memory free: which of them are SKIP rows
     RTX4060_LAPTOP.name: set(BIG), T4.name: set(BIG) - {("histogram", "2147483653 bins=256 input=uniform")},
     "NVIDIA GeForce RTX 3090": {("vecadd", "2147483655")}, "NVIDIA GeForce RTX 4090": {("vecadd", "2147483655")},
@@ -226,7 +227,8 @@ def _default_plan():
 
 
 @pytest.mark.parametrize("arch, skips", [
-    ("sm_75", ["stencil coarsened (needs sm_80)"]), ("sm_80", []), ("sm_89", []), ("sm_90", []), ("sm_120", []),
+    ("sm_75", ["gemm wmma (needs sm_80)", "gemm mma_sync (needs sm_80)", "gemm mma_wide (needs sm_80)",
+               "stencil coarsened (needs sm_80)"]), ("sm_80", []), ("sm_89", []), ("sm_90", []), ("sm_120", []),
     ("", []),
 ])
 def test_what_a_gpu_skips_of_the_default_plan(arch, skips):

@@ -215,6 +215,12 @@ class Workload:
     def kernel_names(self) -> list[str]:
         return unique_kernels(self.variants)
 
+    def kernels_of(self, variant: Variant) -> list[str]:
+        """Every kernel expression `variant` may launch (its `kernel`; a workload whose variant
+        launches another instantiation per shape, e.g. GEMM's rungs per precision, says so):
+        what a target that cannot run the variant leaves out of its build."""
+        return [variant.kernel] if variant.kernel else []
+
     def kernel_variants(self) -> list[tuple[str, str]]:
         """(kernel expression, the table names of the variants launching it) for every kernel
         `compile` builds; a 64-bit instantiation is named after its variants' int path."""

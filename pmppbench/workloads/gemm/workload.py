@@ -82,6 +82,13 @@ class Gemm(Workload):
         names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
         return names + [e for e in tensor.kernel_names() if e not in names]
 
+    def kernels_of(self, variant):
+        """A tensor-core rung launches its kernel for each precision it runs (and mma_tc's
+        unaligned load path): every one of them, as kernel_labels() lists them."""
+        if variant.name in tensor.COVERS:
+            return [e for e, label in tensor.kernel_labels().items() if label.split(" (")[0] == variant.name]
+        return super().kernels_of(variant)
+
     def kernel_variants(self):
         uses = {}
         for key, cfg in CHOICES.items():
