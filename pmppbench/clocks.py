@@ -94,6 +94,12 @@ class ClockObserver:
     def after(self, name: str) -> None:
         self.samples.setdefault(name, []).append(self.watch.sample())
 
+    def discard_last(self, name: str) -> None:
+        """The batch just sampled is being timed again (--discard-on-throttle): its sample leaves
+        the row's clocks and warnings with it, as its time leaves the batches."""
+        if self.samples.get(name):
+            self.samples[name].pop()
+
     def throttled(self, name: str, min_fraction: float = 0.90) -> str:
         """Why the batch just sampled counts as throttled ('' when it does not): NVML's slowdown
         reasons at its end, or an SM clock under `min_fraction` of the maximum (measure gives

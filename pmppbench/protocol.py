@@ -389,6 +389,8 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
         # throttles all along keeps its batches (and the throttle warning says so).
         if screen and retimed[name] < protocol.batches and observer.throttled(name, MIN_CLOCK_FRACTION):
             retimed[name] += 1
+            if hasattr(observer, "discard_last"):  # a ClockObserver: the retimed batch's sample goes too
+                observer.discard_last(name)
             return
         batches[name].append(ms)
 

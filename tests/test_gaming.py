@@ -361,6 +361,17 @@ def test_the_clock_observer_names_what_throttled_a_batch():
     assert obs.throttled("a", 0.9) == ""  # 1790 >= 1782; bit 0x1 is the GPU idling, not a slowdown
 
 
+def test_a_retimed_batchs_clock_sample_leaves_the_rows_clocks_with_it():
+    cool = {"sm_mhz": 1980.0, "mem_mhz": 2619.0, "temp_c": 50.0, "reasons": 0}
+    hot = {"sm_mhz": 1500.0, "mem_mhz": 2619.0, "temp_c": 85.0, "reasons": 0x40}
+    obs = ClockObserver(Watch([cool, cool, hot, cool, cool]))
+    p = Protocol(warmup=0, batches=3, reps=1, discard_on_throttle=True)
+    t = measure({"a": lambda: None}, p, timer=ListTimer([1.0, 9.0, 2.0, 3.0]), observer=obs)["a"]  # start: sample 1
+    assert t.batch_means_ms == (1.0, 2.0, 3.0) and t.retimed == 1
+    assert obs.samples["a"] == [cool, cool, cool]  # the throttled batch's sample went with its time
+    assert obs.summary("a")["sm_mhz_min"] == 1980.0 and obs.summary("a")["throttle_reasons"] == ""
+
+
 def test_the_row_records_the_stop_rule_the_batch_count_and_the_retimed_batches():
     w = Copy2D()
     shape = {"m": 4, "n": 4}
