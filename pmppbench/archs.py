@@ -41,6 +41,12 @@ TENSOR_FLOP_PER_CLK_PER_SM = {
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 
 
+def precision_of(dims) -> str:
+    """The precision a shape (or a row's dims) computes in: GEMM's --precision axis; a shape
+    without the key (every other workload, and GEMM's FP32 ladder) is FP32."""
+    return (dims or {}).get("precision", "fp32")
+
+
 def capability(text: str) -> tuple[int, int]:
     """(major, minor) of a compute capability written "8.9", or of an arch "sm_89" / "sm_90a"."""
     if text.startswith("sm_"):

@@ -55,6 +55,7 @@ def _where(index: int, shape: tuple[int, ...]) -> str:
 
 
 CHUNK = 1 << 20  # host elements per pass: the float64 temporaries stay in cache
+DEVICE_CHUNK = 1 << 21  # device elements per pass (an integer output): 16 MiB of float64 error at a time
 CHECK_THREADS, CHECK_BLOCKS, STATS = 256, 2048, 8  # kernels_cu/check.cu's block, grid and values per block
 RULES = {"exact": 0, "elementwise": 1, "normwise": 2}
 
@@ -101,55 +102,35 @@ class _Stats:
         self.ref_sq += ref_sq
 
 
-def _host_stats(flat_out: np.ndarray, flat_ref: np.ndarray, tol: Tolerance) -> _Stats:
-    """The host path: NumPy, in chunks whose float64 temporaries stay in cache."""
+def array_stats(flat_out, flat_ref, tol: Tolerance, xp=np, chunk: int = CHUNK) -> _Stats:
+    """The array path, with array module `xp`: NumPy on the host, in chunks whose float64
+    temporaries stay in cache; CuPy for an integer output on the GPU (compare), in chunks of
+    DEVICE_CHUNK, so that only the verdict's few numbers come back."""
     stats = _Stats()
-    for lo in range(0, flat_out.size, CHUNK):
-        o, r = flat_out[lo:lo + CHUNK], flat_ref[lo:lo + CHUNK]
+    for lo in range(0, flat_out.size, chunk):
+        o, r = flat_out[lo:lo + chunk], flat_ref[lo:lo + chunk]
         o64, r64 = o.astype(np.float64), r.astype(np.float64)
-        finite = np.isfinite(o64)
+        finite = xp.isfinite(o64)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            err = np.where(finite, np.abs(o64 - r64), np.inf)
-            mag = np.abs(r64)
-            rel = np.where(mag > 0, err / mag, np.where(err > 0, np.inf, 0.0))
+            err = xp.where(finite, xp.abs(o64 - r64), np.inf)
+            mag = xp.abs(r64)
+            rel = xp.where(mag > 0, err / mag, xp.where(err > 0, np.inf, 0.0))
         diff_sq = ref_sq = 0.0
         if tol.rule == "exact":
             # Compare bits, so -0.0 vs 0.0 and NaN payloads count as differences too.
             r_same = r.astype(o.dtype)
-            bad = (o != r_same) | ~finite | (np.signbit(o) != np.signbit(r_same))
+            bad = (o != r_same) | ~finite | (xp.signbit(o) != xp.signbit(r_same))
         elif tol.rule == "elementwise":
             bad = ~(err <= tol.atol + tol.rtol * mag)
         else:
             bad = ~finite
-            diff_sq = float(np.square(np.where(finite, o64 - r64, 0.0)).sum())
-            ref_sq = float(np.square(r64).sum())
+            diff_sq = float(xp.square(xp.where(finite, o64 - r64, 0.0)).sum())
+            ref_sq = float(xp.square(r64).sum())
         i = int(err.argmax())
-        count = int(np.count_nonzero(bad))
+        count = int(xp.count_nonzero(bad))
         stats.add(lo, float(err[i]), i, float(rel.max()), count, int(bad.argmax()) if count else None,
                   bool(finite.all()), diff_sq, ref_sq)  # argmax of a boolean array: its first True
     return stats
-
-
-def _exact_int_stats(xp, flat_out, flat_ref) -> _Stats:
-    """The "exact" rule for integer outputs, with array module `xp` (CuPy on the GPU: nothing
-    is copied back but the verdict's few numbers; NumPy in the tests, which hold it to
-    _host_stats). In chunks, so the float64 error of a 2^26-element output takes 16 MiB of
-    device memory at a time, not 1 GiB. Integers are always finite; equal values are equal bits."""
-    stats = _Stats()
-    for lo in range(0, flat_out.size, DEVICE_CHUNK):
-        o, r = flat_out[lo:lo + DEVICE_CHUNK], flat_ref[lo:lo + DEVICE_CHUNK]
-        bad = o != r.astype(o.dtype)
-        count = int(xp.count_nonzero(bad))
-        err = xp.abs(o.astype(xp.float64) - r.astype(xp.float64))
-        mag = xp.abs(r.astype(xp.float64))
-        rel = xp.where(mag > 0, err / xp.where(mag > 0, mag, 1.0), xp.where(err > 0, xp.inf, 0.0))
-        i = int(err.argmax())
-        stats.add(lo, float(err[i]), i, float(rel.max()), count, int(bad.argmax()) if count else None,
-                  True, 0.0, 0.0)
-    return stats
-
-
-DEVICE_CHUNK = 1 << 21
 
 
 def _kernel_stats(flat_out, flat_ref, tol: Tolerance) -> _Stats:
@@ -178,20 +159,13 @@ CHECK_KERNELS = tuple(f"compare<{r}, {rule}>" for r in ("float", "double") for r
 def compare(out, ref, tol: Tolerance) -> CheckResult:
     """Check `out` against the CPU reference `ref` under `tol`: every element, in float64.
     A host output is compared with NumPy; an FP32 one still on the GPU is compared there by
-    kernels_cu/check.cu against the reference uploaded (`device_copy`), so it is never
+    kernels_cu/check.cu against the reference uploaded (`device_copy`), and an integer one
+    under the exact rule (an int32 scan, a histogram) by array_stats with CuPy, so neither is
     copied back. A device output of another type comes back and takes the host path."""
     device = on_device(out) and out.dtype == np.float32 and getattr(ref, "dtype", None) in (np.float32, np.float64)
     integers = (on_device(out) and tol.rule == "exact" and np.dtype(out.dtype).kind in "iu"
                 and np.dtype(getattr(ref, "dtype", np.float64)).kind in "iu")
-    if integers:  # an int32 scan or sum of 2^26 elements: compared where it is, never copied back
-        if out.shape != ref.shape:
-            return CheckResult(False, float("inf"), float("inf"), None, f"shape {out.shape} != expected {ref.shape}")
-        flat_out = out.reshape(-1)
-        flat_ref = (ref if on_device(ref) else device_copy(ref)).reshape(-1)
-        if flat_out.size == 0:
-            return CheckResult(True, 0.0, 0.0, None, "empty")
-        return _verdict(_exact_int_stats(cupy(), flat_out, flat_ref), tol, out.shape, flat_out, flat_ref)
-    if not device:
+    if not (device or integers):
         out, ref = to_host(out), to_host(ref)
     if out.shape != ref.shape:
         return CheckResult(False, float("inf"), float("inf"), None, f"shape {out.shape} != expected {ref.shape}")
@@ -200,10 +174,14 @@ def compare(out, ref, tol: Tolerance) -> CheckResult:
     flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
     if flat_out.size == 0:
         return CheckResult(True, 0.0, 0.0, None, "empty")
-    if device:
-        stats = _kernel_stats(flat_out, flat_ref if on_device(flat_ref) else device_copy(flat_ref), tol)
+    if device or integers:
+        flat_ref = flat_ref if on_device(flat_ref) else device_copy(flat_ref)
+    if integers:
+        stats = array_stats(flat_out, flat_ref, tol, cupy(), DEVICE_CHUNK)
+    elif device:
+        stats = _kernel_stats(flat_out, flat_ref, tol)
     else:
-        stats = _host_stats(flat_out, flat_ref, tol)
+        stats = array_stats(flat_out, flat_ref, tol)
     return _verdict(stats, tol, out.shape, flat_out, flat_ref)
 
 

@@ -19,10 +19,9 @@ Then:
     SAME    otherwise: at this confidence the two runs may differ by less than SAME_WITHIN
 
 Why the margin: batch means come from one run, so their interval measures the noise within
-a run, not between runs (the GPU's clock, where the buffers landed, the L2's state). Two
-H200 runs of unchanged kernels (results/h200/default.csv against results/h200/merged/) gave
-intervals excluding 1 for 81 of 138 rows, at changes of 0.1%; the largest change among
-unchanged short kernels was 2.6% (a 4 us copy). A change smaller than 1% is called SAME.
+a run, not between runs (the GPU's clock, where the buffers landed, the L2's state): a change
+smaller than SAME_WITHIN is SAME however narrow the interval (the evidence:
+docs/measurement.md).
 
 Why a bootstrap and not a rank test: the question is "how much slower, give or take", an
 interval on the ratio, which a rank test (a p-value for "some difference") does not give; the
@@ -128,7 +127,7 @@ def ratio_interval(base: Result, new: Result, confidence: float = CONFIDENCE) ->
     return float(lo), float(hi)
 
 
-SAME_WITHIN = 0.01  # a ratio whose interval reaches within 1% of 1 is SAME (run-to-run noise; module doc)
+SAME_WITHIN = 0.01  # a ratio whose interval reaches within 1% of 1 is SAME (between-run noise: module doc)
 
 
 def verdict(base: Result, new: Result, interval: tuple[float, float] | None = None) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pmppbench.archs import precision_of
 from pmppbench.row import Result
 from pmppbench.roofline import MEMORY_BOUND, Ceilings, classify
 
@@ -68,7 +69,7 @@ def speed_of_light(row: Any, ceilings: Ceilings | Sequence[Ceilings]) -> dict[st
     intensity = flops / row.bytes
     gbs = row.bytes / seconds / 1e9
     gflops = flops / seconds / 1e9
-    precision = (getattr(row, "dims", None) or {}).get("precision", "fp32")  # GEMM's tensor-core rows
+    precision = precision_of(getattr(row, "dims", None))  # GEMM's tensor-core rows
     peak = roofs[0].compute_gflops(precision)
     ridge = peak / roofs[0].bandwidth_gbs if peak else None
     out: dict[str, Any] = {

@@ -343,7 +343,8 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
     batches sits the later rounds out). An `observer`, if given,
     has `before(name)` called once the variant's warmup is queued and
     `after(name)` after every timed batch (clock sampling; outside the timed region); with
-    `protocol.discard_on_throttle` its `throttled(name)` ('' or why) judges the batch just timed.
+    `protocol.discard_on_throttle` its `throttled(name)` ('' or why) judges the batch just timed,
+    and `discard_last(name)` drops the sample of a batch that is timed again.
     `at(name, phase)`, if given, is told before each warmup and each batch what runs next
     (the supervisor's heartbeat: which variant a fault or a hang belongs to). A timer with
     `expect(fn, seconds)` is told the fastest warmup call's host time (`clock`), from which
@@ -389,8 +390,7 @@ def measure(runs: Mapping[str, Callable[[], None]], protocol: Protocol, timer=No
         # throttles all along keeps its batches (and the throttle warning says so).
         if screen and retimed[name] < protocol.batches and observer.throttled(name, MIN_CLOCK_FRACTION):
             retimed[name] += 1
-            if hasattr(observer, "discard_last"):  # a ClockObserver: the retimed batch's sample goes too
-                observer.discard_last(name)
+            observer.discard_last(name)  # the retimed batch's clock sample goes with its time
             return
         batches[name].append(ms)
 

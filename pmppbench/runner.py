@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pmppbench import clocks, derive, device, roofline
+from pmppbench.archs import precision_of
 from pmppbench.check import compare, device_copy, on_device
 from pmppbench.clocks import ClockObserver
 from pmppbench.compile import load_kernels
@@ -342,7 +343,7 @@ def limits_for(workload: Workload, shape: Shape, device: Any, ceilings: list | N
     """The ceilings a row of `shape` is held to (SUSPECT beyond them): the compute peak of the
     shape's precision (GEMM's --precision axis; every other workload computes in FP32) and the
     memory bounds, with a measured copy rate where it is above the datasheet's."""
-    precision = shape.get("precision", "fp32")
+    precision = precision_of(shape)
     dram = max((c.bandwidth_gbs for c in ceilings or ()), default=None)
     # A workload whose model counts more FLOPs than a correct kernel must execute (the stencil's
     # running sum) says flops_are_a_floor = False: then only its bytes are held to a ceiling.

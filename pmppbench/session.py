@@ -23,7 +23,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from pmppbench import device, fleet, inventory, metadata, workloads
 from pmppbench.check import CHECK_KERNELS
-from pmppbench.archs import capability
 from pmppbench.compile import Prefetch, cache_dir
 from pmppbench.errors import CheckFailed, EnvironmentProblem, PmppError, UsageError
 from pmppbench.export import files, terminal
@@ -251,8 +250,7 @@ def arch_skips_variant(arch: str, variant) -> bool:
     """Whether a GPU of `arch` ("sm_75"; "" when unknown: no) makes `variant` a SKIP row."""
     if not arch:
         return False
-    major, minor = capability(arch)
-    return not arch_meets(f"{major}.{minor}", variant.needs)
+    return not arch_meets(arch, variant.needs)
 
 
 def _prefetch(plan: Plan, archs: set[str]):

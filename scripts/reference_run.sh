@@ -8,11 +8,14 @@
 # page), the comparison with BASE (a result file, if given), plots, resources and single
 # commands. "tests": the GPU tests and compute-sanitizer (memcheck, racecheck) over the
 # sanitize config (SKIP_SANITIZER=1 leaves them out, SANITIZE_ONLY=w1,w2 narrows them).
-# COMMANDS="a; b" replaces the single commands; SKIP_WARM=1 leaves the warm `all` out.
+# COMMANDS="a; b" replaces the single commands; SKIP_WARM=1 leaves the warm `all` out;
+# TEST_LIMIT=S stops the GPU tests after S seconds (what ran is kept); COMMIT=rev is written
+# to build.txt (the device's copy of the tree has no git history).
 set -uo pipefail
 dest=${1:-out}
 phase=${PHASE:-all}
 mkdir -p "$dest/commands"
+[ -n "${COMMIT:-}" ] && echo "build $COMMIT" > "$dest/build.txt"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 stamp() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
@@ -47,7 +50,8 @@ if [ "$phase" = all ] || [ "$phase" = run ]; then
   done
 fi
 if [ "$phase" = all ] || [ "$phase" = tests ]; then
-  $py -m pytest -q -rA -m gpu tests > "$dest/gpu-tests.txt" 2>&1; tail -n 1 "$dest/gpu-tests.txt"
+  timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA -m gpu tests > "$dest/gpu-tests.txt" 2>&1
+  echo "gpu tests exit $?" >> "$dest/gpu-tests.txt"; tail -n 2 "$dest/gpu-tests.txt"
 fi
 if [ "$phase" = all ] || [ "$phase" = tests ] || [ "$phase" = sanitize ]; then
   if [ -z "${SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then

@@ -19,3 +19,16 @@ def check_rows(workload_name: str, shapes, variants=None, seed: int = 1):
 def assert_all_pass(rows):
     bad = [f"{r.variant} {r.shape}: {r.check} {r.error or r.check_detail}" for r in rows if r.check != "PASS"]
     assert not bad, "\n".join(bad)
+
+
+def mutant_check(workload_name: str, define: str, shape, variant: str):
+    """The rows of `variant` on `shape`, checked with `define` set to 1 in its kernels' build:
+    a mutation the .cu file carries (a dropped element, a raced bin), which must FAIL."""
+    base = type(workloads.get(workload_name))
+
+    class Mutant(base):
+        def defines(self, shape):
+            return {**super().defines(shape), define: 1}
+
+    w = Mutant()
+    return run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant(variant)])

@@ -12,6 +12,7 @@ from pmppbench.workloads.base import arch_meets
     ("7.5", "sm_80", False), ("8.0", "sm_80", True), ("8.9", "sm_80", True), ("12.0", "sm_80", True),
     ("9.0", "sm_90a", True), ("8.9", "sm_90a", False), ("10.0", "sm_90a", False), ("12.0", "sm_90a", False),
     ("10.0", "sm_100a", True), ("12.0", "sm_120", True), ("10.0", "sm_120", False),
+    ("sm_89", "sm_80", True), ("sm_89", "sm_90a", False), ("sm_90", "sm_90a", True), ("sm_75", "sm_80", False),
 ])
 def test_arch_meets(cc, needs, ok):
     assert arch_meets(cc, needs) is ok
@@ -23,19 +24,18 @@ def test_needs_is_checked_for_form():
 
 
 def test_a_variant_this_gpu_cannot_run_is_a_skip_row_and_never_called():
-    from dataclasses import replace
-
     import numpy as np
 
     from fake_workload import Copy2D
     from pmppbench.runner import evaluate
-    from test_roofline import _device
+    from portability_profiles import RTX4090 as ada
 
     w = Copy2D()
-    ada = replace(_device(), compute_capability="8.9", arch="sm_89")
     shape = w.default_shape()
     inputs = w.make_inputs(shape, np.random.default_rng(0))
     ctx = w.setup(shape, inputs, {})
+    from dataclasses import replace
+
     hopper_only = replace(w.variant("whole"), needs="sm_90a")
     rows = evaluate(w, shape, [w.variant("rows"), hopper_only], inputs, ctx, protocol=w.protocol,
                     check_only=True, device=ada)

@@ -159,25 +159,27 @@ def test_the_gpu_path_reports_what_the_host_path_reports():
 
 @pytest.mark.parametrize("dtype, ref_dtype", [(np.int32, np.int32), (np.int32, np.int64), (np.uint32, np.uint32)])
 def test_the_integer_device_path_reports_what_the_host_path_reports(dtype, ref_dtype):
-    """check._exact_int_stats runs on the GPU with CuPy (an int32 scan of 2^26 elements is
-    compared where it is); with NumPy as its array module it must give _host_stats' numbers
-    exactly, on a right output, on wrong ones across chunk borders, and on a poisoned one."""
-    from pmppbench.check import DEVICE_CHUNK, _exact_int_stats, _host_stats
+    """check.array_stats compares an integer output on the GPU with CuPy in passes of
+    DEVICE_CHUNK elements (an int32 scan of 2^26 elements is compared where it is); its
+    numbers must not depend on the pass size: the host's CHUNK and the device's give the same
+    stats exactly, on a right output, on wrong ones across pass borders, and on a poisoned one."""
+    from pmppbench.check import CHUNK, DEVICE_CHUNK, array_stats
     from pmppbench.workloads.helpers import POISON_INT
 
+    assert DEVICE_CHUNK != CHUNK
     rng = np.random.default_rng(3)
     n = 2 * DEVICE_CHUNK + 17
     ref = rng.integers(0, 1 << 20, n).astype(ref_dtype)
     tol = Tolerance("exact")
     cases = [ref.astype(dtype)]
     wrong = ref.astype(dtype)
-    wrong[[5, DEVICE_CHUNK + 1, n - 1]] += 3
+    wrong[[5, CHUNK + 1, DEVICE_CHUNK + 1, n - 1]] += 3
     cases.append(wrong)
     poisoned = ref.astype(dtype)
     poisoned[DEVICE_CHUNK - 1:] = np.array(POISON_INT).astype(dtype)
     cases.append(poisoned)
     for out in cases:
-        assert _exact_int_stats(np, out, ref) == _host_stats(out, ref, tol)
+        assert array_stats(out, ref, tol, np, DEVICE_CHUNK) == array_stats(out, ref, tol)
 
 
 @pytest.mark.gpu

@@ -312,6 +312,9 @@ class ScriptedObserver:
     def after(self, name):
         self.batches += 1
 
+    def discard_last(self, name):
+        pass
+
     def throttled(self, name, min_fraction):
         assert min_fraction == 0.9
         return "hardware thermal slowdown" if self.always or self.batches in self.throttled_at else ""

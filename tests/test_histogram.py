@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_helpers import assert_all_pass, check_rows
+from gpu_helpers import assert_all_pass, check_rows, mutant_check
 from pmppbench import workloads
 from pmppbench.compile import compile_unit
 from pmppbench.planning import shapes_for
@@ -280,25 +280,13 @@ def test_thread_private_geometry(bins):
     assert W.geometry(W.variant("thread_private"), {**shape, "n": 100}, H200) == ((1,), block)
 
 
-class Mutated(hist.Histogram):
-    def __init__(self, define):
-        self.define = define
-
-    def defines(self, shape):
-        return {**super().defines(shape), self.define: 1}
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("define,bins,text", [
     ("MUTATE_DROP", 7, "uniform"), ("MUTATE_DROP", 256, "uniform"),  # the length % 16 last bytes left out
     ("MUTATE_RACE", 256, "one_letter"),  # two lanes share a column with plain stores: a raced bin
 ])
 def test_thread_private_mutations_fail(define, bins, text):
-    from pmppbench.runner import run_shape
-
-    w = Mutated(define)
-    shape = {"n": 1000003, "bins": bins, "input": text}
-    rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant("thread_private")])
+    rows = mutant_check("histogram", define, {"n": 1000003, "bins": bins, "input": text}, "thread_private")
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 

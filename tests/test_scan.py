@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from gpu_helpers import assert_all_pass, check_rows
+from gpu_helpers import assert_all_pass, check_rows, mutant_check
 from pmppbench import workloads
 from pmppbench.check import compare
 from pmppbench.compile import compile_unit
@@ -236,14 +236,6 @@ def test_only_cub_is_prebuilt_and_for_the_shapes_dtype_and_kind(monkeypatch):
 
 # ---- on the GPU -------------------------------------------------------------------------------
 
-class Mutated(sc.Scan):
-    def __init__(self, flag):
-        self.flag = flag
-
-    def defines(self, shape):
-        return {**super().defines(shape), self.flag: 1}
-
-
 @pytest.mark.gpu
 def test_every_variant_passes_on_edge_sizes():
     shapes = [s for s in W.check_shapes() if s["n"] != sc.LARGE_CHECK]
@@ -265,11 +257,7 @@ def test_the_64_bit_path():
 ])
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
 def test_mutations_fail(flag, variant, kind, dtype):
-    from pmppbench.runner import run_shape
-
-    w = Mutated(flag)
-    shape = {"n": 100003, "dtype": dtype, "kind": kind}
-    rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant(variant)])
+    rows = mutant_check("scan", flag, {"n": 100003, "dtype": dtype, "kind": kind}, variant)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pmppbench.archs import capability
 from pmppbench.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.protocol import Protocol
@@ -49,18 +50,17 @@ class Variant:
     # an arch-specific target such as "sm_90a" (wgmma, TMA) = that compute capability alone
 
 
-def arch_meets(compute_capability: str, needs: str | None) -> bool:
-    """Whether a GPU of `compute_capability` ("8.9") can run a variant that `needs` an arch.
-    Arch-specific features (the trailing "a": sm_90a) are not forward compatible: they run
-    on that one compute capability only; plain archs run on it and every newer one."""
+def arch_meets(gpu: str, needs: str | None) -> bool:
+    """Whether a GPU of compute capability or arch `gpu` ("8.9" or "sm_89") can run a variant
+    that `needs` an arch. Arch-specific features (the trailing "a": sm_90a) are not forward
+    compatible: they run on that one compute capability only; plain archs run on it and
+    every newer one. (compile.target_meets asks the same of a build target.)"""
     if needs is None:
         return True
-    m = re.fullmatch(r"sm_(\d+)(\d)(a?)", needs)
-    if not m:
+    if not re.fullmatch(r"sm_\d\d+a?", needs):
         raise ValueError(f"needs must look like sm_80 or sm_90a, got {needs!r}")
-    want = (int(m.group(1)), int(m.group(2)))
-    have = tuple(int(x) for x in compute_capability.split("."))
-    return have == want if m.group(3) else have >= want
+    want, have = capability(needs), capability(gpu)
+    return have == want if needs.endswith("a") else have >= want
 
 
 class Unavailable(Exception):
@@ -194,6 +194,10 @@ class Workload:
             v = shape.get(d)
             if not is_int(v, 1):
                 raise UsageError(f"{self.name}: {d.upper()} must be a positive integer, got {v!r}")
+        for axis in self.axes:  # a named axis takes its declared words; one without a default may be left out
+            if axis.choices and (axis.name in shape or axis.default) and shape.get(axis.name) not in axis.choices:
+                raise UsageError(f"{self.name}: {axis.name} must be one of {', '.join(axis.choices)}, "
+                                 f"got {shape.get(axis.name)!r}")
 
     def device_bytes(self, shape: Shape) -> int:
         """Device memory the shape needs, checked against free memory before allocating."""

@@ -96,11 +96,6 @@ class Reduce(Workload):
         sizes = (1, 31, 2049, 100003, 1 << 20, (1 << 24) + 3, LARGE_CHECK)
         return [{"n": n, "dtype": d} for d in DTYPES for n in sizes]
 
-    def validate(self, shape):
-        super().validate(shape)
-        if shape.get("dtype") not in DTYPES:
-            raise UsageError(f"reduce: dtype must be one of {', '.join(DTYPES)}, got {shape.get('dtype')!r}")
-
     def device_bytes(self, shape):
         n = shape["n"]
         return 4 * n + 4 * self.segments(shape, "simple") * 2 * BLOCK + 4 * self.segments(shape, "shared") + 64

@@ -124,13 +124,6 @@ class Scan(Workload):
         return shapes + [{"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"},
                          {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}]
 
-    def validate(self, shape):
-        super().validate(shape)
-        if shape.get("dtype") not in DTYPES:
-            raise UsageError(f"scan: dtype must be one of {', '.join(DTYPES)}, got {shape.get('dtype')!r}")
-        if shape.get("kind") not in KINDS:
-            raise UsageError(f"scan: kind must be one of {', '.join(KINDS)}, got {shape.get('kind')!r}")
-
     def sampled(self, shape) -> bool:
         return shape["n"] > SAMPLE_ABOVE
 

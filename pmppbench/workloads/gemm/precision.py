@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+from pmppbench.archs import PRECISIONS, precision_of
+
 TENSOR = PRECISIONS[1:]  # the tensor-core precisions
-DEFAULT = "fp32"  # a shape without the key is FP32: today's table, labels and rows unchanged
 # Mantissa bits kept (without the implicit one): the unit roundoff is 2^-(bits + 1).
 MANTISSA_BITS = {"fp32": 23, "tf32": 10, "bf16": 7, "fp16": 10}
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}  # an input element on the device
@@ -23,8 +23,7 @@ ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}  # an input element
 TEMPLATE_ARG = {"tf32": 0, "bf16": 1, "fp16": 2}
 
 
-def of(shape) -> str:
-    return shape.get("precision", DEFAULT)
+of = precision_of  # a shape without the key is FP32: today's table, labels and rows unchanged
 
 
 def unit_roundoff(precision: str) -> float:

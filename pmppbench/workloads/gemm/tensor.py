@@ -58,16 +58,24 @@ def variants_for(precision: str, cublas: Variant) -> tuple[Variant, ...]:
     return (*(replace(v, kernel=kernel_for(v, precision)) for v in RUNGS_FOR[precision]), cublas)
 
 
-def kernel_labels() -> dict[str, str]:
-    """Every tensor-core kernel `compile` builds (each rung for each precision it runs, both of
-    mma_tc's load paths) -> the row it serves, e.g. "mma_sync (fp16, unaligned K or N)"."""
-    labels = {}
+def _kernels():
+    """(rung, kernel expression, the row it serves) for every tensor-core kernel `compile`
+    builds: each rung for each precision it runs, both of mma_tc's load paths."""
     for p, rungs in RUNGS_FOR.items():
         for v in rungs:
-            labels[kernel_for(v, p)] = f"{v.name} ({p})"
+            yield v.name, kernel_for(v, p), f"{v.name} ({p})"
             if v.name in MMA_TILES:
-                labels[kernel_for(v, p, {"k": 1, "n": 1})] = f"{v.name} ({p}, K or N not a multiple of 8)"
-    return labels
+                yield v.name, kernel_for(v, p, {"k": 1, "n": 1}), f"{v.name} ({p}, K or N not a multiple of 8)"
+
+
+def kernel_labels() -> dict[str, str]:
+    """Every tensor-core kernel -> the row it serves, e.g. "mma_sync (fp16, K or N not a multiple of 8)"."""
+    return {expression: label for _, expression, label in _kernels()}
+
+
+def kernels_of(rung: str) -> list[str]:
+    """Every kernel the rung named `rung` may launch (one per precision and load path)."""
+    return [expression for name, expression, _ in _kernels() if name == rung]
 
 
 def kernel_names() -> list[str]:

@@ -86,7 +86,7 @@ class Gemm(Workload):
         """A tensor-core rung launches its kernel for each precision it runs (and mma_tc's
         unaligned load path): every one of them, as kernel_labels() lists them."""
         if variant.name in tensor.COVERS:
-            return [e for e, label in tensor.kernel_labels().items() if label.split(" (")[0] == variant.name]
+            return tensor.kernels_of(variant.name)
         return super().kernels_of(variant)
 
     def kernel_variants(self):
@@ -107,8 +107,6 @@ class Gemm(Workload):
 
     def validate(self, shape):
         super().validate(shape)
-        if prec.of(shape) not in prec.PRECISIONS:
-            raise UsageError(f"gemm: precision must be one of {', '.join(prec.PRECISIONS)}, got {prec.of(shape)!r}")
         check_row_tiles(self.name, shape["m"], MIN_TILE_ROWS)
         for d in ("n", "k"):
             if shape[d] > MAX_DIM:
