@@ -9,7 +9,8 @@
 # commands. "tests": the GPU tests and compute-sanitizer (memcheck, racecheck) over the
 # sanitize config (SKIP_SANITIZER=1 leaves them out, SANITIZE_ONLY=w1,w2 narrows them).
 # COMMANDS="a; b" replaces the single commands; SKIP_WARM=1 leaves the warm `all` out;
-# TEST_LIMIT=S stops the GPU tests after S seconds (what ran is kept); COMMIT=rev is written
+# TEST_LIMIT=S stops the GPU tests after S seconds (what ran is kept); TEST_WORKERS=N runs the
+# tests that time nothing in N processes (pytest-xdist); COMMIT=rev is written
 # to build.txt (the device's copy of the tree has no git history).
 set -uo pipefail
 dest=${1:-out}
@@ -50,7 +51,18 @@ if [ "$phase" = all ] || [ "$phase" = run ]; then
   done
 fi
 if [ "$phase" = all ] || [ "$phase" = tests ]; then
-  timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA -m gpu tests > "$dest/gpu-tests.txt" 2>&1
+  if [ -n "${TEST_WORKERS:-}" ]; then
+    # The tests that time something run alone on the GPU first; the rest share it, spread over
+    # TEST_WORKERS pytest-xdist processes (each mostly compiles and checks).
+    serial="tests/test_fidelity.py tests/test_first_variant.py tests/test_stream.py tests/test_counters.py"
+    timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=15 -m gpu $serial > "$dest/gpu-tests-serial.txt" 2>&1
+    echo "gpu tests exit $?" >> "$dest/gpu-tests-serial.txt"; tail -n 2 "$dest/gpu-tests-serial.txt"
+    deselect=$(for f in $serial; do printf -- '--ignore=%s ' "$f"; done)
+    # shellcheck disable=SC2086
+    timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=25 -n "$TEST_WORKERS" -m gpu $deselect tests > "$dest/gpu-tests.txt" 2>&1
+  else
+    timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=25 -m gpu tests > "$dest/gpu-tests.txt" 2>&1
+  fi
   echo "gpu tests exit $?" >> "$dest/gpu-tests.txt"; tail -n 2 "$dest/gpu-tests.txt"
 fi
 if [ "$phase" = all ] || [ "$phase" = tests ] || [ "$phase" = sanitize ]; then
