@@ -52,14 +52,19 @@ if [ "$phase" = all ] || [ "$phase" = run ]; then
 fi
 if [ "$phase" = all ] || [ "$phase" = tests ]; then
   if [ -n "${TEST_WORKERS:-}" ]; then
-    # The tests that time something run alone on the GPU first; the rest share it, spread over
-    # TEST_WORKERS pytest-xdist processes (each mostly compiles and checks).
+    # Alone on the GPU first: the tests that time something. Then, three at a time, those that
+    # hold many GB on the host and the device (the 64-bit paths, the shape past free memory, the
+    # occupancy of every check shape): six at once ran the host out of memory. The rest share the
+    # GPU over TEST_WORKERS pytest-xdist processes.
     serial="tests/test_fidelity.py tests/test_first_variant.py tests/test_stream.py tests/test_counters.py"
-    timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=15 -m gpu $serial > "$dest/gpu-tests-serial.txt" 2>&1
-    echo "gpu tests exit $?" >> "$dest/gpu-tests-serial.txt"; tail -n 2 "$dest/gpu-tests-serial.txt"
-    deselect=$(for f in $serial; do printf -- '--ignore=%s ' "$f"; done)
+    big="64_bit_path or larger_than_the_free_memory or hand_and_occupancy"
+    ignore=$(for f in $serial; do printf -- '--ignore=%s ' "$f"; done)
     # shellcheck disable=SC2086
-    timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=25 -n "$TEST_WORKERS" -m gpu $deselect tests > "$dest/gpu-tests.txt" 2>&1
+    { timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=15 -m gpu $serial;
+      timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=15 -n 3 -m gpu -k "$big" $ignore tests; } > "$dest/gpu-tests-serial.txt" 2>&1
+    echo "gpu tests exit $?" >> "$dest/gpu-tests-serial.txt"; tail -n 2 "$dest/gpu-tests-serial.txt"
+    # shellcheck disable=SC2086
+    timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=25 -n "$TEST_WORKERS" -m gpu -k "not ($big)" $ignore tests > "$dest/gpu-tests.txt" 2>&1
   else
     timeout "${TEST_LIMIT:-0}" $py -m pytest -q -rA --durations=25 -m gpu tests > "$dest/gpu-tests.txt" 2>&1
   fi
