@@ -76,12 +76,22 @@ SMEM_LD_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 SMEM_ST_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 SMEM_LD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 SMEM_ST_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+# Control divergence (PMPP 4.5): the threads that executed each warp instruction, of 32.
+THREAD_INST = "smsp__thread_inst_executed.sum"
+WARP_INST = "smsp__inst_executed.sum"
+# Atomics (PMPP 9.3): warp-level requests to global memory (atomics that return a value, and
+# reductions, which do not), and shared-memory atomic instructions.
+GLOBAL_ATOM = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
+GLOBAL_RED = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"
+SHARED_ATOM = "smsp__inst_executed_op_shared_atom.sum"
 OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY_LIMIT = "sm__maximum_warps_per_active_cycle_pct"  # ncu's own theoretical occupancy
 DURATION = "gpu__time_duration.sum"  # weights a variant's percentages when it launches several kernels
 
 METRICS = (DRAM_READ, DRAM_WRITE, L2_HIT, L1_HIT, GLOBAL_LD, GLOBAL_ST, SMEM_LD_REQ, SMEM_ST_REQ, SMEM_LD_WF,
-           SMEM_ST_WF, SMEM_LD_CONFLICTS, SMEM_ST_CONFLICTS, OCCUPANCY, OCCUPANCY_LIMIT, DURATION)
+           SMEM_ST_WF, SMEM_LD_CONFLICTS, SMEM_ST_CONFLICTS, THREAD_INST, WARP_INST, GLOBAL_ATOM, GLOBAL_RED,
+           SHARED_ATOM, OCCUPANCY, OCCUPANCY_LIMIT, DURATION)
+WARP_SIZE = 32
 KERNELS = "kernels"  # how many kernels the variant's run launched (a key of Result.counters)
 
 RANGE_PREFIX = "pmpp:"  # the NVTX range around one variant's run: pmpp:<variant>
@@ -261,6 +271,12 @@ def fill_counters(row: Result) -> None:
     row.smem_ld_wavefronts_per_request = _ratio(c.get(SMEM_LD_WF), c.get(SMEM_LD_REQ))
     row.smem_ld_conflicts_per_request = _ratio(c.get(SMEM_LD_CONFLICTS), c.get(SMEM_LD_REQ))
     row.smem_st_wavefronts_per_request = _ratio(c.get(SMEM_ST_WF), c.get(SMEM_ST_REQ))
+    lanes = _ratio(c.get(THREAD_INST), c.get(WARP_INST))
+    row.warp_efficiency_pct = None if lanes is None else 100.0 * lanes / WARP_SIZE
+    atom, red = c.get(GLOBAL_ATOM), c.get(GLOBAL_RED)
+    row.global_atomic_requests = None if atom is None and red is None else int((atom or 0) + (red or 0))
+    shared = c.get(SHARED_ATOM)
+    row.shared_atomic_instructions = None if shared is None else int(shared)
     row.occupancy_achieved_pct = c.get(OCCUPANCY)
     row.occupancy_vs_theoretical = _ratio(row.occupancy_achieved_pct, row.occupancy_theoretical_pct)
 

@@ -78,6 +78,9 @@ class Result:
     smem_ld_wavefronts_per_request: float | None = None  # 1 = conflict-free 32-bit loads; 32 = a 32-way conflict
     smem_ld_conflicts_per_request: float | None = None  # bank conflicts ncu counted per shared-load request
     smem_st_wavefronts_per_request: float | None = None
+    warp_efficiency_pct: float | None = None  # threads per executed warp instruction, of 32 (divergence)
+    global_atomic_requests: int | None = None  # warp-level global atomic and reduction requests
+    shared_atomic_instructions: int | None = None  # warp-level shared-memory atomic instructions
     occupancy_theoretical_pct: float | None = None  # the model: PMPP 5.6 by hand (occupancy.py)
     occupancy_achieved_pct: float | None = None  # warps active / the SM's maximum, while the SM was active
     occupancy_vs_theoretical: float | None = None  # achieved / theoretical

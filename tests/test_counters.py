@@ -145,6 +145,25 @@ def test_ratio_columns_put_each_counter_beside_its_model():
     assert row.occupancy_achieved_pct == 91.5 and row.occupancy_vs_theoretical == pytest.approx(0.915)
 
 
+def test_divergence_and_atomics_are_counted_per_warp_instruction():
+    # PMPP 10.3's `simple` reduction: at stride s only every s-th lane of a warp adds, so the
+    # warps issue instructions with few active threads; the histogram's atomics per request.
+    raw = {k.THREAD_INST: 12.0e6, k.WARP_INST: 1.0e6, k.GLOBAL_ATOM: 300.0, k.GLOBAL_RED: 4096.0,
+           k.SHARED_ATOM: 2.0e6}
+    row = counted(raw)
+    assert row.warp_efficiency_pct == pytest.approx(100 * 12 / 32)
+    assert row.global_atomic_requests == 4396 and row.shared_atomic_instructions == 2_000_000
+    only_red = counted({k.GLOBAL_RED: 7.0})
+    assert only_red.global_atomic_requests == 7 and only_red.warp_efficiency_pct is None
+    assert only_red.shared_atomic_instructions is None
+    # Over a variant's kernels the instruction counts add, so the efficiency is weighted by them.
+    both = k.combine([{k.THREAD_INST: 32.0e6, k.WARP_INST: 1.0e6, k.DURATION: 1.0},
+                      {k.THREAD_INST: 1.0e6, k.WARP_INST: 1.0e6, k.DURATION: 9.0}])
+    assert counted(both).warp_efficiency_pct == pytest.approx(100 * 33 / 64)
+    headers = [c.header for c in counter_columns_for([row])]
+    assert {"warp_eff_%", "glob_atom_req", "smem_atom_inst"} <= set(headers)
+
+
 def test_requested_bytes_are_compared_with_the_modelled_requests_when_the_workload_has_them():
     m = 1024  # GEMM naive: 8MNK + 4MN requested, 12 M^2 logical
     modelled = 8 * m**3 + 4 * m * m
