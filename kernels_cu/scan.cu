@@ -242,10 +242,10 @@ extern "C" __global__ void __launch_bounds__(ADD_THREADS) add_carries(T* Y, cons
 // additions in the thread, a shuffle scan over the 32 lane totals and the running total of
 // the warp's earlier rows; the warps' totals then meet once in shared memory.
 
-template <int ROWS> struct Tile {
-    static constexpr unsigned SIZE = FAST_THREADS * ROWS * 4;
-    V v[ROWS];  // loaded vectors, then their in-thread inclusive scans
-    T pre[ROWS];  // each vector's exclusive prefix within its warp's part of the tile
+template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
+    static constexpr unsigned WARPS = THREADS / 32;
+    static constexpr unsigned SIZE = THREADS * ROWS * 4;
+    V v[ROWS];  // loaded vectors, then each element's output within its warp's part of the tile
     T warp_prefix;  // the warps to the left, within the tile
     T total;  // the whole tile
 
@@ -270,7 +270,7 @@ template <int ROWS> struct Tile {
         }
     }
 
-    // The scan within the tile; `warps` is FAST_WARPS shared words. One barrier.
+    // The scan within the tile; `warps` is WARPS shared words. One barrier.
     __device__ __forceinline__ void scan(T* warps) {
         const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
         T carry = T(0);
@@ -281,15 +281,22 @@ template <int ROWS> struct Tile {
             v[r].w += v[r].z;
             const T inclusive = warp_inclusive(v[r].w);
             const T left = __shfl_up_sync(FULL, inclusive, 1);
-            pre[r] = lane ? carry + left : carry;
+            const T pre = lane ? carry + left : carry;  // the vector's exclusive prefix within the warp's part
             carry += __shfl_sync(FULL, inclusive, 31);
+            // The outputs within the warp's part, in place (no second array of prefixes: the
+            // registers go to more rows). Exclusive: each element's left neighbour's inclusive.
+#if EXCLUSIVE && !defined(MUTATE_OFF_BY_ONE)
+            v[r].w = pre + v[r].z; v[r].z = pre + v[r].y; v[r].y = pre + v[r].x; v[r].x = pre;
+#else
+            v[r].x += pre; v[r].y += pre; v[r].z += pre; v[r].w += pre;
+#endif
         }
         if (lane == 0) warps[warp] = carry;
         __syncthreads();
         warp_prefix = T(0);
         total = T(0);
 #pragma unroll
-        for (unsigned w = 0; w < FAST_WARPS; ++w) {
+        for (unsigned w = 0; w < WARPS; ++w) {
             const T s = warps[w];
             if (w < warp) warp_prefix += s;
             total += s;
@@ -303,13 +310,8 @@ template <int ROWS> struct Tile {
         const T left = offset + warp_prefix;
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-            const T o = left + pre[r];
             V y;
-#if EXCLUSIVE && !defined(MUTATE_OFF_BY_ONE)
-            y.x = o; y.y = o + v[r].x; y.z = o + v[r].y; y.w = o + v[r].z;
-#else
-            y.x = o + v[r].x; y.y = o + v[r].y; y.z = o + v[r].z; y.w = o + v[r].w;
-#endif
+            y.x = left + v[r].x; y.y = left + v[r].y; y.z = left + v[r].z; y.w = left + v[r].w;
             const unsigned long long e = g + 128 * r;
             if (base + SIZE <= n) {
                 __stcs(reinterpret_cast<V*>(out + e), y);  // streamed: no later reuse from cache
@@ -324,7 +326,7 @@ template <int ROWS> struct Tile {
 };
 
 #define HIER_ROWS 4  // hierarchical: 4096-element tiles
-#define PASS_ROWS 8  // domino, lookback: 8192-element tiles (coarser: fewer tiles to chain)
+#define PASS_ROWS 8  // domino: 8192-element tiles
 
 // hierarchical: the three-kernel scan with this tile scan as its first kernel (the section
 // totals to S), then scan_sums and add_carries: the book's structure at its best, still four
@@ -427,6 +429,40 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
     tile.store(out, base, n, s_prefix);
 }
 
+// lookback's tile, LB_THREADS threads x LB_ROWS 16-byte vectors (pmppbench/workloads/scan.py
+// mirrors them as LOOKBACK_ROWS, LOOKBACK_THREADS). Larger than domino's: the fewer the tiles, the
+// fewer look-backs per byte and the shorter each one, and 12 rows of vectors per thread keep
+// 48 KB of loads in flight per block (3 blocks per SM at the register count).
+#ifndef LB_ROWS
+#define LB_ROWS 12
+#endif
+#ifndef LB_THREADS
+#define LB_THREADS 256
+#endif
+#ifndef LB_MIN_BLOCKS
+#define LB_MIN_BLOCKS 3  // blocks per SM the register count must allow (the launch bound): 80 registers
+#endif
+// LB_PREFETCH: thread 0 asks L2 for the tile its block index would get (cp.async.bulk.prefetch,
+// one instruction, no registers) before it takes its ticket, so DRAM's latency runs under the
+// ticket's atomic instead of after it; blocks start in about index order, so the guess is
+// mostly right, and a wrong one costs a second read of a tile that another block will read
+// from L2 soon after. Hopper (sm_90) on; older targets have no bulk prefetch and skip it.
+#ifndef LB_PREFETCH
+#define LB_PREFETCH 1
+#endif
+// LB_TICKET 0 (studies/scan_lookback.py only): the tile is the block index, as CUB numbers its
+// tiles, trusting that blocks start in index order (CUDA does not promise it; PMPP 11.6 takes a
+// ticket for that reason). The ticket then only tells the call's epoch.
+#ifndef LB_TICKET
+#define LB_TICKET 1
+#endif
+
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
+}
+
 // lookback: decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
 // Decoupled Look-back", NVIDIA 2016). A tile publishes its AGGREGATE as soon as its own scan
 // has its total, before it knows anything of its predecessors; then warp 0 reads the 32
@@ -436,21 +472,40 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 // to finish, only for its scan: the chain of domino's L2 round trips becomes a few reads.
 // MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the nearest word of either flag,
 // taking an aggregate for a prefix.
-extern "C" __global__ void __launch_bounds__(FAST_THREADS) lookback(const T* __restrict__ in, T* __restrict__ out,
-                                                                   unsigned long long* __restrict__ status,
-                                                                   unsigned long long* __restrict__ ticket,
-                                                                   unsigned long long n, unsigned long long tiles) {
-    __shared__ T warps[FAST_WARPS];
+extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS) lookback(const T* __restrict__ in, T* __restrict__ out,
+                                                                 unsigned long long* __restrict__ status,
+                                                                 unsigned long long* __restrict__ ticket,
+                                                                 unsigned long long n, unsigned long long tiles) {
+    typedef Tile<LB_ROWS, LB_THREADS> LTile;
+    __shared__ T warps[LTile::WARPS];
     __shared__ unsigned long long s_tile;
     __shared__ unsigned s_epoch;
     __shared__ T s_prefix;
-    take_ticket(ticket, tiles, &s_tile, &s_epoch);
+    LTile tile;
+#if LB_TICKET
+    if (threadIdx.x == 0) {
+#if LB_PREFETCH
+        const unsigned long long guess = 1ull * blockIdx.x * LTile::SIZE;  // a multiple of 4 elements: 16-byte aligned
+        const unsigned bytes = guess < n ? unsigned(min(n - guess, 1ull * LTile::SIZE) * sizeof(T)) & ~15u : 0u;
+        if (bytes) prefetch_l2(in + guess, bytes);
+#endif
+        const unsigned long long k = atomicAdd(ticket, 1ull);
+        s_epoch = unsigned(k / tiles);
+        s_tile = k % tiles;
+    }
+    __syncthreads();
     const unsigned long long id = s_tile;
-    const unsigned epoch = s_epoch;
-    Tile<PASS_ROWS> tile;
-    const unsigned long long base = id * Tile<PASS_ROWS>::SIZE;
+    const unsigned long long base = id * LTile::SIZE;
     tile.load(in, base, n);
     tile.scan(warps);
+#else
+    const unsigned long long id = blockIdx.x;
+    const unsigned long long base = id * LTile::SIZE;
+    tile.load(in, base, n);
+    if (threadIdx.x == 0) s_epoch = unsigned(atomicAdd(ticket, 1ull) / tiles);  // seen after scan's barrier
+    tile.scan(warps);
+#endif
+    const unsigned epoch = s_epoch;
     if (threadIdx.x < 32) {
         const unsigned lane = threadIdx.x;
         T prefix = T(0);
