@@ -246,8 +246,6 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
     static constexpr unsigned WARPS = THREADS / 32;
     static constexpr unsigned SIZE = THREADS * ROWS * 4;
     V v[ROWS];  // loaded vectors, then each element's output within its warp's part of the tile
-    T warp_prefix;  // the warps to the left, within the tile
-    T total;  // the whole tile
 
     __device__ __forceinline__ unsigned long long first(unsigned long long base) const {
         return base + 1ull * (threadIdx.x / 32) * ROWS * 128 + (threadIdx.x % 32) * 4;
@@ -259,18 +257,26 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) v[r] = __ldg(reinterpret_cast<const V*>(in + g + 128 * r));
         } else {  // the last tile: element by element, zero past n
+            const int left = remaining(g, n);
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) {
-                const unsigned long long e = g + 128 * r;
-                v[r].x = e < n ? in[e] : T(0);
-                v[r].y = e + 1 < n ? in[e + 1] : T(0);
-                v[r].z = e + 2 < n ? in[e + 2] : T(0);
-                v[r].w = e + 3 < n ? in[e + 3] : T(0);
+                const T* e = in + g + 128 * r;
+                v[r].x = 128 * r < left ? e[0] : T(0);
+                v[r].y = 128 * r + 1 < left ? e[1] : T(0);
+                v[r].z = 128 * r + 2 < left ? e[2] : T(0);
+                v[r].w = 128 * r + 3 < left ? e[3] : T(0);
             }
         }
     }
 
-    // The scan within the tile; `warps` is WARPS shared words. One barrier.
+    // Elements from g to n, clamped to [0, SIZE] (32-bit compares in the last tile's paths).
+    static __device__ __forceinline__ int remaining(unsigned long long g, unsigned long long n) {
+        return g >= n ? 0 : int(min(n - g, 1ull * SIZE));
+    }
+
+    // The scan within the tile; `warps` is WARPS shared words, each warp's total when it returns
+    // (one barrier). The warps' prefixes and the tile's total are read from there when needed,
+    // not held in registers across a look-back.
     __device__ __forceinline__ void scan(T* warps) {
         const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
         T carry = T(0);
@@ -293,33 +299,35 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
         }
         if (lane == 0) warps[warp] = carry;
         __syncthreads();
-        warp_prefix = T(0);
-        total = T(0);
-#pragma unroll
-        for (unsigned w = 0; w < WARPS; ++w) {
-            const T s = warps[w];
-            if (w < warp) warp_prefix += s;
-            total += s;
-        }
     }
 
-    // The outputs with `offset` (the tiles to the left) added.
+    // The sum of the warps' totals before warp `upto` (WARPS: the whole tile's), in warp order.
+    static __device__ __forceinline__ T warps_before(const T* warps, unsigned upto) {
+        T sum = T(0);
+#pragma unroll
+        for (unsigned w = 0; w < WARPS; ++w)
+            if (w < upto) sum += warps[w];
+        return sum;
+    }
+
+    // The outputs with `offset` (the tiles to the left) and the warps to the left added.
     __device__ __forceinline__ void store(T* __restrict__ out, unsigned long long base, unsigned long long n,
-                                          T offset) const {
+                                          T offset, const T* warps) const {
         const unsigned long long g = first(base);
-        const T left = offset + warp_prefix;
+        const T left = offset + warps_before(warps, threadIdx.x / 32);
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
             V y;
             y.x = left + v[r].x; y.y = left + v[r].y; y.z = left + v[r].z; y.w = left + v[r].w;
-            const unsigned long long e = g + 128 * r;
+            T* e = out + g + 128 * r;
             if (base + SIZE <= n) {
-                __stcs(reinterpret_cast<V*>(out + e), y);  // streamed: no later reuse from cache
+                __stcs(reinterpret_cast<V*>(e), y);  // streamed: no later reuse from cache
             } else {
-                if (e < n) out[e] = y.x;
-                if (e + 1 < n) out[e + 1] = y.y;
-                if (e + 2 < n) out[e + 2] = y.z;
-                if (e + 3 < n) out[e + 3] = y.w;
+                const int left = remaining(g, n);
+                if (128 * r < left) e[0] = y.x;
+                if (128 * r + 1 < left) e[1] = y.y;
+                if (128 * r + 2 < left) e[2] = y.z;
+                if (128 * r + 3 < left) e[3] = y.w;
             }
         }
     }
@@ -338,8 +346,8 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) tile_scan(const T* __
     const unsigned long long base = 1ull * blockIdx.x * Tile<HIER_ROWS>::SIZE;
     tile.load(in, base, n);
     tile.scan(warps);
-    tile.store(out, base, n, T(0));
-    if (threadIdx.x == 0) S[blockIdx.x] = tile.total;
+    tile.store(out, base, n, T(0), warps);
+    if (threadIdx.x == 0) S[blockIdx.x] = Tile<HIER_ROWS>::warps_before(warps, FAST_WARPS);
 }
 
 // ---- single pass: the status words of the tiles -------------------------------------------------
@@ -422,11 +430,11 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
             } while (flag_of(word, epoch) != PREFIX);
             prefix = value_of(word);
         }
-        publish(status, id, epoch, PREFIX, prefix + tile.total);
+        publish(status, id, epoch, PREFIX, prefix + Tile<PASS_ROWS>::warps_before(warps, FAST_WARPS));
         s_prefix = prefix;
     }
     __syncthreads();
-    tile.store(out, base, n, s_prefix);
+    tile.store(out, base, n, s_prefix, warps);
 }
 
 // lookback's tile, LB_THREADS threads x LB_ROWS 16-byte vectors (pmppbench/workloads/scan.py
@@ -455,6 +463,12 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 // ticket for that reason). The ticket then only tells the call's epoch.
 #ifndef LB_TICKET
 #define LB_TICKET 1
+#endif
+// LB_BACKOFF: nanoseconds a look-back warp sleeps before it reads a window again that still had
+// an unwritten word (0: it reads again at once), so that spinning warps leave L2's bandwidth to
+// the tiles' loads and stores.
+#ifndef LB_BACKOFF
+#define LB_BACKOFF 0
 #endif
 
 __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
@@ -508,20 +522,25 @@ extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS) lookback
     const unsigned epoch = s_epoch;
     if (threadIdx.x < 32) {
         const unsigned lane = threadIdx.x;
+        const T total = LTile::warps_before(warps, LTile::WARPS);
         T prefix = T(0);
         if (id == 0) {
-            if (lane == 0) publish(status, 0, epoch, PREFIX, tile.total);
+            if (lane == 0) publish(status, 0, epoch, PREFIX, total);
         } else {
-            if (lane == 0) publish(status, id, epoch, AGGREGATE, tile.total);
+            if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
             long long nearest = (long long)id - 1;  // the window's first predecessor
             while (true) {
                 const long long j = nearest - lane;
                 unsigned long long word;
                 unsigned flag;
-                do {  // tiles before 0 read as a PREFIX of 0
+                while (true) {  // tiles before 0 read as a PREFIX of 0
                     word = j >= 0 ? peek(status, j) : 0ull;
                     flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
-                } while (__any_sync(FULL, flag == 0u));
+                    if (!__any_sync(FULL, flag == 0u)) break;
+#if LB_BACKOFF
+                    __nanosleep(LB_BACKOFF);
+#endif
+                }
 #ifdef MUTATE_AGGREGATE_AS_PREFIX
                 const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
 #else
@@ -533,10 +552,10 @@ extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS) lookback
                 if (done) break;
                 nearest -= 32;
             }
-            if (lane == 0) publish(status, id, epoch, PREFIX, prefix + tile.total);
+            if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
         }
         if (lane == 0) s_prefix = prefix;
     }
     __syncthreads();
-    tile.store(out, base, n, s_prefix);
+    tile.store(out, base, n, s_prefix, warps);
 }
