@@ -265,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 // stays well under that: about 5 instructions per byte for 7 bins and 5.5 for 256 (the SASS).
 #ifndef PRIVATE_VECS  // 16-byte loads in flight per thread and loop step (studies/histogram_private.py)
 #if BINS == 7
-#define PRIVATE_VECS 4  // 6 blocks of 256 threads per SM at 40 registers: 96 KB in flight per SM
+#define PRIVATE_VECS 8  // 4 blocks of 256 threads per SM (PRIVATE_MIN_BLOCKS): 128 KB in flight per SM
 #else
 #define PRIVATE_VECS 8  // only 12 warps per SM (48 KB of shared memory per 3): 48 KB in flight per SM
 #endif
@@ -306,11 +306,23 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // (an IMAD in place of an IADD3: one more instruction issued, one fewer on the busier pipe).
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
-#define PRIVATE_MIN_BLOCKS 5  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
+#define PRIVATE_MIN_BLOCKS 4  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
 #endif
 #ifndef PRIVATE_FMA
-#define PRIVATE_FMA 3
+#define PRIVATE_FMA 0
 #endif
+// PRIVATE_AHEAD: in each loop step, lane k < PRIVATE_VECS of a warp asks L2 for the warp's k-th
+// 512 bytes PRIVATE_AHEAD steps further on (cp.async.bulk.prefetch; 0: none), so the loads of
+// that step find L2 instead of DRAM: more bytes in flight than the registers hold.
+#ifndef PRIVATE_AHEAD
+#define PRIVATE_AHEAD 0
+#endif
+
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
+}
 
 // a + b on the FMA pipe (one == 1 at run time) when `fma`, else left to the compiler (IADD3)
 template <bool fma> __device__ __forceinline__ unsigned add_on(unsigned a, unsigned b, unsigned one) {
@@ -377,6 +389,11 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
     while (j + (V - 1) * stride < nv) {
         unsigned even = 0, odd = 0;
         for (int step = 0; step < STEPS && j + (V - 1) * stride < nv; ++step, j += V * stride) {
+#if PRIVATE_AHEAD
+            const unsigned lane = threadIdx.x % 32;
+            const unsigned long long at = j - lane + lane * stride + 1ull * PRIVATE_AHEAD * V * stride;
+            if (lane < V && at + 32 <= nv) prefetch_l2(vec + at, 512);
+#endif
             uint4 v[V];
 #pragma unroll
             for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);  // all loads first

@@ -49,7 +49,7 @@ from pmppbench.workloads.helpers import (
 SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
             "hierarchical": (4096, 256)}
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
-LOOKBACK_ROWS, LOOKBACK_THREADS = 12, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
+LOOKBACK_ROWS, LOOKBACK_THREADS = 11, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
