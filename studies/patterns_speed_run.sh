@@ -20,7 +20,7 @@ step() {  # step NAME LIMIT_S CMD...: run CMD under its limit, log to $out/NAME.
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >"$out/nvidia-smi.txt" 2>&1
-{ git log -1 --format="%H %s" 2>/dev/null || cat BUILD; } >"$out/build.txt" 2>/dev/null  # BUILD: an archive copy's commit
+{ cat BUILD 2>/dev/null || git log -1 --format="%H %s"; } >"$out/build.txt" 2>/dev/null  # BUILD: an archive copy's commit
 if [ "$phase" = study ]; then
     step scan-study 100 python3 studies/scan_lookback.py --json "$out/scan-study.json"
     step histogram-study 50 python3 studies/histogram_private.py --json "$out/histogram-study.json"
