@@ -271,9 +271,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 #endif
 #endif
 
-// A 16-byte load issued where it stands: the compiler keeps volatile asm in program order, so a
-// loop's V loads are all in flight before the first byte is counted (left to itself, ptxas sinks
-// each load down to its first use, and a thread has one or two loads in flight, not V).
+// A 16-byte load as inline PTX: the loads of a loop step stay together at the top of the step as
+// far as the registers allow (the sm_90 SASS has 5 of 7 bins' 8 and all 8 of 256 bins' ahead of
+// the first count); a plain load the compiler moves down to its first use.
 __device__ __forceinline__ uint4 load_now(const uint4* p) {
 #ifdef __CUDA_ARCH__
     uint4 v;
@@ -299,11 +299,12 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // byte is masked out of its word first. letter_shifts finds the four amounts of a word at once
 // (SWAR: 7 instructions for 4 bytes, no per-byte compare or select).
 //
-// The kernel is bound by its instructions, not by DRAM: per 16 bytes about 70 of them, most on
-// the integer (ALU) pipe, which takes half a warp per clock per scheduler, as the multiply-add
-// (FMA) pipe does. PRIVATE_FMA sends the adds of the bin finder and of the counters to the FMA
-// pipe as x * one + y, `one` a 1 the compiler cannot see through, so the two pipes share the work
-// (an IMAD in place of an IADD3: one more instruction issued, one fewer on the busier pipe).
+// About 78 instructions per 16 bytes (the sm_90 SASS of the loop), most of them on the integer
+// (ALU) pipe. PRIVATE_FMA sends the adds of the bin finder (bit 0) and of the counters (bit 1) to
+// the multiply-add pipe as x * one + y, `one` a 1 passed by the host that the compiler cannot fold,
+// so the two pipes share the work. On the H200 that gained nothing, and 8 loads in flight per
+// thread gained 3% over 4 (docs/scan.md, "Histogram"): the kernel waits on memory latency more
+// than on the integer pipe, and the default leaves the adds to the compiler.
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
 #define PRIVATE_MIN_BLOCKS 4  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
@@ -311,18 +312,6 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 #ifndef PRIVATE_FMA
 #define PRIVATE_FMA 0
 #endif
-// PRIVATE_AHEAD: in each loop step, lane k < PRIVATE_VECS of a warp asks L2 for the warp's k-th
-// 512 bytes PRIVATE_AHEAD steps further on (cp.async.bulk.prefetch; 0: none), so the loads of
-// that step find L2 instead of DRAM: more bytes in flight than the registers hold.
-#ifndef PRIVATE_AHEAD
-#define PRIVATE_AHEAD 0
-#endif
-
-__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
 
 // a + b on the FMA pipe (one == 1 at run time) when `fma`, else left to the compiler (IADD3)
 template <bool fma> __device__ __forceinline__ unsigned add_on(unsigned a, unsigned b, unsigned one) {
@@ -389,11 +378,6 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
     while (j + (V - 1) * stride < nv) {
         unsigned even = 0, odd = 0;
         for (int step = 0; step < STEPS && j + (V - 1) * stride < nv; ++step, j += V * stride) {
-#if PRIVATE_AHEAD
-            const unsigned lane = threadIdx.x % 32;
-            const unsigned long long at = j - lane + lane * stride + 1ull * PRIVATE_AHEAD * V * stride;
-            if (lane < V && at + 32 <= nv) prefetch_l2(vec + at, 512);
-#endif
             uint4 v[V];
 #pragma unroll
             for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);  // all loads first

@@ -438,18 +438,18 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 }
 
 // lookback's tile, LB_THREADS threads x LB_ROWS 16-byte vectors (pmppbench/workloads/scan.py
-// mirrors them as LOOKBACK_ROWS, LOOKBACK_THREADS). Larger than domino's: the fewer the tiles, the
-// fewer look-backs per byte and the shorter each one. 11 rows are the most that keep 3 blocks per
-// SM (80 registers) without a spill for both element types (12 spill 4 bytes for int); 44 KB of
-// loads per block.
+// mirrors them as LOOKBACK_ROWS, LOOKBACK_THREADS): 8192 elements, domino's tile. 63 registers,
+// so 4 blocks (128 KB of loads) per SM. Larger tiles (fewer look-backs per byte) were no faster
+// once the tile is prefetched (docs/scan.md): 12 rows at 3 blocks per SM gained about 2% but need
+// the 80-register cap, under which the int build spills.
 #ifndef LB_ROWS
-#define LB_ROWS 11
+#define LB_ROWS 8
 #endif
 #ifndef LB_THREADS
 #define LB_THREADS 256
 #endif
 #ifndef LB_MIN_BLOCKS
-#define LB_MIN_BLOCKS 3  // blocks per SM the register count must allow (the launch bound): 80 registers
+#define LB_MIN_BLOCKS 1  // blocks per SM the launch bound asks the register count to allow
 #endif
 // LB_PREFETCH: thread 0 asks L2 for the tile its block index would get (cp.async.bulk.prefetch,
 // one instruction, no registers) before it takes its ticket, so DRAM's latency runs under the
@@ -458,12 +458,6 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 // from L2 soon after. Hopper (sm_90) on; older targets have no bulk prefetch and skip it.
 #ifndef LB_PREFETCH
 #define LB_PREFETCH 1
-#endif
-// LB_AHEAD: thread 0 also asks L2 for the tile LB_AHEAD block indices further on (0: none), which
-// a block that has not started yet will read: about one wave of resident blocks ahead, its loads
-// then find L2 instead of DRAM.
-#ifndef LB_AHEAD
-#define LB_AHEAD 0
 #endif
 // LB_TICKET 0 (studies/scan_lookback.py only): the tile is the block index, as CUB numbers its
 // tiles, trusting that blocks start in index order (CUDA does not promise it; PMPP 11.6 takes a
@@ -509,10 +503,6 @@ extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS) lookback
         const unsigned long long guess = 1ull * blockIdx.x * LTile::SIZE;  // a multiple of 4 elements: 16-byte aligned
         const unsigned bytes = guess < n ? unsigned(min(n - guess, 1ull * LTile::SIZE) * sizeof(T)) & ~15u : 0u;
         if (bytes) prefetch_l2(in + guess, bytes);
-#if LB_AHEAD
-        const unsigned long long later = guess + 1ull * LB_AHEAD * LTile::SIZE;
-        if (later + LTile::SIZE <= n) prefetch_l2(in + later, LTile::SIZE * sizeof(T));
-#endif
 #endif
         const unsigned long long k = atomicAdd(ticket, 1ull);
         s_epoch = unsigned(k / tiles);

@@ -20,22 +20,18 @@ step() {  # step NAME LIMIT_S CMD...: run CMD under its limit, log to $out/NAME.
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >"$out/nvidia-smi.txt" 2>&1
-{ cat BUILD 2>/dev/null || git log -1 --format="%H %s"; } >"$out/build.txt" 2>/dev/null  # BUILD: an archive copy's commit
+git log -1 --format='%H %s' >"$out/build.txt" 2>/dev/null || true
 if [ "$phase" = study ]; then
     step scan-study 100 python3 studies/scan_lookback.py --json "$out/scan-study.json"
     step histogram-study 50 python3 studies/histogram_private.py --json "$out/histogram-study.json"
     step gpu-tests-quick 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_scan.py tests/test_histogram.py \
         -k "mutations_fail or call_after"
 else
-    step scan-study 36 python3 studies/scan_lookback.py --sizes 26,28 --json "$out/scan-study.json"
-    step histogram-study 18 python3 studies/histogram_private.py --bins 7 --json "$out/histogram-study.json"
-    step pick 5 python3 studies/pick_defaults.py "$out/scan-study.json" "$out/histogram-study.json"
-    grep -n "^#define LB_AHEAD\|^#define PRIVATE_FMA\|^#define PRIVATE_AHEAD" kernels_cu/scan.cu kernels_cu/histogram.cu \
-        >"$out/defaults.txt"
-    step gpu-tests 65 python3 -m pytest -q -p no:cacheprovider -m gpu --durations=8 tests/test_scan.py tests/test_histogram.py
-    step scan 25 python3 -m pmppbench scan 1048576,16777216,67108864,268435456 --dtype f32,i32 --kind inclusive \
-        --variants lookback,cub,memcpy --out "$out/scan.csv"
-    step histogram 12 python3 -m pmppbench histogram 268435456 --variants thread_private,cub,read --out "$out/histogram.csv"
-    step all 22 python3 -m pmppbench all --only scan,histogram --out "$out/all.csv"
+    step gpu-tests 75 python3 -m pytest -q -p no:cacheprovider -m gpu --durations=8 tests/test_scan.py tests/test_histogram.py
+    step scan 40 python3 -m pmppbench scan 1048576,16777216,67108864,268435456 --dtype f32,i32 --kind inclusive \
+        --variants lookback,cub,memcpy,hierarchical --out "$out/scan.csv"
+    step histogram 20 python3 -m pmppbench histogram 268435456 --variants thread_private,warp_vec,cub,read \
+        --out "$out/histogram.csv"
+    step all 40 python3 -m pmppbench all --only scan,histogram --out "$out/all.csv"
 fi
 echo "total $((SECONDS - start)) s" | tee -a "$out/steps.txt"

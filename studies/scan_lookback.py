@@ -6,8 +6,7 @@ Run on a GPU machine:  python3 studies/scan_lookback.py [--sizes 20,24,26,28] [-
 Each candidate is a compile of kernels_cu/scan.cu's lookback with other -D knobs: LB_ROWS and
 LB_THREADS (the tile: threads x rows of 16-byte vectors), LB_MIN_BLOCKS (the launch bound's blocks
 per SM), LB_PREFETCH (the tile asked of L2 before the ticket) and LB_TICKET (0: the tile is the
-block index, CUB's numbering, for comparison only) LB_BACKOFF (a sleep in the look-back's spin) and LB_AHEAD (a
-second prefetch, that many tiles further on). The shipped variants (lookback, cub, memcpy)
+block index, CUB's numbering, for comparison only) and LB_BACKOFF (a sleep in the look-back's spin). The shipped variants (lookback, cub, memcpy)
 run through the workload's own jobs. Every candidate is checked against the workload's reference
 under its own tile count's float bound (int32: exact) before it is timed; then all of a shape's
 candidates are timed together under one alternating protocol, twice, and the better median kept.
@@ -31,23 +30,24 @@ from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
-# (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead tiles). The first call
-# (commit e7677c9, results/h200/scan-lookback/study1.txt) timed rows 8-24, 128-512 threads, the
-# prefetch, the block-index tiles and the backoff; this set is the prefetch ahead at 10-12 rows.
-KNOBS = [(rows, 256, 3, 1, 1, 0, ahead) for rows in (11, 12) for ahead in (0, 132, 396)] + [(10, 256, 3, 1, 1, 0, 0)]
+# (rows, threads, min blocks per SM, prefetch, ticket, backoff ns)
+KNOBS = [
+    (8, 256, 1, 0, 1, 0), (8, 256, 1, 1, 1, 0), (12, 256, 3, 0, 1, 0), (12, 256, 3, 1, 1, 0), (12, 256, 1, 1, 1, 0),
+    (12, 256, 3, 1, 1, 100), (16, 256, 1, 1, 1, 0), (16, 128, 1, 1, 1, 0), (24, 128, 1, 1, 1, 0), (8, 512, 1, 1, 1, 0),
+    (12, 256, 3, 0, 0, 0), (16, 256, 1, 0, 0, 0),
+]
 SHIPPED = ("lookback", "cub", "memcpy")
 
 
 def defines_of(knobs) -> dict:
-    rows, threads, blocks, prefetch, ticket, backoff, ahead = knobs
+    rows, threads, blocks, prefetch, ticket, backoff = knobs
     return {"LB_ROWS": rows, "LB_THREADS": threads, "LB_MIN_BLOCKS": blocks, "LB_PREFETCH": prefetch,
-            "LB_TICKET": ticket, "LB_BACKOFF": backoff, "LB_AHEAD": ahead}
+            "LB_TICKET": ticket, "LB_BACKOFF": backoff}
 
 
 def label(knobs) -> str:
-    rows, threads, blocks, prefetch, ticket, backoff, ahead = knobs
-    return (f"lookback rows={rows} threads={threads} minb={blocks} pf={prefetch} ticket={ticket} sleep={backoff} "
-            f"ahead={ahead}")
+    rows, threads, blocks, prefetch, ticket, backoff = knobs
+    return f"lookback rows={rows} threads={threads} minb={blocks} pf={prefetch} ticket={ticket} sleep={backoff}"
 
 
 def bound(knobs, n: int) -> float:
@@ -125,8 +125,6 @@ def main(argv=None) -> int:
                 rows.append(row)
                 print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
             del ctx, jobs, runs, good, ref
-            if args.json:  # after every shape: a step stopped at its limit keeps what it finished
-                args.json.write_text(json.dumps(rows, indent=1))
             cp.get_default_memory_pool().free_all_blocks()
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

@@ -79,8 +79,7 @@ def test_the_float_bound_is_gamma_d_of_each_variants_chain():
     assert W.tolerance_of(shape, ks) == sc.Tolerance("elementwise", rtol=du / (1 - du))
     tiles = (1 << 26) // 8192
     assert W.additions_depth(W.variant("domino"), shape) == sc.TILE_DEPTH["domino"] + tiles + 1
-    tiles = -(-(1 << 26) // 11264)  # 5958 look-back tiles of 256 threads x 11 vectors
-    assert sc.TILE_DEPTH["lookback"] == 3 + 5 + 1 + 11 + 8 + 2
+    assert sc.TILE_DEPTH["lookback"] == 3 + 5 + 1 + 8 + 8 + 2  # look-back tiles of 256 threads x 8 vectors
     assert W.additions_depth(W.variant("lookback"), shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * -(-tiles // 32) + 1
     deepest = max(W.tolerance_of(shape, W.variant(v)).rtol for v in (*sc.THREE_KERNEL, *sc.SINGLE_PASS))
     assert W.tolerance_of(shape, W.variant("cub")).rtol == deepest
@@ -121,8 +120,7 @@ def test_geometry_and_index_path():
     assert W.geometry(W.variant("coarsened"), shape) == ((2,), (512,))
     assert W.geometry(W.variant("hierarchical"), shape) == ((2,), (256,))
     assert W.geometry(W.variant("lookback"), shape) == ((1,), (256,))
-    assert W.geometry(W.variant("lookback"), {**shape, "n": 11265}) == ((2,), (256,))
-    assert W.geometry(W.variant("domino"), {**shape, "n": 11265}) == ((2,), (256,))
+    assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}) == ((2,), (256,))
     assert W.geometry(W.variant("domino"), {**shape, "n": 16385}) == ((3,), (256,))
     assert W.index_type({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
     assert W.index_type({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
@@ -133,7 +131,7 @@ def test_geometry_and_index_path():
 def test_check_shapes_cover_the_edges_and_the_64_bit_path_for_each_dtype():
     shapes = W.check_shapes()
     sizes = {s["n"] for s in shapes}
-    for edge in (1, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, 11264, 11265, 100003):
+    for edge in (1, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, 100003):
         assert edge in sizes
     large = [(s["dtype"], s["kind"]) for s in shapes if s["n"] > 2**31 - 1]
     assert large == [("f32", "inclusive"), ("i32", "exclusive")]
@@ -179,9 +177,9 @@ def test_the_lookback_tile_is_the_kernels():
     from pathlib import Path
 
     text = (Path(sc.__file__).resolve().parents[2] / "kernels_cu" / "scan.cu").read_text()
-    assert int(re.search(r"#define LB_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 11
+    assert int(re.search(r"#define LB_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
     assert int(re.search(r"#define LB_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
-    assert sc.LOOKBACK_TILE == 11264
+    assert sc.LOOKBACK_TILE == sc.PASS_TILE == 8192
 
 
 @pytest.mark.parametrize("flag", ["MUTATE_DOWNSWEEP_BARRIER", "MUTATE_AGGREGATE_AS_PREFIX", "MUTATE_OFF_BY_ONE"])

@@ -49,7 +49,7 @@ from pmppbench.workloads.helpers import (
 SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
             "hierarchical": (4096, 256)}
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
-LOOKBACK_ROWS, LOOKBACK_THREADS = 11, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
+LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
@@ -106,7 +106,7 @@ class Scan(Workload):
         Variant("domino", "domino", "PMPP 11.6: one pass, tiles in start order, each waits for its predecessor's "
                 "prefix (adjacent synchronization)"),
         Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
-                "element tiles in 16-byte vectors, the tile prefetched to L2 under the ticket"),
+                "element tiles in 16-byte vectors, each tile prefetched to L2 under its ticket's atomic"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
@@ -122,8 +122,8 @@ class Scan(Workload):
         """One element, each section and tile size and one past it, sizes that are not a
         multiple of the 4-element vector, a few million; past 2^31 once per dtype (f32
         inclusive, i32 exclusive: each dtype and each kind takes the 64-bit path once)."""
-        sizes = (1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, LOOKBACK_TILE, LOOKBACK_TILE + 1, 100003,
-                 (1 << 20) + 2, (1 << 24) + 3)
+        sizes = tuple(sorted({1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, LOOKBACK_TILE, LOOKBACK_TILE + 1,
+                              100003, (1 << 20) + 2, (1 << 24) + 3}))
         shapes = [{"n": n, "dtype": d, "kind": k} for d in DTYPES for k in KINDS for n in sizes]
         return shapes + [{"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"},
                          {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}]
