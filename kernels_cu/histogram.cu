@@ -303,7 +303,7 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // (ALU) pipe. PRIVATE_FMA sends the adds of the bin finder (bit 0) and of the counters (bit 1) to
 // the multiply-add pipe as x * one + y, `one` a 1 passed by the host that the compiler cannot fold,
 // so the two pipes share the work. On the H200 that gained nothing, and 8 loads in flight per
-// thread gained 3% over 4 (docs/scan.md, "Histogram"): the kernel waits on memory latency more
+// thread gained 3% over 4 (README, "Histogram"): the kernel waits on memory latency more
 // than on the integer pipe, and the default leaves the adds to the compiler.
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
