@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(CO_THREADS) coarsened(const T* X, T* Y, T* S, 
     for (unsigned j = t; j < CO_SECTION; j += blockDim.x) XY[j] = base + I(j) < n ? X[base + I(j)] : T(0);
     __syncthreads();
     const unsigned first = t * CO_FACTOR, last = first + CO_FACTOR - 1;
-    for (unsigned j = first + 1; j <= last; ++j) XY[j] += XY[j - 1];
+    for (unsigned j = first + 1; j < first + CO_FACTOR; ++j) XY[j] += XY[j - 1];  // a constant trip count: unrolled
     for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
         __syncthreads();
         T temp;
