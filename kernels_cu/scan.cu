@@ -257,14 +257,14 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) v[r] = __ldg(reinterpret_cast<const V*>(in + g + 128 * r));
         } else {  // the last tile: element by element, zero past n
-            const int left = remaining(g, n);
+            const int have = remaining(g, n);
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) {
                 const T* e = in + g + 128 * r;
-                v[r].x = 128 * r < left ? e[0] : T(0);
-                v[r].y = 128 * r + 1 < left ? e[1] : T(0);
-                v[r].z = 128 * r + 2 < left ? e[2] : T(0);
-                v[r].w = 128 * r + 3 < left ? e[3] : T(0);
+                v[r].x = 128 * r < have ? e[0] : T(0);
+                v[r].y = 128 * r + 1 < have ? e[1] : T(0);
+                v[r].z = 128 * r + 2 < have ? e[2] : T(0);
+                v[r].w = 128 * r + 3 < have ? e[3] : T(0);
             }
         }
     }
@@ -323,11 +323,11 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
             if (base + SIZE <= n) {
                 __stcs(reinterpret_cast<V*>(e), y);  // streamed: no later reuse from cache
             } else {
-                const int left = remaining(g, n);
-                if (128 * r < left) e[0] = y.x;
-                if (128 * r + 1 < left) e[1] = y.y;
-                if (128 * r + 2 < left) e[2] = y.z;
-                if (128 * r + 3 < left) e[3] = y.w;
+                const int have = remaining(g, n);
+                if (128 * r < have) e[0] = y.x;
+                if (128 * r + 1 < have) e[1] = y.y;
+                if (128 * r + 2 < have) e[2] = y.z;
+                if (128 * r + 3 < have) e[3] = y.w;
             }
         }
     }
@@ -487,10 +487,9 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 // to finish, only for its scan: the chain of domino's L2 round trips becomes a few reads.
 // MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the nearest word of either flag,
 // taking an aggregate for a prefix.
-extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS) lookback(const T* __restrict__ in, T* __restrict__ out,
-                                                                 unsigned long long* __restrict__ status,
-                                                                 unsigned long long* __restrict__ ticket,
-                                                                 unsigned long long n, unsigned long long tiles) {
+extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS)
+lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
+         unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles) {
     typedef Tile<LB_ROWS, LB_THREADS> LTile;
     __shared__ T warps[LTile::WARPS];
     __shared__ unsigned long long s_tile;

@@ -196,7 +196,7 @@ class Histogram(Workload):
         if variant.name in ("warp_vec", "thread_private"):
             args = (text, np.uint64(n), histo)
             if variant.name == "thread_private" and bins == 7:
-                args += (np.uint32(1),)  # `one`: the multiplier that keeps its adds on the FMA pipe
+                args += (np.uint32(1),)  # `one`: histogram.cu's add_on, the FMA-pipe adds of a PRIVATE_FMA build
             launch = Launch(kernels[variant.kernel], grid, block, args)
             return staged_job((launch,), histo, reset=lambda: histo.fill(0))
         index = index or self.index_type(shape)
