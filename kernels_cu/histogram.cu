@@ -265,11 +265,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 // stays well under that: about 5 instructions per byte for 7 bins and 5.5 for 256 (the SASS).
 #ifndef PRIVATE_VECS  // 16-byte loads in flight per thread and loop step (studies/histogram_private.py)
 #if BINS == 7
-#define PRIVATE_VECS 4  // 6 blocks of 256 threads per SM at 40 registers: 96 KB in flight per SM
+#define PRIVATE_VECS 8  // 4 blocks of 256 threads per SM (PRIVATE_MIN_BLOCKS): 128 KB in flight per SM
 #else
 #define PRIVATE_VECS 8  // only 12 warps per SM (48 KB of shared memory per 3): 48 KB in flight per SM
 #endif
 #endif
+
+// A 16-byte load as inline PTX: the loads of a loop step stay together at the top of the step as
+// far as the registers allow (the sm_90 SASS has 5 of 7 bins' 8 and all 8 of 256 bins' ahead of
+// the first count); a plain load the compiler moves down to its first use.
+__device__ __forceinline__ uint4 load_now(const uint4* p) {
+#ifdef __CUDA_ARCH__
+    uint4 v;
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return *p;
+#endif
+}
 
 // x >> (8 * k) as the high word of a multiply, an IMAD.HI on the FMA pipe instead of a shift on
 // the integer pipe that the logic and adds share. It gained nothing measurable at either bin count
@@ -284,34 +297,61 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // j - 1; nibble 0 counts the bytes that are no letter and is dropped). A byte adds
 // 1 << (4 * (bin + 1)): one funnel shift, whose amount is the low 5 bits of a register, so no
 // byte is masked out of its word first. letter_shifts finds the four amounts of a word at once
-// (SWAR: 8 instructions for 4 bytes, no per-byte compare or select).
+// (SWAR: 7 instructions for 4 bytes, no per-byte compare or select).
+//
+// About 78 instructions per 16 bytes (the sm_90 SASS of the loop), most of them on the integer
+// (ALU) pipe. PRIVATE_FMA sends the adds of the bin finder (bit 0) and of the counters (bit 1) to
+// the multiply-add pipe as x * one + y, `one` a 1 passed by the host that the compiler cannot fold,
+// so the two pipes share the work. On the H200 that gained nothing, and 8 loads in flight per
+// thread gained 3% over 4 (README, "Histogram"): the kernel waits on memory latency more
+// than on the integer pipe, and the default leaves the adds to the compiler.
 #define PRIVATE_THREADS BLOCK
+#ifndef PRIVATE_MIN_BLOCKS
+#define PRIVATE_MIN_BLOCKS 4  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
+#endif
+#ifndef PRIVATE_FMA
+#define PRIVATE_FMA 0
+#endif
+
+// a + b on the FMA pipe (one == 1 at run time) when `fma`, else left to the compiler (IADD3)
+template <bool fma> __device__ __forceinline__ unsigned add_on(unsigned a, unsigned b, unsigned one) {
+    return fma ? a * one + b : a + b;
+}
+#define FINDER_ON_FMA ((PRIVATE_FMA & 1) != 0)   // bit 0: the bin finder's two adds
+#define COUNTER_ON_FMA ((PRIVATE_FMA & 2) != 0)  // bit 1: the adds of the eight shifted ones
 
 // Byte k of the result: 4 * (bin + 1) if byte k of w is a lowercase letter, else 0.
-__device__ __forceinline__ unsigned letter_shifts(unsigned w) {
-    const unsigned h = w & 0x7f7f7f7fu;         // 7 low bits of each byte: the adds below carry into no neighbour
-    const unsigned ge_a = h + 0x1f1f1f1fu;      // bit 7 of a byte: h >= 'a' (0x61)
-    const unsigned ge_brace = h + 0x05050505u;  // bit 7: h >= '{' (0x7b), past 'z'
-    const unsigned shift = h + 0x23232323u;     // bits 2-4: (h - 0x5d) / 4 = bin + 1 for a letter
+// h + 0x23 puts (h - 0x5d) / 4 in bits 2-4 and sets bit 7 from h >= 0x5d on: for the four bytes
+// 0x5d-0x60 below 'a' bits 2-4 are 0 (the dropped nibble), so no test against 'a' is needed;
+// above 'z', '{' and '|' (0x7b, 0x7c) would land in bin 6 and are cut by the test against '{'
+// (0x7d-0x7f land in nibble 0 anyway). Bytes >= 128 are cut by bit 7 of w.
+__device__ __forceinline__ unsigned letter_shifts(unsigned w, unsigned one) {
+    const unsigned h = w & 0x7f7f7f7fu;                   // 7 low bits of each byte: no add carries into a neighbour
+    const unsigned shift = add_on<FINDER_ON_FMA>(h, 0x23232323u, one);   // bit 7: h >= 0x5d; bits 2-4: bin + 1 for a letter
 #ifdef MUTATE_RANGE  // tests/test_histogram.py: letting '{' and '|' into bin 6 must FAIL
-    const unsigned letter = ge_a & ~w & 0x80808080u & ~((h + 0x03030303u) & 0x80808080u);
+    const unsigned letter = shift & ~w & 0x80808080u;
 #else
-    const unsigned letter = ge_a & ~ge_brace & ~w & 0x80808080u;  // bit 7: 'a' <= byte <= 'z'
+    const unsigned ge_brace = add_on<FINDER_ON_FMA>(h, 0x05050505u, one);  // bit 7: h >= '{' (0x7b)
+    const unsigned letter = shift & ~w & ~ge_brace & 0x80808080u;  // bit 7: 'a' <= byte <= 'z' (or 0x5d-0x60)
 #endif
     return shift & __umulhi(letter, 0x1cu << 25);  // 0x1c in a letter's byte: 0x80 * 0x1c / 2^7, one IMAD.HI
 }
 
 // Two words (8 bytes) into nibble counters: a nibble reaches at most 8, below its 15.
-__device__ __forceinline__ unsigned nibbles(unsigned w0, unsigned w1) {
-    const unsigned s0 = letter_shifts(w0), s1 = letter_shifts(w1);
-    return (nibble(s0) + nibble(byte_down(s0, 1))) + (nibble(byte_down(s0, 2)) + nibble(byte_down(s0, 3))) +
-           (nibble(s1) + nibble(byte_down(s1, 1))) + (nibble(byte_down(s1, 2)) + nibble(byte_down(s1, 3)));
+__device__ __forceinline__ unsigned nibbles(unsigned w0, unsigned w1, unsigned one) {
+    const unsigned s0 = letter_shifts(w0, one), s1 = letter_shifts(w1, one);
+    constexpr bool F = COUNTER_ON_FMA;
+    const unsigned p0 = add_on<F>(nibble(s0), nibble(byte_down(s0, 1)), one);
+    const unsigned p1 = add_on<F>(nibble(byte_down(s0, 2)), nibble(byte_down(s0, 3)), one);
+    const unsigned p2 = add_on<F>(nibble(s1), nibble(byte_down(s1, 1)), one);
+    const unsigned p3 = add_on<F>(nibble(byte_down(s1, 2)), nibble(byte_down(s1, 3)), one);
+    return add_on<F>(add_on<F>(p0, p1, one), add_on<F>(p2, p3, one), one);  // a tree: 3 adds deep
 }
 
 // 16 bytes into byte-lane counters: byte k of odd counts nibble 2k + 1 (bins 0, 2, 4, 6), byte k
 // of even nibble 2k (no letter, bins 1, 3, 5); a byte lane gains at most 16 per vector.
-__device__ __forceinline__ void count_letters(uint4 v, unsigned& even, unsigned& odd) {
-    const unsigned a = nibbles(v.x, v.y), b = nibbles(v.z, v.w);
+__device__ __forceinline__ void count_letters(uint4 v, unsigned& even, unsigned& odd, unsigned one) {
+    const unsigned a = nibbles(v.x, v.y, one), b = nibbles(v.z, v.w, one);
     even += (a & 0x0f0f0f0fu) + (b & 0x0f0f0f0fu);
     odd += (__umulhi(a, 1u << 28) & 0x0f0f0f0fu) + (__umulhi(b, 1u << 28) & 0x0f0f0f0fu);  // (x >> 4): see byte_down
 }
@@ -321,8 +361,11 @@ __device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, uns
     for (int b = 0; b < 7; ++b) cnt[b] += (b % 2 ? even >> (8 * ((b + 1) / 2)) : odd >> (8 * (b / 2))) & 0xffu;
 }
 
-extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS)
-thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo) {
+// `one` is 1, passed by the host (add_on). The grid is PRIVATE_MIN_BLOCKS blocks per SM, and the
+// launch bound caps the registers so that they all fit at once (no second, partial wave).
+extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS, PRIVATE_MIN_BLOCKS)
+thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo,
+               unsigned one) {
     constexpr int V = PRIVATE_VECS, STEPS = 15 / V;  // a byte lane takes 16 per vector: at most 15 vectors
     static_assert(V >= 1 && V <= 15, "PRIVATE_VECS: 1 to 15 vectors between two flushes of the byte lanes");
     __shared__ unsigned s[BINS];
@@ -337,22 +380,22 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
         for (int step = 0; step < STEPS && j + (V - 1) * stride < nv; ++step, j += V * stride) {
             uint4 v[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) v[k] = vec[j + k * stride];  // all loads first
+            for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);  // all loads first
 #pragma unroll
-            for (int k = 0; k < V; ++k) count_letters(v[k], even, odd);
+            for (int k = 0; k < V; ++k) count_letters(v[k], even, odd, one);
         }
         add_lanes(cnt, even, odd);
     }
     for (; j < nv; j += stride) {  // fewer than V vectors left for this thread
         unsigned even = 0, odd = 0;
-        count_letters(vec[j], even, odd);
+        count_letters(vec[j], even, odd, one);
         add_lanes(cnt, even, odd);
     }
     const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
 #ifndef MUTATE_DROP  // tests/test_histogram.py: leaving out the length % 16 last bytes must FAIL
     if (tail < length) {  // one of the length % 16 last bytes, alone in a word (the zeros are no letter)
         unsigned even = 0, odd = 0;
-        count_letters(make_uint4(data[tail], 0u, 0u, 0u), even, odd);
+        count_letters(make_uint4(data[tail], 0u, 0u, 0u), even, odd, one);
         add_lanes(cnt, even, odd);
     }
 #endif
@@ -469,7 +512,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
         for (; j + (V - 1) * stride < end; j += V * stride) {
             uint4 v[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) v[k] = vec[j + k * stride];  // all loads first
+            for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);  // all loads first
 #pragma unroll
             for (int k = 0; k < V; ++k) count_vec(col, v[k]);
         }

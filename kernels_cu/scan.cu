@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(CO_THREADS) coarsened(const T* X, T* Y, T* S, 
     for (unsigned j = t; j < CO_SECTION; j += blockDim.x) XY[j] = base + I(j) < n ? X[base + I(j)] : T(0);
     __syncthreads();
     const unsigned first = t * CO_FACTOR, last = first + CO_FACTOR - 1;
-    for (unsigned j = first + 1; j <= last; ++j) XY[j] += XY[j - 1];
+    for (unsigned j = first + 1; j < first + CO_FACTOR; ++j) XY[j] += XY[j - 1];  // a constant trip count: unrolled
     for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
         __syncthreads();
         T temp;
@@ -242,12 +242,10 @@ extern "C" __global__ void __launch_bounds__(ADD_THREADS) add_carries(T* Y, cons
 // additions in the thread, a shuffle scan over the 32 lane totals and the running total of
 // the warp's earlier rows; the warps' totals then meet once in shared memory.
 
-template <int ROWS> struct Tile {
-    static constexpr unsigned SIZE = FAST_THREADS * ROWS * 4;
-    V v[ROWS];  // loaded vectors, then their in-thread inclusive scans
-    T pre[ROWS];  // each vector's exclusive prefix within its warp's part of the tile
-    T warp_prefix;  // the warps to the left, within the tile
-    T total;  // the whole tile
+template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
+    static constexpr unsigned WARPS = THREADS / 32;
+    static constexpr unsigned SIZE = THREADS * ROWS * 4;
+    V v[ROWS];  // loaded vectors, then each element's output within its warp's part of the tile
 
     __device__ __forceinline__ unsigned long long first(unsigned long long base) const {
         return base + 1ull * (threadIdx.x / 32) * ROWS * 128 + (threadIdx.x % 32) * 4;
@@ -259,18 +257,26 @@ template <int ROWS> struct Tile {
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) v[r] = __ldg(reinterpret_cast<const V*>(in + g + 128 * r));
         } else {  // the last tile: element by element, zero past n
+            const int have = remaining(g, n);
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) {
-                const unsigned long long e = g + 128 * r;
-                v[r].x = e < n ? in[e] : T(0);
-                v[r].y = e + 1 < n ? in[e + 1] : T(0);
-                v[r].z = e + 2 < n ? in[e + 2] : T(0);
-                v[r].w = e + 3 < n ? in[e + 3] : T(0);
+                const T* e = in + g + 128 * r;
+                v[r].x = 128 * r < have ? e[0] : T(0);
+                v[r].y = 128 * r + 1 < have ? e[1] : T(0);
+                v[r].z = 128 * r + 2 < have ? e[2] : T(0);
+                v[r].w = 128 * r + 3 < have ? e[3] : T(0);
             }
         }
     }
 
-    // The scan within the tile; `warps` is FAST_WARPS shared words. One barrier.
+    // Elements from g to n, clamped to [0, SIZE] (32-bit compares in the last tile's paths).
+    static __device__ __forceinline__ int remaining(unsigned long long g, unsigned long long n) {
+        return g >= n ? 0 : int(min(n - g, 1ull * SIZE));
+    }
+
+    // The scan within the tile; `warps` is WARPS shared words, each warp's total when it returns
+    // (one barrier). The warps' prefixes and the tile's total are read from there when needed,
+    // not held in registers across a look-back.
     __device__ __forceinline__ void scan(T* warps) {
         const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
         T carry = T(0);
@@ -281,50 +287,54 @@ template <int ROWS> struct Tile {
             v[r].w += v[r].z;
             const T inclusive = warp_inclusive(v[r].w);
             const T left = __shfl_up_sync(FULL, inclusive, 1);
-            pre[r] = lane ? carry + left : carry;
+            const T pre = lane ? carry + left : carry;  // the vector's exclusive prefix within the warp's part
             carry += __shfl_sync(FULL, inclusive, 31);
+            // The outputs within the warp's part, in place (no second array of prefixes: the
+            // registers go to more rows). Exclusive: each element's left neighbour's inclusive.
+#if EXCLUSIVE && !defined(MUTATE_OFF_BY_ONE)
+            v[r].w = pre + v[r].z; v[r].z = pre + v[r].y; v[r].y = pre + v[r].x; v[r].x = pre;
+#else
+            v[r].x += pre; v[r].y += pre; v[r].z += pre; v[r].w += pre;
+#endif
         }
         if (lane == 0) warps[warp] = carry;
         __syncthreads();
-        warp_prefix = T(0);
-        total = T(0);
-#pragma unroll
-        for (unsigned w = 0; w < FAST_WARPS; ++w) {
-            const T s = warps[w];
-            if (w < warp) warp_prefix += s;
-            total += s;
-        }
     }
 
-    // The outputs with `offset` (the tiles to the left) added.
+    // The sum of the warps' totals before warp `upto` (WARPS: the whole tile's), in warp order.
+    static __device__ __forceinline__ T warps_before(const T* warps, unsigned upto) {
+        T sum = T(0);
+#pragma unroll
+        for (unsigned w = 0; w < WARPS; ++w)
+            if (w < upto) sum += warps[w];
+        return sum;
+    }
+
+    // The outputs with `offset` (the tiles to the left) and the warps to the left added.
     __device__ __forceinline__ void store(T* __restrict__ out, unsigned long long base, unsigned long long n,
-                                          T offset) const {
+                                          T offset, const T* warps) const {
         const unsigned long long g = first(base);
-        const T left = offset + warp_prefix;
+        const T left = offset + warps_before(warps, threadIdx.x / 32);
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-            const T o = left + pre[r];
             V y;
-#if EXCLUSIVE && !defined(MUTATE_OFF_BY_ONE)
-            y.x = o; y.y = o + v[r].x; y.z = o + v[r].y; y.w = o + v[r].z;
-#else
-            y.x = o + v[r].x; y.y = o + v[r].y; y.z = o + v[r].z; y.w = o + v[r].w;
-#endif
-            const unsigned long long e = g + 128 * r;
+            y.x = left + v[r].x; y.y = left + v[r].y; y.z = left + v[r].z; y.w = left + v[r].w;
+            T* e = out + g + 128 * r;
             if (base + SIZE <= n) {
-                __stcs(reinterpret_cast<V*>(out + e), y);  // streamed: no later reuse from cache
+                __stcs(reinterpret_cast<V*>(e), y);  // streamed: no later reuse from cache
             } else {
-                if (e < n) out[e] = y.x;
-                if (e + 1 < n) out[e + 1] = y.y;
-                if (e + 2 < n) out[e + 2] = y.z;
-                if (e + 3 < n) out[e + 3] = y.w;
+                const int have = remaining(g, n);
+                if (128 * r < have) e[0] = y.x;
+                if (128 * r + 1 < have) e[1] = y.y;
+                if (128 * r + 2 < have) e[2] = y.z;
+                if (128 * r + 3 < have) e[3] = y.w;
             }
         }
     }
 };
 
 #define HIER_ROWS 4  // hierarchical: 4096-element tiles
-#define PASS_ROWS 8  // domino, lookback: 8192-element tiles (coarser: fewer tiles to chain)
+#define PASS_ROWS 8  // domino: 8192-element tiles
 
 // hierarchical: the three-kernel scan with this tile scan as its first kernel (the section
 // totals to S), then scan_sums and add_carries: the book's structure at its best, still four
@@ -336,8 +346,8 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) tile_scan(const T* __
     const unsigned long long base = 1ull * blockIdx.x * Tile<HIER_ROWS>::SIZE;
     tile.load(in, base, n);
     tile.scan(warps);
-    tile.store(out, base, n, T(0));
-    if (threadIdx.x == 0) S[blockIdx.x] = tile.total;
+    tile.store(out, base, n, T(0), warps);
+    if (threadIdx.x == 0) S[blockIdx.x] = Tile<HIER_ROWS>::warps_before(warps, FAST_WARPS);
 }
 
 // ---- single pass: the status words of the tiles -------------------------------------------------
@@ -420,11 +430,52 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
             } while (flag_of(word, epoch) != PREFIX);
             prefix = value_of(word);
         }
-        publish(status, id, epoch, PREFIX, prefix + tile.total);
+        publish(status, id, epoch, PREFIX, prefix + Tile<PASS_ROWS>::warps_before(warps, FAST_WARPS));
         s_prefix = prefix;
     }
     __syncthreads();
-    tile.store(out, base, n, s_prefix);
+    tile.store(out, base, n, s_prefix, warps);
+}
+
+// lookback's tile, LB_THREADS threads x LB_ROWS 16-byte vectors (pmppbench/workloads/scan.py
+// mirrors them as LOOKBACK_ROWS, LOOKBACK_THREADS): 8192 elements, domino's tile. 63 registers,
+// so 4 blocks (128 KB of loads) per SM. Larger tiles (fewer look-backs per byte) were no faster
+// once the tile is prefetched (docs/scan.md): 12 rows at 3 blocks per SM gained about 2% but need
+// the 80-register cap, under which the int build spills.
+#ifndef LB_ROWS
+#define LB_ROWS 8
+#endif
+#ifndef LB_THREADS
+#define LB_THREADS 256
+#endif
+#ifndef LB_MIN_BLOCKS
+#define LB_MIN_BLOCKS 1  // blocks per SM the launch bound asks the register count to allow
+#endif
+// LB_PREFETCH: thread 0 asks L2 for the tile its block index would get (cp.async.bulk.prefetch,
+// one instruction, no registers) before it takes its ticket, so DRAM's latency runs under the
+// ticket's atomic instead of after it; blocks start in about index order, so the guess is
+// mostly right, and a wrong one costs a second read of a tile that another block will read
+// from L2 soon after. Hopper (sm_90) on; older targets have no bulk prefetch and skip it.
+#ifndef LB_PREFETCH
+#define LB_PREFETCH 1
+#endif
+// LB_TICKET 0 (studies/scan_lookback.py only): the tile is the block index, as CUB numbers its
+// tiles, trusting that blocks start in index order (CUDA does not promise it; PMPP 11.6 takes a
+// ticket for that reason). The ticket then only tells the call's epoch.
+#ifndef LB_TICKET
+#define LB_TICKET 1
+#endif
+// LB_BACKOFF: nanoseconds a look-back warp sleeps before it reads a window again that still had
+// an unwritten word (0: it reads again at once), so that spinning warps leave L2's bandwidth to
+// the tiles' loads and stores.
+#ifndef LB_BACKOFF
+#define LB_BACKOFF 0
+#endif
+
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
 }
 
 // lookback: decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
@@ -436,37 +487,60 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 // to finish, only for its scan: the chain of domino's L2 round trips becomes a few reads.
 // MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the nearest word of either flag,
 // taking an aggregate for a prefix.
-extern "C" __global__ void __launch_bounds__(FAST_THREADS) lookback(const T* __restrict__ in, T* __restrict__ out,
-                                                                   unsigned long long* __restrict__ status,
-                                                                   unsigned long long* __restrict__ ticket,
-                                                                   unsigned long long n, unsigned long long tiles) {
-    __shared__ T warps[FAST_WARPS];
+extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS)
+lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
+         unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles) {
+    typedef Tile<LB_ROWS, LB_THREADS> LTile;
+    __shared__ T warps[LTile::WARPS];
     __shared__ unsigned long long s_tile;
     __shared__ unsigned s_epoch;
     __shared__ T s_prefix;
-    take_ticket(ticket, tiles, &s_tile, &s_epoch);
+    LTile tile;
+#if LB_TICKET
+    if (threadIdx.x == 0) {
+#if LB_PREFETCH
+        const unsigned long long guess = 1ull * blockIdx.x * LTile::SIZE;  // a multiple of 4 elements: 16-byte aligned
+        const unsigned bytes = guess < n ? unsigned(min(n - guess, 1ull * LTile::SIZE) * sizeof(T)) & ~15u : 0u;
+        if (bytes) prefetch_l2(in + guess, bytes);
+#endif
+        const unsigned long long k = atomicAdd(ticket, 1ull);
+        s_epoch = unsigned(k / tiles);
+        s_tile = k % tiles;
+    }
+    __syncthreads();
     const unsigned long long id = s_tile;
-    const unsigned epoch = s_epoch;
-    Tile<PASS_ROWS> tile;
-    const unsigned long long base = id * Tile<PASS_ROWS>::SIZE;
+    const unsigned long long base = id * LTile::SIZE;
     tile.load(in, base, n);
     tile.scan(warps);
+#else
+    const unsigned long long id = blockIdx.x;
+    const unsigned long long base = id * LTile::SIZE;
+    tile.load(in, base, n);
+    if (threadIdx.x == 0) s_epoch = unsigned(atomicAdd(ticket, 1ull) / tiles);  // seen after scan's barrier
+    tile.scan(warps);
+#endif
+    const unsigned epoch = s_epoch;
     if (threadIdx.x < 32) {
         const unsigned lane = threadIdx.x;
+        const T total = LTile::warps_before(warps, LTile::WARPS);
         T prefix = T(0);
         if (id == 0) {
-            if (lane == 0) publish(status, 0, epoch, PREFIX, tile.total);
+            if (lane == 0) publish(status, 0, epoch, PREFIX, total);
         } else {
-            if (lane == 0) publish(status, id, epoch, AGGREGATE, tile.total);
+            if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
             long long nearest = (long long)id - 1;  // the window's first predecessor
             while (true) {
                 const long long j = nearest - lane;
                 unsigned long long word;
                 unsigned flag;
-                do {  // tiles before 0 read as a PREFIX of 0
+                while (true) {  // tiles before 0 read as a PREFIX of 0
                     word = j >= 0 ? peek(status, j) : 0ull;
                     flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
-                } while (__any_sync(FULL, flag == 0u));
+                    if (!__any_sync(FULL, flag == 0u)) break;
+#if LB_BACKOFF
+                    __nanosleep(LB_BACKOFF);
+#endif
+                }
 #ifdef MUTATE_AGGREGATE_AS_PREFIX
                 const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
 #else
@@ -478,10 +552,10 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) lookback(const T* __r
                 if (done) break;
                 nearest -= 32;
             }
-            if (lane == 0) publish(status, id, epoch, PREFIX, prefix + tile.total);
+            if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
         }
         if (lane == 0) s_prefix = prefix;
     }
     __syncthreads();
-    tile.store(out, base, n, s_prefix);
+    tile.store(out, base, n, s_prefix, warps);
 }

@@ -34,7 +34,8 @@ from pmppbench.protocol import Protocol, measure  # noqa: E402
 # RUNS 1, WARPS 3). The first call (results/h200/histogram-private/study1.txt) had the build before the
 # FMA-pipe shifts (byte_down) with 256 bins' default at VECS 4.
 KNOBS = {
-    7: [{"PRIVATE_VECS": v} for v in (3, 5, 6)],
+    7: [{"PRIVATE_FMA": f, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": b}
+        for f in (0, 1, 3) for v, b in ((4, 5), (4, 6), (6, 4), (8, 4))],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w}
           for a, r, v, w in ((0, 1, 8, 3), (1, 0, 8, 3), (1, 1, 4, 3), (1, 1, 6, 3), (1, 1, 8, 1))],
 }
@@ -80,7 +81,8 @@ def main(argv=None) -> int:
 
                 def run(k=k, grid=grid, threads=threads):
                     histo.fill(0)
-                    k((grid,), (threads,), (text_d, np.uint64(args.n), histo))
+                    extra = (np.uint32(1),) if bins == 7 else ()  # thread_private's `one` (7 bins)
+                    k((grid,), (threads,), (text_d, np.uint64(args.n), histo, *extra))
                 runs[key] = run
             good = {}
             for key, run in runs.items():

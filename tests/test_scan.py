@@ -79,7 +79,8 @@ def test_the_float_bound_is_gamma_d_of_each_variants_chain():
     assert W.tolerance_of(shape, ks) == sc.Tolerance("elementwise", rtol=du / (1 - du))
     tiles = (1 << 26) // 8192
     assert W.additions_depth(W.variant("domino"), shape) == sc.TILE_DEPTH["domino"] + tiles + 1
-    assert W.additions_depth(W.variant("lookback"), shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * tiles // 32 + 1
+    assert sc.TILE_DEPTH["lookback"] == 3 + 5 + 1 + 8 + 8 + 2  # look-back tiles of 256 threads x 8 vectors
+    assert W.additions_depth(W.variant("lookback"), shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * -(-tiles // 32) + 1
     deepest = max(W.tolerance_of(shape, W.variant(v)).rtol for v in (*sc.THREE_KERNEL, *sc.SINGLE_PASS))
     assert W.tolerance_of(shape, W.variant("cub")).rtol == deepest
     small = {"n": 3, "dtype": "f32", "kind": "inclusive"}  # no chain is longer than N - 1
@@ -119,6 +120,8 @@ def test_geometry_and_index_path():
     assert W.geometry(W.variant("coarsened"), shape) == ((2,), (512,))
     assert W.geometry(W.variant("hierarchical"), shape) == ((2,), (256,))
     assert W.geometry(W.variant("lookback"), shape) == ((1,), (256,))
+    assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}) == ((2,), (256,))
+    assert W.geometry(W.variant("domino"), {**shape, "n": 16385}) == ((3,), (256,))
     assert W.index_type({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
     assert W.index_type({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
     assert W.index_type({"n": 2**31 - 2049, "dtype": "f32", "kind": "inclusive"}) == "long long"  # rounded up to sections, + 1
@@ -166,6 +169,17 @@ def test_every_kernel_compiles_for_every_dtype_and_kind():
         assert sorted(unit.ptxas) == sorted(W.kernel_names())
         for name, report in unit.ptxas.items():
             assert (report.spill_stores, report.stack_bytes) == (0, 0), (defines, name)
+
+
+def test_the_lookback_tile_is_the_kernels():
+    """scan.py's look-back tile (grid, status words, bound) is the one scan.cu compiles."""
+    import re
+    from pathlib import Path
+
+    text = (Path(sc.__file__).resolve().parents[2] / "kernels_cu" / "scan.cu").read_text()
+    assert int(re.search(r"#define LB_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
+    assert int(re.search(r"#define LB_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
+    assert sc.LOOKBACK_TILE == sc.PASS_TILE == 8192
 
 
 @pytest.mark.parametrize("flag", ["MUTATE_DOWNSWEEP_BARRIER", "MUTATE_AGGREGATE_AS_PREFIX", "MUTATE_OFF_BY_ONE"])

@@ -48,10 +48,13 @@ from pmppbench.workloads.helpers import (
 # Sections and tiles, as in scan.cu: (elements per block, threads per block).
 SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
             "hierarchical": (4096, 256)}
-PASS_TILE, PASS_THREADS = 8192, 256  # domino and lookback: 256 threads x 8 rows of 16-byte vectors
+PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
+LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
+LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback")
+PASS_TILES = {"domino": (PASS_TILE, PASS_THREADS), "lookback": (LOOKBACK_TILE, LOOKBACK_THREADS)}
 UNIT_ROUNDOFF = 2.0 ** -24
 LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
 INT_LIMIT = 1000  # int32 inputs: +-[1, INT_LIMIT], never 0 (a dropped element changes every later prefix)
@@ -70,7 +73,7 @@ CHUNK = 1 << 24  # host reference: prefix sums of this many inputs per thread, t
 # left neighbour, one per row for the warp's earlier rows, 8 for the warps to the left and 2 to
 # compose the output.
 TILE_DEPTH = {"kogge_stone": 10, "brent_kung": 21, "coarsened": 17, "hierarchical": 3 + 5 + 1 + 4 + 8 + 2,
-              "domino": 3 + 5 + 1 + 8 + 8 + 2, "lookback": 3 + 5 + 1 + 8 + 8 + 2}
+              "domino": 3 + 5 + 1 + 8 + 8 + 2, "lookback": 3 + 5 + 1 + LOOKBACK_ROWS + LOOKBACK_THREADS // 32 + 2}
 SUMS_DEPTH = 4 + 5 + 1 + 32 + 1  # scan_sums within a chunk: a thread's 4, the warp, its 32 warps, the carry
 ADD_DEPTH = 1  # add_carries
 
@@ -102,8 +105,8 @@ class Scan(Workload):
                 "warp shuffles) first: 4N element passes"),
         Variant("domino", "domino", "PMPP 11.6: one pass, tiles in start order, each waits for its predecessor's "
                 "prefix (adjacent synchronization)"),
-        Variant("lookback", "lookback", "one pass, decoupled look-back over 32 predecessors at once, 8192-element "
-                "tiles in 16-byte vectors"),
+        Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
+                "element tiles in 16-byte vectors, each tile prefetched to L2 under its ticket's atomic"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
@@ -119,7 +122,8 @@ class Scan(Workload):
         """One element, each section and tile size and one past it, sizes that are not a
         multiple of the 4-element vector, a few million; past 2^31 once per dtype (f32
         inclusive, i32 exclusive: each dtype and each kind takes the 64-bit path once)."""
-        sizes = (1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, 100003, (1 << 20) + 2, (1 << 24) + 3)
+        sizes = tuple(sorted({1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, LOOKBACK_TILE, LOOKBACK_TILE + 1,
+                              100003, (1 << 20) + 2, (1 << 24) + 3}))
         shapes = [{"n": n, "dtype": d, "kind": k} for d in DTYPES for k in KINDS for n in sizes]
         return shapes + [{"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"},
                          {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}]
@@ -132,7 +136,7 @@ class Scan(Workload):
         float64 reference too."""
         n = shape["n"]
         reference = 0 if self.sampled(shape) else 8 * n
-        return 8 * n + 4 * (tiles_of(n, 1024) + 1) + 2 * 8 * (tiles_of(n, PASS_TILE) + 1) + reference
+        return 8 * n + 4 * (tiles_of(n, 1024) + 1) + 8 * sum(tiles_of(n, t) + 1 for t, _ in PASS_TILES.values()) + reference
 
     # ---- geometry -----------------------------------------------------------------
     def geometry(self, variant, shape, device=None):
@@ -143,7 +147,8 @@ class Scan(Workload):
             size, threads = SECTIONS[variant.name]
             return (tiles_of(n, size),), (threads,)
         if variant.name in SINGLE_PASS:
-            return (tiles_of(n, PASS_TILE),), (PASS_THREADS,)
+            size, threads = PASS_TILES[variant.name]
+            return (tiles_of(n, size),), (threads,)
         return super().geometry(variant, shape, device)
 
     def index_type(self, shape) -> str:
@@ -158,7 +163,7 @@ class Scan(Workload):
         if name in SECTIONS:
             chunks = -(-tiles_of(n, SECTIONS[name][0]) // SUMS_CHUNK)
             return TILE_DEPTH[name] + SUMS_DEPTH + chunks + ADD_DEPTH
-        tiles = tiles_of(n, PASS_TILE)
+        tiles = tiles_of(n, PASS_TILES[name][0]) if name in PASS_TILES else 0
         if name == "domino":  # one addition per tile: the prefix passes from tile to tile
             return TILE_DEPTH[name] + tiles + 1
         if name == "lookback":  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
@@ -224,10 +229,9 @@ class Scan(Workload):
         x = cp.asarray(inputs["x"])
         out = cp.empty(n, dtype=dtype)
         assert x.data.ptr % 16 == 0 and out.data.ptr % 16 == 0  # 16-byte vectors (CuPy aligns to 256 B)
-        tiles = tiles_of(n, PASS_TILE)
         ctx = device_context(kernels, x=x, out=out, sums=cp.empty(tiles_of(n, 1024), dtype=dtype), peers={},
                              # one status word per tile and a ticket counter each, never reset (scan.cu)
-                             status={v: cp.zeros(tiles, dtype=cp.uint64) for v in SINGLE_PASS},
+                             status={v: cp.zeros(tiles_of(n, t), dtype=cp.uint64) for v, (t, _) in PASS_TILES.items()},
                              ticket={v: cp.zeros(1, dtype=cp.uint64) for v in SINGLE_PASS})
         return upload_sample(inputs, ctx)
 
