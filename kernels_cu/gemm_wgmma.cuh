@@ -2,9 +2,11 @@
 // BF16 or FP16, FP32 accumulation. Included by gemm_tc.cuh; the rung of
 // `pmppbench gemm --precision bf16,fp16` that needs sm_90a:
 //
-//   wgmma_tc<P, TMA>   wgmma.mma_async.m64n256k16 from shared-memory matrix descriptors (128-byte
-//                      swizzle), 128 x 256 x 64 block tiles, 2 warpgroups of 64 x 256, a 4-stage
-//                      pipeline of TMA copies (cp.async.bulk.tensor) completing on mbarriers
+//   wgmma_tc<P, TMA>     wgmma.mma_async.m64n256k16 from shared-memory matrix descriptors (128-byte
+//                        swizzle), 128 x 256 x 64 block tiles, 2 warpgroups of 64 x 256, a 4-stage
+//                        pipeline of TMA copies (cp.async.bulk.tensor) completing on mbarriers
+//   wgmma_ws_tc<P, TMA>  the same with a producer warpgroup and two consumers (warp
+//                        specialization, setmaxnreg): full and empty mbarriers, no block barrier
 //
 // What Hopper changes against mma_tc (PMPP's tiling, one level down):
 // - wgmma: the 4 warps of a warpgroup issue one 64 x N x 16 MMA together, reading A and B
@@ -150,17 +152,43 @@ __device__ __forceinline__ int wg_swizzle(int r, int c) { return r * 128 + (((c 
 // The path without TMA (K or N not a multiple of 8): every thread stores its elements of one
 // stage, zero outside the matrix, in the layout above.
 __device__ __forceinline__ void wg_store_stage(unsigned char* As, unsigned char* Bs, const unsigned short* A,
-                                               const unsigned short* B, int M, int N, int K, int m0, int n0, int k0) {
-    for (int i = threadIdx.x; i < WG_BM * WG_BK; i += WG_THREADS) {
+                                               const unsigned short* B, int M, int N, int K, int m0, int n0, int k0,
+                                               int tid) {  // tid: 0 .. WG_THREADS - 1, the storing threads
+    for (int i = tid; i < WG_BM * WG_BK; i += WG_THREADS) {
         const int r = i / WG_BK, c = i % WG_BK;
         *reinterpret_cast<unsigned short*>(As + wg_swizzle(r, c)) =
             (m0 + r < M && k0 + c < K) ? A[size_t(m0 + r) * K + k0 + c] : 0;
     }
-    for (int i = threadIdx.x; i < WG_BK * WG_BN; i += WG_THREADS) {
+    for (int i = tid; i < WG_BK * WG_BN; i += WG_THREADS) {
         const int r = i / WG_BN, c = i % WG_BN;  // k row, n column
         *reinterpret_cast<unsigned short*>(Bs + (c / 64) * WG_BOX_BYTES + wg_swizzle(r, c % 64)) =
             (k0 + r < K && n0 + c < N) ? B[size_t(k0 + r) * N + n0 + c] : 0;
     }
+}
+
+// The accumulators (the m64nNk16 layout) to C: warp w of the warpgroup holds rows 16w..16w+15
+// of its 64; d[4j + 2h + e] is row g + 8h, column 8j + 2t + e, with g = lane / 4, t = lane % 4.
+// `t128`: the thread's index in its warpgroup; row0: the warpgroup's first row of C.
+__device__ __forceinline__ void wg_store_c(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+                                           int n0, int t128) {
+    const int lane = t128 % 32, warp = t128 / 32, g = lane / 4, t = lane % 4;
+    const bool pairs = N % 2 == 0;  // 8-byte aligned column pairs
+#pragma unroll
+    for (int j = 0; j < WG_BN / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = row0 + warp * 16 + g + 8 * h, col = n0 + 8 * j + 2 * t;
+            if (row >= M)
+                continue;
+            float* c = C + size_t(row) * N + col;
+            const float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
+            if (pairs && col + 1 < N) {
+                *reinterpret_cast<float2*>(c) = float2{x, y};
+            } else {
+                if (col < N) c[0] = x;
+                if (col + 1 < N) c[1] = y;
+            }
+        }
 }
 
 // a_map, b_map: A (K x M elements, contiguous K) and B (N x K, contiguous N) as the host's
@@ -208,7 +236,7 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
         wg_wait<0>();
     } else {
         for (int kt = 0; kt < KT; ++kt) {
-            wg_store_stage(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK);
+            wg_store_stage(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid);
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // ordinary stores, read by wgmma
             __syncthreads();
             wg_tile<P>(d, stage_a(0), stage_b(0), wg);
@@ -217,24 +245,88 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
         }
     }
 
-    // The accumulators (the m64nNk16 layout): warp w of the warpgroup holds rows 16w..16w+15;
-    // d[4j + 2h + e] is row g + 8h, column 8j + 2t + e, with g = lane / 4, t = lane % 4.
-    const int lane = tid % 32, warp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
-    const bool pairs = N % 2 == 0;  // 8-byte aligned column pairs
+    wg_store_c(d, C, M, N, m0 + wg * 64, n0, tid % 128);
+}
+
+// ---------------------------------------------------------------------------------------
+// wgmma_ws_tc<P, TMA>: the same tiles and MMAs, the roles split (warp specialization). 384
+// threads: warpgroup 0 is the producer, one of its threads issuing each stage's TMA copies as
+// soon as the consumers have released the stage (an `empty` mbarrier per stage, one arrival per
+// consumer warpgroup); warpgroups 1 and 2 only wait for `full`, multiply and release. No block-
+// wide barrier in the loop: a consumer that finishes its MMAs early runs on into the next tile.
+// setmaxnreg moves registers from the producer (which needs few) to the consumers (128
+// accumulators each); it takes effect because the kernel has a register cap at entry
+// (__launch_bounds__ with 1 block a multiprocessor) and each role is one branch.
+// Without TMA the consumers store the stages themselves, synchronised by a named barrier of
+// their 256 threads (barrier 1), and the producer has nothing to do.
+constexpr int WS_THREADS = 384;
+constexpr int WS_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + 2 * WG_STAGES * 8;  // full and empty barriers
+
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(wg_smem(bar)) : "memory");
+}
+
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
+
+template <int P, bool TMA>
+__global__ void __launch_bounds__(WS_THREADS, 1)
+wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_map,
+            const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C,
+            int M, int N, int K) {
+    static_assert(P == 1 || P == 2, "wgmma_ws_tc: BF16 or FP16 inputs");
+    extern __shared__ __align__(1024) unsigned char ws_raw[];
+    unsigned char* smem = ws_raw + ((1024 - (wg_smem(ws_raw) & 1023)) & 1023);  // stages 1024-aligned
+    unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
+    unsigned long long* empty = full + WG_STAGES;
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
+    const int KT = (K + WG_BK - 1) / WG_BK;
+    auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
+    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WG_A_BYTES; };
+    if (tid == 0) {
+        for (int s = 0; s < WG_STAGES; ++s) {
+            mbar_init(&full[s], 1);   // the producer's expect_tx, then the stage's bytes
+            mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();  // the last block-wide barrier: from here each role runs on its own
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (TMA && tid == 0)
+            for (int kt = 0; kt < KT; ++kt) {
+                const int s = kt % WG_STAGES;
+                if (kt >= WG_STAGES)  // both consumers are done with the tile this stage held before
+                    mbar_wait(&empty[s], (kt / WG_STAGES - 1) & 1);
+                wg_tma_stage(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, kt * WG_BK);
+            }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        const int cw = wg - 1, t128 = tid % 128;  // the consumer's 64 rows
+        float d[128];
 #pragma unroll
-    for (int j = 0; j < WG_BN / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = m0 + wg * 64 + warp * 16 + g + 8 * h, col = n0 + 8 * j + 2 * t;
-            if (row >= M)
-                continue;
-            float* c = C + size_t(row) * N + col;
-            const float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
-            if (pairs && col + 1 < N) {
-                *reinterpret_cast<float2*>(c) = float2{x, y};
-            } else {
-                if (col < N) c[0] = x;
-                if (col + 1 < N) c[1] = y;
+        for (int i = 0; i < 128; ++i)
+            d[i] = 0.f;
+        if (TMA) {
+            for (int kt = 0; kt < KT; ++kt) {
+                const int s = kt % WG_STAGES;
+                mbar_wait(&full[s], (kt / WG_STAGES) & 1);
+                wg_tile<P>(d, stage_a(s), stage_b(s), cw);
+                wg_wait<1>();  // this warpgroup's MMAs of tile kt - 1 are done: release its stage
+                if (kt >= 1 && t128 == 0)
+                    mbar_arrive(&empty[(kt - 1) % WG_STAGES]);
+            }
+            wg_wait<0>();
+        } else {
+            for (int kt = 0; kt < KT; ++kt) {
+                wg_store_stage(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid - 128);
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                consumers_sync();
+                wg_tile<P>(d, stage_a(0), stage_b(0), cw);
+                wg_wait<0>();
+                consumers_sync();
             }
         }
+        wg_store_c(d, C, M, N, m0 + cw * 64, n0, t128);
+    }
 }

@@ -117,15 +117,16 @@ def test_tables_per_precision():
     assert W.variants_for(shape(64, 64, 64, "fp32")) == LADDER
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "bf16"))] == [
         ("wmma", "wmma_tc<1>"), ("mma_sync", "mma_tc<1, true, 128, 3>"), ("mma_wide", "mma_tc<1, true, 256, 4>"),
-        ("wgmma", "wgmma_tc<1, true>"), ("cublas", None)]
+        ("wgmma", "wgmma_tc<1, true>"), ("wgmma_ws", "wgmma_ws_tc<1, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "fp16"))] == [
         ("wmma", "wmma_tc<2>"), ("mma_sync", "mma_tc<2, true, 128, 3>"), ("mma_wide", "mma_tc<2, true, 256, 4>"),
-        ("wgmma", "wgmma_tc<2, true>"), ("cublas", None)]
+        ("wgmma", "wgmma_tc<2, true>"), ("wgmma_ws", "wgmma_ws_tc<2, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "tf32"))] == [
         ("wmma", "wmma_tc<0>"), ("cublas", None)]
-    assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a"]
+    assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a", "sm_90a"]
     assert tensor.kernel_for(tensor.WGMMA, "bf16", shape(7, 8, 12)) == "wgmma_tc<1, false>"
     assert tensor.kernel_for(tensor.WGMMA, "fp16", shape(7, 8, 16)) == "wgmma_tc<2, true>"
+    assert tensor.kernel_for(tensor.WGMMA_WS, "fp16", shape(7, 8, 12)) == "wgmma_ws_tc<2, false>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 12)) == "mma_tc<2, false, 128, 3>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 12, 16)) == "mma_tc<2, false, 128, 3>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 16)) == "mma_tc<2, true, 128, 3>"
@@ -141,6 +142,7 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
     assert W.geometry(tensor.MMA_SYNC, shape(129, 4097, 7, "bf16")) == ((33, 2), (256,))
     assert W.geometry(tensor.MMA_WIDE, shape(129, 4097, 7, "bf16")) == ((17, 2), (256,))
     assert W.geometry(tensor.WGMMA, shape(129, 4097, 7, "bf16")) == ((17, 2), (256,))
+    assert W.geometry(tensor.WGMMA_WS, shape(129, 4097, 7, "bf16")) == ((17, 2), (384,))  # + the producer
     m, n, k = 512, 256, 1024
     t = W.traffic(shape(m, n, k, "bf16"), tensor.MMA_SYNC)
     assert t.bytes == 2 * (m * k + k * n) + 4 * m * n and t.flops == 2 * m * n * k
@@ -176,10 +178,10 @@ def test_cli_bad_precision_is_one_line_exit_2(run_cli, args):
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
 def test_tensor_kernels_compile_without_spills(arch):
-    # wmma x 3 precisions, mma_sync, mma_wide and wgmma x 2 precisions x 2 load paths; wgmma's
-    # only for sm_90a
+    # wmma x 3 precisions, mma_sync, mma_wide, wgmma and wgmma_ws x 2 precisions x 2 load paths;
+    # the wgmma rungs' only for sm_90a
     names = [k for k in tensor.kernel_names() if target_meets(arch, "sm_90a") or not k.startswith("wgmma")]
-    assert len(names) == (15 if arch == "sm_90a" else 11)
+    assert len(names) == (19 if arch == "sm_90a" else 11)
     unit = compile_unit("gemm", names, arch)
     for name in names:
         r = unit.ptxas[name]
@@ -188,10 +190,14 @@ def test_tensor_kernels_compile_without_spills(arch):
     assert unit.ptxas["wmma_tc<1>"].static_smem == 64 * 68 * 4
     assert unit.ptxas["mma_tc<1, true, 128, 3>"].static_smem == 0  # dynamic: tensor.mma_smem
     assert (tensor.mma_smem("mma_sync"), tensor.mma_smem("mma_wide")) == (56832, 108544)
-    # wgmma: 4 stages of 16 + 32 KB, 1 KB to align them, 4 barriers: within Hopper's 227 KB opt-in
+    # wgmma: 4 stages of 16 + 32 KB, 1 KB to align them, 4 barriers (8 with warp specialization):
+    # within Hopper's 227 KB opt-in
     assert tensor.smem_bytes("wgmma") == 4 * 49152 + 1024 + 32 <= 227 * 1024
+    assert tensor.smem_bytes("wgmma_ws") == 4 * 49152 + 1024 + 64 <= 227 * 1024
     if arch == "sm_90a":
         assert unit.ptxas["wgmma_tc<1, true>"].static_smem == 0
+        # the register cap of 384 threads in one block (65536 / 384, in 8s): what setmaxnreg redistributes
+        assert unit.ptxas["wgmma_ws_tc<1, true>"].registers <= 168
 
 
 def test_kernels_are_built_for_the_gpus_own_target_and_wgmma_only_for_sm_90a():
@@ -202,8 +208,9 @@ def test_kernels_are_built_for_the_gpus_own_target_and_wgmma_only_for_sm_90a():
 
     for arch in ("sm_80", "sm_90", "sm_100"):
         skipped, not_built = tools.skipped_on(W, arch)
-        assert [v.name for v in skipped] == ["wgmma"]
-        assert not_built == {"wgmma_tc<1, true>", "wgmma_tc<1, false>", "wgmma_tc<2, true>", "wgmma_tc<2, false>"}
+        assert [v.name for v in skipped] == ["wgmma", "wgmma_ws"]
+        assert not_built == {f"{t}<{p}, {a}>" for t in ("wgmma_tc", "wgmma_ws_tc") for p in (1, 2)
+                             for a in ("true", "false")}
     assert tools.skipped_on(W, "sm_90a") == ([], set())
     assert arch_meets("9.0", "sm_90a") and not arch_meets("10.0", "sm_90a") and not arch_meets("8.9", "sm_90a")
 
@@ -232,6 +239,8 @@ def test_wgmma_takes_the_maps_first_and_zero_maps_off_the_tma_path():
     assert len(args) == 8 and args[2:5] == ("A", "B", "C") and [int(x) for x in args[5:]] == [7, 9, 12]
     assert [a.ptr for a in args[:2]] == [mp.words.ctypes.data for mp in ctx["tma_maps"]]
     assert all(not mp.words.any() and mp.words.nbytes == tma.MAP_BYTES for mp in ctx["tma_maps"])
+    assert [a.ptr for a in tensor.kernel_args("wgmma_ws", "bf16", shape(7, 9, 12, "bf16"), ctx)[:2]] == [
+        a.ptr for a in args[:2]]  # the same maps
     assert tensor.kernel_args("mma_sync", "bf16", shape(7, 9, 12, "bf16"), {"a": 1, "b": 2, "c": 3})[:3] == (1, 2, 3)
 
 
@@ -262,14 +271,19 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
     "wrong_stage": ("mma_tc<2, true, 128, 3>", "As = stage_a(kt % MT_STAGES);",
                     "As = stage_a((kt + 1) % MT_STAGES);"),
     "wrong_swizzle": ("wmma_tc<1>", "As[r * LDA + c] = (m0", "As[r * LDA + (c ^ 8)] = (m0"),
-    # wgmma: a k-tile's MMAs skipped; the descriptors naming the 64-byte swizzle the TMA boxes
-    # are not in; tiles stored unswizzled on the path without TMA; no wait for the copies
+    # wgmma: a k-tile's MMAs skipped; A's descriptors naming the 64-byte swizzle the TMA boxes
+    # are not in (B's too would read past the stages: an illegal address, not a FAIL); tiles
+    # stored unswizzled on the path without TMA; no wait for the copies
     "wgmma_dropped_k_tile": ("wgmma_tc<1, true>", "            wg_tile<P>(d, stage_a(s), stage_b(s), wg);\n",
                              "            if (kt != 3) wg_tile<P>(d, stage_a(s), stage_b(s), wg);\n"),
-    "wgmma_wrong_swizzle": ("wgmma_tc<2, true>", "(1ull << 62)", "(2ull << 62)"),
+    "wgmma_wrong_swizzle": ("wgmma_tc<2, true>", "wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024)",
+                            "(wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024) ^ (3ull << 62))"),
     "wgmma_unswizzled_store": ("wgmma_tc<1, false>", "(((c >> 3) ^ (r & 7)) << 4)", "((c >> 3) << 4)"),
-    "wgmma_missed_mbarrier_wait": ("wgmma_tc<1, true>", "            mbar_wait(&full[s], (kt / WG_STAGES) & 1);",
-                                   ""),
+    "wgmma_missed_mbarrier_wait": ("wgmma_tc<1, true>", "mbar_wait(&full[s], (kt / WG_STAGES) & 1);  // tile kt",
+                                   "// no wait: tile kt"),
+    "wgmma_ws_missed_full_wait": ("wgmma_ws_tc<2, true>",
+                                  "mbar_wait(&full[s], (kt / WG_STAGES) & 1);\n                wg_tile<P>(d, stage_a(s), stage_b(s), cw);",
+                                  "wg_tile<P>(d, stage_a(s), stage_b(s), cw);"),
 }
 
 
@@ -277,7 +291,7 @@ def mutant_like(kernel: str) -> str:
     """The rung whose job a mutated kernel runs in."""
     if kernel.startswith("mma_tc"):
         return {"128": "mma_sync", "256": "mma_wide"}[kernel.split(", ")[-2]]
-    return "wgmma" if kernel.startswith("wgmma_tc") else "wmma"
+    return {"wgmma_tc": "wgmma", "wgmma_ws_tc": "wgmma_ws"}.get(kernel.split("<")[0], "wmma")
 
 
 @pytest.mark.parametrize("name", MUTATIONS)

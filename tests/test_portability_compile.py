@@ -80,7 +80,7 @@ def test_every_variant_builds_for_every_target_within_its_limits(name, arch):
 
 
 # What each target cannot build, by its declaration: exactly these and nothing else.
-WGMMA = {("gemm", "wgmma")}  # wgmma, TMA: sm_90a alone (an arch-specific target, not forward compatible)
+WGMMA = {("gemm", "wgmma"), ("gemm", "wgmma_ws")}  # wgmma, TMA, setmaxnreg: sm_90a alone (not forward compatible)
 EXPECTED_SKIPS = {
     "sm_75": {("stencil", "coarsened"),  # cp.async: sm_80
               ("gemm", "wmma"), ("gemm", "mma_sync"), ("gemm", "mma_wide")} | WGMMA,  # mma.sync, bf16: sm_80
