@@ -281,10 +281,10 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
     "wgmma_unswizzled_store": ("wgmma_tc<1, false>", "(((c >> 3) ^ (r & 7)) << 4)", "((c >> 3) << 4)"),
     "wgmma_missed_mbarrier_wait": ("wgmma_tc<1, true>", "mbar_wait(&full[s], (kt / WG_STAGES) & 1);  // tile kt",
                                    "// no wait: tile kt"),
-    "wgmma_ws_missed_full_wait": ("wgmma_ws_tc<2, true>",
-                                  "mbar_wait(&full[s], (kt / WG_STAGES) & 1);\n                wg_tile<P>(d, stage_a(s), stage_b(s), cw);",
-                                  "wg_tile<P>(d, stage_a(s), stage_b(s), cw);"),
 }
+# Not kept: wgmma_ws's consumers without their wait on `full` faulted on the H200 (unspecified
+# launch failure, results/h200/tensor8/run2/gpu-mutants.txt): caught, but as a dead context, not
+# as a FAIL row, and a fault takes every later test of the process with it.
 
 
 def mutant_like(kernel: str) -> str:
