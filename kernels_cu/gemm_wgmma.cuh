@@ -1,6 +1,6 @@
 // GEMM on Hopper's warpgroup MMA (sm_90a): C[M,N] (FP32) = A[M,K] * B[K,N], row-major, inputs
-// BF16 or FP16, FP32 accumulation. Included by gemm_tc.cuh; the rung of
-// `pmppbench gemm --precision bf16,fp16` that needs sm_90a:
+// BF16 or FP16, FP32 accumulation. Included by gemm_tc.cuh; the rungs of
+// `pmppbench gemm --precision bf16,fp16` that need sm_90a:
 //
 //   wgmma_tc<P, TMA>     wgmma.mma_async.m64n256k16 from shared-memory matrix descriptors (128-byte
 //                        swizzle), 128 x 256 x 64 block tiles, 2 warpgroups of 64 x 256, a 4-stage
