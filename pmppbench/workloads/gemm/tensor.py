@@ -1,7 +1,7 @@
 """The tensor-core rungs of `gemm --precision tf32,bf16,fp16` (kernels_cu/gemm_tc.cuh and
-gemm_wgmma.cuh; docs/tensor_cores.md): their variants, the kernel each launches for a precision and a shape,
-how each covers C, and the cuBLAS row of the same precision (cublasGemmEx through CuPy's
-binding, FP32 compute: 32F_FAST_TF32 for tf32)."""
+gemm_wgmma.cuh; docs/tensor_cores.md): their variants, the kernel each launches for a
+precision and a shape, its arguments, how each covers C, and the cuBLAS row of the same
+precision (cublasGemmEx through CuPy's binding, FP32 compute: 32F_FAST_TF32 for tf32)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ WGMMA_WS = Variant("wgmma_ws", "wgmma_ws_tc<1, true>",
                    "mbarriers, setmaxnreg, no block barrier in the loop", needs="sm_90a")
 TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE, WGMMA, WGMMA_WS)
 WGMMA_RUNGS = {"wgmma": "wgmma_tc", "wgmma_ws": "wgmma_ws_tc"}  # rung -> its template (gemm_wgmma.cuh)
-# Which rungs run each precision: mma_tc and wgmma_tc are written for the 16-bit inputs only.
+# Which rungs run each precision: mma_tc and the wgmma rungs are written for the 16-bit inputs only.
 RUNGS_FOR = {"tf32": (WMMA,), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
 MMA_TILES = {"mma_sync": (128, 3), "mma_wide": (256, 4)}  # BN, STAGES of mma_tc
 COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()},

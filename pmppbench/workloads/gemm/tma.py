@@ -1,4 +1,4 @@
-"""The TMA tensor maps of the wgmma rung (kernels_cu/gemm_wgmma.cuh): A and B described to
+"""The TMA tensor maps of the wgmma rungs (kernels_cu/gemm_wgmma.cuh): A and B described to
 Hopper's copy engine once per shape, on the host, by the driver's cuTensorMapEncodeTiled.
 
 The driver call goes through ctypes on libcuda, the library CuPy itself runs on: no other
