@@ -286,3 +286,5 @@ mma_tc(const unsigned short* __restrict__ A, const unsigned short* __restrict__ 
                 }
             }
 }
+
+#include "gemm_wgmma.cuh"  // the sm_90a rung (wgmma, TMA)

@@ -4,8 +4,9 @@ One compile path serves both uses:
 - `compile_unit` needs no GPU: the target arch is given, NVRTC produces a cubin and ptxas's
   resource report (registers, static shared memory, stack and spills). `pmppbench compile`
   and the CPU tests use it directly.
-- `load_kernels` compiles for the current device's own arch (or takes the cubin from the
-  disk cache) and loads it, giving launchable kernels that also know their resources.
+- `load_kernels` compiles for the current device's own target (device_target: sm_90a on
+  Hopper), or takes the cubin from the disk cache, and loads it, giving launchable kernels
+  that also know their resources.
 
 Options are the course's nvcc line translated for NVRTC: -std=c++17, -arch=sm_XX, -lineinfo,
 plus -D defines (e.g. RADIUS) and C++ template instantiations by name (`tiled<33>`).
@@ -135,6 +136,15 @@ def target_meets(arch: str, needs: str | None) -> bool:
     if needs.endswith("a"):
         return arch == needs
     return capability(arch) >= capability(needs)
+
+
+def device_target(arch: str) -> str:
+    """What the kernels are built for on a GPU of `arch` ("sm_90"): its arch-specific target
+    where it has one (sm_90a, the 'a' targets exist from Hopper on), else the arch itself. A
+    cubin for sm_90a runs on compute capability 9.0 alone, which is the GPU it is loaded on,
+    and it may hold the variants that need that target (wgmma, TMA multicast, setmaxnreg)
+    beside the plain ones, whose code is the same as for sm_90."""
+    return f"{arch}a" if not arch.endswith("a") and capability(arch) >= (9, 0) else arch
 
 
 class NeedsNewerArch(CompileError):
@@ -316,7 +326,8 @@ class Prefetch:
             return
         count = workers or max(1, min(len(todo), (os.cpu_count() or 2) // 2))
         self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))
-        self.futures = [self._pool.submit(_compile_quietly, unit, arch) for unit in todo]
+        target = device_target(arch)  # the GPU's arch: built as load_kernels builds it
+        self.futures = [self._pool.submit(_compile_quietly, unit, target) for unit in todo]
 
     def close(self, wait: bool = True) -> None:
         if self._pool is not None:
@@ -385,7 +396,7 @@ def load_kernels(workload: str, names: list[str], defines: dict[str, Any] | None
     if memo_key in _LOADED:
         return _LOADED[memo_key]
 
-    unit = compile_unit(workload, names, device.current().arch, defines, source=source)
+    unit = compile_unit(workload, names, device_target(device.current().arch), defines, source=source)
     cp = cupy()
     module = cp.cuda.function.Module()
     module.load(unit.cubin)

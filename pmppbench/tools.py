@@ -8,7 +8,7 @@ from rich.table import Table
 
 from pmppbench import device, occupancy, roofline, workloads
 from pmppbench.archs import target_known
-from pmppbench.compile import NeedsNewerArch, compile_unit, target_meets
+from pmppbench.compile import NeedsNewerArch, compile_unit, device_target, target_meets
 from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, UsageError
 from pmppbench.gpu import nvrtc, require_device
 from pmppbench.metadata import nvrtc_version
@@ -103,7 +103,7 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
     chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
     given = arch is not None
     if arch is None:
-        arch = device.current().arch
+        arch = device_target(device.current().arch)  # what load_kernels builds for it
     arch = supported_arch(arch, "" if given else f"this GPU ({arch})")
     console.print(f"NVRTC {nvrtc_version()}, {arch}", highlight=False)
     lines, failures, newer, skips = [], 0, [], []

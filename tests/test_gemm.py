@@ -337,7 +337,11 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args):
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 def test_every_kernel_compiles_without_spills(arch):
-    names = W.kernel_names()
+    from pmppbench.tools import skipped_on  # noqa: PLC0415
+
+    # the wgmma rungs build for sm_90a only (test_gemm_tc.py); beside them a unit's static
+    # shared memory is padded to 1 KB (docs/tensor_cores.md), so the sizes below are sm_90's
+    names = [k for k in W.kernel_names() if k not in skipped_on(W, arch)[1]]
     unit = compile_unit("gemm", names, arch)
     for name in names:
         r = unit.ptxas[name]

@@ -226,10 +226,13 @@ def _default_plan():
     return planning.config_plan(kw)[0]
 
 
+WGMMA_SKIPS = ["gemm wgmma (needs sm_90a)", "gemm wgmma_ws (needs sm_90a)"]  # Hopper's alone: sm_90 runs them
+
+
 @pytest.mark.parametrize("arch, skips", [
-    ("sm_75", ["gemm wmma (needs sm_80)", "gemm mma_sync (needs sm_80)", "gemm mma_wide (needs sm_80)",
-               "stencil coarsened (needs sm_80)"]), ("sm_80", []), ("sm_89", []), ("sm_90", []), ("sm_120", []),
-    ("", []),
+    ("sm_75", ["gemm wmma (needs sm_80)", "gemm mma_sync (needs sm_80)", "gemm mma_wide (needs sm_80)", *WGMMA_SKIPS,
+               "stencil coarsened (needs sm_80)"]), ("sm_80", WGMMA_SKIPS), ("sm_89", WGMMA_SKIPS), ("sm_90", []),
+    ("sm_120", WGMMA_SKIPS), ("", []),
 ])
 def test_what_a_gpu_skips_of_the_default_plan(arch, skips):
     from pmppbench.session import arch_skips

@@ -1,7 +1,7 @@
-"""The tensor-core rungs of `gemm --precision tf32,bf16,fp16` (kernels_cu/gemm_tc.cuh;
-docs/tensor_cores.md): their variants, the kernel each launches for a precision and a shape,
-how each covers C, and the cuBLAS row of the same precision (cublasGemmEx through CuPy's
-binding, FP32 compute: 32F_FAST_TF32 for tf32)."""
+"""The tensor-core rungs of `gemm --precision tf32,bf16,fp16` (kernels_cu/gemm_tc.cuh and
+gemm_wgmma.cuh; docs/tensor_cores.md): their variants, the kernel each launches for a
+precision and a shape, its arguments, how each covers C, and the cuBLAS row of the same
+precision (cublasGemmEx through CuPy's binding, FP32 compute: 32F_FAST_TF32 for tf32)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from pmppbench.workloads.base import Variant
 from pmppbench.workloads.gemm import precision as prec
+from pmppbench.workloads.gemm import tma
 from pmppbench.workloads.gemm.tiles import Cover
 
 WMMA = Variant("wmma", "wmma_tc<1>",
@@ -22,11 +23,24 @@ MMA_SYNC = Variant("mma_sync", "mma_tc<1, true, 128, 3>",
 MMA_WIDE = Variant("mma_wide", "mma_tc<1, true, 256, 4>",
                    "mma_sync with 128x256 tiles, 64x64 warp tiles (32 MMAs per 8 ldmatrix) and 4 stages",
                    needs="sm_80")
-TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE)
-# Which rungs run each precision: mma_tc is written for the 16-bit inputs' m16n8k16 only.
+WGMMA = Variant("wgmma", "wgmma_tc<1, true>",
+                "Hopper's wgmma.mma_async.m64n256k16 from swizzled shared memory, 128x256x64 tiles, 2 warpgroups, "
+                "4 stages loaded by TMA onto mbarriers", needs="sm_90a")
+WGMMA_WS = Variant("wgmma_ws", "wgmma_ws_tc<1, true>",
+                   "wgmma with warp specialization: a TMA producer warpgroup and 2 consumer warpgroups on full/empty "
+                   "mbarriers, setmaxnreg, no block barrier in the loop", needs="sm_90a")
+TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE, WGMMA, WGMMA_WS)
+WGMMA_RUNGS = {"wgmma": "wgmma_tc", "wgmma_ws": "wgmma_ws_tc"}  # rung -> its template (gemm_wgmma.cuh)
+# Which rungs run each precision: mma_tc and the wgmma rungs are written for the 16-bit inputs only.
 RUNGS_FOR = {"tf32": (WMMA,), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
 MMA_TILES = {"mma_sync": (128, 3), "mma_wide": (256, 4)}  # BN, STAGES of mma_tc
-COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()}}
+COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()},
+          "wgmma": Cover(128, 256, (256,)), "wgmma_ws": Cover(128, 256, (384,))}
+# gemm_wgmma.cuh WG_SMEM_BYTES and WS_SMEM_BYTES: 4 stages of A (128 x 64 halves) and B
+# (64 x 256), 1024 bytes to align them, 8-byte mbarriers: one a stage (full), two with
+# warp specialization (full and empty)
+WGMMA_SMEM = {"wgmma": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 8,
+              "wgmma_ws": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 4 * 8}
 
 
 def mma_smem(name: str) -> int:
@@ -37,19 +51,22 @@ def mma_smem(name: str) -> int:
 
 def aligned(shape) -> bool:
     """mma_tc's 16-byte cp.async path: every 8-element chunk of a row of A and B is inside the
-    matrix or outside it whole (K and N multiples of 8; CuPy's buffers are 256-byte aligned)."""
+    matrix or outside it whole (K and N multiples of 8; CuPy's buffers are 256-byte aligned).
+    The wgmma rungs' TMA path asks the same: TMA's row strides are multiples of 16 bytes."""
     return shape["k"] % 8 == 0 and shape["n"] % 8 == 0
 
 
 def kernel_for(variant: Variant, precision: str, shape=None) -> str:
-    """The name expression `variant` launches for `precision` (and, for mma_sync, the shape's
-    load path; without a shape the aligned one)."""
+    """The name expression `variant` launches for `precision` (and, for mma_tc and the wgmma
+    rungs, the shape's load path; without a shape the aligned one)."""
     p = prec.TEMPLATE_ARG[precision]
     if variant.name == "wmma":
         return f"wmma_tc<{p}>"
     if variant.name in MMA_TILES:
         bn, stages = MMA_TILES[variant.name]
         return f"mma_tc<{p}, {'true' if shape is None or aligned(shape) else 'false'}, {bn}, {stages}>"
+    if variant.name in WGMMA_RUNGS:
+        return f"{WGMMA_RUNGS[variant.name]}<{p}, {'true' if shape is None or aligned(shape) else 'false'}>"
     raise ValueError(f"gemm: {variant.name} is no tensor-core rung")
 
 
@@ -60,12 +77,17 @@ def variants_for(precision: str, cublas: Variant) -> tuple[Variant, ...]:
 
 def _kernels():
     """(rung, kernel expression, the row it serves) for every tensor-core kernel `compile`
-    builds: each rung for each precision it runs, both of mma_tc's load paths."""
+    builds: each rung for each precision it runs, both load paths of mma_tc and the wgmma rungs."""
     for p, rungs in RUNGS_FOR.items():
         for v in rungs:
             yield v.name, kernel_for(v, p), f"{v.name} ({p})"
-            if v.name in MMA_TILES:
+            if v.name in (*MMA_TILES, *WGMMA_RUNGS):
                 yield v.name, kernel_for(v, p, {"k": 1, "n": 1}), f"{v.name} ({p}, K or N not a multiple of 8)"
+
+
+def smem_bytes(name: str) -> int:
+    """The dynamic shared memory a rung's kernel is launched with (wmma's is static: 0)."""
+    return WGMMA_SMEM[name] if name in WGMMA_SMEM else mma_smem(name) if name in MMA_TILES else 0
 
 
 def kernel_labels() -> dict[str, str]:
@@ -80,6 +102,20 @@ def kernels_of(rung: str) -> list[str]:
 
 def kernel_names() -> list[str]:
     return list(kernel_labels())
+
+
+def kernel_args(name: str, precision: str, shape, ctx) -> tuple:
+    """A rung's kernel arguments: (A, B, C, M, N, K), and for the wgmma rungs A's and B's TMA
+    maps before them (zero maps on their path without TMA). The maps are made once per shape
+    and kept in ctx beside the buffers they describe: the launch points at their bytes."""
+    a, b, c = ctx["a"], ctx["b"], ctx["c"]
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    args = (a, b, c, np.int32(m), np.int32(n), np.int32(k))
+    if name not in WGMMA_RUNGS:
+        return args
+    if "tma_maps" not in ctx:
+        ctx["tma_maps"] = tma.maps(precision, a, b, m, n, k) if aligned(shape) else (tma.NoMap(), tma.NoMap())
+    return (*(mp.arg for mp in ctx["tma_maps"]), *args)
 
 
 def cublas_call(precision: str, a, b, c, m: int, n: int, k: int):

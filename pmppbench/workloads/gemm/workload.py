@@ -9,7 +9,7 @@ docs/gemm_ladder.md; every kernel is in kernels_cu/gemm.cu.
 
 `--precision tf32,bf16,fp16` runs the tensor-core table instead (tensor.py, kernels_cu/gemm_tc.cuh,
 docs/tensor_cores.md): the inputs rounded to the precision, C in FP32, the rungs wmma,
-mma_sync, mma_wide and cuBLAS of the same precision. A shape without the key is FP32, as before.
+mma_sync, mma_wide, wgmma (sm_90a) and cuBLAS of the same precision. A shape without the key is FP32, as before.
 
 The check is normwise against a float64 product of the same inputs (check.py); products
 above FULL_CHECK_MAX_MNK multiply-adds are checked exactly on whole sampled rows and columns
@@ -212,10 +212,10 @@ class Gemm(Workload):
             return output_job(tensor.cublas_call(p, a, b, c, m, n, k), c, ctx)
         kernel = loaded(ctx, self.name, tensor.kernel_for(variant, p, shape))
         grid, block = self.geometry(variant, shape, ctx["device"])
-        smem = tensor.mma_smem(variant.name) if variant.name in tensor.MMA_TILES else 0
+        smem = tensor.smem_bytes(variant.name)
         if smem:
             kernel.allow_dynamic_smem(smem)  # 3 or 4 stages: above the 48 KB without the opt-in
-        launch = Launch(kernel, grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(k)), dynamic_smem=smem)
+        launch = Launch(kernel, grid, block, tensor.kernel_args(variant.name, p, shape, ctx), dynamic_smem=smem)
         return output_job(launch, c, ctx, launch=launch)
 
     # ---- model -----------------------------------------------------------------------

@@ -1,0 +1,112 @@
+"""The TMA tensor maps of the wgmma rungs (kernels_cu/gemm_wgmma.cuh): A and B described to
+Hopper's copy engine once per shape, on the host, by the driver's cuTensorMapEncodeTiled.
+
+The driver call goes through ctypes on libcuda, the library CuPy itself runs on: no other
+package is needed. A map is 128 opaque bytes the kernel takes by value (a __grid_constant__
+parameter); CuPy passes it as a pointer to those bytes (CPointer), which the driver copies
+into the launch's parameters.
+
+What the maps say (the kernel reads its tiles in the layout they produce):
+- A (M x K, row-major): a 2-D tensor of K contiguous elements by M rows; a box of 64 (K) x
+  128 (M) elements, 64 halves = 128 bytes a row, so the 128-byte swizzle applies.
+- B (K x N, row-major): N contiguous by K rows; a box of 64 (N) x 64 (K); the kernel loads
+  four boxes side by side for its 256 columns.
+- Rows are 16-bit words; the row stride in bytes must be a multiple of 16 (K and N multiples
+  of 8: tensor.aligned), and elements past the tensor read as zero (the edges).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+
+import numpy as np
+
+from pmppbench.errors import EnvironmentProblem
+
+# cuda.h's enums (CUDA 12.0 on)
+DATA_TYPE = {"bf16": 9, "fp16": 6}  # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16
+INTERLEAVE_NONE = 0
+SWIZZLE_128B = 3
+L2_PROMOTION_256B = 3
+OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: elements past the tensor are zeros
+MAP_BYTES = 128  # sizeof(CUtensorMap), 64-byte aligned
+BOX_K, BOX_M, BOX_N = 64, 128, 64  # gemm_wgmma.cuh: WG_BK, WG_BM, one 64-column box of B
+
+
+def a_layout(m: int, k: int) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:
+    """(sizes, the row stride in bytes, box) of A's map, innermost first."""
+    return (k, m), (2 * k,), (BOX_K, BOX_M)
+
+
+def b_layout(k: int, n: int) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:
+    """(sizes, the row stride in bytes, box) of B's map, innermost first."""
+    return (n, k), (2 * n,), (BOX_N, BOX_K)
+
+
+def check_layout(sizes, strides, box) -> None:
+    """What cuTensorMapEncodeTiled requires of these maps, said before the driver says less."""
+    if any(s % 16 for s in strides):
+        raise ValueError(f"TMA: row strides {strides} B must be multiples of 16 (K and N multiples of 8)")
+    if box[0] * 2 > 128 or any(b > 256 for b in box):
+        raise ValueError(f"TMA: box {box} too large for the 128-byte swizzle")
+    if any(s < 1 or s >= 1 << 32 for s in sizes):
+        raise ValueError(f"TMA: sizes {sizes} outside 1 .. 2^32 - 1")
+
+
+@functools.lru_cache(maxsize=1)
+def _encode():
+    name = ctypes.util.find_library("cuda") or "libcuda.so.1"
+    try:
+        fn = ctypes.CDLL(name).cuTensorMapEncodeTiled
+    except (OSError, AttributeError) as exc:
+        raise EnvironmentProblem(f"the wgmma rung needs the driver's cuTensorMapEncodeTiled (CUDA 12 or newer): "
+                                 f"{exc}") from exc
+    u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, ctypes.POINTER(u64), ctypes.POINTER(u64),
+                   ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+class TensorMap:
+    """One encoded map: 128 bytes kept 64-byte aligned on the host, `arg` the kernel argument."""
+
+    def __init__(self, precision: str, pointer: int, sizes, strides, box):
+        check_layout(sizes, strides, box)
+        self._buffer = np.zeros(MAP_BYTES + 64, dtype=np.uint8)
+        start = -self._buffer.ctypes.data % 64
+        self.words = self._buffer[start:start + MAP_BYTES]
+        u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+        rank = len(sizes)
+        result = _encode()(self.words.ctypes.data, DATA_TYPE[precision], rank, pointer, (u64 * rank)(*sizes),
+                           (u64 * (rank - 1))(*strides), (u32 * rank)(*box), (u32 * rank)(*([1] * rank)),
+                           INTERLEAVE_NONE, SWIZZLE_128B, L2_PROMOTION_256B, OOB_FILL_ZERO)
+        if result != 0:
+            raise RuntimeError(f"cuTensorMapEncodeTiled failed (CUresult {result}) for sizes {sizes}, "
+                               f"strides {strides}, box {box}")
+
+    @property
+    def arg(self):
+        from cupy.cuda.function import CPointer  # noqa: PLC0415 (CuPy, lazily: gpu.py says why)
+
+        return CPointer(self.words.ctypes.data)
+
+
+class NoMap:
+    """The zero map the kernel's path without TMA takes in its place (never read)."""
+
+    def __init__(self):
+        self.words = np.zeros(MAP_BYTES // 8, dtype=np.uint64)
+
+    @property
+    def arg(self):
+        from cupy.cuda.function import CPointer  # noqa: PLC0415
+
+        return CPointer(self.words.ctypes.data)
+
+
+def maps(precision: str, a, b, m: int, n: int, k: int) -> tuple[TensorMap, TensorMap]:
+    """A's and B's maps over the device arrays a (M x K) and b (K x N)."""
+    return (TensorMap(precision, a.data.ptr, *a_layout(m, k)), TensorMap(precision, b.data.ptr, *b_layout(k, n)))
