@@ -199,7 +199,7 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
          const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C,
          int M, int N, int K) {
     static_assert(P == 1 || P == 2, "wgmma_tc: BF16 or FP16 inputs");
-    extern __shared__ __align__(1024) unsigned char wg_raw[];
+    extern __shared__ __align__(128) unsigned char wg_raw[];  // 128: a 1024 here pads every kernel of the module
     unsigned char* smem = wg_raw + ((1024 - (wg_smem(wg_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     const int tid = threadIdx.x, wg = tid / 128;
@@ -274,7 +274,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
             const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C,
             int M, int N, int K) {
     static_assert(P == 1 || P == 2, "wgmma_ws_tc: BF16 or FP16 inputs");
-    extern __shared__ __align__(1024) unsigned char ws_raw[];
+    extern __shared__ __align__(128) unsigned char ws_raw[];
     unsigned char* smem = ws_raw + ((1024 - (wg_smem(ws_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     unsigned long long* empty = full + WG_STAGES;
