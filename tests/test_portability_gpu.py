@@ -24,8 +24,11 @@ def test_the_first_run_on_this_gpu_prints_one_line_naming_it(run_cli, tmp_path, 
 @pytest.mark.gpu
 def test_a_shape_larger_than_the_free_memory_is_skip_rows():
     w = workloads.get("vecadd")
-    free, _total = device.free_memory_bytes()
-    shape = {"n": free // 12 + 1}  # x, y and z of FP32: 12 bytes per element, one element too many
+    # Past the whole memory (x, y and z of FP32: 12 bytes per element), so that no other
+    # process freeing memory meanwhile can make it fit: beside other GPU tests, a shape of the
+    # free memory plus one element came to fit and its inputs ran the host out of memory.
+    _free, total = device.free_memory_bytes()
+    shape = {"n": total // 12 + 1}
     rows = runner.run_shape(w, shape, protocol=w.protocol, check_only=True)
     need = w.device_bytes(shape) / 2**30
     assert [r.check for r in rows] == ["SKIP"] * len(w.variants_for(shape))
