@@ -21,6 +21,13 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 stamp() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
 if [ "$phase" = all ] || [ "$phase" = run ]; then
+  # Nothing else on the GPU while the ceilings and `all` are measured: a GPU test's process
+  # outlived its pytest once and held the copy ceiling 18% low (results/h200/build-4d9adf7).
+  for _ in $(seq 120); do
+    [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ] && break
+    sleep 1
+  done
+  nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv > "$dest/other-gpu-processes.txt" 2>&1
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$dest/nvidia-smi.txt"
   $py -m pmppbench info --measure > "$dest/info.txt" 2>&1
   kernel_cache="${PMPPBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pmppbench}/kernels"
