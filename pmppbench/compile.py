@@ -24,6 +24,7 @@ import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import wait as wait_for
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -310,13 +311,33 @@ class Prefetch:
     default plan's units take about as long together as the largest one alone."""
 
     def __init__(self, units: list[Unit], arch: str, workers: int | None = None):
-        self._pool, self.futures = None, []
-        todo = list(dict.fromkeys(units))
+        self._start([(unit, arch) for unit in units], workers)
+
+    @classmethod
+    def of_targets(cls, jobs: list[tuple[Unit, str]], workers: int | None = None) -> Prefetch:
+        """Units for several archs in one pool, (unit, arch) each, compiled in the order given
+        (largest first keeps the pool's last unit short): the every-target build of the tests."""
+        pre = cls.__new__(cls)
+        pre._start(jobs, workers)
+        return pre
+
+    def _start(self, jobs: list[tuple[Unit, str]], workers: int | None) -> None:
+        self._pool, self.futures, self._by_job = None, [], {}
+        todo = list(dict.fromkeys(jobs))
         if not todo:
             return
         count = workers or max(1, min(len(todo), (os.cpu_count() or 2) // 2))
         self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))
-        self.futures = [self._pool.submit(_compile_quietly, unit, arch) for unit in todo]
+        self._by_job = {job: self._pool.submit(_compile_quietly, *job) for job in todo}
+        self.futures = list(self._by_job.values())
+
+    def wait(self, unit: Unit, arch: str) -> None:
+        """Until the pool is done with `unit` for `arch` (in the cache then, or failed: its
+        step compiles it again and says why); at once for a unit it was not given. A step
+        that waits never compiles a unit a second time beside the pool."""
+        future = self._by_job.get((unit, arch))
+        if future is not None:
+            wait_for([future])
 
     def close(self, wait: bool = True) -> None:
         if self._pool is not None:
