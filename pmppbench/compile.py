@@ -25,6 +25,7 @@ import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import wait as wait_for
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -139,12 +140,12 @@ def target_meets(arch: str, needs: str | None) -> bool:
 
 
 def device_target(arch: str) -> str:
-    """What the kernels are built for on a GPU of `arch` ("sm_90"): its arch-specific target
-    where it has one (sm_90a, the 'a' targets exist from Hopper on), else the arch itself. A
-    cubin for sm_90a runs on compute capability 9.0 alone, which is the GPU it is loaded on,
-    and it may hold the variants that need that target (wgmma, TMA multicast, setmaxnreg)
-    beside the plain ones, whose code is the same as for sm_90."""
-    return f"{arch}a" if not arch.endswith("a") and capability(arch) >= (9, 0) else arch
+    """What the kernels are built for on a GPU of `arch` ("sm_90"): sm_90a on Hopper (compute
+    capability 9.0), where the wgmma rungs need that arch-specific target; a cubin for sm_90a
+    runs on 9.0 alone, the GPU it is loaded on, and the plain kernels' code is the one of
+    sm_90. Every other GPU builds for its own arch: no variant needs the 'a' targets of later
+    GPUs, and the CPU tests build every kernel for exactly those archs."""
+    return "sm_90a" if arch == "sm_90" else arch
 
 
 class NeedsNewerArch(CompileError):
@@ -320,14 +321,34 @@ class Prefetch:
     default plan's units take about as long together as the largest one alone."""
 
     def __init__(self, units: list[Unit], arch: str, workers: int | None = None):
-        self._pool, self.futures = None, []
-        todo = list(dict.fromkeys(units))
+        target = device_target(arch)  # the GPU's arch: built as load_kernels builds it
+        self._start([(unit, target) for unit in units], workers)
+
+    @classmethod
+    def of_targets(cls, jobs: list[tuple[Unit, str]], workers: int | None = None) -> Prefetch:
+        """Units for several archs in one pool, (unit, arch) each, compiled in the order given
+        (largest first keeps the pool's last unit short): the every-target build of the tests."""
+        pre = cls.__new__(cls)
+        pre._start(jobs, workers)
+        return pre
+
+    def _start(self, jobs: list[tuple[Unit, str]], workers: int | None) -> None:
+        self._pool, self.futures, self._by_job = None, [], {}
+        todo = list(dict.fromkeys(jobs))
         if not todo:
             return
         count = workers or max(1, min(len(todo), (os.cpu_count() or 2) // 2))
         self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))
-        target = device_target(arch)  # the GPU's arch: built as load_kernels builds it
-        self.futures = [self._pool.submit(_compile_quietly, unit, target) for unit in todo]
+        self._by_job = {job: self._pool.submit(_compile_quietly, *job) for job in todo}
+        self.futures = list(self._by_job.values())
+
+    def wait(self, unit: Unit, arch: str) -> None:
+        """Until the pool is done with `unit` for `arch` (in the cache then, or failed: its
+        step compiles it again and says why); at once for a unit it was not given. A step
+        that waits never compiles a unit a second time beside the pool."""
+        future = self._by_job.get((unit, arch))
+        if future is not None:
+            wait_for([future])
 
     def close(self, wait: bool = True) -> None:
         if self._pool is not None:

@@ -4,6 +4,8 @@ edge shapes."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -31,11 +33,18 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Every test session compiles into its own cache folder, never the user's."""
-    cache = tmp_path_factory.getbasetemp() / "kernel-cache"
-    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(cache))
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Every test session compiles into a cache folder of its own, never the user's: the
+    session's temporary folder, or $PMPPBENCH_TEST_CACHE_DIR, the one folder CI gives all its
+    sessions at once, so that a unit two suites build compiles once (writes are whole-file
+    replaces, safe beside each other). A test that needs a cold cache sets its own
+    (tests/test_compile.py). Set for the whole session, before any module's fixture: the
+    compile processes tests/test_portability_compile.py starts inherit it."""
+    cache = os.environ.get("PMPPBENCH_TEST_CACHE_DIR") or str(tmp_path_factory.getbasetemp() / "kernel-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PMPPBENCH_CACHE_DIR", cache)
+        yield
 
 
 @pytest.fixture

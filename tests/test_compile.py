@@ -63,6 +63,21 @@ def test_prefetch_fills_the_cache_for_the_worker(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.tmp"))  # every cache file written whole
 
 
+def test_prefetch_for_several_targets_compiles_each_once_and_a_step_can_wait_for_its_unit(tmp_path, monkeypatch):
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
+    unit = ("vecadd", ("scalar<int>",), ())
+    pre = comp.Prefetch.of_targets([(unit, "sm_75"), (unit, "sm_90"), (unit, "sm_75")], workers=2)
+    assert len(pre.futures) == 2  # the same unit for the same target twice compiles once
+    pre.wait(unit, "sm_90")  # then it is in the cache, while sm_75's may still be compiling
+    before = comp.STATS["nvrtc_runs"]
+    assert comp.compile_unit("vecadd", ["scalar<int>"], "sm_90").from_cache
+    pre.wait(unit, "sm_80")  # a unit the pool was not given: nothing to wait for
+    pre.wait(unit, "sm_75")
+    assert comp.compile_unit("vecadd", ["scalar<int>"], "sm_75").from_cache
+    assert comp.STATS["nvrtc_runs"] == before
+    pre.close()
+
+
 def test_a_unit_that_fails_in_prefetch_fails_in_its_step(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
     pre = comp.Prefetch([("vecadd", ("no_such_kernel<int>",), ()), ("vecadd", ("scalar<int>",), ())], "sm_90")

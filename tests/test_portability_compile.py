@@ -7,6 +7,7 @@ only thing left out, and `compile --arch` says so."""
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 
@@ -56,13 +57,47 @@ def _demands(w, shape, device):
     return out
 
 
+def _units(w, arch):
+    """(defines, kernel names) of each unit `arch` builds of `w`: every compile set, without
+    the kernels that only a variant needing a newer target launches."""
+    _skipped, not_built = tools.skipped_on(w, arch)
+    names = [k for k in w.kernel_names() if k not in not_built]
+    return [(defines, names) for defines in w.compile_sets()]
+
+
+def _job(w, defines, names, arch):
+    return (w.name, tuple(names), tuple(sorted(defines.items()))), arch  # compile.Unit, arch
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@pytest.fixture(scope="module")
+def built_ahead(request):
+    """Every unit the selected tests below build, compiled ahead by compile.Prefetch in one
+    process per core into the session's kernel cache; each test waits for its own units and
+    reads them back from the cache (the same cubin, lowered names and ptxas log a compile in
+    the test would give), so every unit is still compiled, once. NVRTC holds the GIL, so in
+    the test's own process the eight targets took one core for the whole module. The units
+    with the most kernels go first (GEMM's cost several times any other's), so no core waits
+    long on a large unit started last. Measurements: docs/install.md, "CI's time"."""
+    test = test_every_variant_builds_for_every_target_within_its_limits.__name__
+    jobs = [_job(w, defines, names, p["arch"])
+            for p in (item.callspec.params for item in request.session.items if item.originalname == test)
+            for w in [workloads.get(p["name"])] for defines, names in _units(w, p["arch"])]
+    jobs.sort(key=lambda job: -len(job[0][1]))
+    pre = comp.Prefetch.of_targets(jobs, workers=max(1, min(len(jobs), _cores())))
+    yield pre
+    pre.close()
+
+
 @pytest.mark.parametrize("arch", list(TARGETS))
 @pytest.mark.parametrize("name", workloads.names())
-def test_every_variant_builds_for_every_target_within_its_limits(name, arch):
+def test_every_variant_builds_for_every_target_within_its_limits(name, arch, built_ahead):
     w, device = workloads.get(name), TARGETS[arch]
-    skipped, not_built = tools.skipped_on(w, arch)
-    names = [k for k in w.kernel_names() if k not in not_built]
-    for defines in w.compile_sets():
+    for defines, names in _units(w, arch):
+        built_ahead.wait(*_job(w, defines, names, arch))
         unit = comp.compile_unit(w.name, names, arch, defines)
         assert set(unit.ptxas) == set(names), f"{name} {defines} {arch}: no ptxas report for some kernels"
         demands = _demands(w, _shape(w, defines), device)
