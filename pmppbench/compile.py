@@ -320,27 +320,26 @@ class Prefetch:
     threads would compile one unit at a time; processes compile one per core. Cold, the
     default plan's units take about as long together as the largest one alone."""
 
-    def __init__(self, units: list[Unit], arch: str, workers: int | None = None):
-        target = device_target(arch)  # the GPU's arch: built as load_kernels builds it
-        self._start([(unit, target) for unit in units], workers)
-
-    @classmethod
-    def of_targets(cls, jobs: list[tuple[Unit, str]], workers: int | None = None) -> Prefetch:
-        """Units for several archs in one pool, (unit, arch) each, compiled in the order given
-        (largest first keeps the pool's last unit short): the every-target build of the tests."""
-        pre = cls.__new__(cls)
-        pre._start(jobs, workers)
-        return pre
-
-    def _start(self, jobs: list[tuple[Unit, str]], workers: int | None) -> None:
-        self._pool, self.futures, self._by_job = None, [], {}
+    def __init__(self, jobs: list[tuple[Unit, str]], workers: int | None = None):
+        """(unit, arch) jobs, each compiled once, in the order given (largest first keeps the
+        pool's last unit short): several archs for the every-target build of the tests."""
+        self._pool, self._by_job = None, {}
         todo = list(dict.fromkeys(jobs))
         if not todo:
             return
         count = workers or max(1, min(len(todo), (os.cpu_count() or 2) // 2))
         self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))
         self._by_job = {job: self._pool.submit(_compile_quietly, *job) for job in todo}
-        self.futures = list(self._by_job.values())
+
+    @classmethod
+    def for_gpu(cls, units: list[Unit], arch: str, workers: int | None = None) -> Prefetch:
+        """A run's units for a GPU of `arch`, built as load_kernels builds them (device_target)."""
+        target = device_target(arch)
+        return cls([(unit, target) for unit in units], workers)
+
+    @property
+    def futures(self) -> list:
+        return list(self._by_job.values())
 
     def wait(self, unit: Unit, arch: str) -> None:
         """Until the pool is done with `unit` for `arch` (in the cache then, or failed: its

@@ -267,7 +267,7 @@ def _prefetch(plan: Plan, archs: set[str]):
             units.append(unit)
     if len(archs) != 1 or len(units) < 2:
         return None  # one unit gains nothing from a pool; GPUs of several architectures compile in their steps
-    return Prefetch(units, archs.pop())
+    return Prefetch.for_gpu(units, archs.pop())
 
 
 def _spent(lane: Lane) -> dict[str, float]:

@@ -52,7 +52,7 @@ def test_prefetch_fills_the_cache_for_the_worker(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))  # the pool's processes inherit it
     units = [("vecadd", ("scalar<int>",), ()), ("stencil", ("naive<int>",), (("RADIUS", 3),)),
              ("vecadd", ("scalar<int>",), ())]  # the same unit twice compiles once
-    pre = comp.Prefetch(units, "sm_90", workers=2)
+    pre = comp.Prefetch.for_gpu(units, "sm_90", workers=2)
     assert len(pre.futures) == 2
     pre.close()
     before = comp.STATS["nvrtc_runs"]
@@ -66,7 +66,7 @@ def test_prefetch_fills_the_cache_for_the_worker(tmp_path, monkeypatch):
 def test_prefetch_for_several_targets_compiles_each_once_and_a_step_can_wait_for_its_unit(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
     unit = ("vecadd", ("scalar<int>",), ())
-    pre = comp.Prefetch.of_targets([(unit, "sm_75"), (unit, "sm_90"), (unit, "sm_75")], workers=2)
+    pre = comp.Prefetch([(unit, "sm_75"), (unit, "sm_90"), (unit, "sm_75")], workers=2)
     assert len(pre.futures) == 2  # the same unit for the same target twice compiles once
     pre.wait(unit, "sm_90")  # then it is in the cache, while sm_75's may still be compiling
     before = comp.STATS["nvrtc_runs"]
@@ -80,7 +80,7 @@ def test_prefetch_for_several_targets_compiles_each_once_and_a_step_can_wait_for
 
 def test_a_unit_that_fails_in_prefetch_fails_in_its_step(tmp_path, monkeypatch):
     monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
-    pre = comp.Prefetch([("vecadd", ("no_such_kernel<int>",), ()), ("vecadd", ("scalar<int>",), ())], "sm_90")
+    pre = comp.Prefetch.for_gpu([("vecadd", ("no_such_kernel<int>",), ()), ("vecadd", ("scalar<int>",), ())], "sm_90")
     pre.close()
     with pytest.raises(CompileError, match="no_such_kernel"):
         comp.compile_unit("vecadd", ["no_such_kernel<int>"], "sm_90")

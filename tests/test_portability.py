@@ -342,7 +342,7 @@ def test_prefetch_compiles_what_the_runner_will_on_that_gpu(monkeypatch):
     from pmppbench import planning, session
 
     made = []
-    monkeypatch.setattr(session, "Prefetch", lambda units, arch: made.append((units, arch)))
+    monkeypatch.setattr(session.Prefetch, "for_gpu", lambda units, arch: made.append((units, arch)))
     w = workloads.get("stencil")
     shape = w.default_shape()
     plan = planning.Plan((planning.Step(w, shape, w.protocol, 0, ()),), False, "r")

@@ -87,7 +87,7 @@ def built_ahead(request):
             for p in (item.callspec.params for item in request.session.items if item.originalname == test)
             for w in [workloads.get(p["name"])] for defines, names in _units(w, p["arch"])]
     jobs.sort(key=lambda job: -len(job[0][1]))
-    pre = comp.Prefetch.of_targets(jobs, workers=max(1, min(len(jobs), _cores())))
+    pre = comp.Prefetch(jobs, workers=max(1, min(len(jobs), _cores())))
     yield pre
     pre.close()
 

@@ -18,7 +18,7 @@ from pmppbench.compile import load_kernels
 from pmppbench import device
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
-from pmppbench.workloads.base import Job, Launch, Shape, instantiation
+from pmppbench.workloads.base import Axis, Job, Launch, Shape, instantiation
 
 # ---- grids ---------------------------------------------------------------------------------
 
@@ -35,6 +35,16 @@ def per_thread(items: int, block: int) -> tuple[tuple[int], tuple[int]]:
 def grid_2d(cols: int, rows: int, bx: int, by: int) -> tuple[int, int]:
     """Blocks covering a rows x cols output, rounded up (PMPP 5.5's edge handling starts here)."""
     return ((cols + bx - 1) // bx, (rows + by - 1) // by)
+
+
+UNIT_ROUNDOFF = 2.0 ** -24  # FP32's: the float checks' bounds (Higham's gamma_d = d u / (1 - d u))
+# The element types of the reduction and the scan: the kernels' ELEM (C) and NumPy's dtype.
+DTYPES = {"f32": ("float", np.float32), "i32": ("int", np.int32)}
+
+
+def dtype_axis() -> Axis:
+    return Axis("dtype", "Element types, comma-separated: f32, i32 (default both).", many=True, sweep=True,
+                choices=tuple(DTYPES), default=tuple(DTYPES))
 
 
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y; the 2-D workloads run their row tiles along y

@@ -36,10 +36,10 @@ from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads import cub
-from pmppbench.workloads.base import Axis, Launch, Traffic, Variant, Workload
+from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (
-    REPEAT_PERIOD, device_context, index_arg, index_type, indexed_kernel, library_job, loaded, on_cores, random_array,
-    repeated_random, staged_job, uniform32, with_wide_paths,
+    DTYPES, REPEAT_PERIOD, UNIT_ROUNDOFF, device_context, dtype_axis, index_arg, index_type, indexed_kernel,
+    library_job, loaded, on_cores, random_array, repeated_random, staged_job, uniform32, with_wide_paths,
 )
 
 BLOCK = 1024  # BLOCK_DIM in reduce.cu: the book's segment is 2 * BLOCK inputs
@@ -47,10 +47,8 @@ COARSE = 8  # COARSE_FACTOR: coarsened's segment is 2 * COARSE * BLOCK inputs
 FAST_BLOCK = 256  # warp_vec and read
 FAST_BLOCKS_PER_SM = 8  # warp_vec's fixed grid: 8 x 256 threads per SM, a full SM of warps
 ANY_GPU_SMS = 1  # warp_vec's float bound where the GPU is not given: its grid is longest-strided on one SM
-UNIT_ROUNDOFF = 2.0 ** -24
 LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
 INT_LIMIT = 1000  # int32 inputs: +-[1, INT_LIMIT], never 0 (a dropped element always changes the sum)
-DTYPES = {"f32": ("float", np.float32), "i32": ("int", np.int32)}
 INDEXED = {"simple<int>", "convergent<int>", "shared<int>", "segmented<int>", "coarsened<int>"}
 TWO_PASS = {"simple", "convergent", "shared"}  # + finish: two launches per call
 ATOMIC = {"segmented", "coarsened"}  # one atomicAdd per block into the output: zeroed first
@@ -64,8 +62,7 @@ class Reduce(Workload):
     about = "Sum of N values: simple, convergent, shared, segmented, coarsened, warp_vec, CUB, and a read pass (4*N bytes)."
     dims = ("n",)
     dim_help = {"n": "Elements to sum."}
-    axes = (Axis("dtype", "Element types, comma-separated: f32, i32 (default both).", many=True, sweep=True,
-                 choices=tuple(DTYPES), default=tuple(DTYPES)),)
+    axes = (dtype_axis(),)
     protocol = Protocol(warmup=3, batches=5, reps=50)
     variants = (
         Variant("simple", "simple<int>", "PMPP 10.6: stride doubling in global memory, t % stride: divergent warps; "

@@ -41,8 +41,9 @@ from pmppbench.protocol import Protocol
 from pmppbench.workloads import cub
 from pmppbench.workloads.base import Axis, Job, Launch, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (
-    REPEAT_PERIOD, SAMPLE, checked_indices, device_context, index_arg, index_type, indexed_kernel, loaded, on_cores,
-    poison, random_array, repeated_random, take, uniform32, upload_sample, with_wide_paths,
+    DTYPES, REPEAT_PERIOD, SAMPLE, UNIT_ROUNDOFF, checked_indices, device_context, dtype_axis, index_arg, index_type,
+    indexed_kernel, loaded, on_cores, poison, random_array, repeated_random, take, uniform32, upload_sample,
+    with_wide_paths,
 )
 
 # Sections and tiles, as in scan.cu: (elements per block, threads per block).
@@ -55,10 +56,8 @@ ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sum
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback")
 PASS_TILES = {"domino": (PASS_TILE, PASS_THREADS), "lookback": (LOOKBACK_TILE, LOOKBACK_THREADS)}
-UNIT_ROUNDOFF = 2.0 ** -24
 LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
 INT_LIMIT = 1000  # int32 inputs: +-[1, INT_LIMIT], never 0 (a dropped element changes every later prefix)
-DTYPES = {"f32": ("float", np.float32), "i32": ("int", np.int32)}
 KINDS = ("inclusive", "exclusive")
 INDEXED = {"kogge_stone<int>", "brent_kung<int>", "coarsened<int>"}
 LARGE_CHECK = (1 << 31) + 5  # past 2^31 elements: the 64-bit path
@@ -89,8 +88,7 @@ class Scan(Workload):
              "domino and decoupled look-back single-pass scans, CUB, and a memcpy (8*N bytes).")
     dims = ("n",)
     dim_help = {"n": "Elements to scan."}
-    axes = (Axis("dtype", "Element types, comma-separated: f32, i32 (default both).", many=True, sweep=True,
-                 choices=tuple(DTYPES), default=tuple(DTYPES)),
+    axes = (dtype_axis(),
             Axis("kind", "Scans, comma-separated: inclusive, exclusive (default both).", many=True, sweep=True,
                  choices=KINDS, default=KINDS))
     protocol = Protocol(warmup=3, batches=5, reps=20)

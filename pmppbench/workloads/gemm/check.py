@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from pmppbench.workloads.gemm import precision as prec
+from pmppbench.workloads.helpers import UNIT_ROUNDOFF  # FP32's
 
-UNIT_ROUNDOFF = 2.0 ** -24  # FP32
 TOLERANCE_FACTOR = 16
 # Up to 4096^3 the float64 reference is one BLAS call of ~0.14 TFLOP on the host; above it,
 # whole rows and columns of C are sampled.
