@@ -1,5 +1,5 @@
-// The check's own kernel (pmppbench/check.py): one pass over an FP32 output still on the GPU
-// and its CPU reference, uploaded once per shape. It is not the kernel under test and shares
+// The check's own kernel (pmppbench/check.py): one pass over an output still on the GPU (FP32,
+// or int32/uint32 under the exact rule) and its CPU reference, uploaded once per shape. It is not the kernel under test and shares
 // nothing with it; it computes, in float64, exactly what the host path computes with NumPy:
 //
 //   finite = isfinite(out)               err = finite ? |out - ref| : inf
@@ -12,31 +12,48 @@
 // many are bad and the first bad index, whether all are finite, the two sums. The host
 // combines the blocks (a few thousand doubles) and words the verdict as the host path does.
 // A NaN reference would be ignored here where NumPy's argmax picks it; references are
-// computed by pmppbench and are never NaN.
+// computed by pmppbench and are never NaN. An integer output is always finite and has no -0,
+// so its exact rule is out != ref converted to the output's type (wrapping, as NumPy's astype),
+// while err and rel come from the unconverted values, as on the host. Integer outputs have
+// their own kernel, rather than CuPy's array operations, because each of those is a kernel
+// CuPy compiles at its first use on a machine: about 15 s of a first `all`, in its checks.
 
 #define CHECK_THREADS 256
 #define CHECK_INF __longlong_as_double(0x7ff0000000000000ULL)
 #define STATS 8  // per block: max_err, its index, max_rel, bad count, first bad, all finite, diff_sq, ref_sq
 
-template <typename R, int RULE>
+__device__ __forceinline__ bool finite_of(float x) { return isfinite(x); }
+template <typename T> __device__ __forceinline__ bool finite_of(T) { return true; }
+
+// RULE 0's verdict on one element: an FP32 output against its reference rounded to nearest (as
+// NumPy's astype(float32)), bit for bit; an integer one against its reference converted to the
+// output's type.
+template <typename R> __device__ __forceinline__ bool exact_bad(float o, R r) {
+    const float rs = (float)(double)r;
+    return (o != rs) || !isfinite(o) || (signbit(o) != signbit(rs));
+}
+template <typename R> __device__ __forceinline__ bool exact_bad(int o, R r) { return o != (int)r; }
+template <typename R> __device__ __forceinline__ bool exact_bad(unsigned o, R r) { return o != (unsigned)r; }
+
+template <typename O, typename R, int RULE>
 __global__ void __launch_bounds__(CHECK_THREADS)
-compare(const float* __restrict__ out, const R* __restrict__ ref, unsigned long long n, double rtol,
+compare(const O* __restrict__ out, const R* __restrict__ ref, unsigned long long n, double rtol,
         double atol, double* __restrict__ partial) {
     double max_err = -1.0, max_rel = 0.0, diff_sq = 0.0, ref_sq = 0.0;
     unsigned long long worst = 0, first_bad = n, bad_count = 0;
     int all_finite = 1;
     const unsigned long long stride = (unsigned long long)gridDim.x * CHECK_THREADS;
     for (unsigned long long i = (unsigned long long)blockIdx.x * CHECK_THREADS + threadIdx.x; i < n; i += stride) {
-        const float o = out[i];
-        const double o64 = o, r64 = (double)ref[i];
-        const bool finite = isfinite(o);
+        const O o = out[i];
+        const R r = ref[i];
+        const double o64 = (double)o, r64 = (double)r;
+        const bool finite = finite_of(o);
         const double err = finite ? fabs(o64 - r64) : CHECK_INF;
         const double mag = fabs(r64);
         const double rel = mag > 0.0 ? err / mag : (err > 0.0 ? CHECK_INF : 0.0);
         bool bad;
         if (RULE == 0) {
-            const float rs = (float)r64;  // round to nearest, as NumPy's astype(float32)
-            bad = (o != rs) || !finite || (signbit(o) != signbit(rs));
+            bad = exact_bad(o, r);
         } else if (RULE == 1) {
             bad = !(err <= atol + rtol * mag);
         } else {

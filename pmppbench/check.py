@@ -136,7 +136,7 @@ def array_stats(flat_out, flat_ref, tol: Tolerance, xp=np, chunk: int = CHUNK) -
 def _kernel_stats(flat_out, flat_ref, tol: Tolerance) -> _Stats:
     """kernels_cu/check.cu: one launch over the whole output, then the blocks combined here."""
     cp = cupy()
-    name = f"compare<{'double' if flat_ref.dtype == np.float64 else 'float'}, {RULES[tol.rule]}>"
+    name = _device_kernel(flat_out.dtype, flat_ref.dtype, tol.rule)
     kernel = load_kernels("check", list(CHECK_KERNELS))[name]
     n = flat_out.size
     blocks = max(1, min(CHECK_BLOCKS, -(-n // CHECK_THREADS)))
@@ -153,18 +153,33 @@ def _kernel_stats(flat_out, flat_ref, tol: Tolerance) -> _Stats:
     return stats
 
 
-CHECK_KERNELS = tuple(f"compare<{r}, {rule}>" for r in ("float", "double") for rule in range(3))
+# (output, reference) element types with a compare<O, R, RULE> in kernels_cu/check.cu: FP32 under
+# every rule; int32 and uint32 outputs (scans, sums, histograms) under the exact rule alone.
+_C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.int32): "int",
+            np.dtype(np.int64): "long long", np.dtype(np.uint32): "unsigned int"}
+_DEVICE_PAIRS = {("float", "float"): tuple(RULES), ("float", "double"): tuple(RULES),
+                 ("int", "int"): ("exact",), ("int", "long long"): ("exact",),
+                 ("unsigned int", "unsigned int"): ("exact",)}
+CHECK_KERNELS = tuple(f"compare<{o}, {r}, {RULES[rule]}>" for (o, r), rules in _DEVICE_PAIRS.items() for rule in rules)
+
+
+def _device_kernel(out_dtype, ref_dtype, rule: str) -> str | None:
+    """The check.cu kernel for this output, reference and rule, or None (then CuPy's arrays)."""
+    o, r = _C_TYPES.get(np.dtype(out_dtype)), _C_TYPES.get(np.dtype(ref_dtype))
+    return f"compare<{o}, {r}, {RULES[rule]}>" if rule in _DEVICE_PAIRS.get((o, r), ()) else None
 
 
 def compare(out, ref, tol: Tolerance) -> CheckResult:
     """Check `out` against the CPU reference `ref` under `tol`: every element, in float64.
-    A host output is compared with NumPy; an FP32 one still on the GPU is compared there by
-    kernels_cu/check.cu against the reference uploaded (`device_copy`), and an integer one
-    under the exact rule (an int32 scan, a histogram) by array_stats with CuPy, so neither is
-    copied back. A device output of another type comes back and takes the host path."""
-    device = on_device(out) and out.dtype == np.float32 and getattr(ref, "dtype", None) in (np.float32, np.float64)
-    integers = (on_device(out) and tol.rule == "exact" and np.dtype(out.dtype).kind in "iu"
-                and np.dtype(getattr(ref, "dtype", np.float64)).kind in "iu")
+    A host output is compared with NumPy. One still on the GPU is compared there against the
+    reference uploaded (`device_copy`), so that it is not copied back: by kernels_cu/check.cu
+    for the pairs of element types it has (FP32 under every rule, int32 and uint32 under the
+    exact one: a scan, a sum, a histogram), by array_stats with CuPy for other integer pairs
+    under the exact rule. A device output of another type comes back and takes the host path."""
+    ref_dtype = getattr(ref, "dtype", None)
+    device = on_device(out) and ref_dtype is not None and _device_kernel(out.dtype, ref_dtype, tol.rule) is not None
+    integers = (on_device(out) and not device and tol.rule == "exact" and np.dtype(out.dtype).kind in "iu"
+                and ref_dtype is not None and np.dtype(ref_dtype).kind in "iu")
     if not (device or integers):
         out, ref = to_host(out), to_host(ref)
     if out.shape != ref.shape:
@@ -176,10 +191,10 @@ def compare(out, ref, tol: Tolerance) -> CheckResult:
         return CheckResult(True, 0.0, 0.0, None, "empty")
     if device or integers:
         flat_ref = flat_ref if on_device(flat_ref) else device_copy(flat_ref)
-    if integers:
-        stats = array_stats(flat_out, flat_ref, tol, cupy(), DEVICE_CHUNK)
-    elif device:
+    if device:
         stats = _kernel_stats(flat_out, flat_ref, tol)
+    elif integers:
+        stats = array_stats(flat_out, flat_ref, tol, cupy(), DEVICE_CHUNK)
     else:
         stats = array_stats(flat_out, flat_ref, tol)
     return _verdict(stats, tol, out.shape, flat_out, flat_ref)

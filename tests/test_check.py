@@ -182,16 +182,36 @@ def test_the_integer_device_path_reports_what_the_host_path_reports(dtype, ref_d
         assert array_stats(out, ref, tol, np, DEVICE_CHUNK) == array_stats(out, ref, tol)
 
 
+@pytest.mark.parametrize("dtype, ref_dtype", [(np.int32, np.int64), (np.int32, np.int32), (np.uint32, np.uint32)])
 @pytest.mark.gpu
-def test_an_integer_output_on_the_gpu_gets_the_host_verdict_without_coming_back():
+def test_an_integer_output_on_the_gpu_gets_the_host_verdict_without_coming_back(dtype, ref_dtype, monkeypatch):
+    """check.cu's integer compare gives the host's verdict and numbers, wrapped references
+    included (an int32 sum whose int64 reference passed 2^31), and CuPy's array operations,
+    each a kernel compiled at first use, are not what checks it."""
     from pmppbench.gpu import cupy
 
     cp = cupy()
-    ref = np.arange(3 << 20, dtype=np.int64) * 7
-    out = ref.astype(np.int32)
+    ref = (np.arange(3 << 20, dtype=np.int64) * 7).astype(ref_dtype)
+    if ref_dtype == np.int64:
+        ref[-3:] += 1 << 32  # the output's type wraps these: still exact
+    out = ref.astype(dtype)
     out[(1 << 21) + 5] -= 1
     tol = Tolerance("exact")
-    for o in (ref.astype(np.int32), out):
-        host, dev = compare(o, ref, tol), compare(cp.asarray(o), ref, tol)
+    assert check._device_kernel(out.dtype, ref.dtype, "exact") in check.CHECK_KERNELS
+    host_path = check.array_stats
+    for o in (ref.astype(dtype), out):
+        host = compare(o, ref, tol)
+        monkeypatch.setattr(check, "array_stats", lambda *a, **k: pytest.fail("CuPy's array path was taken"))
+        dev = compare(cp.asarray(o), ref, tol)
+        monkeypatch.setattr(check, "array_stats", host_path)
         assert (dev.passed, dev.first_bad, dev.detail, dev.max_abs_err, dev.max_rel_err) == \
                (host.passed, host.first_bad, host.detail, host.max_abs_err, host.max_rel_err)
+
+
+def test_the_check_kernel_covers_fp32_under_every_rule_and_integers_under_the_exact_one():
+    kernels = {(o, r, rule): check._device_kernel(o, r, rule) for o in (np.float32, np.int32, np.uint32, np.int64)
+               for r in (np.float32, np.float64, np.int32, np.int64, np.uint32) for rule in check.RULES}
+    on_device = {key for key, name in kernels.items() if name}
+    assert on_device == {(np.float32, r, rule) for r in (np.float32, np.float64) for rule in check.RULES} | \
+        {(np.int32, np.int32, "exact"), (np.int32, np.int64, "exact"), (np.uint32, np.uint32, "exact")}
+    assert {kernels[k] for k in on_device} == set(check.CHECK_KERNELS)
