@@ -209,20 +209,52 @@ def parse_ptxas_log(log: str) -> dict[str, PtxasReport]:
 
 @functools.lru_cache(maxsize=1)
 def nvrtc_identity() -> str:
-    """The loaded NVRTC library's file (path, size, mtime) where the OS tells (Linux), else "".
+    """The loaded NVRTC library's build: its GNU build ID and size where the OS tells which file
+    it is (Linux), else "".
 
     Part of the cache key beside NVRTC's (major, minor): two installs that report the same
     version but ship different builds (a toolkit's and a PyPI wheel's, say) generate different
-    code, and one's cubins must not be served to the other."""
+    code, and one's cubins must not be served to the other. The build ID (the linker's hash of
+    the library) names the build wherever it is installed, so two venvs with the same NVRTC
+    wheel share their cubins (CI's venvs do); a library without one is named by its file
+    (path, size, mtime) instead."""
     try:
         with open("/proc/self/maps") as maps:
             found = next((line.split()[-1] for line in maps if "libnvrtc.so" in line), None)
         if found:
             st = os.stat(found)
-            return f"{found}:{st.st_size}:{st.st_mtime_ns}"
+            build = elf_build_id(found)
+            return f"build-id {build}:{st.st_size}" if build else f"{found}:{st.st_size}:{st.st_mtime_ns}"
     except OSError:
         pass
     return ""
+
+
+def elf_build_id(path: str) -> str | None:
+    """The NT_GNU_BUILD_ID note of a 64-bit little-endian ELF file, in hex, or None."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:  # ELFCLASS64, little-endian
+            return None
+        phoff, phentsize, phnum = (int.from_bytes(head[0x20:0x28], "little"),
+                                   int.from_bytes(head[0x36:0x38], "little"), int.from_bytes(head[0x38:0x3A], "little"))
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+        for i in range(phnum):
+            entry = table[i * phentsize:(i + 1) * phentsize]
+            if int.from_bytes(entry[0:4], "little") != 4:  # PT_NOTE
+                continue
+            offset, size = int.from_bytes(entry[8:16], "little"), int.from_bytes(entry[32:40], "little")
+            f.seek(offset)
+            notes, at = f.read(min(size, 1 << 16)), 0
+            while at + 12 <= len(notes):
+                namesz, descsz, kind = (int.from_bytes(notes[at + k:at + k + 4], "little") for k in (0, 4, 8))
+                name_end = at + 12 + namesz
+                desc_at = at + 12 + (-(-namesz // 4) * 4)
+                if kind == 3 and notes[at + 12:name_end] == b"GNU\0":  # NT_GNU_BUILD_ID
+                    return notes[desc_at:desc_at + descsz].hex() or None
+                at = desc_at + (-(-descsz // 4) * 4)
+    return None
 
 
 def _cache_key(text: str, names: list[str], options: list[str], nvrtc_version) -> str:

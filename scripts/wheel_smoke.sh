@@ -16,6 +16,8 @@ expect 0 "$exe" --help
 expect 0 "$exe" compile --arch sm_90
 grep -q "NVRTC" "$work/out.txt"
 grep -q "coarsened" "$work/out.txt"
+expect 0 "$exe" compile vecadd --arch sm_80 --no-cache  # NVRTC itself, from this install (the line above may read a cache)
+grep -q "float4" "$work/out.txt"
 expect 0 "$exe" report "$data/sample.csv"
 grep -q "#### transpose" "$work/out.txt"
 expect 0 "$exe" report "$data/sample.csv" --html "$work/report.html"

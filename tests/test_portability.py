@@ -376,3 +376,47 @@ def test_a_windows_path_to_a_learners_kernel_keeps_its_drive(tmp_path):
     source.write_text('extern "C" __global__ void my_kernel() {}\n')
     v = planning.learner_variant(workloads.get("vecadd"), f"{source}:my_kernel", "scalar")
     assert (v.kernel, v.source, v.like) == ("my_kernel", str(source), "scalar")
+
+
+def _elf_with_note(path, build_id: bytes | None):
+    """A minimal 64-bit little-endian ELF: a header, one program header (PT_NOTE, or PT_LOAD
+    without a build ID) and a note holding an ABI tag, then the build ID."""
+    notes = (4).to_bytes(4, "little") + (16).to_bytes(4, "little") + (1).to_bytes(4, "little") + b"GNU\0" + bytes(16)
+    if build_id is not None:
+        desc = build_id + bytes(-len(build_id) % 4)
+        notes += (4).to_bytes(4, "little") + len(build_id).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"GNU\0" + desc
+    head = bytearray(64)
+    head[:6] = b"\x7fELF\x02\x01"
+    head[0x20:0x28] = (64).to_bytes(8, "little")
+    head[0x36:0x38] = (56).to_bytes(2, "little")
+    head[0x38:0x3A] = (1).to_bytes(2, "little")
+    ph = bytearray(56)
+    ph[0:4] = (4).to_bytes(4, "little")
+    ph[8:16] = (64 + 56).to_bytes(8, "little")
+    ph[32:40] = len(notes).to_bytes(8, "little")
+    path.write_bytes(bytes(head) + bytes(ph) + notes)
+
+
+def test_the_build_id_names_nvrtc_wherever_it_is_installed(tmp_path, monkeypatch):
+    """The kernel cache's key holds NVRTC's build (its GNU build ID) rather than its path: two
+    venvs with the same NVRTC wheel share cubins, two builds never do."""
+    from pmppbench import compile as comp
+
+    ids = {}
+    for name, build in (("a", b"\x12\x34" * 10), ("b", b"\x12\x34" * 10), ("c", b"\x99" * 20), ("none", None)):
+        lib = tmp_path / name / "libnvrtc.so.13"
+        lib.parent.mkdir()
+        _elf_with_note(lib, build)
+        assert comp.elf_build_id(str(lib)) == (build.hex() if build else None)
+        maps = tmp_path / f"maps-{name}"
+        maps.write_text(f"7f00-7f01 r-xp 00000000 08:01 42 {lib}\n")
+        real_open = open
+        monkeypatch.setattr("builtins.open", lambda p, *a, _m=maps, _o=real_open, **k: _o(_m if p == "/proc/self/maps" else p, *a, **k))
+        comp.nvrtc_identity.cache_clear()
+        ids[name] = comp.nvrtc_identity()
+        monkeypatch.undo()
+    comp.nvrtc_identity.cache_clear()
+    assert ids["a"] == ids["b"] == f"build-id {'1234' * 10}:{(tmp_path / 'a' / 'libnvrtc.so.13').stat().st_size}"
+    assert ids["c"] != ids["a"]
+    assert ids["none"].startswith(str(tmp_path / "none" / "libnvrtc.so.13") + ":")  # its file, as before
+    assert comp.elf_build_id(__file__) is None  # not an ELF file
