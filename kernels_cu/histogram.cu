@@ -263,6 +263,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 // H200 issues about 9 warp instructions' worth per byte over the whole chip (4 per clock per SM),
 // and only about 4.5 of them on the integer pipe (half a warp per clock), so the per-byte work
 // stays well under that: about 5 instructions per byte for 7 bins and 5.5 for 256 (the SASS).
+#ifndef PRIVATE_SERIAL_TAIL  // 1: the last, partial step one vector at a time; 0: its loads at once (load_if)
+#if BINS == 7
+#define PRIVATE_SERIAL_TAIL 1
+#else
+#define PRIVATE_SERIAL_TAIL 0
+#endif
+#endif
 #ifndef PRIVATE_VECS  // 16-byte loads in flight per thread and loop step (studies/histogram_private.py)
 #if BINS == 7
 #define PRIVATE_VECS 8  // 4 blocks of 256 threads per SM (PRIVATE_MIN_BLOCKS): 128 KB in flight per SM
@@ -284,11 +291,13 @@ __device__ __forceinline__ uint4 load_now(const uint4* p) {
 #endif
 }
 
-// The same load under a predicate, zeros where `ok` is false: a thread's last, partial step issues
-// all its loads at once too. A plain `for (; j < nv; j += stride)` tail loop waited for one DRAM
-// latency per leftover vector (up to V - 1 of them, one after the other), and every thread has
-// such a tail: at 2^26 bytes on the H200 a 7-bin thread had 31 vectors, 3 steps of 8 and a tail
-// of 7 (README, "Histogram").
+// The same load under a predicate, zeros where `ok` is false, so that a thread's last, partial step
+// can issue all its loads at once too, where a plain `for (; j < nv; j += stride)` tail waits for
+// its leftover vectors one after the other (at 2^26 bytes on the H200 a 7-bin thread has 31
+// vectors: 3 steps of 8 and a tail of 7). PRIVATE_SERIAL_TAIL picks the tail per bin count, from
+// the H200 (results/h200/patterns9/): the batched tail gained 0.5-2% for 256 bins and lost 2-2.7%
+// for 7 bins (whose tail the other resident warps' work already covers, and whose main loop the
+// second copy of the counting code made slower), at 2^26 and 2^28 on both inputs.
 __device__ __forceinline__ uint4 load_if(const uint4* p, bool ok) {
 #ifdef __CUDA_ARCH__
     uint4 v;
@@ -404,7 +413,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
         }
         add_lanes(cnt, even, odd);
     }
-#ifndef PRIVATE_SERIAL_TAIL
+#if !PRIVATE_SERIAL_TAIL
     if (j < nv) {  // fewer than V vectors left for this thread: one step, its loads at once (zeros are no letter)
         unsigned even = 0, odd = 0;
         uint4 v[V];
@@ -414,7 +423,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
         for (int k = 0; k < V; ++k) count_letters(v[k], even, odd, one);
         add_lanes(cnt, even, odd);
     }
-#else  // studies/histogram_private.py: the earlier tail, one vector (one DRAM latency) at a time
+#else  // one vector at a time: the 7-bin default (load_if)
     for (; j < nv; j += stride) {
         unsigned even = 0, odd = 0;
         count_letters(vec[j], even, odd, one);
@@ -546,8 +555,8 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 #pragma unroll
             for (int k = 0; k < V; ++k) count_vec(col, v[k]);
         }
-#ifndef PRIVATE_SERIAL_TAIL
-        if (j < end) {  // fewer than V vectors left: one step, its loads at once (load_if)
+#if !PRIVATE_SERIAL_TAIL
+        if (j < end) {  // fewer than V vectors left: one step, its loads at once (load_if), the 256-bin default
             uint4 v[V];
 #pragma unroll
             for (int k = 0; k < V; ++k) v[k] = load_if(vec + j + k * stride, j + k * stride < end);

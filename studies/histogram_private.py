@@ -30,12 +30,14 @@ from pmppbench.compile import load_kernels  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 
-# bins -> candidate defines (thread_private's defaults: 7 bins PRIVATE_VECS 8, MIN_BLOCKS 4, FMA 0; 256 bins
-# VECS 8, ATOMIC 1, RUNS 1, WARPS 3; both with the last step's loads at once). PRIVATE_SERIAL_TAIL is
-# the kernel before that (its tail one vector at a time). The earlier calls' candidates are in
-# results/h200/histogram-private/ and results/h200/patterns-speed/.
+# bins -> candidate defines (thread_private's defaults: 7 bins PRIVATE_VECS 8, MIN_BLOCKS 4, FMA 0 and the
+# tail one vector at a time, PRIVATE_SERIAL_TAIL 1; 256 bins VECS 8, ATOMIC 1, RUNS 1, WARPS 3 and the
+# last step's loads at once, SERIAL_TAIL 0). results/h200/patterns9/histogram-study.txt is the call
+# of commit c8d9d3e, whose default tail was the batched one for both bin counts (its rows
+# `thread_private` of 7 bins are this list's serial_tail=0 build); the earlier calls' candidates are
+# in results/h200/histogram-private/ and results/h200/patterns-speed/.
 KNOBS = {
-    7: [{"PRIVATE_FMA": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 1},
+    7: [{"PRIVATE_FMA": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 0},
         {"PRIVATE_FMA": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 5},
         {"PRIVATE_FMA": 0, "PRIVATE_VECS": 12, "PRIVATE_MIN_BLOCKS": 4},
         {"PRIVATE_FMA": 3, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4}],

@@ -5,8 +5,9 @@
 # study: the look-back and thread_private candidates (2^26 and 2^28), the look-back's phases
 #   (LB_PROFILE), ncu on the shipped lookback and 7-bin thread_private at 2^26, and the GPU tests
 #   of both workloads;
-# final: the harness's rows beside CUB and the roofs at 2^20-2^28 (configs/patterns_sizes.toml),
-#   `all --only scan,histogram`, and `histogram 67108864 3 --counters`.
+# final: the scan's harness rows beside CUB and memcpy at 2^20-2^28 (configs/patterns_sizes.toml's
+#   [scan]) and `histogram 67108864 3 --counters` (the device time left allowed no more: the
+#   histogram's [patterns_sizes] rows and `all --only scan,histogram` are for a later call).
 # Every step has its own time limit inside the call's (steps.txt says which ran how long).
 set -o pipefail
 phase=$1 out=$2
@@ -17,14 +18,14 @@ step() {  # step NAME LIMIT_S CMD...: run CMD under its limit, log to $out/NAME.
     local name=$1 limit=$2; shift 2
     local t0=$SECONDS
     echo "== $*" >"$out/$name.txt"
-    timeout "$limit" "$@" >>"$out/$name.txt" 2>&1
+    timeout -s INT -k 5 "$limit" "$@" >>"$out/$name.txt" 2>&1  # SIGINT: the session keeps finished rows
     local rc=$?
     echo "$name rc=$rc $((SECONDS - t0)) s (at $((SECONDS - start)) s)" | tee -a "$out/steps.txt"
     tail -n "${TAIL:-12}" "$out/$name.txt"
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >"$out/nvidia-smi.txt" 2>&1
-cat BUILD >"$out/build.txt" 2>/dev/null || git log -1 --format='%H %s' >"$out/build.txt" 2>/dev/null || true
+{ cat BUILD 2>/dev/null || git log -1 --format='%H %s' 2>/dev/null; } | sed 's/^/build /' >>"$out/steps.txt"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ "$phase" = study ]; then
     step scan-study 45 python3 studies/scan_lookback.py --sizes 26,28 --dtypes f32,i32 --json "$out/scan-study.json"
@@ -38,9 +39,8 @@ if [ "$phase" = study ]; then
         python3 studies/patterns9_probe.py
     step gpu-tests 60 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 --durations=6 \
         tests/test_scan.py tests/test_histogram.py
-else
-    step sizes 80 python3 -m pmppbench all --config patterns_sizes --out "$out/sizes.csv"
-    step all 45 python3 -m pmppbench all --only scan,histogram --out "$out/all.csv"
-    step counters 60 python3 -m pmppbench histogram 67108864 3 --counters --out "$out/hc.csv"
+else  # at most 8 files under OUT (the device tool's limit): the logs, the two CSVs and their meta
+    step scan-sizes 48 python3 -m pmppbench all --config patterns_sizes --only scan --out "$out/sizes-scan.csv"
+    step counters 52 python3 -m pmppbench histogram 67108864 3 --counters --out "$out/hc.csv"
 fi
 echo "total $((SECONDS - start)) s" | tee -a "$out/steps.txt"
