@@ -40,7 +40,7 @@ if [ "$phase" = study ]; then
     step gpu-tests 60 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 --durations=6 \
         tests/test_scan.py tests/test_histogram.py
 else  # at most 8 files under OUT (the device tool's limit): the logs, the two CSVs and their meta
-    step scan-sizes 48 python3 -m pmppbench all --config patterns_sizes --only scan --out "$out/sizes-scan.csv"
-    step counters 52 python3 -m pmppbench histogram 67108864 3 --counters --out "$out/hc.csv"
+    step scan-sizes 45 python3 -m pmppbench all --config patterns_sizes --only scan --out "$out/sizes-scan.csv"
+    step counters 50 python3 -m pmppbench histogram 67108864 3 --counters --out "$out/hc.csv"
 fi
 echo "total $((SECONDS - start)) s" | tee -a "$out/steps.txt"
