@@ -56,7 +56,7 @@ LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
 # L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). On the
 # H200 half a wave (264 tiles, 8.6 MB of f32 ahead) gained 1.4-3.2% over none at 2^26 and 2^28; one
-# wave or more lost 20-35%, DRAM reading 433 MB for 268 MB of input: the tiles fetched ahead were
+# wave or more lost 25-36%, DRAM reading 433 MB for 268 MB of input: the tiles fetched ahead were
 # evicted before their blocks came (docs/scan.md, results/h200/patterns9/).
 LOOKBACK_AHEAD_WAVES = 0.5
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
