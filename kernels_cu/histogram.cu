@@ -602,8 +602,9 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 // BLOCK per SM), READ_VECS loads in flight per thread and the last, partial step's loads at once
 // (load_if: zeros leave the XOR as it is), as thread_private reads; the XOR of all words, one
 // atomicXor per warp, is what it leaves (checked bit for bit). With one load per step (the form
-// before) the roof itself lost a DRAM latency per step: at 2^26 bytes it read at 2.8 TB/s and CUB's
-// histogram ran faster than it (README, "Histogram").
+// before) the roof itself waited a DRAM latency per step: on the H200 0.0240 ms at 2^26 bytes and
+// 0.0673-0.0677 at 2^28, against 0.0227 and 0.0654 now; CUB's histogram still beats it at 2^26
+// (README, "Histogram").
 #ifndef READ_VECS
 #define READ_VECS 4  // 32 registers of loads: 8 blocks of 256 threads still fit (the launch bound)
 #endif
