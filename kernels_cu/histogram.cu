@@ -263,6 +263,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 // H200 issues about 9 warp instructions' worth per byte over the whole chip (4 per clock per SM),
 // and only about 4.5 of them on the integer pipe (half a warp per clock), so the per-byte work
 // stays well under that: about 5 instructions per byte for 7 bins and 5.5 for 256 (the SASS).
+#ifndef PRIVATE_SERIAL_TAIL  // 1: the last, partial step one vector at a time; 0: its loads at once (load_if)
+#if BINS == 7
+#define PRIVATE_SERIAL_TAIL 1
+#else
+#define PRIVATE_SERIAL_TAIL 0
+#endif
+#endif
 #ifndef PRIVATE_VECS  // 16-byte loads in flight per thread and loop step (studies/histogram_private.py)
 #if BINS == 7
 #define PRIVATE_VECS 8  // 4 blocks of 256 threads per SM (PRIVATE_MIN_BLOCKS): 128 KB in flight per SM
@@ -281,6 +288,26 @@ __device__ __forceinline__ uint4 load_now(const uint4* p) {
     return v;
 #else
     return *p;
+#endif
+}
+
+// The same load under a predicate, zeros where `ok` is false, so that a thread's last, partial step
+// can issue all its loads at once too, where a plain `for (; j < nv; j += stride)` tail waits for
+// its leftover vectors one after the other (at 2^26 bytes on the H200 a 7-bin thread has 31
+// vectors: 3 steps of 8 and a tail of 7). PRIVATE_SERIAL_TAIL picks the tail per bin count, from
+// the H200 (results/h200/patterns9/): the batched tail gained 0.5-2% for 256 bins and lost 2-2.7%
+// for 7 bins (whose tail the other resident warps' work already covers, and whose main loop the
+// second copy of the counting code made slower), at 2^26 and 2^28 on both inputs.
+__device__ __forceinline__ uint4 load_if(const uint4* p, bool ok) {
+#ifdef __CUDA_ARCH__
+    uint4 v;
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t"
+                 "mov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\tmov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t"
+                 "@p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "r"(unsigned(ok)));
+    return v;
+#else
+    return ok ? *p : make_uint4(0u, 0u, 0u, 0u);
 #endif
 }
 
@@ -386,11 +413,23 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
         }
         add_lanes(cnt, even, odd);
     }
-    for (; j < nv; j += stride) {  // fewer than V vectors left for this thread
+#if !PRIVATE_SERIAL_TAIL
+    if (j < nv) {  // fewer than V vectors left for this thread: one step, its loads at once (zeros are no letter)
+        unsigned even = 0, odd = 0;
+        uint4 v[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[k] = load_if(vec + j + k * stride, j + k * stride < nv);
+#pragma unroll
+        for (int k = 0; k < V; ++k) count_letters(v[k], even, odd, one);
+        add_lanes(cnt, even, odd);
+    }
+#else  // one vector at a time: the 7-bin default (load_if)
+    for (; j < nv; j += stride) {
         unsigned even = 0, odd = 0;
         count_letters(vec[j], even, odd, one);
         add_lanes(cnt, even, odd);
     }
+#endif
     const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
 #ifndef MUTATE_DROP  // tests/test_histogram.py: leaving out the length % 16 last bytes must FAIL
     if (tail < length) {  // one of the length % 16 last bytes, alone in a word (the zeros are no letter)
@@ -516,7 +555,18 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 #pragma unroll
             for (int k = 0; k < V; ++k) count_vec(col, v[k]);
         }
+#if !PRIVATE_SERIAL_TAIL
+        if (j < end) {  // fewer than V vectors left: one step, its loads at once (load_if), the 256-bin default
+            uint4 v[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[k] = load_if(vec + j + k * stride, j + k * stride < end);
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                if (j + k * stride < end) count_vec(col, v[k]);
+        }
+#else
         for (; j < end; j += stride) count_vec(col, vec[j]);
+#endif
         __syncwarp();
         // The warp adds its 32 columns: lane l takes words p = l, l + 32, l + 64, l + 96 (bins p
         // and p + 128), reading column (l + i) % 32 at step i, so the 32 lanes read 32 banks.
@@ -548,16 +598,37 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 }
 #endif
 
-// read: the roof row. The same bytes read once in 16-byte loads by warp_vec's loop; the XOR of
-// all words, one atomicXor per block, is what it leaves (checked bit for bit).
-extern "C" __global__ void __launch_bounds__(BLOCK) read_xor(const unsigned char* __restrict__ data,
-                                                             unsigned long long length, unsigned* __restrict__ out) {
+// read: the roof row. The same bytes read once in 16-byte loads on warp_vec's grid (8 blocks of
+// BLOCK per SM), READ_VECS loads in flight per thread and the last, partial step's loads at once
+// (load_if: zeros leave the XOR as it is), as thread_private reads; the XOR of all words, one
+// atomicXor per warp, is what it leaves (checked bit for bit). With one load per step (the form
+// before) the roof itself waited a DRAM latency per step: on the H200 0.0240 ms at 2^26 bytes and
+// 0.0673-0.0677 at 2^28, against 0.0227 and 0.0654 now; CUB's histogram still beats it at 2^26
+// (README, "Histogram").
+#ifndef READ_VECS
+#define READ_VECS 4  // 32 registers of loads: 8 blocks of 256 threads still fit (the launch bound)
+#endif
+extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK) read_xor(const unsigned char* __restrict__ data,
+                                                                           unsigned long long length,
+                                                                           unsigned* __restrict__ out) {
     const uint4* vec = reinterpret_cast<const uint4*>(data);
     const unsigned long long nv = length / 16, stride = 1ull * gridDim.x * BLOCK;
+    constexpr int V = READ_VECS;
     unsigned acc = 0;
-    for (unsigned long long j = 1ull * blockIdx.x * BLOCK + threadIdx.x; j < nv; j += stride) {
-        const uint4 v = vec[j];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    unsigned long long j = 1ull * blockIdx.x * BLOCK + threadIdx.x;
+    for (; j + (V - 1) * stride < nv; j += V * stride) {
+        uint4 v[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+    }
+    if (j < nv) {
+        uint4 v[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[k] = load_if(vec + j + k * stride, j + k * stride < nv);
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
     }
     const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * BLOCK + threadIdx.x;
     if (tail < length) acc ^= unsigned(data[tail]) << (8 * (tail % 4));  // a byte in its word's place

@@ -472,10 +472,29 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 #define LB_BACKOFF 0
 #endif
 
+// LB_PROFILE (studies/scan_lookback.py --profile only): each tile's thread 0 writes where its
+// block's time went, in SM clocks, to LB_STAMPS words after the tiles' status words (the study
+// allocates them): the ticket, the load and tile scan, the look-back's wait, the stores' issue,
+// and the global timer at the block's start.
+#ifndef LB_PROFILE
+#define LB_PROFILE 0
+#endif
+#define LB_STAMPS 5
+
 __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 #endif
+}
+
+// Tile `tile` of the input asked of L2 (its bytes up to n, a multiple of 16: tiles start at
+// multiples of 4 elements, so every tile is 16-byte aligned; a last tile's odd elements are read
+// from DRAM by the load itself).
+__device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long tile, unsigned long long n,
+                                              unsigned long long size) {
+    const unsigned long long at = tile * size;
+    const unsigned bytes = at < n ? unsigned(min(n - at, size) * sizeof(T)) & ~15u : 0u;
+    if (bytes) prefetch_l2(in + at, bytes);
 }
 
 // lookback: decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
@@ -487,25 +506,45 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 // to finish, only for its scan: the chain of domino's L2 round trips becomes a few reads.
 // MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the nearest word of either flag,
 // taking an aggregate for a prefix.
+//
+// `ahead` (the host's: half a wave of resident blocks, pmppbench/workloads/scan.py; 0 turns it
+// off): once a block has its tile, thread 0 also asks L2 for the tile `ahead` places further on,
+// one a later block will take. The copy engine then reads later tiles from DRAM while this wave
+// scans, waits in its look-back and stores, and a block's own loads meet L2 (a short latency)
+// instead of DRAM: fewer of the DRAM bytes in flight wait on the registers of resident blocks.
+// The first `ahead` blocks, whose tiles nobody fetched ahead, ask for their own as before. Too far
+// ahead the tiles leave L2 before their blocks come and are read twice: on the H200 one wave
+// (17 MB of f32 tiles) read 433 MB from DRAM for a 268 MB input and ran 25% slower than none, half
+// a wave ran 1.4-3.2% faster than none (docs/scan.md).
 extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS)
 lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
-         unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles) {
+         unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,
+         unsigned long long ahead) {
     typedef Tile<LB_ROWS, LB_THREADS> LTile;
     __shared__ T warps[LTile::WARPS];
     __shared__ unsigned long long s_tile;
     __shared__ unsigned s_epoch;
     __shared__ T s_prefix;
     LTile tile;
+#if LB_PROFILE
+    long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
+    unsigned long long t0 = 0;
+    if (threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+#endif
 #if LB_TICKET
     if (threadIdx.x == 0) {
 #if LB_PREFETCH
-        const unsigned long long guess = 1ull * blockIdx.x * LTile::SIZE;  // a multiple of 4 elements: 16-byte aligned
-        const unsigned bytes = guess < n ? unsigned(min(n - guess, 1ull * LTile::SIZE) * sizeof(T)) & ~15u : 0u;
-        if (bytes) prefetch_l2(in + guess, bytes);
+        if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, LTile::SIZE);  // the guess: its index
 #endif
         const unsigned long long k = atomicAdd(ticket, 1ull);
         s_epoch = unsigned(k / tiles);
         s_tile = k % tiles;
+#if LB_PREFETCH
+        if (ahead) prefetch_tile(in, k % tiles + ahead, n, LTile::SIZE);
+#endif
+#if LB_PROFILE
+        c1 = clock64();
+#endif
     }
     __syncthreads();
     const unsigned long long id = s_tile;
@@ -520,6 +559,9 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
     tile.scan(warps);
 #endif
     const unsigned epoch = s_epoch;
+#if LB_PROFILE
+    if (threadIdx.x == 0) c2 = clock64();
+#endif
     if (threadIdx.x < 32) {
         const unsigned lane = threadIdx.x;
         const T total = LTile::warps_before(warps, LTile::WARPS);
@@ -556,6 +598,19 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
         }
         if (lane == 0) s_prefix = prefix;
     }
+#if LB_PROFILE
+    if (threadIdx.x == 0) c3 = clock64();
+#endif
     __syncthreads();
     tile.store(out, base, n, s_prefix, warps);
+#if LB_PROFILE
+    if (threadIdx.x == 0) {
+        unsigned long long* stamp = status + tiles + LB_STAMPS * id;
+        stamp[0] = c1 - c0;
+        stamp[1] = c2 - c1;
+        stamp[2] = c3 - c2;
+        stamp[3] = clock64() - c3;
+        stamp[4] = t0;
+    }
+#endif
 }

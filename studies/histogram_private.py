@@ -1,9 +1,9 @@
 """Candidates of the histogram's thread_private kernel, timed in one process beside CUB, the read
 roof and warp_vec (README's histogram section says which results they produced).
 
-Run on a GPU machine:  python3 studies/histogram_private.py [--n BYTES] [--json FILE]
+Run on a GPU machine:  python3 studies/histogram_private.py [--n BYTES[,BYTES...]] [--json FILE]
 
-For every shape (2^28 bytes; 7 and 256 bins; uniform and one_letter text) each candidate is a
+For every shape (2^28 bytes unless --n says other sizes; 7 and 256 bins; uniform and one_letter text) each candidate is a
 compile of kernels_cu/histogram.cu's thread_private with other -D knobs (PRIVATE_VECS: 16-byte
 loads in flight per thread; for 256 bins PRIVATE_ATOMIC: shared atomicAdd or load-add-store,
 PRIVATE_RUNS: a vector of 16 equal bytes counted at once, PRIVATE_WARPS: warps of 16 KB per
@@ -30,14 +30,19 @@ from pmppbench.compile import load_kernels  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 
-# bins -> candidate defines (thread_private's defaults: 7 bins PRIVATE_VECS 4; 256 bins VECS 8, ATOMIC 1,
-# RUNS 1, WARPS 3). The first call (results/h200/histogram-private/study1.txt) had the build before the
-# FMA-pipe shifts (byte_down) with 256 bins' default at VECS 4.
+# bins -> candidate defines (thread_private's defaults: 7 bins PRIVATE_VECS 8, MIN_BLOCKS 4, FMA 0 and the
+# tail one vector at a time, PRIVATE_SERIAL_TAIL 1; 256 bins VECS 8, ATOMIC 1, RUNS 1, WARPS 3 and the
+# last step's loads at once, SERIAL_TAIL 0). results/h200/patterns9/histogram-study.txt is the call
+# of commit c8d9d3e, whose default tail was the batched one for both bin counts (its rows
+# `thread_private` of 7 bins are this list's serial_tail=0 build); the earlier calls' candidates are
+# in results/h200/histogram-private/ and results/h200/patterns-speed/.
 KNOBS = {
-    7: [{"PRIVATE_FMA": f, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": b}
-        for f in (0, 1, 3) for v, b in ((4, 5), (4, 6), (6, 4), (8, 4))],
-    256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w}
-          for a, r, v, w in ((0, 1, 8, 3), (1, 0, 8, 3), (1, 1, 4, 3), (1, 1, 6, 3), (1, 1, 8, 1))],
+    7: [{"PRIVATE_FMA": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 0},
+        {"PRIVATE_FMA": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 5},
+        {"PRIVATE_FMA": 0, "PRIVATE_VECS": 12, "PRIVATE_MIN_BLOCKS": 4},
+        {"PRIVATE_FMA": 3, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4}],
+    256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
+          for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
 }
 SHIPPED = ("warp_vec", "thread_private", "cub", "read")
 
@@ -48,7 +53,7 @@ def label(knobs: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=1 << 28)
+    ap.add_argument("--n", default=str(1 << 28), help="bytes, comma-separated")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     cp = cupy()
@@ -56,67 +61,67 @@ def main(argv=None) -> int:
     print(f"# {dev.name}, {dev.sm_count} SMs", flush=True)
     w = workloads.get("histogram")
     rows = []
-    for bins in (7, 256):
-        for text in ("uniform", "one_letter"):
-            shape = {"n": args.n, "bins": bins, "input": text}
-            kernels = load_kernels("histogram", w.kernel_names(), w.defines(shape))
-            inputs = w.make_inputs(shape, np.random.default_rng(0))
-            ref = w.reference(shape, inputs, w.variant("thread_private"))
-            variants = [w.variant(v) for v in SHIPPED]
-            w.prebuild(shape, variants)
-            ctx = w.setup(shape, inputs, kernels)
-            jobs = {v.name: w.job(v, shape, ctx) for v in variants}
-            runs, info = {}, {}
-            for v, job in jobs.items():
-                runs[v] = job.run
-            text_d, histo = ctx["text"], ctx["histo"]
-            for knobs in KNOBS[bins]:
-                defines = {**w.defines(shape), **knobs}
-                k = load_kernels("histogram", ["thread_private"], defines)["thread_private"]
-                threads = 32 * knobs.get("PRIVATE_WARPS", 3) if bins == 256 else 256
-                per_sm = occupancy.api_active_blocks(k, threads)
-                grid = max(1, min(-(-max(args.n // 16, 1) // threads), per_sm * dev.sm_count))
-                key = label(knobs)
-                info[key] = {"regs": k.registers, "per_sm": per_sm, "grid": grid}
+    for n, bins, text in ((int(n), b, t) for n in args.n.split(",") for b in (7, 256)
+                          for t in ("uniform", "one_letter")):
+        shape = {"n": n, "bins": bins, "input": text}
+        kernels = load_kernels("histogram", w.kernel_names(), w.defines(shape))
+        inputs = w.make_inputs(shape, np.random.default_rng(0))
+        ref = w.reference(shape, inputs, w.variant("thread_private"))
+        variants = [w.variant(v) for v in SHIPPED]
+        w.prebuild(shape, variants)
+        ctx = w.setup(shape, inputs, kernels)
+        jobs = {v.name: w.job(v, shape, ctx) for v in variants}
+        runs, info = {}, {}
+        for v, job in jobs.items():
+            runs[v] = job.run
+        text_d, histo = ctx["text"], ctx["histo"]
+        for knobs in KNOBS[bins]:
+            defines = {**w.defines(shape), **knobs}
+            k = load_kernels("histogram", ["thread_private"], defines)["thread_private"]
+            threads = 32 * knobs.get("PRIVATE_WARPS", 3) if bins == 256 else 256
+            per_sm = occupancy.api_active_blocks(k, threads)
+            grid = max(1, min(-(-max(n // 16, 1) // threads), per_sm * dev.sm_count))
+            key = label(knobs)
+            info[key] = {"regs": k.registers, "per_sm": per_sm, "grid": grid}
 
-                def run(k=k, grid=grid, threads=threads):
-                    histo.fill(0)
-                    extra = (np.uint32(1),) if bins == 7 else ()  # thread_private's `one` (7 bins)
-                    k((grid,), (threads,), (text_d, np.uint64(args.n), histo, *extra))
-                runs[key] = run
-            good = {}
-            for key, run in runs.items():
-                histo.fill(0xFFFFFFFF)
-                ctx["xor"].fill(0)
-                run()
-                cp.cuda.Device().synchronize()
-                if key == "read":
-                    good[key] = run
-                    continue
-                out = jobs[key].output() if key in jobs else histo
-                got = cp.asnumpy(out) if hasattr(out, "get") else np.asarray(out)
-                if np.array_equal(got, ref):
-                    good[key] = run
-                else:
-                    rows.append({"shape": w.label(shape), "cand": key, "check": "FAIL"})
-                    print(f"FAIL {w.label(shape)} {key}: {got[:8]} vs {ref[:8]}", flush=True)
-            times = {k: [] for k in good}
-            for r in range(2):
-                order = list(good) if r == 0 else list(good)[::-1]
-                t = measure({k: good[k] for k in order}, Protocol(warmup=5, batches=7, reps=20, alternate=True))
-                for k in good:
-                    times[k].append(t[k].median_ms)
-            cub = min(times["cub"]) if "cub" in times else None
-            roof = min(times["read"])
-            for key, ts in times.items():
-                ms = min(ts)
-                row = {"shape": w.label(shape), "cand": key, "check": "PASS", "ms": round(ms, 4),
-                       "ms_repeats": "/".join(f"{x:.4f}" for x in ts), "gbs": round(args.n / ms / 1e6),
-                       "pct_read": round(100 * roof / ms, 1), "x_vs_cub": round(cub / ms, 3) if cub else None,
-                       **info.get(key, {})}
-                rows.append(row)
-                print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-            del ctx, jobs, runs, good
+            def run(k=k, grid=grid, threads=threads, n=n):
+                histo.fill(0)
+                extra = (np.uint32(1),) if bins == 7 else ()  # thread_private's `one` (7 bins)
+                k((grid,), (threads,), (text_d, np.uint64(n), histo, *extra))
+            runs[key] = run
+        good = {}
+        for key, run in runs.items():
+            histo.fill(0xFFFFFFFF)
+            ctx["xor"].fill(0)
+            run()
+            cp.cuda.Device().synchronize()
+            if key == "read":
+                good[key] = run
+                continue
+            out = jobs[key].output() if key in jobs else histo
+            got = cp.asnumpy(out) if hasattr(out, "get") else np.asarray(out)
+            if np.array_equal(got, ref):
+                good[key] = run
+            else:
+                rows.append({"shape": w.label(shape), "cand": key, "check": "FAIL"})
+                print(f"FAIL {w.label(shape)} {key}: {got[:8]} vs {ref[:8]}", flush=True)
+        times = {k: [] for k in good}
+        for r in range(2):
+            order = list(good) if r == 0 else list(good)[::-1]
+            t = measure({k: good[k] for k in order}, Protocol(warmup=5, batches=7, reps=20, alternate=True))
+            for k in good:
+                times[k].append(t[k].median_ms)
+        cub = min(times["cub"]) if "cub" in times else None
+        roof = min(times["read"])
+        for key, ts in times.items():
+            ms = min(ts)
+            row = {"shape": w.label(shape), "cand": key, "check": "PASS", "ms": round(ms, 4),
+                   "ms_repeats": "/".join(f"{x:.4f}" for x in ts), "gbs": round(n / ms / 1e6),
+                   "pct_read": round(100 * roof / ms, 1), "x_vs_cub": round(cub / ms, 3) if cub else None,
+                   **info.get(key, {})}
+            rows.append(row)
+            print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+        del ctx, jobs, runs, good
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print("\n# shape | candidate | ms | % of read | x vs cub")

@@ -1,15 +1,22 @@
 """Candidates of the scan's lookback kernel, timed in one process beside CUB and the memcpy roof
 (docs/scan.md says which results they produced).
 
-Run on a GPU machine:  python3 studies/scan_lookback.py [--sizes 20,24,26,28] [--json FILE]
+Run on a GPU machine:  python3 studies/scan_lookback.py [--sizes 20,24,26,28] [--json FILE] [--profile]
 
 Each candidate is a compile of kernels_cu/scan.cu's lookback with other -D knobs: LB_ROWS and
 LB_THREADS (the tile: threads x rows of 16-byte vectors), LB_MIN_BLOCKS (the launch bound's blocks
-per SM), LB_PREFETCH (the tile asked of L2 before the ticket) and LB_TICKET (0: the tile is the
-block index, CUB's numbering, for comparison only) and LB_BACKOFF (a sleep in the look-back's spin). The shipped variants (lookback, cub, memcpy)
-run through the workload's own jobs. Every candidate is checked against the workload's reference
-under its own tile count's float bound (int32: exact) before it is timed; then all of a shape's
-candidates are timed together under one alternating protocol, twice, and the better median kept.
+per SM), LB_PREFETCH (the tile asked of L2 before the ticket), LB_TICKET (0: the tile is the block
+index, CUB's numbering, for comparison only), LB_BACKOFF (a sleep in the look-back's spin), and its
+run-time `ahead` (the tile asked of L2 that many waves of resident blocks on; 0: off). The shipped
+variants (lookback, cub, memcpy) run through the workload's own jobs. Every candidate is checked
+against the workload's reference under its own tile count's float bound (int32: exact) before it is
+timed; then all of a shape's candidates are timed together under one alternating protocol, twice,
+and the better median kept.
+
+--profile (2^26 float32 only): the LB_PROFILE build of the shipped tile, with `ahead` off and on,
+after two warm calls: where each tile's block spent its time (the ticket; the load and the tile
+scan; the look-back's wait; the stores' issue), in microseconds at the device's maximum SM clock
+(NVML), as percentiles over the tiles.
 """
 
 from __future__ import annotations
@@ -23,31 +30,68 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench import workloads  # noqa: E402
+from pmppbench import device, occupancy, workloads  # noqa: E402
 from pmppbench.check import Tolerance, compare, device_copy  # noqa: E402
 from pmppbench.compile import load_kernels  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
-# (rows, threads, min blocks per SM, prefetch, ticket, backoff ns)
+# (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead in waves of resident blocks).
+# The shipped lookback is (8, 256, 1, 1, 1, 0, scan.LOOKBACK_AHEAD_WAVES = 0.5). results/h200/patterns9/
+# has the call of commit c8d9d3e, whose shipped `ahead` was 1 wave and whose list was ahead 0, 0.5,
+# 2, 3 on the 8-row tile and ahead 1 on 16 x 256 and 16 x 128.
 KNOBS = [
-    (8, 256, 1, 0, 1, 0), (8, 256, 1, 1, 1, 0), (12, 256, 3, 0, 1, 0), (12, 256, 3, 1, 1, 0), (12, 256, 1, 1, 1, 0),
-    (12, 256, 3, 1, 1, 100), (16, 256, 1, 1, 1, 0), (16, 128, 1, 1, 1, 0), (24, 128, 1, 1, 1, 0), (8, 512, 1, 1, 1, 0),
-    (12, 256, 3, 0, 0, 0), (16, 256, 1, 0, 0, 0),
+    (8, 256, 1, 1, 1, 0, 0), (8, 256, 1, 1, 1, 0, 0.25), (8, 256, 1, 1, 1, 0, 0.75), (8, 256, 1, 1, 1, 0, 1),
+    (16, 256, 1, 1, 1, 0, 0.5),
 ]
 SHIPPED = ("lookback", "cub", "memcpy")
 
 
 def defines_of(knobs) -> dict:
-    rows, threads, blocks, prefetch, ticket, backoff = knobs
+    rows, threads, blocks, prefetch, ticket, backoff, _ = knobs
     return {"LB_ROWS": rows, "LB_THREADS": threads, "LB_MIN_BLOCKS": blocks, "LB_PREFETCH": prefetch,
             "LB_TICKET": ticket, "LB_BACKOFF": backoff}
 
 
 def label(knobs) -> str:
-    rows, threads, blocks, prefetch, ticket, backoff = knobs
-    return f"lookback rows={rows} threads={threads} minb={blocks} pf={prefetch} ticket={ticket} sleep={backoff}"
+    rows, threads, blocks, prefetch, ticket, backoff, ahead = knobs
+    return (f"lookback rows={rows} threads={threads} minb={blocks} pf={prefetch} ticket={ticket} sleep={backoff} "
+            f"ahead={ahead}")
+
+
+def ahead_of(k, threads: int, waves: float) -> int:
+    """`ahead` in tiles: `waves` waves of the blocks of this build that are resident at once."""
+    return int(waves * occupancy.api_active_blocks(k, threads) * device.current().sm_count)
+
+
+def profile(w, cp) -> None:
+    """The LB_PROFILE build at 2^26 float32, `ahead` off and one wave: the phases of each tile's block."""
+    n = 1 << 26
+    shape = {"n": n, "dtype": "f32", "kind": "inclusive"}
+    x = cp.asarray(w.make_inputs(shape, np.random.default_rng(0))["x"])
+    out = cp.empty_like(x)
+    clock_khz = device.current().sm_clock_mhz * 1e3  # NVML's maximum SM clock: the clocks -> time scale
+    k = load_kernels("scan", ["lookback"], {**w.defines(shape), "LB_PROFILE": 1})["lookback"]
+    tiles = sc.tiles_of(n, sc.LOOKBACK_TILE)
+    for waves in (0, 1):
+        ahead = ahead_of(k, sc.LOOKBACK_THREADS, waves)
+        status, ticket = cp.zeros(tiles * 6, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+        for _ in range(3):  # two warm calls, then the one read
+            k((tiles,), (sc.LOOKBACK_THREADS,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles),
+                                                 np.uint64(ahead)))
+        cp.cuda.Device().synchronize()
+        stamps = cp.asnumpy(status[tiles:]).reshape(tiles, 5).astype(np.float64)
+        us = stamps[:, :4] / (clock_khz / 1e3)  # clocks -> microseconds
+        start = (stamps[:, 4] - stamps[:, 4].min()) / 1e3
+        print(f"# profile 2^26 f32 ahead={ahead} tiles ({waves} waves), per tile [us] p10 / p50 / p90 / mean "
+              f"(SM clock {clock_khz / 1e3:.0f} MHz)")
+        for i, phase in enumerate(("ticket", "load+scan", "look-back wait", "store issue")):
+            p10, p50, p90 = np.percentile(us[:, i], [10, 50, 90])
+            print(f"  {phase:15} {p10:8.3f} {p50:8.3f} {p90:8.3f} {us[:, i].mean():8.3f}")
+        life = us.sum(axis=1)
+        print(f"  {'block life':15} {np.percentile(life, 10):8.3f} {np.median(life):8.3f} "
+              f"{np.percentile(life, 90):8.3f} {life.mean():8.3f}; last block starts at {start.max():.1f} us")
 
 
 def bound(knobs, n: int) -> float:
@@ -64,9 +108,13 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="20,24,26,28", help="log2 of N, comma-separated")
     ap.add_argument("--dtypes", default="f32,i32")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--profile", action="store_true", help="the LB_PROFILE phases at 2^26 f32 only")
     args = ap.parse_args(argv)
     cp = cupy()
     w = workloads.get("scan")
+    if args.profile:
+        profile(w, cp)
+        return 0
     rows = []
     for dtype in args.dtypes.split(","):
         for log in (int(s) for s in args.sizes.split(",")):
@@ -86,11 +134,12 @@ def main(argv=None) -> int:
                 k = load_kernels("scan", ["lookback"], {**w.defines(shape), **defines_of(knobs)})["lookback"]
                 tiles = sc.tiles_of(n, knobs[0] * knobs[1] * 4)
                 status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+                ahead = ahead_of(k, knobs[1], knobs[6])
 
-                def run(k=k, tiles=tiles, threads=knobs[1], status=status, ticket=ticket):
-                    k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles)))
+                def run(k=k, tiles=tiles, threads=knobs[1], status=status, ticket=ticket, ahead=ahead):
+                    k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
                 runs[label(knobs)] = run
-                info[label(knobs)] = {"regs": k.registers, "tiles": tiles, "knobs": knobs}
+                info[label(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead, "knobs": knobs}
             good = {}
             for key, run in runs.items():
                 out.fill(np.nan if dtype == "f32" else -7)

@@ -182,6 +182,23 @@ def test_the_lookback_tile_is_the_kernels():
     assert sc.LOOKBACK_TILE == sc.PASS_TILE == 8192
 
 
+def test_lookback_prefetches_half_a_wave_of_resident_blocks_ahead(monkeypatch):
+    """`ahead` (lookback's last argument) is LOOKBACK_AHEAD_WAVES of the blocks resident at once:
+    the occupancy API's blocks per SM for the loaded kernel times the SMs; domino takes none."""
+    asked = []
+    monkeypatch.setattr(sc.occupancy, "api_active_blocks", lambda k, threads: asked.append((k, threads)) or 4)
+    assert sc.LOOKBACK_AHEAD_WAVES == 0.5
+    assert sc.lookback_ahead("K", 132) == 264 and asked == [("K", sc.LOOKBACK_THREADS)]
+    assert sc.lookback_ahead("K", 132, waves=1) == 528
+    shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
+    ctx = {"x": "x", "out": "out", "status": {"lookback": "S", "domino": "D"}, "ticket": {"lookback": "T", "domino": "U"},
+           "kernels": {"lookback": "LB", "domino": "DO"}, "device": SimpleNamespace(sm_count=132)}
+    launch = W.job(W.variant("lookback"), shape, ctx).launches[0]
+    assert launch.kernel == "LB" and launch.grid == (8192,)
+    assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192), np.uint64(264))
+    assert W.job(W.variant("domino"), shape, ctx).launches[0].args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
+
+
 @pytest.mark.parametrize("flag", ["MUTATE_DOWNSWEEP_BARRIER", "MUTATE_AGGREGATE_AS_PREFIX", "MUTATE_OFF_BY_ONE"])
 def test_each_mutation_changes_the_machine_code(flag):
     """A mutation that compiled to the same code could never FAIL: each one must change its kernel."""
@@ -320,3 +337,20 @@ def test_cub_built_ahead_on_another_thread_serves_the_job():
     builder.start()
     builder.join()
     assert_all_pass(check_rows("scan", shapes, ["cub"]))
+
+
+def test_the_studys_candidates_and_the_profile_build_compile_without_spills():
+    """Every tile studies/scan_lookback.py times (and its LB_PROFILE build) is a compile of lookback
+    with other -D knobs; each builds for sm_90 with no local memory, as the shipped one does."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("scan_lookback", root / "studies" / "scan_lookback.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    base = {"ELEM": "int", "EXCLUSIVE": 0}  # the int inclusive build has the most registers
+    builds = [study.defines_of(k) for k in study.KNOBS] + [{"LB_PROFILE": 1}]
+    for defines in builds:
+        report = compile_unit("scan", ["lookback"], "sm_90", {**base, **defines}).ptxas["lookback"]
+        assert (report.spill_stores, report.stack_bytes) == (0, 0), defines

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pmppbench import occupancy
 from pmppbench.check import Tolerance  # noqa: F401 (tests read sc.Tolerance)
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
@@ -52,6 +53,12 @@ SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened"
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
 LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
+# lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
+# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). On the
+# H200 half a wave (264 tiles, 8.6 MB of f32 ahead) gained 1.4-3.2% over none at 2^26 and 2^28; one
+# wave or more lost 25-36%, DRAM reading 433 MB for 268 MB of input: the tiles fetched ahead were
+# evicted before their blocks came (docs/scan.md, results/h200/patterns9/).
+LOOKBACK_AHEAD_WAVES = 0.5
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback")
@@ -104,7 +111,7 @@ class Scan(Workload):
         Variant("domino", "domino", "PMPP 11.6: one pass, tiles in start order, each waits for its predecessor's "
                 "prefix (adjacent synchronization)"),
         Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
-                "element tiles in 16-byte vectors, each tile prefetched to L2 under its ticket's atomic"),
+                "element tiles in 16-byte vectors, each tile prefetched to L2 half a wave of resident blocks ahead"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
@@ -256,8 +263,11 @@ class Scan(Workload):
         grid, block = self.geometry(variant, shape)
         kernels = ctx["kernels"]
         if variant.name in SINGLE_PASS:
+            kernel = kernels[variant.kernel]
             args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(grid[0]))
-            return self._job(None, out, ctx, (Launch(kernels[variant.kernel], grid, block, args),))
+            if variant.name == "lookback":
+                args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count)),)
+            return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
             index = index or self.index_type(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
@@ -304,6 +314,12 @@ class Scan(Workload):
         passes = 4 if variant.name in SECTIONS else 2
         flops = 0 if variant.name == "memcpy" else max(n - 1, 0)
         return Traffic(bytes=8 * n, flops=flops, extra={"passes": passes})
+
+
+def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES) -> int:
+    """lookback's `ahead`: `waves` waves of the blocks that are resident at once on the GPU (the
+    occupancy API's blocks per SM for the loaded kernel, times the SMs), in tiles."""
+    return int(waves * occupancy.api_active_blocks(kernel, LOOKBACK_THREADS) * sm_count)
 
 
 def prefix_sums(x: np.ndarray, exclusive: bool, picks: np.ndarray | None = None) -> np.ndarray:
