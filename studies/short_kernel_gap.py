@@ -31,10 +31,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pmppbench import workloads
-from pmppbench.gpu import cupy
-from pmppbench.protocol import EventTimer, measure
-from pmppbench.runner import clock_observer, job_for, prepared
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's pmppbench (run from anywhere)
+
+from pmppbench import workloads  # noqa: E402
+from pmppbench.gpu import cupy  # noqa: E402
+from pmppbench.protocol import EventTimer, measure  # noqa: E402
+from pmppbench.runner import clock_observer, job_for, prepared  # noqa: E402
 
 # (workload, shape, variant): the two short cases and a long control (>= 50 us,
 # where the two agreed within 0.4%).
