@@ -451,9 +451,7 @@ __device__ __forceinline__ void zero_acc(float (&acc)[P::WMITER * P::TM][P::WNIT
 
 // Registers -> C, four consecutive columns at a time. INTERIOR: the whole tile lies inside C
 // and N % 4 == 0, so every store is an unchecked 16-byte one (pipelined's interior tiles).
-// ODD (with INTERIOR): the tile lies inside C, N any width: unchecked 16-byte stores when
-// N % 4 == 0, else four unchecked 4-byte ones.
-template <class P, bool INTERIOR = false, bool ODD = false>
+template <class P, bool INTERIOR = false>
 __device__ __forceinline__ void store_c(float* __restrict__ C, int M, int N, int m0, int n0, const Place<P>& at,
                                         const float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
 #pragma unroll
@@ -467,17 +465,7 @@ __device__ __forceinline__ void store_c(float* __restrict__ C, int M, int N, int
                     const float* c = &acc[wm * P::TM + i][wn * P::TN + v];
                     const int row = m0 + at.a_off + wm * P::WSUBM + i, col = n0 + at.b_off + wn * P::WSUBN + v;
                     const float4 value = make_float4(c[0], c[1], c[2], c[3]);
-                    if constexpr (INTERIOR && ODD) {
-                        float* p = &C[size_t(row) * N + col];
-                        if ((N & 3) == 0) {
-                            *reinterpret_cast<float4*>(p) = value;
-                        } else {
-                            p[0] = value.x;
-                            p[1] = value.y;
-                            p[2] = value.z;
-                            p[3] = value.w;
-                        }
-                    } else if constexpr (INTERIOR)
+                    if constexpr (INTERIOR)
                         *reinterpret_cast<float4*>(&C[size_t(row) * N + col]) = value;
                     else
                         store4(C, row, col, M, N, value);
@@ -597,20 +585,6 @@ struct InteriorLoads {
 #pragma unroll
         for (int i = 0; i < P::B_VECS; ++i) rb[i] = __ldg(reinterpret_cast<const float4*>(pb[i]));
     }
-    // ODD's interior loads: a row of A starts on a float4 only when K % 4 == 0 (a_vec), one of
-    // B only when N % 4 == 0 (b_vec); otherwise the same four floats as four 4-byte loads. No
-    // bounds checks: a full K step of an interior tile lies inside A and B.
-    __device__ __forceinline__ void load_odd(float4 (&ra)[P::A_VECS], float4 (&rb)[P::B_VECS], bool a_vec,
-                                             bool b_vec) const {
-#pragma unroll
-        for (int i = 0; i < P::A_VECS; ++i)
-            ra[i] = a_vec ? __ldg(reinterpret_cast<const float4*>(pa[i]))
-                          : make_float4(__ldg(pa[i]), __ldg(pa[i] + 1), __ldg(pa[i] + 2), __ldg(pa[i] + 3));
-#pragma unroll
-        for (int i = 0; i < P::B_VECS; ++i)
-            rb[i] = b_vec ? __ldg(reinterpret_cast<const float4*>(pb[i]))
-                          : make_float4(__ldg(pb[i]), __ldg(pb[i] + 1), __ldg(pb[i] + 2), __ldg(pb[i] + 3));
-    }
     __device__ __forceinline__ void next() {
 #pragma unroll
         for (int i = 0; i < P::A_VECS; ++i) pa[i] += P::BK;
@@ -623,10 +597,7 @@ struct InteriorLoads {
 // FRAGS: changes 1 and 2 (fragments double-buffered, the barrier before the last step's
 // math); without them the loop is double_buffer's (load the next tile, the math, store it,
 // the barrier), so the interior path can be measured on its own.
-// ODD (with INTERIOR): K need not be a multiple of BK nor rows start on a float4. The first
-// K / BK steps load without checks (InteriorLoads::load_odd), a last partial step through the
-// checked load_tile; the aligned interior loop (ODD = false) compiles as it did without ODD.
-template <class P, bool INTERIOR, bool FRAGS, bool ODD = false>
+template <class P, bool INTERIOR, bool FRAGS>
 __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, const float* __restrict__ B, int M, int N,
                                                int K, int m0, int n0, float (*As)[P::BK * P::AS_LD],
                                                float (*Bs)[P::BK * P::BN], const Place<P>& at,
@@ -634,16 +605,7 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
     static_assert(P::BK % 2 == 0, "the fragment buffers alternate within a tile");
     float4 ra[P::A_VECS], rb[P::B_VECS];
     InteriorLoads<P> g(A, B, N, K, m0, n0);
-    [[maybe_unused]] const int full = K / P::BK;  // ODD: the K steps loaded without checks
-    [[maybe_unused]] const bool a_vec = (K & 3) == 0, b_vec = (N & 3) == 0;
-    if constexpr (INTERIOR && ODD) {
-        if (full > 0) {
-            g.load_odd(ra, rb, a_vec, b_vec);
-            g.next();
-        } else {
-            load_tile<P>(A, B, M, N, K, m0, n0, 0, ra, rb);
-        }
-    } else if constexpr (INTERIOR) {
+    if constexpr (INTERIOR) {
         g.load(ra, rb);
         g.next();
     } else {
@@ -658,14 +620,7 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
         const int cur = t & 1;
         const bool more = t + 1 < tiles;  // the same for every thread: the barrier below is uniform
         if (more) {
-            if constexpr (INTERIOR && ODD) {
-                if (t + 1 < full) {
-                    g.load_odd(ra, rb, a_vec, b_vec);
-                    g.next();
-                } else {
-                    load_tile<P>(A, B, M, N, K, m0, n0, (t + 1) * P::BK, ra, rb);
-                }
-            } else if constexpr (INTERIOR) {
+            if constexpr (INTERIOR) {
                 g.load(ra, rb);
                 g.next();
             } else {
@@ -700,11 +655,7 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
 // 128 x 256 tile: 49.7 KB; gemm/configs.py's Config.dynamic_smem mirrors it).
 // FAST_INTERIOR = false: every tile through the checked path (without change 3);
 // FRAGS = false: without changes 1 and 2 (double_buffer's loop).
-// ODD = true: the interior path on every shape (best's pick where K % BK != 0 or N % 4 != 0,
-// shapes whose tiles the aligned interior path leaves all to the checked one): every tile
-// inside C takes it, with the K tail and unaligned rows as pipelined_loop's ODD says.
-template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR, bool FRAGS,
-          bool ODD = false>
+template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR, bool FRAGS>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)
 pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
@@ -719,11 +670,11 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
     zero_acc<P>(acc);
-    const bool interior = FAST_INTERIOR && m0 + BM <= M && n0 + BN <= N &&
-                          (ODD || (K % BK == 0 && N % 4 == 0));  // K % BK == 0: K % 4 == 0
+    const bool interior =
+        FAST_INTERIOR && m0 + BM <= M && n0 + BN <= N && K % BK == 0 && N % 4 == 0;  // K % BK == 0: K % 4 == 0
     if (interior) {
-        pipelined_loop<P, true, FRAGS, ODD>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
-        store_c<P, true, ODD>(C, M, N, m0, n0, at, acc);
+        pipelined_loop<P, true, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
+        store_c<P, true>(C, M, N, m0, n0, at, acc);
     } else {
         pipelined_loop<P, false, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
         store_c<P>(C, M, N, m0, n0, at, acc);

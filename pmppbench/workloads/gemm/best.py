@@ -22,10 +22,6 @@ SMALL_TILES = (
 PIPELINED_TILES = Tiles(128, 256, 16, 64, 64, 4, 4, 4)
 CHOICES = {
     "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
-    # The same tiles where K is not a multiple of BK or N of 4: the aligned interior path
-    # would then leave every tile to the checked loads (91% of cuBLAS at 4097 x 4095 x 4096);
-    # the odd instantiation keeps tiles inside C unchecked (docs/gemm_ladder.md, "Odd shapes").
-    "pipelined odd": Config("pipelined", PIPELINED_TILES, frags=False, odd=True),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
     "whole 32x64": Config("streamk", SMALL_TILES[-1]),
@@ -63,8 +59,7 @@ def choose(m: int, n: int, k: int, sms: int) -> Config:
        tiles) take ceil(tiles / sms) waves; `hybrid` (streamk: whole tiles for all full
        waves but one, the rest dealt out stream-K, swizzled in groups of 8 tile rows)
        takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN faster (a last wave far from
-       full), else whole pipelined tiles: the odd instantiation where K % BK != 0 or
-       N % 4 != 0, so that the tiles inside C still skip the bounds checks.
+       full), else whole pipelined tiles.
     2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
        MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
        count -- and, when even the smallest tile gives fewer, that tile whole, one block
@@ -73,10 +68,7 @@ def choose(m: int, n: int, k: int, sms: int) -> Config:
     tiles = tile_count(PIPELINED_TILES, m, n)
     if tiles >= FULL_GRID * sms:
         waves = -(-tiles // sms)
-        if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves:
-            return CHOICES["hybrid"]
-        aligned = k % PIPELINED_TILES.bk == 0 and n % 4 == 0  # the interior path's own condition
-        return CHOICES["pipelined" if aligned else "pipelined odd"]
+        return CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "pipelined"]
     for t in SMALL_TILES:
         if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
             return CHOICES[f"streamk {t.bm}x{t.bn}"]

@@ -31,8 +31,6 @@ class Config:
     checked (pipelined only): every tile through the bounds-checked path, no interior fast
     path (to measure what that path gains). frags (pipelined only): fragments double-buffered
     in registers and the barrier before the last K step's math; without, double_buffer's loop.
-    odd (pipelined only): the interior path for shapes it otherwise skips (K % BK != 0 or
-    N % 4 != 0): unchecked full K steps, 4-byte loads and stores where rows are not on a float4.
     """
 
     kernel: str
@@ -43,17 +41,14 @@ class Config:
     async_b: bool = False
     checked: bool = False
     frags: bool = True
-    odd: bool = False
 
     def __post_init__(self):
         if self.kernel not in WHOLE_TILE_KERNELS + ("streamk",) or self.schedule not in SCHEDULES:
             raise ValueError(f"bad config {self}")
         if self.kernel in WHOLE_TILE_KERNELS and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
             raise ValueError(f"{self.kernel} has one schedule: a whole tile per block in blockIdx order")
-        if (self.checked or not self.frags or self.odd) and self.kernel != "pipelined":
+        if (self.checked or not self.frags) and self.kernel != "pipelined":
             raise ValueError("only pipelined has an unchecked interior path and fragment buffers to turn off")
-        if self.checked and self.odd:
-            raise ValueError("pipelined's odd interior path needs the interior path (checked=False)")
         if self.schedule != "split":
             object.__setattr__(self, "split", 1)  # only split-K has runs to count: one name, one config
 
@@ -62,8 +57,7 @@ class Config:
         """The NVRTC name expression of the kernel it launches."""
         if self.kernel == "pipelined":
             return (self.tiles.kernel("pipelined")[:-1]
-                    + f", {'false' if self.checked else 'true'}, {'true' if self.frags else 'false'}"
-                    + (", true>" if self.odd else ">"))
+                    + f", {'false' if self.checked else 'true'}, {'true' if self.frags else 'false'}>")
         if self.kernel in WHOLE_TILE_KERNELS:
             return self.tiles.kernel(self.kernel)
         return self.tiles.kernel("streamk")[:-1] + f", {'true' if self.async_b else 'false'}>"
@@ -71,11 +65,10 @@ class Config:
     @property
     def name(self) -> str:
         """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async; for
-        pipelined `chk` no interior path, `nf` no fragment double-buffering, `odd` the interior
-        path on every shape (parse() reads it back)."""
+        pipelined `chk` no interior path, `nf` no fragment double-buffering (parse() reads it back)."""
         sched = f"split{self.split}" if self.schedule == "split" else self.schedule
         return (f"{PREFIX[self.kernel]}_{self.tiles.tag()}{'_ab' if self.async_b else ''}"
-                f"{'_chk' if self.checked else ''}{'_nf' if not self.frags else ''}{'_odd' if self.odd else ''}"
+                f"{'_chk' if self.checked else ''}{'_nf' if not self.frags else ''}"
                 + ("" if self.kernel in WHOLE_TILE_KERNELS else f"_{sched}_g{self.group_m}"))
 
     @property
@@ -93,15 +86,14 @@ class Config:
                 + (f", swizzle {self.group_m}" if self.group_m > 1 else "")
                 + (", B by cp.async" if self.async_b else "")
                 + (", no unchecked interior path" if self.checked else "")
-                + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else "")
-                + (", interior path on any shape" if self.odd else ""))
+                + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else ""))
 
     def variant(self) -> Variant:
         """A variant that runs this configuration by name (not in the table)."""
         return Variant(self.name, self.expression, self.describe())
 
 
-_NAME = re.compile(r"(db|pl|sk)_(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_i(\d+)_t(\d+)x(\d+)(_ab)?(_chk)?(_nf)?(_odd)?"
+_NAME = re.compile(r"(db|pl|sk)_(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_i(\d+)_t(\d+)x(\d+)(_ab)?(_chk)?(_nf)?"
                    r"(?:_(dp|streamk|hybrid|split(\d+))_g(\d+))?")
 
 
@@ -112,13 +104,13 @@ def parse(name: str) -> Config | None:
     if not m:
         return None
     prefix, *sizes = m.groups()[:9]
-    ab, chk, nf, odd, sched, split, group = m.groups()[9:]
+    ab, chk, nf, sched, split, group = m.groups()[9:]
     kernel = {v: k for k, v in PREFIX.items()}[prefix]
     if (kernel == "streamk") != (sched is not None):
         return None
     try:
         cfg = Config(kernel, Tiles(*map(int, sizes)), "split" if split else (sched or "dp"), int(split or 1),
-                     int(group or 1), bool(ab), bool(chk), not nf, bool(odd))
+                     int(group or 1), bool(ab), bool(chk), not nf)
     except ValueError:
         return None
     return cfg if cfg.name == name else None
