@@ -149,7 +149,19 @@ def test_every_kernel_compiles_for_sm90_without_spills():
     assert smem[f"coarsened<{COARSENED_TILE}>"] == COARSENED_TILE * (COARSENED_TILE + 1) * 4
     assert smem["coarsened<32>"] == 32 * 33 * 4
     # two 32-column boxes of 64 rows, 1024-byte aligned for the swizzle, and the mbarrier
-    assert smem[f"coarsened_tma<{COARSENED_TILE}>"] >= 2 * 32 * COARSENED_TILE * 4 + 8
+    assert smem[f"coarsened_tma<{COARSENED_TILE}>"] == 2 * 32 * COARSENED_TILE * 4 + 8
+
+
+def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
+    """coarsened_tma's shape limits are Unavailable (a SKIP row with the reason), raised before
+    the job touches the device: rows not on a float4 either way, or a side past int32."""
+    from pmppbench.workloads.base import Unavailable
+
+    ctx = {"a": None, "b": None, "kernels": {}}
+    for m, n, words in ((33, 31, "multiples of 4"), (4096, 4097, "multiples of 4"), (4097, 4096, "multiples of 4"),
+                        (4, 1 << 31, r"below 2\^31")):
+        with pytest.raises(Unavailable, match=words):
+            W.job(W.variant("coarsened_tma"), shape(m, n), ctx)
 
 
 # ---- index paths --------------------------------------------------------
@@ -322,8 +334,9 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
     kernel's bounds), one float4-wide matrix and the issue's pitches; a shape whose rows do not
     start on a float4 is a SKIP row that says why, never a wrong answer."""
     from pmppbench import device
+    from pmppbench.workloads.base import arch_meets
 
-    if device.current().compute_capability < "9.0":
+    if not arch_meets(device.current().compute_capability, "sm_90"):
         pytest.skip("coarsened_tma needs sm_90")
     shapes = [shape(m, n) for m, n in ((4096, 4096), (1000, 3000), (68, 132), (4, 4), (64, 4), (100, 64),
                                        (4100, 4100), (8192, 8196), (200, 10000))]

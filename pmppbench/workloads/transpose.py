@@ -181,10 +181,13 @@ class Transpose(Workload):
                 if m % 4 or n % 4:
                     raise Unavailable("coarsened_tma needs N and M multiples of 4 (TMA's row stride is a multiple "
                                       "of 16 bytes; B is written as float4s)")
-                if "tile map" not in ctx:
-                    ctx["tile map"] = TileMap(a.data.ptr, m, n)
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block,
-                                (ctx["tile map"].arg, b, np.uint64(m), np.uint64(n)))
+                if max(m, n) >= 1 << 31:
+                    raise Unavailable("coarsened_tma needs N and M below 2^31 (TMA's box coordinates are int32)")
+                key = ("tile map", a.data.ptr)  # the map names A's address: one per buffer
+                if key not in ctx:
+                    ctx[key] = TileMap(a.data.ptr, m, n)
+                args = (ctx[key].arg, b, np.uint64(m), np.uint64(n))
+                launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
             elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
