@@ -25,6 +25,8 @@
 //   coarsened  coarsened<64>: 32x8 threads move a 64x64 padded tile, 16 elements each, as
 //              float4 loads and streaming float4 stores (partial tiles too where N and M are
 //              multiples of 4), tiles taken column by column
+//   coarsened_tma  (sm_90, not in the default table) coarsened's tiles and order with A's tile
+//              loaded by the copy engine (TMA): at the end of this file
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
