@@ -71,9 +71,19 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
         // element by element: lane = column (see above), rows sr, sr + SSTEP, ...
         float* f = reinterpret_cast<float*>(v);
         const float* row = a + (y0 + sr) * n + x0 + sc;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+        // the same loads through one advancing pointer: ptxas for sm_100 spilled the indexed form
+        // below at the 32 registers of __launch_bounds__(256, 8); sm_90 keeps the form it was
+        // measured in (docs/memory_roof.md, "Session 9")
+        const bool in_col = sc < cols;
+        const size_t step = SSTEP * n;
+#pragma unroll
+        for (int j = 0; j < SNV; ++j, row += step) f[j] = (in_col && sr + j * SSTEP < rows) ? *row : 0.0f;
+#else
 #pragma unroll
         for (int j = 0; j < SNV; ++j)
             f[j] = (sr + j * SSTEP < rows && sc < cols) ? row[size_t(j * SSTEP) * n] : 0.0f;
+#endif
 #pragma unroll
         for (int j = 0; j < SNV; ++j) tile[sr + j * SSTEP][sc] = f[j];
     }
