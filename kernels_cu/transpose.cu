@@ -25,6 +25,8 @@
 //   coarsened  coarsened<64>: 32x8 threads move a 64x64 padded tile, 16 elements each, as
 //              float4 loads and streaming float4 stores (partial tiles too where N and M are
 //              multiples of 4), tiles taken column by column
+//   coarsened_tma  (sm_90, not in the default table) coarsened's tiles and order with A's tile
+//              loaded by the copy engine (TMA): at the end of this file
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -133,3 +135,99 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
         y0 = t % gridDim.y * TILE;  // first row of A in this tile
     });
 }
+
+// coarsened_tma<TILE> (sm_90, not in the default table: `--variants coarsened_tma`): the same
+// 64 x 64 tiles in the same order as coarsened, with A's tile brought into shared memory by
+// Hopper's copy engine instead of the threads' loads (docs/memory_roof.md, "Every shape": the
+// idea for the pitches that are not a multiple of 256 bytes). One thread hands the engine two
+// boxes of 32 columns x TILE rows of A (cp.async.bulk.tensor, a tensor map the host encodes once
+// per shape: pmppbench/workloads/transpose.py), the engine counts their bytes on an mbarrier
+// and zero-fills what lies past A; the block waits on the barrier, then writes B as float4s.
+//
+// The box rows are 128 bytes, stored with the engine's 128-byte swizzle: 16-byte chunk q of
+// tile row r lands at chunk q ^ (r % 8) of that row (the boxes are 1024-byte aligned). A warp reads one chunk (4 columns of A)
+// of 32 consecutive rows, 8 lanes per phase on 8 consecutive rows: 8 different chunks, no bank
+// conflict (unswizzled, the 8 rows would hit the same 4 banks). Each lane then holds 4 columns
+// of one row, and groups of 4 lanes transpose their 4 x 4 blocks by two rounds of shuffles, so
+// that each lane holds 4 consecutive elements of a row of B: one 16-byte streaming store, the
+// warp writing 4 rows of B x 128 bytes. N and M must be multiples of 4 (the map's row stride is
+// a multiple of 16 bytes; B's rows start on a float4): the host runs it only there.
+#if defined(__CUDACC__)
+struct __align__(64) TransposeMap { unsigned long long words[16]; };  // CUtensorMap: 128 opaque bytes
+
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Round B of the 4 x 4 transpose among 4 lanes (B = 1, then 2): lanes whose bit B is set swap
+// their elements c (bit B clear) for the partner's elements c | B. After both rounds, lane k
+// holds element k of every lane: a[c] = (lane c's a[k]) -- see the comment above the kernel.
+template <int B>
+__device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        if (c & B) continue;
+        const float sent = high ? a[c] : a[c | B];
+        const float got = __shfl_xor_sync(0xffffffffu, sent, B);
+        if (high)
+            a[c] = got;
+        else
+            a[c | B] = got;
+    }
+}
+
+template <int TILE>
+__global__ void __launch_bounds__(256, 8)
+coarsened_tma(const __grid_constant__ TransposeMap a_map, float* __restrict__ b, size_t m, size_t n) {
+    static_assert(TILE == 64, "two 32-column boxes per tile, 8 warps x 4 chunk columns");
+    constexpr int BOX_COLS = 32, BOX_FLOATS = BOX_COLS * TILE;  // one box: TILE rows of 128 bytes
+    __shared__ __align__(1024) float tile[2 * BOX_FLOATS];     // the 128-byte swizzle's unit is 1024 bytes
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * TILE, y0 = t % gridDim.y * TILE;
+    if (tid == 0) {
+        const unsigned b_addr = smem_address(&bar);
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
+                     "r"(unsigned(2 * BOX_FLOATS * sizeof(float)))
+                     : "memory");
+#pragma unroll
+        for (int box = 0; box < 2; ++box)
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                ::"r"(smem_address(tile + box * BOX_FLOATS)), "l"(reinterpret_cast<unsigned long long>(&a_map)),
+                "r"(b_addr), "r"(int(x0) + box * BOX_COLS), "r"(int(y0))
+                : "memory");
+    }
+    __syncthreads();  // the barrier is initialised before anyone waits on it
+    {
+        const unsigned b_addr = smem_address(&bar);
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
+                         : "=r"(done) : "r"(b_addr) : "memory");
+    }
+    const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
+    const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
+    const int warp = tid / 32, lane = tid % 32, k = lane % 4;
+#pragma unroll
+    for (int job = 0; job < 4; ++job) {
+        const int q = warp * 4 + job;                    // 32 jobs: 16 chunk columns x 2 halves of the rows
+        const int chunk = q % 16, half = q / 16;         // A columns 4*chunk .. +3, rows 32*half .. +31
+        const int r = half * 32 + (lane / 4) * 4 + k;    // the row of A this lane reads
+        const int box = chunk / 8, q8 = chunk % 8;
+        const float* line = tile + box * BOX_FLOATS + r * BOX_COLS;  // row r of the box: 128 bytes
+        // the swizzle XORs address bits 4-6 with bits 7-9: r % 8 on a 1024-aligned box
+        const float4 x = *reinterpret_cast<const float4*>(line + ((q8 ^ ((smem_address(line) >> 7) & 7)) * 4));
+        float a[4] = {x.x, x.y, x.z, x.w};
+        transpose_round<1>(a, k & 1);
+        transpose_round<2>(a, k & 2);
+        // now a[c] = A[r - k + c][4 * chunk + k]: row 4 * chunk + k of B's tile, columns r - k .. r - k + 3
+        const int brow = 4 * chunk + k, bcol = r - k;
+        if (brow < cols && bcol < rows)
+            __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + y0 + bcol), make_float4(a[0], a[1], a[2], a[3]));
+    }
+}
+#endif

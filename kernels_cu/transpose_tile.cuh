@@ -22,6 +22,17 @@ struct StreamingLoadsStores {
 // cols are then multiples of 4 too, so every float4 lies wholly inside A or wholly outside, and
 // a bounds test per float4 suffices); every other tile moves element by element with bounds
 // tests. Out-of-range slots of the tile hold 0 and are never written out.
+//
+// The element-by-element path (every tile of a matrix whose rows do not start on a float4,
+// e.g. 4097^2) maps threads differently from the float4 one: the block's 256 threads cover
+// THREADS / TILE rows of the tile at a time, one element each, so the 32 lanes of a warp read
+// 32 consecutive floats of a row of A and write 32 consecutive floats of a row of B -- one
+// 128-byte run per warp instruction, as padded33 does (PMPP 6.1). With the float4 mapping's
+// columns c .. c+3 per thread instead, one scalar instruction of a warp touched every fourth
+// float of 512 bytes: 16 sectors for 128 useful bytes on the write side, 50% of memcpy at
+// 4097^2 (docs/memory_roof.md, "Every shape"). The loads are still all issued first, the same
+// 16 (TILE = 64) per thread in flight. The shared stores tile[r][lane] are consecutive words,
+// the transposed reads tile[lane][r] 65 words apart per lane, 1 mod 32: no bank conflicts.
 template <int TILE, class IO, bool VEC_EDGES = false, class Where>
 __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n,
                                           Where where) {
@@ -29,11 +40,15 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
     constexpr int VPR = TILE / VEC;           // float4s per tile row
     constexpr int STEP = THREADS / VPR;       // tile rows the block covers with one float4 each
     constexpr int NV = TILE / STEP;           // float4s per thread
+    constexpr int SSTEP = THREADS / TILE;     // element path: tile rows covered at a time
+    constexpr int SNV = TILE / SSTEP;         // element path: elements per thread (= 4 * NV)
     static_assert(TILE % TILE_DIM == 0 && THREADS % VPR == 0, "TILE must be a multiple of the warp width");
+    static_assert(THREADS % TILE == 0 && SNV == 4 * NV, "the element path holds the same values as the float4 one");
     __shared__ float tile[TILE][TILE + 1];
 
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const int r0 = tid / VPR, c = tid % VPR * VEC;  // this thread: rows r0 + k*STEP, columns c .. c+3
+    const int sr = tid / TILE, sc = tid % TILE;     // element path: rows sr + j*SSTEP, column sc
     size_t x0, y0;
     where(x0, y0);
     const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
@@ -53,19 +68,32 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
             v[k] = r0 + k * STEP < rows && c < cols ? IO::load(reinterpret_cast<const float4*>(src + size_t(k * STEP) * n))
                                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     } else {
+        // element by element: lane = column (see above), rows sr, sr + SSTEP, ...
+        float* f = reinterpret_cast<float*>(v);
+        const float* row = a + (y0 + sr) * n + x0 + sc;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+        // the same loads through one advancing pointer: ptxas for sm_100 spilled the indexed form
+        // below at the 32 registers of __launch_bounds__(256, 8); sm_90 keeps the form it was
+        // measured in (docs/memory_roof.md, "Session 9")
+        const bool in_col = sc < cols;
+        const size_t step = SSTEP * n;
+#pragma unroll
+        for (int j = 0; j < SNV; ++j, row += step) f[j] = (in_col && sr + j * SSTEP < rows) ? *row : 0.0f;
+#else
+#pragma unroll
+        for (int j = 0; j < SNV; ++j)
+            f[j] = (sr + j * SSTEP < rows && sc < cols) ? row[size_t(j * SSTEP) * n] : 0.0f;
+#endif
+#pragma unroll
+        for (int j = 0; j < SNV; ++j) tile[sr + j * SSTEP][sc] = f[j];
+    }
+    if (vector || (VEC_EDGES && aligned)) {
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            float* f = reinterpret_cast<float*>(&v[k]);
+            const float* f = reinterpret_cast<const float*>(&v[k]);
 #pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                f[e] = (r0 + k * STEP < rows && c + e < cols) ? src[size_t(k * STEP) * n + e] : 0.0f;
+            for (int e = 0; e < VEC; ++e) tile[r0 + k * STEP][c + e] = f[e];
         }
-    }
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const float* f = reinterpret_cast<const float*>(&v[k]);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) tile[r0 + k * STEP][c + e] = f[e];
     }
     __syncthreads();
 
@@ -88,10 +116,10 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
                           make_float4(tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]));
         }
     } else {
+        // element by element: B's tile row sr + j*SSTEP (a column of A), column sc (a row of A)
+        float* out = b + (x0 + sr) * m + y0 + sc;
 #pragma unroll
-        for (int k = 0; k < NV; ++k)
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                if (r0 + k * STEP < cols && c + e < rows) dst[size_t(k * STEP) * m + e] = tile[c + e][r0 + k * STEP];
+        for (int j = 0; j < SNV; ++j)
+            if (sr + j * SSTEP < cols && sc < rows) out[size_t(j * SSTEP) * m] = tile[sc][sr + j * SSTEP];
     }
 }

@@ -13,28 +13,33 @@ records, interleaved over ROUNDS rounds so that slow drift affects every method 
                launch cost inside the timed region at all, and no hold needed
   nvbench      cuda.bench (nvbench's Python API, `pip install cuda-bench[cu13]`; carried as
                a wheel to an offline machine) on the same launcher: its batch GPU mean and
-               its cold GPU mean (L2 flushed before each call), with its SM clock mean
+               its cold GPU mean (L2 flushed before each call), with its SM clock mean; each
+               measurement in a child process that sets the case up again (cuda.bench takes no
+               new benchmark after its first run)
   clock        NVML's SM clock and throttle reasons after each method (none if no NVML)
 
 Each line of OUTDIR/short_kernel_gap.jsonl is one (case, round, method) with ms per call.
 The summary table gives every method's median over rounds as a ratio to nvbench's batch
 time. docs/measurement.md ("Short kernels against nvbench") states the hypotheses that each
-method tells apart; the conclusion belongs there only once this has run.
+method tells apart, and what the first run on the H200 showed.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from pmppbench import workloads
-from pmppbench.gpu import cupy
-from pmppbench.protocol import EventTimer, measure
-from pmppbench.runner import clock_observer, job_for, prepared
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's pmppbench (run from anywhere)
+
+from pmppbench import workloads  # noqa: E402
+from pmppbench.gpu import cupy  # noqa: E402
+from pmppbench.protocol import EventTimer, measure  # noqa: E402
+from pmppbench.runner import clock_observer, job_for, prepared  # noqa: E402
 
 # (workload, shape, variant): the issue's two short cases and a long control (>= 50 us,
 # where the two agreed within 0.4%).
@@ -80,27 +85,25 @@ def graph_ms(fn, reps: int, batches: int = 5) -> float:
     return statistics.median(out)
 
 
-REGISTERED: set[str] = set()
-
-
 def nvbench_ms(fn, name: str, json_path: Path) -> dict:
-    """nvbench's batch and cold GPU means (ms) and its SM clock for `fn` (benchmark `name`,
-    registered once), or why not."""
+    """nvbench's batch and cold GPU means (ms) and its SM clock for `fn` (benchmark `name`),
+    or why not. Once per process: cuda.bench takes no registration after its first run (seen
+    on the H200 with cuda-bench 0.3.0: "Can not register more benchmarks after benchmark was
+    run"), so main() calls it through nvbench_in_child."""
     try:
         import cuda.bench as bench  # noqa: PLC0415 (optional: carried as a wheel)
     except ImportError as exc:
         return {"error": f"cuda.bench not importable: {exc}"}
     cp = cupy()
-    if name not in REGISTERED:
-        def benchmark(state):
-            def launcher(launch):
-                with cp.cuda.ExternalStream(launch.get_stream().addressof()):
-                    fn()
 
-            state.exec(launcher)
+    def benchmark(state):
+        def launcher(launch):
+            with cp.cuda.ExternalStream(launch.get_stream().addressof()):
+                fn()
 
-        bench.register(benchmark).set_name(name)
-        REGISTERED.add(name)
+        state.exec(launcher)
+
+    bench.register(benchmark).set_name(name)
     try:
         bench.run_all_benchmarks(["nvbench", "--json", str(json_path), "--timeout", "5", "--quiet",
                                   "--benchmark", name])
@@ -127,6 +130,38 @@ def nvbench_ms(fn, name: str, json_path: Path) -> dict:
     return out
 
 
+def case_name(index: int) -> str:
+    workload_name, shape, variant_name = CASES[index]
+    return f"{workload_name}-{variant_name}-{workloads.get(workload_name).label(shape).replace(' ', '_')}"
+
+
+def nvbench_child(index: int, json_path: Path) -> None:
+    """The child's side: case `index` set up as main() sets it up, nvbench run once on its
+    job, the summary printed as the last line of stdout."""
+    workload_name, shape, variant_name = CASES[index]
+    w = workloads.get(workload_name)
+    v = w.variant(variant_name)
+    with prepared(w, shape, [v]) as (_inputs, ctx):
+        out = nvbench_ms(job_for(w, v, shape, ctx).run, case_name(index), json_path)
+    print(json.dumps(out), flush=True)
+
+
+def nvbench_in_child(index: int, json_path: Path) -> dict:
+    """nvbench on case `index` in a process of its own (nvbench_ms says why), interleaved
+    with the parent's methods as before; the parent keeps its own setup of the case meanwhile."""
+    try:
+        done = subprocess.run([sys.executable, __file__, "--nvbench", str(index), str(json_path)],
+                              capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return {"error": "the nvbench child ran past 120 s"}
+    for line in reversed(done.stdout.strip().splitlines()):
+        try:
+            return json.loads(line)
+        except ValueError:
+            continue
+    return {"error": f"the nvbench child (exit {done.returncode}) printed no summary: {done.stderr.strip()[-400:]}"}
+
+
 def clock_now() -> dict:
     obs = clock_observer()
     if obs is None:
@@ -139,7 +174,7 @@ def main(outdir: Path, rounds: int = ROUNDS) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     log = (outdir / "short_kernel_gap.jsonl").open("w")
     table = []
-    for workload_name, shape, variant_name in CASES:
+    for index, (workload_name, shape, variant_name) in enumerate(CASES):
         w = workloads.get(workload_name)
         v = w.variant(variant_name)
         label = f"{workload_name} {variant_name} {w.label(shape)}"
@@ -155,8 +190,7 @@ def main(outdir: Path, rounds: int = ROUNDS) -> None:
                 stream = cupy().cuda.get_current_stream()
                 row["bare"] = statistics.median(events_ms(stream, fn, reps) for _ in range(5))
                 row["graph"] = graph_ms(fn, reps)
-                case = f"{workload_name}-{variant_name}-{w.label(shape).replace(' ', '_')}"
-                nv = nvbench_ms(fn, case, outdir / f"nvbench-{case}-round{r}.json")
+                nv = nvbench_in_child(index, outdir / f"nvbench-{case_name(index)}-round{r}.json")
                 row["nvbench_batch"], row["nvbench_cold"] = nv.get("batch_ms"), nv.get("cold_ms")
                 for method, ms in row.items():
                     if ms is not None:
@@ -179,6 +213,9 @@ def main(outdir: Path, rounds: int = ROUNDS) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--nvbench":  # the child of nvbench_in_child
+        nvbench_child(int(sys.argv[2]), Path(sys.argv[3]))
+        sys.exit(0)
     if len(sys.argv) not in (2, 3):
         raise SystemExit("usage: python3 studies/short_kernel_gap.py OUTDIR [ROUNDS]")
     main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) == 3 else ROUNDS)

@@ -740,3 +740,17 @@ def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
         assert any(c["variant"] == "cublas" and c["shape"] == r["shape"] and c["check"] == "PASS" for c in rows)
     lines = gemm_best_table.table(path, best_rows=True)
     assert len(lines) == 2 + len(best) and "**" not in "".join(lines)  # no target missed
+
+
+
+def test_any_configuration_is_a_variant_by_its_name():
+    """`--variants` (and a config file) take a configuration's Config.name beside the table's
+    names: the pipelined kernel's checked path at 4097 x 4095 x 4096 was timed so beside best
+    (docs/gemm_ladder.md, "Odd shapes"). A name that is neither is the usual one-line error."""
+    checked = W.variant("pl_128x256x16_w64x64_i4_t4x4_chk_nf")
+    assert checked.kernel == "pipelined<128, 256, 16, 64, 64, 4, 4, 4, false, false>"
+    assert parse(checked.name) == Config("pipelined", CHOICES["pipelined"].tiles, checked=True, frags=False)
+    hybrid = CHOICES["hybrid"]
+    assert W.variant(hybrid.name) == hybrid.variant() and W.variant("best") is W.variants[W.variant_names().index("best")]
+    with pytest.raises(UsageError, match="unknown variant 'pl_nope'"):
+        W.variant("pl_nope")

@@ -32,7 +32,10 @@ def shape(m, n):
 # ---- declaration ------------------------------------------------------------------
 
 def test_variants_are_the_course_four_plus_coarsened_and_the_memcpy_roof():
-    assert W.variant_names() == ["copy", *TRANSPOSES, "memcpy"]
+    assert W.variant_names() == ["copy", *TRANSPOSES, "memcpy", "coarsened_tma"]
+    # the TMA form is Hopper's and runs only when named: the default table is the six
+    assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "memcpy"]
+    assert W.variant("coarsened_tma").needs == "sm_90" and W.variant("coarsened_tma").kernel == "coarsened_tma<64>"
     kernels = {v.name: v.kernel for v in W.variants}
     # shared32 and padded33 are one template; the shared row stride is the only difference.
     assert kernels["shared32"] == "tiled<32, int>" and kernels["padded33"] == "tiled<33, int>"
@@ -145,6 +148,20 @@ def test_every_kernel_compiles_for_sm90_without_spills():
         assert smem[f"tiled<33, {index}>"] == 32 * 33 * 4  # the pad: 128 bytes more per block
     assert smem[f"coarsened<{COARSENED_TILE}>"] == COARSENED_TILE * (COARSENED_TILE + 1) * 4
     assert smem["coarsened<32>"] == 32 * 33 * 4
+    # two 32-column boxes of 64 rows, 1024-byte aligned for the swizzle, and the mbarrier
+    assert smem[f"coarsened_tma<{COARSENED_TILE}>"] == 2 * 32 * COARSENED_TILE * 4 + 8
+
+
+def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
+    """coarsened_tma's shape limits are Unavailable (a SKIP row with the reason), raised before
+    the job touches the device: rows not on a float4 either way, or a side past int32."""
+    from pmppbench.workloads.base import Unavailable
+
+    ctx = {"a": None, "b": None, "kernels": {}}
+    for m, n, words in ((33, 31, "multiples of 4"), (4096, 4097, "multiples of 4"), (4097, 4096, "multiples of 4"),
+                        (4, 1 << 31, r"below 2\^31")):
+        with pytest.raises(Unavailable, match=words):
+            W.job(W.variant("coarsened_tma"), shape(m, n), ctx)
 
 
 # ---- index paths --------------------------------------------------------
@@ -157,7 +174,7 @@ def test_int_while_every_offset_fits():
     assert W.index_type(shape(INT_MAX - TILE_DIM + 1, 1)) == "long long"
     names = W.kernel_names()
     for v in W.variants:
-        if v.name not in ("coarsened", "memcpy"):
+        if v.name not in ("coarsened", "memcpy", "coarsened_tma"):
             assert v.kernel.endswith(", int>") or v.kernel.endswith("<int>")
             assert v.kernel.replace("int>", "long long>") in names
 
@@ -302,13 +319,33 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
 def test_every_variant_passes_bit_exact_on_every_check_shape():
     rows = check_rows("transpose", W.check_shapes())
     assert_all_pass(rows)
-    assert len(rows) == len(W.variants) * len(W.check_shapes())
+    assert len(rows) == len(W.variants_for(W.default_shape())) * len(W.check_shapes())
     for r in rows:
         assert r.tolerance == "bit-exact"
         if r.variant == "memcpy":  # a library call: no kernel of ours, no resources
             assert r.threads_per_block is None
             continue
         assert r.registers and r.threads_per_block in (1024, 256) and r.spill_bytes == 0
+
+
+@pytest.mark.gpu
+def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
+    """coarsened_tma on full tiles, partial tiles of both edges (the engine's zero fill and the
+    kernel's bounds), one float4-wide matrix and the issue's pitches; a shape whose rows do not
+    start on a float4 is a SKIP row that says why, never a wrong answer."""
+    from pmppbench import device
+    from pmppbench.workloads.base import arch_meets
+
+    if not arch_meets(device.current().compute_capability, "sm_90"):
+        pytest.skip("coarsened_tma needs sm_90")
+    shapes = [shape(m, n) for m, n in ((4096, 4096), (1000, 3000), (68, 132), (4, 4), (64, 4), (100, 64),
+                                       (4100, 4100), (8192, 8196), (200, 10000))]
+    rows = check_rows("transpose", shapes, variants=["coarsened_tma"])
+    assert_all_pass(rows)
+    assert len(rows) == len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
+    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=["coarsened_tma"])
+    assert [r.check for r in skipped] == ["SKIP", "SKIP"]
+    assert all("multiples of 4" in r.check_detail for r in skipped)
 
 
 @pytest.mark.gpu
@@ -354,7 +391,7 @@ def test_the_64_bit_path_passes_on_edge_shapes_too():
     for s in (shape(33, 31), shape(1000, 3000), shape(1, 4097)):
         inputs = W.make_inputs(s, np.random.default_rng(11))
         ctx = W.setup(s, inputs, load_kernels("transpose", W.kernel_names()))
-        for v in W.variants:
+        for v in W.variants_for(s):
             if v.name in ("coarsened", "memcpy"):  # neither has an index path
                 continue
             job = W.job(v, s, ctx, index="long long")

@@ -17,16 +17,23 @@ picks per shape (index_type). The check shapes include a 32771 x 65537 matrix, 2
 elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeated random block
 (helpers.repeated_random) and the check is exact on sampled whole rows and columns of the output
 (as GEMM's), the last ones always among them: there a 32-bit offset would have wrapped.
+
+`coarsened_tma` (sm_90, run only when named: `--variants coarsened_tma`) is coarsened with A's
+tiles brought in by Hopper's copy engine (TMA) from a tensor map encoded here once per shape,
+through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multiples of 4.
 """
 
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
+from pmppbench.workloads.base import Launch, Traffic, Unavailable, Variant, Workload
+from pmppbench.workloads.gemm import tma
 from pmppbench.workloads.helpers import (
     SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel,
     output_job, random_array, repeated_random, take, upload_sample, with_wide_paths,
@@ -39,6 +46,34 @@ LARGE_CHECK = {"m": 32771, "n": 65537}  # 2^31 + 229,379 elements: the 64-bit pa
 SAMPLE_ABOVE = 1 << 30  # more elements: repeated-block input, exact check on sampled rows and columns
 SAMPLES = 64  # sampled rows and columns of the output, each way
 INDEXED = {"copy<int>", "naive<int>", "tiled<32, int>", "tiled<33, int>"}  # with a 64-bit instantiation
+TMA_BOX = (32, COARSENED_TILE)  # coarsened_tma's box: 32 columns (128 bytes, the swizzle's row) x 64 rows
+FLOAT32 = 7  # CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+TMA = Variant("coarsened_tma", f"coarsened_tma<{COARSENED_TILE}>",
+              f"coarsened's {COARSENED_TILE}x{COARSENED_TILE} tiles and order, A's tile loaded by TMA (two swizzled "
+              "32-column boxes on an mbarrier), 4x4 shuffle transposes, float4 streaming stores", needs="sm_90")
+
+
+class TileMap:
+    """The tensor map of A (M x N FP32, row-major) for coarsened_tma: N contiguous elements by M
+    rows, boxes of TMA_BOX, the 128-byte swizzle, zeros past the edges (cuTensorMapEncodeTiled
+    through gemm/tma.py's binding). 128 bytes kept 64-byte aligned; `arg` is the kernel argument."""
+
+    def __init__(self, pointer: int, m: int, n: int):
+        self._buffer = np.zeros(tma.MAP_BYTES + 64, dtype=np.uint8)
+        start = -self._buffer.ctypes.data % 64
+        self.words = self._buffer[start:start + tma.MAP_BYTES]
+        u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+        result = tma._encode()(self.words.ctypes.data, FLOAT32, 2, pointer, (u64 * 2)(n, m), (u64 * 1)(4 * n),
+                               (u32 * 2)(*TMA_BOX), (u32 * 2)(1, 1), tma.INTERLEAVE_NONE, tma.SWIZZLE_128B,
+                               tma.L2_PROMOTION_256B, tma.OOB_FILL_ZERO)
+        if result != 0:
+            raise RuntimeError(f"cuTensorMapEncodeTiled failed (CUresult {result}) for A of {m} x {n} FP32")
+
+    @property
+    def arg(self):
+        from cupy.cuda.function import CPointer  # noqa: PLC0415 (CuPy, lazily: gpu.py says why)
+
+        return CPointer(self.words.ctypes.data)
 
 
 class Transpose(Workload):
@@ -58,12 +93,16 @@ class Transpose(Workload):
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
                 "first; streaming loads and stores; tiles column by column"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
+        TMA,
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
     tolerance = Tolerance("exact")
     baseline = "naive"
     roof = "memcpy"  # "% of memcpy": the ceiling for moving these bytes, timed in the same run
     rate = "GB/s"
+
+    def variants_for(self, shape):
+        return tuple(v for v in self.variants if v.name != TMA.name)  # the TMA form runs only when named
 
     def default_shape(self):
         return {"m": 4096, "n": 4096}
@@ -123,7 +162,7 @@ class Transpose(Workload):
     def geometry(self, variant, shape, device=None):
         """x over A's columns, y over its rows, one block per tile of A: the course's block
         (32, 32) on 32 x 32 tiles, coarsened's (32, 8) on 64 x 64 tiles."""
-        edge, block = (COARSENED_TILE, (TILE_DIM, COARSENED_ROWS)) if variant.name == "coarsened" else \
+        edge, block = (COARSENED_TILE, (TILE_DIM, COARSENED_ROWS)) if variant.name.startswith("coarsened") else \
             (TILE_DIM, (TILE_DIM, TILE_DIM))
         return grid_2d(shape["n"], shape["m"], edge, edge), block
 
@@ -138,7 +177,18 @@ class Transpose(Workload):
             launch = None
         else:
             grid, block = self.geometry(variant, shape)
-            if variant.kernel not in INDEXED:
+            if variant.name == TMA.name:  # by name: a variant reaches a worker process pickled, a copy
+                if m % 4 or n % 4:
+                    raise Unavailable("coarsened_tma needs N and M multiples of 4 (TMA's row stride is a multiple "
+                                      "of 16 bytes; B is written as float4s)")
+                if max(m, n) >= 1 << 31:
+                    raise Unavailable("coarsened_tma needs N and M below 2^31 (TMA's box coordinates are int32)")
+                key = ("tile map", a.data.ptr)  # the map names A's address: one per buffer
+                if key not in ctx:
+                    ctx[key] = TileMap(a.data.ptr, m, n)
+                args = (ctx[key].arg, b, np.uint64(m), np.uint64(n))
+                launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
+            elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
                 index = index or self.index_type(shape)

@@ -70,6 +70,17 @@ class Gemm(Workload):
             (512, 512, 512), (1024, 1024, 1024), (513, 257, 18), (1000, 999, 17), (33, 1, 65), (1, 1, 1),
             (257, 260, 36), (7, 4, 12))]
 
+    def variant(self, name):
+        """A variant of the table, or any configuration by its Config.name (the studies' and
+        `--variants`' way to time one beside best, e.g. pl_128x256x16_w64x64_i4_t4x4_chk_nf)."""
+        try:
+            return super().variant(name)
+        except UsageError:
+            cfg = parse(name)
+            if cfg is None:
+                raise
+            return cfg.variant()
+
     def variants_for(self, shape):
         p = prec.of(shape)
         if p != "fp32":
