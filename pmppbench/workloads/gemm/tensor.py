@@ -25,20 +25,22 @@ MMA_WIDE = Variant("mma_wide", "mma_tc<1, true, 256, 4>",
                    needs="sm_80")
 WGMMA = Variant("wgmma", "wgmma_tc<1, true>",
                 "Hopper's wgmma.mma_async.m64n256k16 from swizzled shared memory, 128x256x64 tiles, 2 warpgroups, "
-                "4 stages loaded by TMA onto mbarriers", needs="sm_90a")
+                "4 stages loaded by TMA onto mbarriers (TF32: m64n128k8 on C^T = B^T A^T, B^T from registers)",
+                needs="sm_90a")
 WGMMA_WS = Variant("wgmma_ws", "wgmma_ws_tc<1, true>",
                    "wgmma with warp specialization: a TMA producer warpgroup and 2 consumer warpgroups on full/empty "
                    "mbarriers, setmaxnreg, no block barrier in the loop", needs="sm_90a")
 TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE, WGMMA, WGMMA_WS)
 WGMMA_RUNGS = {"wgmma": "wgmma_tc", "wgmma_ws": "wgmma_ws_tc"}  # rung -> its template (gemm_wgmma.cuh)
-# Which rungs run each precision: mma_tc and the wgmma rungs are written for the 16-bit inputs only.
-RUNGS_FOR = {"tf32": (WMMA,), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
+# Which rungs run each precision: mma_tc is written for the 16-bit inputs only; the wgmma rungs
+# run TF32 too (gemm_wgmma.cuh: C^T = B^T A^T, since wgmma reads TF32 only K-major).
+RUNGS_FOR = {"tf32": (WMMA, WGMMA, WGMMA_WS), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
 MMA_TILES = {"mma_sync": (128, 3), "mma_wide": (256, 4)}  # BN, STAGES of mma_tc
 COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()},
           "wgmma": Cover(128, 256, (256,)), "wgmma_ws": Cover(128, 256, (384,))}
-# gemm_wgmma.cuh WG_SMEM_BYTES and WS_SMEM_BYTES: 4 stages of A (128 x 64 halves) and B
-# (64 x 256), 1024 bytes to align them, 8-byte mbarriers: one a stage (full), two with
-# warp specialization (full and empty)
+# gemm_wgmma.cuh WG_SMEM_BYTES and WS_SMEM_BYTES: 4 stages of A (128 x 64 halves or 128 x 32
+# TF32 words: 16 KB) and B (64 x 256 or 32 x 256: 32 KB), 1024 bytes to align them, 8-byte
+# mbarriers: one a stage (full), two with warp specialization (full and empty)
 WGMMA_SMEM = {"wgmma": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 8,
               "wgmma_ws": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 4 * 8}
 
@@ -52,7 +54,8 @@ def mma_smem(name: str) -> int:
 def aligned(shape) -> bool:
     """mma_tc's 16-byte cp.async path: every 8-element chunk of a row of A and B is inside the
     matrix or outside it whole (K and N multiples of 8; CuPy's buffers are 256-byte aligned).
-    The wgmma rungs' TMA path asks the same: TMA's row strides are multiples of 16 bytes."""
+    The wgmma rungs' TMA path asks the same: TMA's row strides are multiples of 16 bytes (of
+    4 elements would do for TF32; one rule keeps one set of kernels per rung and precision)."""
     return shape["k"] % 8 == 0 and shape["n"] % 8 == 0
 
 
