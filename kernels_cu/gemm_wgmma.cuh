@@ -380,6 +380,11 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
 // (__launch_bounds__ with 1 block a multiprocessor) and each role is one branch.
 // Without TMA the consumers store the stages themselves, synchronised by a named barrier of
 // their 256 threads (barrier 1), and the producer has nothing to do.
+// PERSIST (the rung wgmma_persist): one block an SM (the host launches min(tiles, SMs)), each
+// taking tiles blockIdx.x, + gridDim.x, ... in C's row-major tile order. The stages' use count
+// runs on across tiles, so the producer loads the next tile's first stages while the consumers
+// still store this one's C (the epilogue no longer leaves the tensor cores idle), and no block
+// is launched, or its barriers initialised, per tile. Without it a block is one tile, as before.
 constexpr int WS_THREADS = 384;
 constexpr int WS_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + 2 * WG_STAGES * 8;  // full and empty barriers
 
@@ -389,7 +394,7 @@ __device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
 
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-template <int P, bool TMA>
+template <int P, bool TMA, bool PERSIST = false>
 __global__ void __launch_bounds__(WS_THREADS, 1)
 wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_map,
             const typename WgElem<P>::T* __restrict__ A, const typename WgElem<P>::T* __restrict__ B,
@@ -401,8 +406,10 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     unsigned long long* empty = full + WG_STAGES;
     const int tid = threadIdx.x, wg = tid / 128;
-    const int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
     const int KT = (K + WG_BK - 1) / WG_BK;
+    const int tiles_n = (N + WG_BN - 1) / WG_BN, tiles = tiles_n * ((M + WG_BM - 1) / WG_BM);
+    const int first = PERSIST ? blockIdx.x : blockIdx.y * tiles_n + blockIdx.x;  // the 2-D grid: one tile
+    const int stride = PERSIST ? gridDim.x : tiles;
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
     auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WG_A_BYTES; };
     if (tid == 0) {
@@ -415,43 +422,54 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
     __syncthreads();  // the last block-wide barrier: from here each role runs on its own
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (TMA && tid == 0)
-            for (int kt = 0; kt < KT; ++kt) {
-                const int s = kt % WG_STAGES;
-                if (kt >= WG_STAGES)  // both consumers are done with the tile this stage held before
-                    mbar_wait(&empty[s], (kt / WG_STAGES - 1) & 1);
-                wg_tma_stage<P>(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, kt * WG_BK);
+        if (TMA && tid == 0) {
+            int use = 0;  // the stages' use count, over this block's tiles
+            for (int tile = first; tile < tiles; tile += stride) {
+                const int m0 = tile / tiles_n * WG_BM, n0 = tile % tiles_n * WG_BN;
+                for (int kt = 0; kt < KT; ++kt, ++use) {
+                    const int s = use % WG_STAGES;
+                    if (use >= WG_STAGES)  // both consumers are done with the tile this stage held before
+                        mbar_wait(&empty[s], (use / WG_STAGES - 1) & 1);
+                    wg_tma_stage<P>(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, kt * WG_BK);
+                }
             }
+        }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         const int cw = wg - 1, t128 = tid % 128;  // the consumer's 64 rows
-        float d[128];
+        int use = 0;
+        for (int tile = first; tile < tiles; tile += stride) {
+            const int m0 = tile / tiles_n * WG_BM, n0 = tile % tiles_n * WG_BN;
+            float d[128];
 #pragma unroll
-        for (int i = 0; i < 128; ++i)
-            d[i] = 0.f;
-        if (TMA) {
-            for (int kt = 0; kt < KT; ++kt) {
-                const int s = kt % WG_STAGES;
-                mbar_wait(&full[s], (kt / WG_STAGES) & 1);
-                wg_tile<P>(d, stage_a(s), stage_b(s), cw);
-                wg_wait<WG_IN_FLIGHT<P>>();  // this warpgroup's MMAs of tile kt - 1 are done: release its stage
-                if (kt >= 1 && t128 == 0)
-                    mbar_arrive(&empty[(kt - 1) % WG_STAGES]);
-            }
-            wg_wait<0>();
-        } else {
-            for (int kt = 0; kt < KT; ++kt) {
-                wg_store_stage<P>(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid - 128);
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                consumers_sync();
-                wg_tile<P>(d, stage_a(0), stage_b(0), cw);
+            for (int i = 0; i < 128; ++i)
+                d[i] = 0.f;
+            if (TMA) {
+                for (int kt = 0; kt < KT; ++kt, ++use) {
+                    const int s = use % WG_STAGES;
+                    mbar_wait(&full[s], (use / WG_STAGES) & 1);
+                    wg_tile<P>(d, stage_a(s), stage_b(s), cw);
+                    wg_wait<WG_IN_FLIGHT<P>>();  // this warpgroup's MMAs of tile kt - 1 are done: release its stage
+                    if (kt >= 1 && t128 == 0)
+                        mbar_arrive(&empty[(use - 1) % WG_STAGES]);
+                }
                 wg_wait<0>();
-                consumers_sync();
+                if (PERSIST && t128 == 0)  // the tile's last stage, for the next tile's loads
+                    mbar_arrive(&empty[(use - 1) % WG_STAGES]);
+            } else {
+                for (int kt = 0; kt < KT; ++kt) {
+                    wg_store_stage<P>(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid - 128);
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    consumers_sync();
+                    wg_tile<P>(d, stage_a(0), stage_b(0), cw);
+                    wg_wait<0>();
+                    consumers_sync();
+                }
             }
+            if constexpr (P == 0)
+                wg_store_ct(d, C, M, N, m0, n0 + cw * 128, t128);
+            else
+                wg_store_c(d, C, M, N, m0 + cw * 64, n0, t128);
         }
-        if constexpr (P == 0)
-            wg_store_ct(d, C, M, N, m0, n0 + cw * 128, t128);
-        else
-            wg_store_c(d, C, M, N, m0 + cw * 64, n0, t128);
     }
 }

@@ -117,13 +117,17 @@ def test_tables_per_precision():
     assert W.variants_for(shape(64, 64, 64, "fp32")) == LADDER
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "bf16"))] == [
         ("wmma", "wmma_tc<1>"), ("mma_sync", "mma_tc<1, true, 128, 3>"), ("mma_wide", "mma_tc<1, true, 256, 4>"),
-        ("wgmma", "wgmma_tc<1, true>"), ("wgmma_ws", "wgmma_ws_tc<1, true>"), ("cublas", None)]
+        ("wgmma", "wgmma_tc<1, true>"), ("wgmma_ws", "wgmma_ws_tc<1, true>"),
+        ("wgmma_persist", "wgmma_ws_tc<1, true, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "fp16"))] == [
         ("wmma", "wmma_tc<2>"), ("mma_sync", "mma_tc<2, true, 128, 3>"), ("mma_wide", "mma_tc<2, true, 256, 4>"),
-        ("wgmma", "wgmma_tc<2, true>"), ("wgmma_ws", "wgmma_ws_tc<2, true>"), ("cublas", None)]
+        ("wgmma", "wgmma_tc<2, true>"), ("wgmma_ws", "wgmma_ws_tc<2, true>"),
+        ("wgmma_persist", "wgmma_ws_tc<2, true, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "tf32"))] == [
-        ("wmma", "wmma_tc<0>"), ("wgmma", "wgmma_tc<0, true>"), ("wgmma_ws", "wgmma_ws_tc<0, true>"), ("cublas", None)]
-    assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a", "sm_90a"]
+        ("wmma", "wmma_tc<0>"), ("wgmma", "wgmma_tc<0, true>"), ("wgmma_ws", "wgmma_ws_tc<0, true>"),
+        ("wgmma_persist", "wgmma_ws_tc<0, true, true>"), ("cublas", None)]
+    assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a", "sm_90a", "sm_90a"]
+    assert tensor.kernel_for(tensor.WGMMA_PERSIST, "bf16", shape(7, 8, 12)) == "wgmma_ws_tc<1, false, true>"
     assert tensor.kernel_for(tensor.WGMMA, "bf16", shape(7, 8, 12)) == "wgmma_tc<1, false>"
     assert tensor.kernel_for(tensor.WGMMA, "fp16", shape(7, 8, 16)) == "wgmma_tc<2, true>"
     assert tensor.kernel_for(tensor.WGMMA_WS, "fp16", shape(7, 8, 12)) == "wgmma_ws_tc<2, false>"
@@ -145,6 +149,10 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
     assert W.geometry(tensor.MMA_WIDE, shape(129, 4097, 7, "bf16")) == ((17, 2), (256,))
     assert W.geometry(tensor.WGMMA, shape(129, 4097, 7, "bf16")) == ((17, 2), (256,))
     assert W.geometry(tensor.WGMMA_WS, shape(129, 4097, 7, "bf16")) == ((17, 2), (384,))  # + the producer
+    # persistent: a block per SM, or per tile when there are fewer (34 here); one per tile without the SM count
+    assert W.geometry(tensor.WGMMA_PERSIST, shape(129, 4097, 7, "bf16")) == ((34,), (384,))
+    assert tensor.persistent_grid(shape(4096, 4096, 1024), 132) == (132,)
+    assert tensor.persistent_grid(shape(129, 4097, 7), 132) == (34,)
     m, n, k = 512, 256, 1024
     t = W.traffic(shape(m, n, k, "bf16"), tensor.MMA_SYNC)
     assert t.bytes == 2 * (m * k + k * n) + 4 * m * n and t.flops == 2 * m * n * k
@@ -180,10 +188,10 @@ def test_cli_bad_precision_is_one_line_exit_2(run_cli, args):
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
 def test_tensor_kernels_compile_without_spills(arch):
-    # wmma x 3 precisions, mma_sync and mma_wide x 2 precisions x 2 load paths, wgmma and wgmma_ws
-    # x 3 precisions x 2 load paths; the wgmma rungs' only for sm_90a
+    # wmma x 3 precisions, mma_sync and mma_wide x 2 precisions x 2 load paths, wgmma, wgmma_ws
+    # and wgmma_persist x 3 precisions x 2 load paths; the wgmma rungs' only for sm_90a
     names = [k for k in tensor.kernel_names() if target_meets(arch, "sm_90a") or not k.startswith("wgmma")]
-    assert len(names) == (23 if arch == "sm_90a" else 11)
+    assert len(names) == (29 if arch == "sm_90a" else 11)
     unit = compile_unit("gemm", names, arch)
     for name in names:
         r = unit.ptxas[name]
@@ -213,9 +221,10 @@ def test_kernels_are_built_for_the_gpus_own_target_and_wgmma_only_for_sm_90a():
 
     for arch in ("sm_80", "sm_90", "sm_100"):
         skipped, not_built = tools.skipped_on(W, arch)
-        assert [v.name for v in skipped] == ["wgmma", "wgmma_ws"]
-        assert not_built == {f"{t}<{p}, {a}>" for t in ("wgmma_tc", "wgmma_ws_tc") for p in (0, 1, 2)
-                             for a in ("true", "false")}
+        assert [v.name for v in skipped] == ["wgmma", "wgmma_ws", "wgmma_persist"]
+        assert not_built == {f"{t}<{p}, {a}{more}>" for t, more in (("wgmma_tc", ""), ("wgmma_ws_tc", ""),
+                                                                    ("wgmma_ws_tc", ", true"))
+                             for p in (0, 1, 2) for a in ("true", "false")}
     assert tools.skipped_on(W, "sm_90a") == ([], set())
     assert arch_meets("9.0", "sm_90a") and not arch_meets("10.0", "sm_90a") and not arch_meets("8.9", "sm_90a")
 
@@ -296,6 +305,11 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
     # swapped (rows for k), and the k8 step's upper four k read as its lower four
     "wgmma_tf32_transposed_fragment": ("wgmma_tc<0, true>", "f[j][kk][h + 2 * kh] =", "f[j][kk][2 * h + kh] ="),
     "wgmma_tf32_k_half": ("wgmma_ws_tc<0, true>", "wg_swizzle(kk * 8 + t + 4 * kh, cb)", "wg_swizzle(kk * 8 + t, cb)"),
+    # persistent blocks: the consumers' walk over the tiles off the producer's (C stored one tile
+    # column over); a walk that waits for tiles never loaded would hang, not FAIL
+    "wgmma_persist_wrong_origin": ("wgmma_ws_tc<1, true, true>",
+                                   "tile % tiles_n * WG_BN;\n            float d[128];",
+                                   "(tile + 1) % tiles_n * WG_BN;\n            float d[128];"),
 }
 # Not kept: wgmma_ws's consumers without their wait on `full` faulted on the H200 (unspecified
 # launch failure, results/h200/tensor8/run2/gpu-mutants.txt): caught, but as a dead context, not
@@ -306,6 +320,8 @@ def mutant_like(kernel: str) -> str:
     """The rung whose job a mutated kernel runs in."""
     if kernel.startswith("mma_tc"):
         return {"128": "mma_sync", "256": "mma_wide"}[kernel.split(", ")[-2]]
+    if kernel.endswith(", true>") and kernel.startswith("wgmma_ws_tc"):
+        return "wgmma_persist"
     return {"wgmma_tc": "wgmma", "wgmma_ws_tc": "wgmma_ws"}.get(kernel.split("<")[0], "wmma")
 
 

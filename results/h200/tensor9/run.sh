@@ -48,11 +48,11 @@ step gemm4096 40 $py -m pmppbench gemm 4096 4096 4096 --precision tf32,bf16,fp16
 step shapes 80 $py -m pmppbench all --config "$here/shapes.toml" --out "$dest/shapes.csv" --force
 if command -v compute-sanitizer > /dev/null; then
   step sanitizer-racecheck-tma 25 compute-sanitizer --tool racecheck $py -m pmppbench gemm 130 264 136 \
-    --precision bf16,tf32 --variants wgmma,wgmma_ws --check-only --quiet
+    --precision bf16,tf32 --variants wgmma,wgmma_ws,wgmma_persist --check-only --quiet
   step sanitizer-memcheck-tma 25 compute-sanitizer --tool memcheck $py -m pmppbench gemm 130 264 136 \
-    --precision tf32,fp16 --variants wgmma,wgmma_ws --check-only --quiet
+    --precision tf32,fp16 --variants wgmma,wgmma_ws,wgmma_persist --check-only --quiet
   step sanitizer-memcheck-unaligned 20 compute-sanitizer --tool memcheck $py -m pmppbench gemm 65 66 35 \
-    --precision tf32 --variants wgmma,wgmma_ws --check-only --quiet
+    --precision tf32 --variants wgmma,wgmma_ws,wgmma_persist --check-only --quiet
 fi
 step counters 60 $py -m pmppbench gemm 2048 2048 2048 --precision tf32,bf16 --counters --out "$dest/counters.csv" --force
 echo "total: $(( SECONDS - begin )) s" | tee -a "$dest/summary.txt"
