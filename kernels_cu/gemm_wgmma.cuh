@@ -33,22 +33,27 @@
 // Every path is inline PTX (no CUDA header): it builds only for sm_90a, and its template is
 // instantiated only by name, so the other targets never see it.
 
-constexpr int WG_BM = 128, WG_BN = 256, WG_THREADS = 256, WG_STAGES = 4;
+constexpr int WG_THREADS = 256, WG_STAGES = 4;
 constexpr int WG_ROW = 128;                            // bytes a row of a swizzled tile (the swizzle's span)
-constexpr int WG_A_BYTES = WG_BM * WG_ROW;             // 16 KB: one 128-row box (a k-tile of A)
-constexpr int WG_B_BYTES = 2 * WG_A_BYTES;             // 32 KB: a k-tile of B's 256 columns, in boxes
-constexpr int WG_STAGE_BYTES = WG_A_BYTES + WG_B_BYTES;
+constexpr int WG_STAGE_BYTES = 48 * 1024;              // A's and B's k-tiles, in every precision
 
-// Per precision: the element word, the k-tile (one 128-byte row of elements) and B's boxes,
-// each BOX_N columns (one 128-byte row) by BK k-rows: 4 of 64 x 64 (16-bit), 8 of 32 x 32 (TF32).
+// Per precision: the element word, the k-tile (one 128-byte row of elements), the block's tile
+// of C (BM x BN) and B's boxes, each BOX_N columns (one 128-byte row) by BK k-rows.
+// BF16, FP16: 128 x 256 tiles, k-tiles of 64; A 16 KB, B 32 KB in 4 boxes of 64 x 64.
+// TF32: 256 x 128 tiles, k-tiles of 32; A 32 KB, B 16 KB in 4 boxes of 32 x 32 (why the tile is
+// turned: wg_tile_tf32).
 template <int P> struct WgElem {
     using T = unsigned short;
-    static constexpr int BYTES = 2, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW;
+    static constexpr int BYTES = 2, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 128, BN = 256;
+    static constexpr int A_BYTES = BM * WG_ROW;
 };
 template <> struct WgElem<0> {
     using T = unsigned int;
-    static constexpr int BYTES = 4, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW;
+    static constexpr int BYTES = 4, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 256, BN = 128;
+    static constexpr int A_BYTES = BM * WG_ROW;
 };
+static_assert(WgElem<0>::A_BYTES + WgElem<0>::BK * WgElem<0>::BN * 4 == WG_STAGE_BYTES &&
+              WgElem<1>::A_BYTES + WgElem<1>::BK * WgElem<1>::BN * 2 == WG_STAGE_BYTES, "one stage size");
 // dynamic shared memory: the stages, 1024 bytes of slack to align them (the swizzle's unit), the barriers
 constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
 
@@ -123,18 +128,6 @@ __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-// The same for m64n128k8's 64 accumulators a thread, from d[OFF] (TF32: two slices of 64 rows).
-#define WG_D64 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
-#define WG_C64 \
-    "+f"(d[OFF + 0]), "+f"(d[OFF + 1]), "+f"(d[OFF + 2]), "+f"(d[OFF + 3]), "+f"(d[OFF + 4]), "+f"(d[OFF + 5]), "+f"(d[OFF + 6]), "+f"(d[OFF + 7]), \
-    "+f"(d[OFF + 8]), "+f"(d[OFF + 9]), "+f"(d[OFF + 10]), "+f"(d[OFF + 11]), "+f"(d[OFF + 12]), "+f"(d[OFF + 13]), "+f"(d[OFF + 14]), "+f"(d[OFF + 15]), \
-    "+f"(d[OFF + 16]), "+f"(d[OFF + 17]), "+f"(d[OFF + 18]), "+f"(d[OFF + 19]), "+f"(d[OFF + 20]), "+f"(d[OFF + 21]), "+f"(d[OFF + 22]), "+f"(d[OFF + 23]), \
-    "+f"(d[OFF + 24]), "+f"(d[OFF + 25]), "+f"(d[OFF + 26]), "+f"(d[OFF + 27]), "+f"(d[OFF + 28]), "+f"(d[OFF + 29]), "+f"(d[OFF + 30]), "+f"(d[OFF + 31]), \
-    "+f"(d[OFF + 32]), "+f"(d[OFF + 33]), "+f"(d[OFF + 34]), "+f"(d[OFF + 35]), "+f"(d[OFF + 36]), "+f"(d[OFF + 37]), "+f"(d[OFF + 38]), "+f"(d[OFF + 39]), \
-    "+f"(d[OFF + 40]), "+f"(d[OFF + 41]), "+f"(d[OFF + 42]), "+f"(d[OFF + 43]), "+f"(d[OFF + 44]), "+f"(d[OFF + 45]), "+f"(d[OFF + 46]), "+f"(d[OFF + 47]), \
-    "+f"(d[OFF + 48]), "+f"(d[OFF + 49]), "+f"(d[OFF + 50]), "+f"(d[OFF + 51]), "+f"(d[OFF + 52]), "+f"(d[OFF + 53]), "+f"(d[OFF + 54]), "+f"(d[OFF + 55]), \
-    "+f"(d[OFF + 56]), "+f"(d[OFF + 57]), "+f"(d[OFF + 58]), "+f"(d[OFF + 59]), "+f"(d[OFF + 60]), "+f"(d[OFF + 61]), "+f"(d[OFF + 62]), "+f"(d[OFF + 63])
-
 template <int P>
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) {
     // d += A (64 x 16, K-major: no transpose) * B (16 x 256, N-major: transposed); scale-d = 1
@@ -153,26 +146,31 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long 
 // 128-byte rows; 8-row groups are 1024 bytes apart (the stride byte offset; the leading one is
 // unused for a swizzled K-major operand). B: a k16 step is 16 rows of 128 bytes; 8-row (k)
 // groups 1024 bytes apart (stride), the four 64-column boxes 8 KB apart (leading).
-// TF32: d (64 of the warpgroup's rows, from offset OFF) += A (64 x 8, four registers a thread)
-// * B (8 x 128, K-major). No transpose is allowed for TF32 (hence the swapped product).
-template <int OFF>
-__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[128], const unsigned (&a)[4], unsigned long long db) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " WG_D64 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-                 : WG_C64 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1) : "memory");
+// TF32: d (the warpgroup's 64 rows) += A (64 x 8, four registers a thread) * B (8 x 256,
+// K-major). No transpose is allowed for TF32 (hence the swapped product).
+__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " WG_D256 ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                 : WG_C256 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1) : "memory");
 }
 
 // Byte offset of the element at byte column cb of row r in a tile of 128-byte rows, swizzled as
 // TMA's SWIZZLE_128B writes it: the 16-byte chunk cb / 16 of row r lands at chunk (cb / 16) ^ (r % 8).
 __device__ __forceinline__ int wg_swizzle(int r, int cb) { return r * WG_ROW + (((cb >> 4) ^ (r & 7)) << 4) + (cb & 15); }
 
-// TF32's k-tile (32) for warpgroup `wg`, which owns 128 columns n of C (two slices of 64, the
-// rows of wgmma's A = B^T) and all 128 rows m (wgmma's N = 128, read from A's tile K-major).
-// A thread's fragment of a slice (CUTLASS's ALayout_64x8): register v holds row g + 8 (v & 1)
-// of its warp's 16, k = t + 4 (v >> 1) of the k8 step, g = lane / 4, t = lane % 4. The slice's
-// rows are n in an order of our choosing (the accumulators' rows follow it to C): row g + 8h of
-// warp w is n = 32 (q / 4) + 4 (q % 4) + g % 4 + 16 (g / 4), q = 2w + h, so that the 32 lanes of
-// one load read 8 k-rows' distinct 16-byte chunks of the swizzled box: no bank conflict (with
+// TF32's k-tile (32) for warpgroup `wg`, which owns 64 columns n of C (the rows of wgmma's
+// A = B^T) and all 256 rows m of the block (wgmma's N = 256, read from A's tile K-major).
+// Why 256 x 128 and not BF16's 128 x 256: every wgmma reads its shared operand (here A's k8
+// slab) for its 64 register rows, so the shared bytes a tile reads are (n / 64) x A's tile plus
+// B^T's fragments once; with 64 n a warpgroup and m = 256 they are 64 + 16 KB a k-tile, the
+// 128 KB of shared traffic (TMA's 48 KB written included) that BF16's tile moves in the same
+// time. The 128 x 256 tile (two slices of 64 n a warpgroup, m64n128k8) moved 144 KB and ran
+// at 88% of cuBLAS (results/h200/tensor9/run1).
+// A thread's fragment (CUTLASS's ALayout_64x8): register v holds row g + 8 (v & 1) of its
+// warp's 16, k = t + 4 (v >> 1) of the k8 step, g = lane / 4, t = lane % 4. The rows are n in
+// an order of our choosing (the accumulators' rows follow it to C): row g + 8h of warp w is
+// n = 32 (q / 4) + 4 (q % 4) + g % 4 + 16 (g / 4), q = 2w + h, so that the 32 lanes of one load
+// read 8 k-rows' distinct 16-byte chunks of the swizzled box: no bank conflict (with
 // consecutive n, k-rows t and t ^ 1 would meet in the same two chunks).
 __device__ __forceinline__ int wg_tf32_n(int w, int g, int h) {
     const int q = 2 * w + h;
@@ -182,27 +180,22 @@ __device__ __forceinline__ int wg_tf32_n(int w, int g, int h) {
 __device__ __forceinline__ void wg_tile_tf32(float (&d)[128], const unsigned char* As, const unsigned char* Bs, int wg) {
     const int t128 = threadIdx.x % 128, lane = t128 % 32, w = t128 / 32, g = lane / 4, t = lane % 4;
     using E = WgElem<0>;
-    unsigned f[2][E::BK / 8][4];  // [slice][k8 step][register]
+    unsigned f[E::BK / 8][4];  // [k8 step][register]
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int h = 0; h < 2; ++h) {
+        const int n = wg * 64 + wg_tf32_n(w, g, h);  // the column of B in the block's 128
+        const unsigned char* box = Bs + (n / E::BOX_N) * E::BOX_BYTES;
+        const int cb = (n % E::BOX_N) * E::BYTES;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int n = wg * 128 + 64 * j + wg_tf32_n(w, g, h);  // the column of B in the block's 256
-            const unsigned char* box = Bs + (n / E::BOX_N) * E::BOX_BYTES;
-            const int cb = (n % E::BOX_N) * E::BYTES;
+        for (int kk = 0; kk < E::BK / 8; ++kk)
 #pragma unroll
-            for (int kk = 0; kk < E::BK / 8; ++kk)
-#pragma unroll
-                for (int kh = 0; kh < 2; ++kh)
-                    f[j][kk][h + 2 * kh] = *reinterpret_cast<const unsigned*>(box + wg_swizzle(kk * 8 + t + 4 * kh, cb));
-        }
+            for (int kh = 0; kh < 2; ++kh)
+                f[kk][h + 2 * kh] = *reinterpret_cast<const unsigned*>(box + wg_swizzle(kk * 8 + t + 4 * kh, cb));
+    }
     wg_fence();  // the fragments' registers are written before the MMAs read them
 #pragma unroll
-    for (int kk = 0; kk < E::BK / 8; ++kk) {
-        const unsigned long long db = wg_desc(As + kk * 32, 16, 1024);  // 128 rows m, k8 = 32 bytes in
-        wgmma_m64n128k8_tf32<0>(d, f[0][kk], db);
-        wgmma_m64n128k8_tf32<64>(d, f[1][kk], db);
-    }
+    for (int kk = 0; kk < E::BK / 8; ++kk)  // A's 256 rows m, k8 = 32 bytes in
+        wgmma_m64n256k8_tf32(d, f[kk], wg_desc(As + kk * 32, 16, 1024));
     wg_commit();
 }
 
@@ -227,7 +220,7 @@ __device__ __forceinline__ void wg_tile(float (&d)[128], const unsigned char* As
     }
 }
 
-// One stage by the copy engine (one thread): A's box of 128 rows (m) by BK (k), B's boxes of
+// One stage by the copy engine (one thread): A's box of BM rows (m) by BK (k), B's boxes of
 // BK rows (k) by BOX_N columns (n) side by side.
 template <int P>
 __device__ __forceinline__ void wg_tma_stage(unsigned char* As, unsigned char* Bs, unsigned long long* bar,
@@ -236,7 +229,7 @@ __device__ __forceinline__ void wg_tma_stage(unsigned char* As, unsigned char* B
     mbar_expect_tx(bar, WG_STAGE_BYTES);  // boxes partly past the matrix still count whole (zero-filled)
     tma_load(As, a_map, bar, k0, m0);
 #pragma unroll
-    for (int j = 0; j < WG_BN / E::BOX_N; ++j)
+    for (int j = 0; j < E::BN / E::BOX_N; ++j)
         tma_load(Bs + j * E::BOX_BYTES, b_map, bar, n0 + E::BOX_N * j, k0);
 }
 
@@ -248,13 +241,13 @@ __device__ __forceinline__ void wg_store_stage(unsigned char* As, unsigned char*
                                                int k0, int tid) {  // tid: 0 .. WG_THREADS - 1, the storing threads
     using E = WgElem<P>;
     using T = typename E::T;
-    for (int i = tid; i < WG_BM * E::BK; i += WG_THREADS) {
+    for (int i = tid; i < E::BM * E::BK; i += WG_THREADS) {
         const int r = i / E::BK, c = i % E::BK;
         *reinterpret_cast<T*>(As + wg_swizzle(r, c * E::BYTES)) =
             (m0 + r < M && k0 + c < K) ? A[size_t(m0 + r) * K + k0 + c] : T(0);
     }
-    for (int i = tid; i < E::BK * WG_BN; i += WG_THREADS) {
-        const int r = i / WG_BN, c = i % WG_BN;  // k row, n column
+    for (int i = tid; i < E::BK * E::BN; i += WG_THREADS) {
+        const int r = i / E::BN, c = i % E::BN;  // k row, n column
         *reinterpret_cast<T*>(Bs + (c / E::BOX_N) * E::BOX_BYTES + wg_swizzle(r, (c % E::BOX_N) * E::BYTES)) =
             (k0 + r < K && n0 + c < N) ? B[size_t(k0 + r) * N + n0 + c] : T(0);
     }
@@ -263,27 +256,25 @@ __device__ __forceinline__ void wg_store_stage(unsigned char* As, unsigned char*
 // The accumulators (the m64nN layout) to C: warp w of the warpgroup holds rows 16w..16w+15
 // of its 64; d[4j + 2h + e] is row g + 8h, column 8j + 2t + e, with g = lane / 4, t = lane % 4.
 // `t128`: the thread's index in its warpgroup; row0: the warpgroup's first row of C.
-// TF32 (C^T's accumulators, wg_tile_tf32): the rows are n in two slices of 64 from n1, the
-// columns m from m1: d[64s + 4j + 2h + e] is C[m1 + 8j + 2t + e][n1 + 64s + wg_tf32_n(w, g, h)].
+// TF32 (C^T's accumulators, wg_tile_tf32): the rows are the warpgroup's 64 n from n1, the
+// columns 256 m from m1: d[4j + 2h + e] is C[m1 + 8j + 2t + e][n1 + wg_tf32_n(w, g, h)].
 __device__ __forceinline__ void wg_store_ct(const float (&d)[128], float* __restrict__ C, int M, int N, int m1,
                                             int n1, int t128) {
     const int lane = t128 % 32, warp = t128 / 32, g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int s = 0; s < 2; ++s)
+    for (int h = 0; h < 2; ++h) {
+        const int col = n1 + wg_tf32_n(warp, g, h);
+        if (col >= N)
+            continue;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int col = n1 + 64 * s + wg_tf32_n(warp, g, h);
-            if (col >= N)
-                continue;
+        for (int j = 0; j < 256 / 8; ++j)
 #pragma unroll
-            for (int j = 0; j < 128 / 8; ++j)
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const int row = m1 + 8 * j + 2 * t + e;
-                    if (row < M)
-                        C[size_t(row) * N + col] = d[64 * s + 4 * j + 2 * h + e];
-                }
-        }
+            for (int e = 0; e < 2; ++e) {
+                const int row = m1 + 8 * j + 2 * t + e;
+                if (row < M)
+                    C[size_t(row) * N + col] = d[4 * j + 2 * h + e];
+            }
+    }
 }
 
 __device__ __forceinline__ void wg_store_c(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
@@ -291,7 +282,7 @@ __device__ __forceinline__ void wg_store_c(const float (&d)[128], float* __restr
     const int lane = t128 % 32, warp = t128 / 32, g = lane / 4, t = lane % 4;
     const bool pairs = N % 2 == 0;  // 8-byte aligned column pairs
 #pragma unroll
-    for (int j = 0; j < WG_BN / 8; ++j)
+    for (int j = 0; j < 256 / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int row = row0 + warp * 16 + g + 8 * h, col = n0 + 8 * j + 2 * t;
@@ -321,10 +312,10 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
     unsigned char* smem = wg_raw + ((1024 - (wg_smem(wg_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     const int tid = threadIdx.x, wg = tid / 128;
-    const int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
+    const int m0 = blockIdx.y * WgElem<P>::BM, n0 = blockIdx.x * WgElem<P>::BN;
     const int KT = (K + WG_BK - 1) / WG_BK;
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
-    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WG_A_BYTES; };
+    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WgElem<P>::A_BYTES; };
     float d[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i)
@@ -364,7 +355,7 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
     }
 
     if constexpr (P == 0)
-        wg_store_ct(d, C, M, N, m0, n0 + wg * 128, tid % 128);
+        wg_store_ct(d, C, M, N, m0, n0 + wg * 64, tid % 128);
     else
         wg_store_c(d, C, M, N, m0 + wg * 64, n0, tid % 128);
 }
@@ -407,11 +398,12 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
     unsigned long long* empty = full + WG_STAGES;
     const int tid = threadIdx.x, wg = tid / 128;
     const int KT = (K + WG_BK - 1) / WG_BK;
-    const int tiles_n = (N + WG_BN - 1) / WG_BN, tiles = tiles_n * ((M + WG_BM - 1) / WG_BM);
+    constexpr int BM = WgElem<P>::BM, BN = WgElem<P>::BN;
+    const int tiles_n = (N + BN - 1) / BN, tiles = tiles_n * ((M + BM - 1) / BM);
     const int first = PERSIST ? blockIdx.x : blockIdx.y * tiles_n + blockIdx.x;  // the 2-D grid: one tile
     const int stride = PERSIST ? gridDim.x : tiles;
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
-    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WG_A_BYTES; };
+    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WgElem<P>::A_BYTES; };
     if (tid == 0) {
         for (int s = 0; s < WG_STAGES; ++s) {
             mbar_init(&full[s], 1);   // the producer's expect_tx, then the stage's bytes
@@ -425,7 +417,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
         if (TMA && tid == 0) {
             int use = 0;  // the stages' use count, over this block's tiles
             for (int tile = first; tile < tiles; tile += stride) {
-                const int m0 = tile / tiles_n * WG_BM, n0 = tile % tiles_n * WG_BN;
+                const int m0 = tile / tiles_n * BM, n0 = tile % tiles_n * BN;
                 for (int kt = 0; kt < KT; ++kt, ++use) {
                     const int s = use % WG_STAGES;
                     if (use >= WG_STAGES)  // both consumers are done with the tile this stage held before
@@ -439,7 +431,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
         const int cw = wg - 1, t128 = tid % 128;  // the consumer's 64 rows
         int use = 0;
         for (int tile = first; tile < tiles; tile += stride) {
-            const int m0 = tile / tiles_n * WG_BM, n0 = tile % tiles_n * WG_BN;
+            const int m0 = tile / tiles_n * BM, n0 = tile % tiles_n * BN;
             float d[128];
 #pragma unroll
             for (int i = 0; i < 128; ++i)
@@ -467,7 +459,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
                 }
             }
             if constexpr (P == 0)
-                wg_store_ct(d, C, M, N, m0, n0 + cw * 128, t128);
+                wg_store_ct(d, C, M, N, m0, n0 + cw * 64, t128);
             else
                 wg_store_c(d, C, M, N, m0 + cw * 64, n0, t128);
         }

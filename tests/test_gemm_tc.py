@@ -153,6 +153,11 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
     assert W.geometry(tensor.WGMMA_PERSIST, shape(129, 4097, 7, "bf16")) == ((34,), (384,))
     assert tensor.persistent_grid(shape(4096, 4096, 1024), 132) == (132,)
     assert tensor.persistent_grid(shape(129, 4097, 7), 132) == (34,)
+    # TF32 turns the wgmma rungs' tile to 256 x 128 (gemm_wgmma.cuh wg_tile_tf32)
+    assert W.geometry(tensor.WGMMA, shape(129, 4097, 7, "tf32")) == ((33, 1), (256,))
+    assert W.geometry(tensor.WGMMA_WS, shape(257, 4097, 7, "tf32")) == ((33, 2), (384,))
+    assert tensor.persistent_grid(shape(257, 4097, 7, "tf32"), 132) == (66,)
+    assert W.geometry(tensor.WMMA, shape(129, 4097, 7, "tf32")) == ((65, 3), (128,))  # wmma's own tile
     m, n, k = 512, 256, 1024
     t = W.traffic(shape(m, n, k, "bf16"), tensor.MMA_SYNC)
     assert t.bytes == 2 * (m * k + k * n) + 4 * m * n and t.flops == 2 * m * n * k
@@ -160,6 +165,8 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
     # wgmma's 128 x 256 tiles: A read N / 256 times, B M / 128 times
     assert W.traffic(shape(m, n, k, "bf16"), tensor.WGMMA).extra["model_bytes"] == 2 * (m * k * 1 + k * n * 4) + 4 * m * n
     assert W.traffic(shape(m, n, k, "tf32"), W.variant("cublas")).bytes == 4 * (m * k + k * n + m * n)
+    # TF32's 256 x 128 tiles: A read N / 128 times, B M / 256 times
+    assert W.traffic(shape(m, n, k, "tf32"), tensor.WGMMA_WS).extra["model_bytes"] == 4 * (m * k * 2 + k * n * 2) + 4 * m * n
     assert W.traffic(shape(m, n, k), W.variant("cublas")) == model_traffic(m, n, k, None)  # FP32: 4 B each
     assert W.device_bytes(shape(m, n, k, "fp16")) == 2 * (m * k + k * n) + 4 * m * n
 
@@ -240,7 +247,7 @@ def test_tma_layouts_are_the_kernels_boxes():
     assert tma.a_layout(4096, 1024, "bf16") == ((1024, 4096), (2048,), (64, 128))  # K inner, M rows; 128 B rows
     assert tma.b_layout(1024, 264, "fp16") == ((264, 1024), (528,), (64, 64))  # N inner, K rows
     # TF32 in FP32 words: 32 of them a 128-byte row (the k-tile), B in boxes of 32 x 32
-    assert tma.a_layout(4096, 1024, "tf32") == ((1024, 4096), (4096,), (32, 128))
+    assert tma.a_layout(4096, 1024, "tf32") == ((1024, 4096), (4096,), (32, 256))  # TF32's tile: 256 rows
     assert tma.b_layout(1024, 264, "tf32") == ((264, 1024), (1056,), (32, 32))
     for p in ("bf16", "tf32"):
         for layout in (tma.a_layout(7, 8, p), tma.b_layout(8, 4104, p)):
@@ -303,13 +310,13 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
                                    "// no wait: tile kt"),
     # TF32 (C^T = B^T A^T, B^T's fragments loaded by the threads): fragment registers 1 and 2
     # swapped (rows for k), and the k8 step's upper four k read as its lower four
-    "wgmma_tf32_transposed_fragment": ("wgmma_tc<0, true>", "f[j][kk][h + 2 * kh] =", "f[j][kk][2 * h + kh] ="),
+    "wgmma_tf32_transposed_fragment": ("wgmma_tc<0, true>", "f[kk][h + 2 * kh] =", "f[kk][2 * h + kh] ="),
     "wgmma_tf32_k_half": ("wgmma_ws_tc<0, true>", "wg_swizzle(kk * 8 + t + 4 * kh, cb)", "wg_swizzle(kk * 8 + t, cb)"),
     # persistent blocks: the consumers' walk over the tiles off the producer's (C stored one tile
     # column over); a walk that waits for tiles never loaded would hang, not FAIL
     "wgmma_persist_wrong_origin": ("wgmma_ws_tc<1, true, true>",
-                                   "tile % tiles_n * WG_BN;\n            float d[128];",
-                                   "(tile + 1) % tiles_n * WG_BN;\n            float d[128];"),
+                                   "tile % tiles_n * BN;\n            float d[128];",
+                                   "(tile + 1) % tiles_n * BN;\n            float d[128];"),
 }
 # Not kept: wgmma_ws's consumers without their wait on `full` faulted on the H200 (unspecified
 # launch failure, results/h200/tensor8/run2/gpu-mutants.txt): caught, but as a dead context, not

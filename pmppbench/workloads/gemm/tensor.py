@@ -51,10 +51,21 @@ WGMMA_SMEM = {"wgmma": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 8,
               "wgmma_persist": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 4 * 8}
 
 
+TF32_TILE = (256, 128)  # gemm_wgmma.cuh WgElem<0>: the wgmma rungs' TF32 tile, BM x BN (wg_tile_tf32 says why)
+
+
+def cover(name: str, precision: str) -> Cover:
+    """How rung `name` covers C in `precision`: its COVERS entry, with the wgmma rungs' TF32
+    tile turned to 256 x 128."""
+    c = COVERS[name]
+    return replace(c, bm=TF32_TILE[0], bn=TF32_TILE[1]) if name in WGMMA_RUNGS and precision == "tf32" else c
+
+
 def persistent_grid(shape, sms: int | None) -> tuple[int]:
     """wgmma_persist's 1-D grid: one block per SM (the kernel holds one: its shared memory), or
     one per tile when there are fewer tiles; without the GPU's SM count, one per tile."""
-    tiles = -(-shape["m"] // 128) * -(-shape["n"] // 256)
+    c = cover("wgmma_persist", prec.of(shape))
+    tiles = -(-shape["m"] // c.bm) * -(-shape["n"] // c.bn)
     return (tiles if sms is None else min(tiles, sms),)
 
 

@@ -8,7 +8,8 @@ into the launch's parameters.
 
 What the maps say (the kernel reads its tiles in the layout they produce):
 - A (M x K, row-major): a 2-D tensor of K contiguous elements by M rows; a box of one 128-byte
-  row of K (64 halves, or 32 TF32 words) by 128 (M) rows, so the 128-byte swizzle applies.
+  row of K (64 halves, or 32 TF32 words) by the block tile's 128 (M) rows (TF32: 256), so the
+  128-byte swizzle applies.
 - B (K x N, row-major): N contiguous by K rows; a box of one 128-byte row of N by as many K
   rows (64 x 64 halves, 32 x 32 TF32 words); the kernel loads 4 (or 8) boxes side by side for
   its 256 columns.
@@ -35,7 +36,8 @@ SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
 OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: elements past the tensor are zeros
 MAP_BYTES = 128  # sizeof(CUtensorMap), 64-byte aligned
-ROW_BYTES, BOX_M = 128, 128  # gemm_wgmma.cuh: WG_ROW (the swizzle's span), WG_BM
+ROW_BYTES = 128  # gemm_wgmma.cuh: WG_ROW (the swizzle's span)
+BOX_M = {"bf16": 128, "fp16": 128, "tf32": 256}  # WgElem::BM: the block tile's rows, one box of A
 
 
 def row_elements(precision: str) -> int:
@@ -45,7 +47,7 @@ def row_elements(precision: str) -> int:
 
 def a_layout(m: int, k: int, precision: str) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:
     """(sizes, the row stride in bytes, box) of A's map, innermost first."""
-    return (k, m), (ELEMENT_BYTES[precision] * k,), (row_elements(precision), BOX_M)
+    return (k, m), (ELEMENT_BYTES[precision] * k,), (row_elements(precision), BOX_M[precision])
 
 
 def b_layout(k: int, n: int, precision: str) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:

@@ -164,6 +164,8 @@ class Gemm(Workload):
         cover = COVERS.get(variant.name)
         if cover is None:
             raise ValueError(f"gemm: {variant.name} is launched by its configuration, not by a fixed geometry")
+        if variant.name in tensor.COVERS:
+            cover = tensor.cover(variant.name, prec.of(shape))  # the wgmma rungs' TF32 tile is 256 x 128
         if variant.name in tensor.PERSISTENT:
             return tensor.persistent_grid(shape, None if device is None else device.sm_count), cover.block
         return grid_2d(shape["n"], shape["m"], cover.bn, cover.bm), cover.block
@@ -229,7 +231,8 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
         if p != "fp32":
-            return traffic(m, n, k, tensor.COVERS.get(variant.name), prec.ELEMENT_BYTES[p])
+            cover = tensor.cover(variant.name, p) if variant.name in tensor.COVERS else None
+            return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
         cover = COVERS.get(variant.name)
