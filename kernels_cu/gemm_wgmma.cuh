@@ -7,6 +7,7 @@
 //                        pipeline of TMA copies (cp.async.bulk.tensor) completing on mbarriers
 //   wgmma_ws_tc<P, TMA>  the same with a producer warpgroup and two consumers (warp
 //                        specialization, setmaxnreg): full and empty mbarriers, no block barrier
+//   wgmma_ws_tc<P, TMA, true>  (wgmma_persist) the same in persistent blocks, one per SM
 //
 // What Hopper changes against mma_tc (PMPP's tiling, one level down):
 // - wgmma: the 4 warps of a warpgroup issue one 64 x N x 16 MMA together, reading A and B
@@ -25,8 +26,8 @@
 // TMA (K and N multiples of 8: TMA's row strides are multiples of 16 bytes) takes that path;
 // otherwise every thread stores its elements into the same swizzled layout (zero outside),
 // fences them to the async proxy and the block multiplies one stage at a time (slow, exact).
-// TF32 (P = 0) keeps the tiles, the stages' bytes and the pipeline, with 32 FP32 words a 128-byte
-// row (BK = 32): wgmma reads TF32 from shared memory only K-major, and B is N-major (row-major
+// TF32 (P = 0) keeps the stages' bytes and the pipeline, with 32 FP32 words a 128-byte row
+// (BK = 32) and the block's tile turned to 256 x 128: wgmma reads TF32 from shared memory only K-major, and B is N-major (row-major
 // K x N), so the TF32 block computes C^T = B^T A^T: B^T is wgmma's A operand, from registers
 // (each thread loads its fragment from B's swizzled tile: any layout may feed registers), and A
 // is wgmma's B operand, K-major from shared memory as it is (wg_tile_tf32 says how).
