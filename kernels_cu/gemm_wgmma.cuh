@@ -1,12 +1,13 @@
 // GEMM on Hopper's warpgroup MMA (sm_90a): C[M,N] (FP32) = A[M,K] * B[K,N], row-major, inputs
-// BF16 or FP16, FP32 accumulation. Included by gemm_tc.cuh; the rungs of
-// `pmppbench gemm --precision bf16,fp16` that need sm_90a:
+// TF32, BF16 or FP16, FP32 accumulation. Included by gemm_tc.cuh; the rungs of
+// `pmppbench gemm --precision tf32,bf16,fp16` that need sm_90a:
 //
 //   wgmma_tc<P, TMA>     wgmma.mma_async.m64n256k16 from shared-memory matrix descriptors (128-byte
 //                        swizzle), 128 x 256 x 64 block tiles, 2 warpgroups of 64 x 256, a 4-stage
 //                        pipeline of TMA copies (cp.async.bulk.tensor) completing on mbarriers
 //   wgmma_ws_tc<P, TMA>  the same with a producer warpgroup and two consumers (warp
 //                        specialization, setmaxnreg): full and empty mbarriers, no block barrier
+//   wgmma_ws_tc<P, TMA, true>  (wgmma_persist) the same in persistent blocks, one per SM
 //
 // What Hopper changes against mma_tc (PMPP's tiling, one level down):
 // - wgmma: the 4 warps of a warpgroup issue one 64 x N x 16 MMA together, reading A and B
@@ -25,14 +26,35 @@
 // TMA (K and N multiples of 8: TMA's row strides are multiples of 16 bytes) takes that path;
 // otherwise every thread stores its elements into the same swizzled layout (zero outside),
 // fences them to the async proxy and the block multiplies one stage at a time (slow, exact).
+// TF32 (P = 0) keeps the stages' bytes and the pipeline, with 32 FP32 words a 128-byte row
+// (BK = 32) and the block's tile turned to 256 x 128: wgmma reads TF32 from shared memory only K-major, and B is N-major (row-major
+// K x N), so the TF32 block computes C^T = B^T A^T: B^T is wgmma's A operand, from registers
+// (each thread loads its fragment from B's swizzled tile: any layout may feed registers), and A
+// is wgmma's B operand, K-major from shared memory as it is (wg_tile_tf32 says how).
 // Every path is inline PTX (no CUDA header): it builds only for sm_90a, and its template is
 // instantiated only by name, so the other targets never see it.
 
-constexpr int WG_BM = 128, WG_BN = 256, WG_BK = 64, WG_THREADS = 256, WG_STAGES = 4;
-constexpr int WG_A_BYTES = WG_BM * WG_BK * 2;          // 16 KB: one 128 x 64 box
-constexpr int WG_B_BYTES = WG_BK * WG_BN * 2;          // 32 KB: four 64 (n) x 64 (k) boxes
-constexpr int WG_STAGE_BYTES = WG_A_BYTES + WG_B_BYTES;
-constexpr int WG_BOX_BYTES = WG_BK * 64 * 2;           // one 64 x 64 box of B: 8 KB
+constexpr int WG_THREADS = 256, WG_STAGES = 4;
+constexpr int WG_ROW = 128;                            // bytes a row of a swizzled tile (the swizzle's span)
+constexpr int WG_STAGE_BYTES = 48 * 1024;              // A's and B's k-tiles, in every precision
+
+// Per precision: the element word, the k-tile (one 128-byte row of elements), the block's tile
+// of C (BM x BN) and B's boxes, each BOX_N columns (one 128-byte row) by BK k-rows.
+// BF16, FP16: 128 x 256 tiles, k-tiles of 64; A 16 KB, B 32 KB in 4 boxes of 64 x 64.
+// TF32: 256 x 128 tiles, k-tiles of 32; A 32 KB, B 16 KB in 4 boxes of 32 x 32 (why the tile is
+// turned: wg_tile_tf32).
+template <int P> struct WgElem {
+    using T = unsigned short;
+    static constexpr int BYTES = 2, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 128, BN = 256;
+    static constexpr int A_BYTES = BM * WG_ROW;
+};
+template <> struct WgElem<0> {
+    using T = unsigned int;
+    static constexpr int BYTES = 4, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 256, BN = 128;
+    static constexpr int A_BYTES = BM * WG_ROW;
+};
+static_assert(WgElem<0>::A_BYTES + WgElem<0>::BK * WgElem<0>::BN * 4 == WG_STAGE_BYTES &&
+              WgElem<1>::A_BYTES + WgElem<1>::BK * WgElem<1>::BN * 2 == WG_STAGE_BYTES, "one stage size");
 // dynamic shared memory: the stages, 1024 bytes of slack to align them (the swizzle's unit), the barriers
 constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
 
@@ -125,56 +147,143 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long 
 // 128-byte rows; 8-row groups are 1024 bytes apart (the stride byte offset; the leading one is
 // unused for a swizzled K-major operand). B: a k16 step is 16 rows of 128 bytes; 8-row (k)
 // groups 1024 bytes apart (stride), the four 64-column boxes 8 KB apart (leading).
-template <int P>
-__device__ __forceinline__ void wg_tile(float (&d)[128], const unsigned char* As, const unsigned char* Bs, int wg) {
-    wg_fence();
+// TF32: d (the warpgroup's 64 rows) += A (64 x 8, four registers a thread) * B (8 x 256,
+// K-major). No transpose is allowed for TF32 (hence the swapped product).
+__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " WG_D256 ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                 : WG_C256 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1) : "memory");
+}
+
+// Byte offset of the element at byte column cb of row r in a tile of 128-byte rows, swizzled as
+// TMA's SWIZZLE_128B writes it: the 16-byte chunk cb / 16 of row r lands at chunk (cb / 16) ^ (r % 8).
+__device__ __forceinline__ int wg_swizzle(int r, int cb) { return r * WG_ROW + (((cb >> 4) ^ (r & 7)) << 4) + (cb & 15); }
+
+// TF32's k-tile (32) for warpgroup `wg`, which owns 64 columns n of C (the rows of wgmma's
+// A = B^T) and all 256 rows m of the block (wgmma's N = 256, read from A's tile K-major).
+// Why 256 x 128 and not BF16's 128 x 256: every wgmma reads its shared operand (here A's k8
+// slab) for its 64 register rows, so the shared bytes a tile reads are (n / 64) x A's tile plus
+// B^T's fragments once; with 64 n a warpgroup and m = 256 they are 64 + 16 KB a k-tile, the
+// 128 KB of shared traffic (TMA's 48 KB written included) that BF16's tile moves in the same
+// time. The 128 x 256 tile (two slices of 64 n a warpgroup, m64n128k8) moved 144 KB and ran
+// at 88% of cuBLAS (results/h200/tensor9/run1).
+// A thread's fragment (CUTLASS's ALayout_64x8): register v holds row g + 8 (v & 1) of its
+// warp's 16, k = t + 4 (v >> 1) of the k8 step, g = lane / 4, t = lane % 4. The rows are n in
+// an order of our choosing (the accumulators' rows follow it to C): row g + 8h of warp w is
+// n = 32 (q / 4) + 4 (q % 4) + g % 4 + 16 (g / 4), q = 2w + h, so that the 32 lanes of one load
+// read 8 k-rows' distinct 16-byte chunks of the swizzled box: no bank conflict (with
+// consecutive n, k-rows t and t ^ 1 would meet in the same two chunks).
+__device__ __forceinline__ int wg_tf32_n(int w, int g, int h) {
+    const int q = 2 * w + h;
+    return 32 * (q / 4) + 4 * (q % 4) + g % 4 + 16 * (g / 4);
+}
+
+__device__ __forceinline__ void wg_tile_tf32(float (&d)[128], const unsigned char* As, const unsigned char* Bs, int wg) {
+    const int t128 = threadIdx.x % 128, lane = t128 % 32, w = t128 / 32, g = lane / 4, t = lane % 4;
+    using E = WgElem<0>;
+    unsigned f[E::BK / 8][4];  // [k8 step][register]
 #pragma unroll
-    for (int kk = 0; kk < WG_BK / 16; ++kk)
-        wgmma_m64n256k16<P>(d, wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024),
-                            wg_desc(Bs + kk * 16 * 128, WG_BOX_BYTES, 1024));
+    for (int h = 0; h < 2; ++h) {
+        const int n = wg * 64 + wg_tf32_n(w, g, h);  // the column of B in the block's 128
+        const unsigned char* box = Bs + (n / E::BOX_N) * E::BOX_BYTES;
+        const int cb = (n % E::BOX_N) * E::BYTES;
+#pragma unroll
+        for (int kk = 0; kk < E::BK / 8; ++kk)
+#pragma unroll
+            for (int kh = 0; kh < 2; ++kh)
+                f[kk][h + 2 * kh] = *reinterpret_cast<const unsigned*>(box + wg_swizzle(kk * 8 + t + 4 * kh, cb));
+    }
+    wg_fence();  // the fragments' registers are written before the MMAs read them
+#pragma unroll
+    for (int kk = 0; kk < E::BK / 8; ++kk)  // A's 256 rows m, k8 = 32 bytes in
+        wgmma_m64n256k8_tf32(d, f[kk], wg_desc(As + kk * 32, 16, 1024));
     wg_commit();
 }
 
-// One stage by the copy engine (one thread): A's 128 x 64 box, B's four 64 x 64 boxes.
+// The k-tiles' MMA groups a warpgroup leaves in flight when it moves on: one (BF16, FP16: the MMAs
+// of tile kt run while the warps wait for kt - 1's and hand its stage back); none for TF32, whose
+// next tile's fragment loads would write wgmma input registers while MMAs run: ptxas then
+// serializes every wgmma (its warning C7513, also with two alternating register sets). The
+// second warpgroup's MMAs cover one's fragment loads instead.
+template <int P> constexpr int WG_IN_FLIGHT = P == 0 ? 0 : 1;
+
+template <int P>
+__device__ __forceinline__ void wg_tile(float (&d)[128], const unsigned char* As, const unsigned char* Bs, int wg) {
+    if constexpr (P == 0) {
+        wg_tile_tf32(d, As, Bs, wg);
+    } else {
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < WgElem<P>::BK / 16; ++kk)
+            wgmma_m64n256k16<P>(d, wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024),
+                                wg_desc(Bs + kk * 16 * 128, WgElem<P>::BOX_BYTES, 1024));
+        wg_commit();
+    }
+}
+
+// One stage by the copy engine (one thread): A's box of BM rows (m) by BK (k), B's boxes of
+// BK rows (k) by BOX_N columns (n) side by side.
+template <int P>
 __device__ __forceinline__ void wg_tma_stage(unsigned char* As, unsigned char* Bs, unsigned long long* bar,
                                              const TmaMap& a_map, const TmaMap& b_map, int m0, int n0, int k0) {
+    using E = WgElem<P>;
     mbar_expect_tx(bar, WG_STAGE_BYTES);  // boxes partly past the matrix still count whole (zero-filled)
     tma_load(As, a_map, bar, k0, m0);
 #pragma unroll
-    for (int j = 0; j < WG_BN / 64; ++j)
-        tma_load(Bs + j * WG_BOX_BYTES, b_map, bar, n0 + 64 * j, k0);
+    for (int j = 0; j < E::BN / E::BOX_N; ++j)
+        tma_load(Bs + j * E::BOX_BYTES, b_map, bar, n0 + E::BOX_N * j, k0);
 }
-
-// Byte offset of element (r, c) in a tile of 128-byte rows (64 halves), swizzled as TMA's
-// SWIZZLE_128B writes it: the 16-byte chunk c / 8 of row r lands at chunk (c / 8) ^ (r % 8).
-__device__ __forceinline__ int wg_swizzle(int r, int c) { return r * 128 + (((c >> 3) ^ (r & 7)) << 4) + (c & 7) * 2; }
 
 // The path without TMA (K or N not a multiple of 8): every thread stores its elements of one
 // stage, zero outside the matrix, in the layout above.
-__device__ __forceinline__ void wg_store_stage(unsigned char* As, unsigned char* Bs, const unsigned short* A,
-                                               const unsigned short* B, int M, int N, int K, int m0, int n0, int k0,
-                                               int tid) {  // tid: 0 .. WG_THREADS - 1, the storing threads
-    for (int i = tid; i < WG_BM * WG_BK; i += WG_THREADS) {
-        const int r = i / WG_BK, c = i % WG_BK;
-        *reinterpret_cast<unsigned short*>(As + wg_swizzle(r, c)) =
-            (m0 + r < M && k0 + c < K) ? A[size_t(m0 + r) * K + k0 + c] : 0;
+template <int P>
+__device__ __forceinline__ void wg_store_stage(unsigned char* As, unsigned char* Bs, const typename WgElem<P>::T* A,
+                                               const typename WgElem<P>::T* B, int M, int N, int K, int m0, int n0,
+                                               int k0, int tid) {  // tid: 0 .. WG_THREADS - 1, the storing threads
+    using E = WgElem<P>;
+    using T = typename E::T;
+    for (int i = tid; i < E::BM * E::BK; i += WG_THREADS) {
+        const int r = i / E::BK, c = i % E::BK;
+        *reinterpret_cast<T*>(As + wg_swizzle(r, c * E::BYTES)) =
+            (m0 + r < M && k0 + c < K) ? A[size_t(m0 + r) * K + k0 + c] : T(0);
     }
-    for (int i = tid; i < WG_BK * WG_BN; i += WG_THREADS) {
-        const int r = i / WG_BN, c = i % WG_BN;  // k row, n column
-        *reinterpret_cast<unsigned short*>(Bs + (c / 64) * WG_BOX_BYTES + wg_swizzle(r, c % 64)) =
-            (k0 + r < K && n0 + c < N) ? B[size_t(k0 + r) * N + n0 + c] : 0;
+    for (int i = tid; i < E::BK * E::BN; i += WG_THREADS) {
+        const int r = i / E::BN, c = i % E::BN;  // k row, n column
+        *reinterpret_cast<T*>(Bs + (c / E::BOX_N) * E::BOX_BYTES + wg_swizzle(r, (c % E::BOX_N) * E::BYTES)) =
+            (k0 + r < K && n0 + c < N) ? B[size_t(k0 + r) * N + n0 + c] : T(0);
     }
 }
 
-// The accumulators (the m64nNk16 layout) to C: warp w of the warpgroup holds rows 16w..16w+15
+// The accumulators (the m64nN layout) to C: warp w of the warpgroup holds rows 16w..16w+15
 // of its 64; d[4j + 2h + e] is row g + 8h, column 8j + 2t + e, with g = lane / 4, t = lane % 4.
 // `t128`: the thread's index in its warpgroup; row0: the warpgroup's first row of C.
+// TF32 (C^T's accumulators, wg_tile_tf32): the rows are the warpgroup's 64 n from n1, the
+// columns 256 m from m1: d[4j + 2h + e] is C[m1 + 8j + 2t + e][n1 + wg_tf32_n(w, g, h)].
+__device__ __forceinline__ void wg_store_ct(const float (&d)[128], float* __restrict__ C, int M, int N, int m1,
+                                            int n1, int t128) {
+    const int lane = t128 % 32, warp = t128 / 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int col = n1 + wg_tf32_n(warp, g, h);
+        if (col >= N)
+            continue;
+#pragma unroll
+        for (int j = 0; j < 256 / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int row = m1 + 8 * j + 2 * t + e;
+                if (row < M)
+                    C[size_t(row) * N + col] = d[4 * j + 2 * h + e];
+            }
+    }
+}
+
 __device__ __forceinline__ void wg_store_c(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
                                            int n0, int t128) {
     const int lane = t128 % 32, warp = t128 / 32, g = lane / 4, t = lane % 4;
     const bool pairs = N % 2 == 0;  // 8-byte aligned column pairs
 #pragma unroll
-    for (int j = 0; j < WG_BN / 8; ++j)
+    for (int j = 0; j < 256 / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int row = row0 + warp * 16 + g + 8 * h, col = n0 + 8 * j + 2 * t;
@@ -196,17 +305,18 @@ __device__ __forceinline__ void wg_store_c(const float (&d)[128], float* __restr
 template <int P, bool TMA>
 __global__ void __launch_bounds__(WG_THREADS, 1)
 wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_map,
-         const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C,
-         int M, int N, int K) {
-    static_assert(P == 1 || P == 2, "wgmma_tc: BF16 or FP16 inputs");
+         const typename WgElem<P>::T* __restrict__ A, const typename WgElem<P>::T* __restrict__ B,
+         float* __restrict__ C, int M, int N, int K) {
+    static_assert(P == 0 || P == 1 || P == 2, "wgmma_tc: TF32, BF16 or FP16 inputs");
+    constexpr int WG_BK = WgElem<P>::BK;
     extern __shared__ __align__(128) unsigned char wg_raw[];  // 128: a 1024 here pads every kernel of the module
     unsigned char* smem = wg_raw + ((1024 - (wg_smem(wg_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     const int tid = threadIdx.x, wg = tid / 128;
-    const int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
+    const int m0 = blockIdx.y * WgElem<P>::BM, n0 = blockIdx.x * WgElem<P>::BN;
     const int KT = (K + WG_BK - 1) / WG_BK;
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
-    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WG_A_BYTES; };
+    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WgElem<P>::A_BYTES; };
     float d[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i)
@@ -218,25 +328,25 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
                 mbar_init(&full[s], 1);  // one arrival (the expect_tx) plus the stage's bytes
             asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
             for (int s = 0; s < WG_STAGES && s < KT; ++s)  // the prologue: every stage in flight
-                wg_tma_stage(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, s * WG_BK);
+                wg_tma_stage<P>(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, s * WG_BK);
         }
         __syncthreads();  // the barriers are initialised before anyone waits on them
         for (int kt = 0; kt < KT; ++kt) {
             const int s = kt % WG_STAGES;
             mbar_wait(&full[s], (kt / WG_STAGES) & 1);  // tile kt has landed (the stage's use number, mod 2)
             wg_tile<P>(d, stage_a(s), stage_b(s), wg);
-            wg_wait<1>();     // this warpgroup's MMAs of tile kt - 1 are done (kt's still run)
+            wg_wait<WG_IN_FLIGHT<P>>();  // this warpgroup's MMAs of tile kt - 1 are done (kt's still run)
             __syncthreads();  // ... and the other's: tile kt - 1's stage is free
             const int refill = kt - 1 + WG_STAGES;
             if (tid == 0 && kt >= 1 && refill < KT) {
                 const int r = (kt - 1) % WG_STAGES;
-                wg_tma_stage(stage_a(r), stage_b(r), &full[r], a_map, b_map, m0, n0, refill * WG_BK);
+                wg_tma_stage<P>(stage_a(r), stage_b(r), &full[r], a_map, b_map, m0, n0, refill * WG_BK);
             }
         }
         wg_wait<0>();
     } else {
         for (int kt = 0; kt < KT; ++kt) {
-            wg_store_stage(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid);
+            wg_store_stage<P>(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid);
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // ordinary stores, read by wgmma
             __syncthreads();
             wg_tile<P>(d, stage_a(0), stage_b(0), wg);
@@ -245,7 +355,10 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
         }
     }
 
-    wg_store_c(d, C, M, N, m0 + wg * 64, n0, tid % 128);
+    if constexpr (P == 0)
+        wg_store_ct(d, C, M, N, m0, n0 + wg * 64, tid % 128);
+    else
+        wg_store_c(d, C, M, N, m0 + wg * 64, n0, tid % 128);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -259,6 +372,11 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
 // (__launch_bounds__ with 1 block a multiprocessor) and each role is one branch.
 // Without TMA the consumers store the stages themselves, synchronised by a named barrier of
 // their 256 threads (barrier 1), and the producer has nothing to do.
+// PERSIST (the rung wgmma_persist): one block an SM (the host launches min(tiles, SMs)), each
+// taking tiles blockIdx.x, + gridDim.x, ... in C's row-major tile order. The stages' use count
+// runs on across tiles, so the producer loads the next tile's first stages while the consumers
+// still store this one's C (the epilogue no longer leaves the tensor cores idle), and no block
+// is launched, or its barriers initialised, per tile. Without it a block is one tile, as before.
 constexpr int WS_THREADS = 384;
 constexpr int WS_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + 2 * WG_STAGES * 8;  // full and empty barriers
 
@@ -268,21 +386,25 @@ __device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
 
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-template <int P, bool TMA>
+template <int P, bool TMA, bool PERSIST = false>
 __global__ void __launch_bounds__(WS_THREADS, 1)
 wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_map,
-            const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C,
-            int M, int N, int K) {
-    static_assert(P == 1 || P == 2, "wgmma_ws_tc: BF16 or FP16 inputs");
+            const typename WgElem<P>::T* __restrict__ A, const typename WgElem<P>::T* __restrict__ B,
+            float* __restrict__ C, int M, int N, int K) {
+    static_assert(P == 0 || P == 1 || P == 2, "wgmma_ws_tc: TF32, BF16 or FP16 inputs");
+    constexpr int WG_BK = WgElem<P>::BK;
     extern __shared__ __align__(128) unsigned char ws_raw[];
     unsigned char* smem = ws_raw + ((1024 - (wg_smem(ws_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     unsigned long long* empty = full + WG_STAGES;
     const int tid = threadIdx.x, wg = tid / 128;
-    const int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
     const int KT = (K + WG_BK - 1) / WG_BK;
+    constexpr int BM = WgElem<P>::BM, BN = WgElem<P>::BN;
+    const int tiles_n = (N + BN - 1) / BN, tiles = tiles_n * ((M + BM - 1) / BM);
+    const int first = PERSIST ? blockIdx.x : blockIdx.y * tiles_n + blockIdx.x;  // the 2-D grid: one tile
+    const int stride = PERSIST ? gridDim.x : tiles;
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
-    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WG_A_BYTES; };
+    auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WgElem<P>::A_BYTES; };
     if (tid == 0) {
         for (int s = 0; s < WG_STAGES; ++s) {
             mbar_init(&full[s], 1);   // the producer's expect_tx, then the stage's bytes
@@ -293,40 +415,54 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
     __syncthreads();  // the last block-wide barrier: from here each role runs on its own
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (TMA && tid == 0)
-            for (int kt = 0; kt < KT; ++kt) {
-                const int s = kt % WG_STAGES;
-                if (kt >= WG_STAGES)  // both consumers are done with the tile this stage held before
-                    mbar_wait(&empty[s], (kt / WG_STAGES - 1) & 1);
-                wg_tma_stage(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, kt * WG_BK);
+        if (TMA && tid == 0) {
+            int use = 0;  // the stages' use count, over this block's tiles
+            for (int tile = first; tile < tiles; tile += stride) {
+                const int m0 = tile / tiles_n * BM, n0 = tile % tiles_n * BN;
+                for (int kt = 0; kt < KT; ++kt, ++use) {
+                    const int s = use % WG_STAGES;
+                    if (use >= WG_STAGES)  // both consumers are done with the tile this stage held before
+                        mbar_wait(&empty[s], (use / WG_STAGES - 1) & 1);
+                    wg_tma_stage<P>(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, kt * WG_BK);
+                }
             }
+        }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         const int cw = wg - 1, t128 = tid % 128;  // the consumer's 64 rows
-        float d[128];
+        int use = 0;
+        for (int tile = first; tile < tiles; tile += stride) {
+            const int m0 = tile / tiles_n * BM, n0 = tile % tiles_n * BN;
+            float d[128];
 #pragma unroll
-        for (int i = 0; i < 128; ++i)
-            d[i] = 0.f;
-        if (TMA) {
-            for (int kt = 0; kt < KT; ++kt) {
-                const int s = kt % WG_STAGES;
-                mbar_wait(&full[s], (kt / WG_STAGES) & 1);
-                wg_tile<P>(d, stage_a(s), stage_b(s), cw);
-                wg_wait<1>();  // this warpgroup's MMAs of tile kt - 1 are done: release its stage
-                if (kt >= 1 && t128 == 0)
-                    mbar_arrive(&empty[(kt - 1) % WG_STAGES]);
-            }
-            wg_wait<0>();
-        } else {
-            for (int kt = 0; kt < KT; ++kt) {
-                wg_store_stage(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid - 128);
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                consumers_sync();
-                wg_tile<P>(d, stage_a(0), stage_b(0), cw);
+            for (int i = 0; i < 128; ++i)
+                d[i] = 0.f;
+            if (TMA) {
+                for (int kt = 0; kt < KT; ++kt, ++use) {
+                    const int s = use % WG_STAGES;
+                    mbar_wait(&full[s], (use / WG_STAGES) & 1);
+                    wg_tile<P>(d, stage_a(s), stage_b(s), cw);
+                    wg_wait<WG_IN_FLIGHT<P>>();  // this warpgroup's MMAs of tile kt - 1 are done: release its stage
+                    if (kt >= 1 && t128 == 0)
+                        mbar_arrive(&empty[(use - 1) % WG_STAGES]);
+                }
                 wg_wait<0>();
-                consumers_sync();
+                if (PERSIST && t128 == 0)  // the tile's last stage, for the next tile's loads
+                    mbar_arrive(&empty[(use - 1) % WG_STAGES]);
+            } else {
+                for (int kt = 0; kt < KT; ++kt) {
+                    wg_store_stage<P>(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid - 128);
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    consumers_sync();
+                    wg_tile<P>(d, stage_a(0), stage_b(0), cw);
+                    wg_wait<0>();
+                    consumers_sync();
+                }
             }
+            if constexpr (P == 0)
+                wg_store_ct(d, C, M, N, m0, n0 + cw * 64, t128);
+            else
+                wg_store_c(d, C, M, N, m0 + cw * 64, n0, t128);
         }
-        wg_store_c(d, C, M, N, m0 + cw * 64, n0, t128);
     }
 }

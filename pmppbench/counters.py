@@ -84,13 +84,16 @@ WARP_INST = "smsp__inst_executed.sum"
 GLOBAL_ATOM = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
 GLOBAL_RED = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"
 SHARED_ATOM = "smsp__inst_executed_op_shared_atom.sum"
+# Tensor cores: the cycles their pipe was busy, of the peak. On the H200 this HMMA pipe's count
+# covers Hopper's wgmma (HGMMA) too (ncu there has no gmma cycles metric: results/h200/tensor9).
+TENSOR_PIPE = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY_LIMIT = "sm__maximum_warps_per_active_cycle_pct"  # ncu's own theoretical occupancy
 DURATION = "gpu__time_duration.sum"  # weights a variant's percentages when it launches several kernels
 
 METRICS = (DRAM_READ, DRAM_WRITE, L2_HIT, L1_HIT, GLOBAL_LD, GLOBAL_ST, SMEM_LD_REQ, SMEM_ST_REQ, SMEM_LD_WF,
            SMEM_ST_WF, SMEM_LD_CONFLICTS, SMEM_ST_CONFLICTS, THREAD_INST, WARP_INST, GLOBAL_ATOM, GLOBAL_RED,
-           SHARED_ATOM, OCCUPANCY, OCCUPANCY_LIMIT, DURATION)
+           SHARED_ATOM, TENSOR_PIPE, OCCUPANCY, OCCUPANCY_LIMIT, DURATION)
 WARP_SIZE = 32
 KERNELS = "kernels"  # how many kernels the variant's run launched (a key of Result.counters)
 
@@ -277,6 +280,7 @@ def fill_counters(row: Result) -> None:
     row.global_atomic_requests = None if atom is None and red is None else int((atom or 0) + (red or 0))
     shared = c.get(SHARED_ATOM)
     row.shared_atomic_instructions = None if shared is None else int(shared)
+    row.tensor_pipe_pct = c.get(TENSOR_PIPE)
     row.occupancy_achieved_pct = c.get(OCCUPANCY)
     row.occupancy_vs_theoretical = _ratio(row.occupancy_achieved_pct, row.occupancy_theoretical_pct)
 

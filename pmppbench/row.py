@@ -81,6 +81,7 @@ class Result:
     warp_efficiency_pct: float | None = None  # threads per executed warp instruction, of 32 (divergence)
     global_atomic_requests: int | None = None  # warp-level global atomic and reduction requests
     shared_atomic_instructions: int | None = None  # warp-level shared-memory atomic instructions
+    tensor_pipe_pct: float | None = None  # tensor pipe busy, % of peak (mma.sync, wmma, wgmma)
     occupancy_theoretical_pct: float | None = None  # the model: PMPP 5.6 by hand (occupancy.py)
     occupancy_achieved_pct: float | None = None  # warps active / the SM's maximum, while the SM was active
     occupancy_vs_theoretical: float | None = None  # achieved / theoretical

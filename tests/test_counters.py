@@ -162,6 +162,16 @@ def test_divergence_and_atomics_are_counted_per_warp_instruction():
     assert counted(both).warp_efficiency_pct == pytest.approx(100 * 33 / 64)
     headers = [c.header for c in counter_columns_for([row])]
     assert {"warp_eff_%", "glob_atom_req", "smem_atom_inst"} <= set(headers)
+    assert "tensor_pipe_%" not in headers  # no tensor-pipe counter: no column
+
+
+def test_tensor_pipe_utilization():
+    assert counted({k.TENSOR_PIPE: 35.5}).tensor_pipe_pct == 35.5
+    assert counted({k.THREAD_INST: 1.0, k.WARP_INST: 1.0}).tensor_pipe_pct is None
+    both = k.combine([{k.TENSOR_PIPE: 90.0, k.DURATION: 3.0}, {k.TENSOR_PIPE: 10.0, k.DURATION: 1.0}])
+    row = counted(both)
+    assert row.tensor_pipe_pct == pytest.approx(70.0)  # weighted by duration
+    assert "tensor_pipe_%" in [c.header for c in counter_columns_for([row])]
 
 
 def test_requested_bytes_are_compared_with_the_modelled_requests_when_the_workload_has_them():

@@ -63,7 +63,7 @@ def test_csv_exact():
     header, line = text.splitlines()
     assert header.startswith("format_version,workload,variant,shape,dims,check,max_abs_err,")
     assert line == ('2,transpose,naive,64x64,"{""m"": 64, ""n"": 64}",PASS,,,,,2.0,1.9,2.1,10.0,"[2.0, 1.9, 2.1]",,,,,'
-                    'False,,,32768,,1234.5,,,,memory-bound,25.6,,naive,1.0,,,{},,12,0,0,0,,,{},,,,,,,,,,,,,,,,,,{},[],,,,,,,,')
+                    'False,,,32768,,1234.5,,,,memory-bound,25.6,,naive,1.0,,,{},,12,0,0,0,,,{},,,,,,,,,,,,,,,,,,,{},[],,,,,,,,')
 
 
 def test_json_exact():

@@ -20,7 +20,7 @@ from pmppbench.compile import compile_unit
 from pmppbench.errors import UsageError
 from pmppbench.device import DeviceInfo
 from pmppbench.workloads.base import Variant
-from pmppbench.workloads.gemm import best
+from pmppbench.workloads.gemm import best, tensor
 from pmppbench.workloads.gemm import launch as gemm_launch
 from pmppbench.workloads.gemm import check as gemm_check
 from pmppbench.workloads.gemm import workload as gemm_workload
@@ -65,8 +65,9 @@ def test_every_kernel_variant_has_a_launch_plan():
         if v.kernel and v.name != "best":  # best's launch comes from its Config (tests below)
             cover = COVERS[v.name]
             assert 32 <= math.prod(cover.block) <= 1024 and cover.bm > 0 and cover.bn > 0
-            assert W.geometry(v, shape(100, 300, 7)) == (((300 + cover.bn - 1) // cover.bn,
-                                                          (100 + cover.bm - 1) // cover.bm), cover.block)
+            tiles = ((300 + cover.bn - 1) // cover.bn, (100 + cover.bm - 1) // cover.bm)
+            persistent = v.name in tensor.PERSISTENT  # a 1-D grid of persistent blocks, one a tile here
+            assert W.geometry(v, shape(100, 300, 7)) == ((math.prod(tiles),) if persistent else tiles, cover.block)
     with pytest.raises(ValueError, match="configuration"):
         W.geometry(W.variant("best"), shape(100, 300, 7))
 

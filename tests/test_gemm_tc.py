@@ -117,16 +117,22 @@ def test_tables_per_precision():
     assert W.variants_for(shape(64, 64, 64, "fp32")) == LADDER
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "bf16"))] == [
         ("wmma", "wmma_tc<1>"), ("mma_sync", "mma_tc<1, true, 128, 3>"), ("mma_wide", "mma_tc<1, true, 256, 4>"),
-        ("wgmma", "wgmma_tc<1, true>"), ("wgmma_ws", "wgmma_ws_tc<1, true>"), ("cublas", None)]
+        ("wgmma", "wgmma_tc<1, true>"), ("wgmma_ws", "wgmma_ws_tc<1, true>"),
+        ("wgmma_persist", "wgmma_ws_tc<1, true, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "fp16"))] == [
         ("wmma", "wmma_tc<2>"), ("mma_sync", "mma_tc<2, true, 128, 3>"), ("mma_wide", "mma_tc<2, true, 256, 4>"),
-        ("wgmma", "wgmma_tc<2, true>"), ("wgmma_ws", "wgmma_ws_tc<2, true>"), ("cublas", None)]
+        ("wgmma", "wgmma_tc<2, true>"), ("wgmma_ws", "wgmma_ws_tc<2, true>"),
+        ("wgmma_persist", "wgmma_ws_tc<2, true, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "tf32"))] == [
-        ("wmma", "wmma_tc<0>"), ("cublas", None)]
-    assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a", "sm_90a"]
+        ("wmma", "wmma_tc<0>"), ("wgmma", "wgmma_tc<0, true>"), ("wgmma_ws", "wgmma_ws_tc<0, true>"),
+        ("wgmma_persist", "wgmma_ws_tc<0, true, true>"), ("cublas", None)]
+    assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a", "sm_90a", "sm_90a"]
+    assert tensor.kernel_for(tensor.WGMMA_PERSIST, "bf16", shape(7, 8, 12)) == "wgmma_ws_tc<1, false, true>"
     assert tensor.kernel_for(tensor.WGMMA, "bf16", shape(7, 8, 12)) == "wgmma_tc<1, false>"
     assert tensor.kernel_for(tensor.WGMMA, "fp16", shape(7, 8, 16)) == "wgmma_tc<2, true>"
     assert tensor.kernel_for(tensor.WGMMA_WS, "fp16", shape(7, 8, 12)) == "wgmma_ws_tc<2, false>"
+    assert tensor.kernel_for(tensor.WGMMA_WS, "tf32", shape(7, 8, 12)) == "wgmma_ws_tc<0, false>"
+    assert tensor.kernel_for(tensor.WGMMA, "tf32", shape(7, 8, 16)) == "wgmma_tc<0, true>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 12)) == "mma_tc<2, false, 128, 3>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 12, 16)) == "mma_tc<2, false, 128, 3>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 16)) == "mma_tc<2, true, 128, 3>"
@@ -143,6 +149,15 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
     assert W.geometry(tensor.MMA_WIDE, shape(129, 4097, 7, "bf16")) == ((17, 2), (256,))
     assert W.geometry(tensor.WGMMA, shape(129, 4097, 7, "bf16")) == ((17, 2), (256,))
     assert W.geometry(tensor.WGMMA_WS, shape(129, 4097, 7, "bf16")) == ((17, 2), (384,))  # + the producer
+    # persistent: a block per SM, or per tile when there are fewer (34 here); one per tile without the SM count
+    assert W.geometry(tensor.WGMMA_PERSIST, shape(129, 4097, 7, "bf16")) == ((34,), (384,))
+    assert tensor.persistent_grid(shape(4096, 4096, 1024), 132) == (132,)
+    assert tensor.persistent_grid(shape(129, 4097, 7), 132) == (34,)
+    # TF32 turns the wgmma rungs' tile to 256 x 128 (gemm_wgmma.cuh wg_tile_tf32)
+    assert W.geometry(tensor.WGMMA, shape(129, 4097, 7, "tf32")) == ((33, 1), (256,))
+    assert W.geometry(tensor.WGMMA_WS, shape(257, 4097, 7, "tf32")) == ((33, 2), (384,))
+    assert tensor.persistent_grid(shape(257, 4097, 7, "tf32"), 132) == (66,)
+    assert W.geometry(tensor.WMMA, shape(129, 4097, 7, "tf32")) == ((65, 3), (128,))  # wmma's own tile
     m, n, k = 512, 256, 1024
     t = W.traffic(shape(m, n, k, "bf16"), tensor.MMA_SYNC)
     assert t.bytes == 2 * (m * k + k * n) + 4 * m * n and t.flops == 2 * m * n * k
@@ -150,6 +165,8 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
     # wgmma's 128 x 256 tiles: A read N / 256 times, B M / 128 times
     assert W.traffic(shape(m, n, k, "bf16"), tensor.WGMMA).extra["model_bytes"] == 2 * (m * k * 1 + k * n * 4) + 4 * m * n
     assert W.traffic(shape(m, n, k, "tf32"), W.variant("cublas")).bytes == 4 * (m * k + k * n + m * n)
+    # TF32's 256 x 128 tiles: A read N / 128 times, B M / 256 times
+    assert W.traffic(shape(m, n, k, "tf32"), tensor.WGMMA_WS).extra["model_bytes"] == 4 * (m * k * 2 + k * n * 2) + 4 * m * n
     assert W.traffic(shape(m, n, k), W.variant("cublas")) == model_traffic(m, n, k, None)  # FP32: 4 B each
     assert W.device_bytes(shape(m, n, k, "fp16")) == 2 * (m * k + k * n) + 4 * m * n
 
@@ -178,10 +195,10 @@ def test_cli_bad_precision_is_one_line_exit_2(run_cli, args):
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
 def test_tensor_kernels_compile_without_spills(arch):
-    # wmma x 3 precisions, mma_sync, mma_wide, wgmma and wgmma_ws x 2 precisions x 2 load paths;
-    # the wgmma rungs' only for sm_90a
+    # wmma x 3 precisions, mma_sync and mma_wide x 2 precisions x 2 load paths, wgmma, wgmma_ws
+    # and wgmma_persist x 3 precisions x 2 load paths; the wgmma rungs' only for sm_90a
     names = [k for k in tensor.kernel_names() if target_meets(arch, "sm_90a") or not k.startswith("wgmma")]
-    assert len(names) == (19 if arch == "sm_90a" else 11)
+    assert len(names) == (29 if arch == "sm_90a" else 11)
     unit = compile_unit("gemm", names, arch)
     for name in names:
         r = unit.ptxas[name]
@@ -195,6 +212,9 @@ def test_tensor_kernels_compile_without_spills(arch):
     assert tensor.smem_bytes("wgmma") == 4 * 49152 + 1024 + 32 <= 227 * 1024
     assert tensor.smem_bytes("wgmma_ws") == 4 * 49152 + 1024 + 64 <= 227 * 1024
     if arch == "sm_90a":
+        # ptxas serializes wgmma when other instructions write its registers while MMAs are in
+        # flight (C7513 input registers, C7515 accumulators): no kernel may be built that way
+        assert "C7513" not in unit.log and "C7515" not in unit.log and "serialized" not in unit.log
         assert unit.ptxas["wgmma_tc<1, true>"].static_smem == 0
         # the register cap of 384 threads in one block (65536 / 384, in 8s): what setmaxnreg redistributes
         assert unit.ptxas["wgmma_ws_tc<1, true>"].registers <= 168
@@ -208,9 +228,10 @@ def test_kernels_are_built_for_the_gpus_own_target_and_wgmma_only_for_sm_90a():
 
     for arch in ("sm_80", "sm_90", "sm_100"):
         skipped, not_built = tools.skipped_on(W, arch)
-        assert [v.name for v in skipped] == ["wgmma", "wgmma_ws"]
-        assert not_built == {f"{t}<{p}, {a}>" for t in ("wgmma_tc", "wgmma_ws_tc") for p in (1, 2)
-                             for a in ("true", "false")}
+        assert [v.name for v in skipped] == ["wgmma", "wgmma_ws", "wgmma_persist"]
+        assert not_built == {f"{t}<{p}, {a}{more}>" for t, more in (("wgmma_tc", ""), ("wgmma_ws_tc", ""),
+                                                                    ("wgmma_ws_tc", ", true"))
+                             for p in (0, 1, 2) for a in ("true", "false")}
     assert tools.skipped_on(W, "sm_90a") == ([], set())
     assert arch_meets("9.0", "sm_90a") and not arch_meets("10.0", "sm_90a") and not arch_meets("8.9", "sm_90a")
 
@@ -223,14 +244,20 @@ def test_wgmma_needs_sm_90a_plain_sm_90_refuses_it():
 # ---- TMA maps (encoded by the driver on the GPU; their layout here) --------------------------
 
 def test_tma_layouts_are_the_kernels_boxes():
-    assert tma.a_layout(4096, 1024) == ((1024, 4096), (2048,), (64, 128))  # K inner, M rows; 128 B rows
-    assert tma.b_layout(1024, 264) == ((264, 1024), (528,), (64, 64))  # N inner, K rows
-    for layout in (tma.a_layout(7, 8), tma.b_layout(8, 4104)):
-        tma.check_layout(*layout)
+    assert tma.a_layout(4096, 1024, "bf16") == ((1024, 4096), (2048,), (64, 128))  # K inner, M rows; 128 B rows
+    assert tma.b_layout(1024, 264, "fp16") == ((264, 1024), (528,), (64, 64))  # N inner, K rows
+    # TF32 in FP32 words: 32 of them a 128-byte row (the k-tile), B in boxes of 32 x 32
+    assert tma.a_layout(4096, 1024, "tf32") == ((1024, 4096), (4096,), (32, 256))  # TF32's tile: 256 rows
+    assert tma.b_layout(1024, 264, "tf32") == ((264, 1024), (1056,), (32, 32))
+    for p in ("bf16", "tf32"):
+        for layout in (tma.a_layout(7, 8, p), tma.b_layout(8, 4104, p)):
+            tma.check_layout(*layout, p)
     with pytest.raises(ValueError, match="multiples of 16"):
-        tma.check_layout(*tma.a_layout(64, 12))  # K = 12: 24-byte rows
+        tma.check_layout(*tma.a_layout(64, 12, "bf16"), "bf16")  # K = 12: 24-byte rows
     with pytest.raises(ValueError, match="too large"):
-        tma.check_layout((128, 8), (256,), (128, 8))  # 256-byte box rows: past the swizzle's 128
+        tma.check_layout((128, 8), (256,), (128, 8), "fp16")  # 256-byte box rows: past the swizzle's 128
+    with pytest.raises(ValueError, match="too large"):
+        tma.check_layout((128, 8), (512,), (64, 8), "tf32")  # 64 FP32 words: 256 bytes
 
 
 def test_wgmma_takes_the_maps_first_and_zero_maps_off_the_tma_path():
@@ -278,9 +305,18 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
                              "            if (kt != 3) wg_tile<P>(d, stage_a(s), stage_b(s), wg);\n"),
     "wgmma_wrong_swizzle": ("wgmma_tc<2, true>", "wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024)",
                             "(wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024) ^ (3ull << 62))"),
-    "wgmma_unswizzled_store": ("wgmma_tc<1, false>", "(((c >> 3) ^ (r & 7)) << 4)", "((c >> 3) << 4)"),
+    "wgmma_unswizzled_store": ("wgmma_tc<1, false>", "(((cb >> 4) ^ (r & 7)) << 4)", "((cb >> 4) << 4)"),
     "wgmma_missed_mbarrier_wait": ("wgmma_tc<1, true>", "mbar_wait(&full[s], (kt / WG_STAGES) & 1);  // tile kt",
                                    "// no wait: tile kt"),
+    # TF32 (C^T = B^T A^T, B^T's fragments loaded by the threads): fragment registers 1 and 2
+    # swapped (rows for k), and the k8 step's upper four k read as its lower four
+    "wgmma_tf32_transposed_fragment": ("wgmma_tc<0, true>", "f[kk][h + 2 * kh] =", "f[kk][2 * h + kh] ="),
+    "wgmma_tf32_k_half": ("wgmma_ws_tc<0, true>", "wg_swizzle(kk * 8 + t + 4 * kh, cb)", "wg_swizzle(kk * 8 + t, cb)"),
+    # persistent blocks: the consumers' walk over the tiles off the producer's (C stored one tile
+    # column over); a walk that waits for tiles never loaded would hang, not FAIL
+    "wgmma_persist_wrong_origin": ("wgmma_ws_tc<1, true, true>",
+                                   "tile % tiles_n * BN;\n            float d[128];",
+                                   "(tile + 1) % tiles_n * BN;\n            float d[128];"),
 }
 # Not kept: wgmma_ws's consumers without their wait on `full` faulted on the H200 (unspecified
 # launch failure, results/h200/tensor8/run2/gpu-mutants.txt): caught, but as a dead context, not
@@ -291,6 +327,8 @@ def mutant_like(kernel: str) -> str:
     """The rung whose job a mutated kernel runs in."""
     if kernel.startswith("mma_tc"):
         return {"128": "mma_sync", "256": "mma_wide"}[kernel.split(", ")[-2]]
+    if kernel.endswith(", true>") and kernel.startswith("wgmma_ws_tc"):
+        return "wgmma_persist"
     return {"wgmma_tc": "wgmma", "wgmma_ws_tc": "wgmma_ws"}.get(kernel.split("<")[0], "wmma")
 
 
@@ -336,7 +374,7 @@ def test_mutants_fail(name, tmp_path):
 
     kernel, old, new = MUTATIONS[name]
     src = mutated_source(tmp_path, old, new)
-    p = "fp16" if "<2" in kernel else "bf16"
+    p = {"0": "tf32", "1": "bf16", "2": "fp16"}[kernel.split("<")[1][0]]
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     mutant = Variant("mutant", kernel, f"{name}", source=str(src), like=mutant_like(kernel))

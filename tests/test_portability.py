@@ -226,7 +226,7 @@ def _default_plan():
     return planning.config_plan(kw)[0]
 
 
-WGMMA_SKIPS = ["gemm wgmma (needs sm_90a)", "gemm wgmma_ws (needs sm_90a)"]  # Hopper's alone: sm_90 runs them
+WGMMA_SKIPS = ["gemm wgmma (needs sm_90a)", "gemm wgmma_ws (needs sm_90a)", "gemm wgmma_persist (needs sm_90a)"]  # Hopper's alone: sm_90 runs them
 
 
 @pytest.mark.parametrize("arch, skips", [

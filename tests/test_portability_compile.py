@@ -115,7 +115,8 @@ def test_every_variant_builds_for_every_target_within_its_limits(name, arch, bui
 
 
 # What each target cannot build, by its declaration: exactly these and nothing else.
-WGMMA = {("gemm", "wgmma"), ("gemm", "wgmma_ws")}  # wgmma, TMA, setmaxnreg: sm_90a alone (not forward compatible)
+# wgmma, TMA, setmaxnreg: sm_90a alone (not forward compatible)
+WGMMA = {("gemm", "wgmma"), ("gemm", "wgmma_ws"), ("gemm", "wgmma_persist")}
 TMA = {("transpose", "coarsened_tma")}  # cp.async.bulk.tensor: sm_90 and later
 EXPECTED_SKIPS = {
     "sm_75": {("stencil", "coarsened"),  # cp.async: sm_80

@@ -119,6 +119,7 @@ def counter_columns_for(rows: list[Result]) -> list[Column]:
         ("warp_eff_%", lambda r: r.warp_efficiency_pct, lambda v: num(v, ".1f")),
         ("glob_atom_req", lambda r: r.global_atomic_requests, lambda v: num(v, ",d")),
         ("smem_atom_inst", lambda r: r.shared_atomic_instructions, lambda v: num(v, ",d")),
+        ("tensor_pipe_%", lambda r: r.tensor_pipe_pct, lambda v: num(v, ".1f")),
         ("occ_theory_%", lambda r: r.occupancy_theoretical_pct, lambda v: num(v, ".1f")),
         ("occ_achieved_%", lambda r: r.occupancy_achieved_pct, lambda v: num(v, ".1f")),
         ("occ/theory", lambda r: r.occupancy_vs_theoretical, lambda v: num(v, ".3f")),

@@ -25,22 +25,48 @@ MMA_WIDE = Variant("mma_wide", "mma_tc<1, true, 256, 4>",
                    needs="sm_80")
 WGMMA = Variant("wgmma", "wgmma_tc<1, true>",
                 "Hopper's wgmma.mma_async.m64n256k16 from swizzled shared memory, 128x256x64 tiles, 2 warpgroups, "
-                "4 stages loaded by TMA onto mbarriers", needs="sm_90a")
+                "4 stages loaded by TMA onto mbarriers (TF32: m64n128k8 on C^T = B^T A^T, B^T from registers)",
+                needs="sm_90a")
 WGMMA_WS = Variant("wgmma_ws", "wgmma_ws_tc<1, true>",
                    "wgmma with warp specialization: a TMA producer warpgroup and 2 consumer warpgroups on full/empty "
                    "mbarriers, setmaxnreg, no block barrier in the loop", needs="sm_90a")
-TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE, WGMMA, WGMMA_WS)
-WGMMA_RUNGS = {"wgmma": "wgmma_tc", "wgmma_ws": "wgmma_ws_tc"}  # rung -> its template (gemm_wgmma.cuh)
-# Which rungs run each precision: mma_tc and the wgmma rungs are written for the 16-bit inputs only.
-RUNGS_FOR = {"tf32": (WMMA,), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
+WGMMA_PERSIST = Variant("wgmma_persist", "wgmma_ws_tc<1, true, true>",
+                        "wgmma_ws with persistent blocks, one per SM looping over the tiles: the next tile's TMA "
+                        "loads overlap this one's epilogue", needs="sm_90a")
+TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE, WGMMA, WGMMA_WS, WGMMA_PERSIST)
+# rung -> its template (gemm_wgmma.cuh) and the template arguments after the load path's
+WGMMA_RUNGS = {"wgmma": ("wgmma_tc", ""), "wgmma_ws": ("wgmma_ws_tc", ""), "wgmma_persist": ("wgmma_ws_tc", ", true")}
+PERSISTENT = {"wgmma_persist"}  # launched as min(tiles, SMs) blocks (persistent_grid)
+# Which rungs run each precision: mma_tc is written for the 16-bit inputs only; the wgmma rungs
+# run TF32 too (gemm_wgmma.cuh: C^T = B^T A^T, since wgmma reads TF32 only K-major).
+RUNGS_FOR = {"tf32": (WMMA, WGMMA, WGMMA_WS, WGMMA_PERSIST), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
 MMA_TILES = {"mma_sync": (128, 3), "mma_wide": (256, 4)}  # BN, STAGES of mma_tc
 COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()},
-          "wgmma": Cover(128, 256, (256,)), "wgmma_ws": Cover(128, 256, (384,))}
-# gemm_wgmma.cuh WG_SMEM_BYTES and WS_SMEM_BYTES: 4 stages of A (128 x 64 halves) and B
-# (64 x 256), 1024 bytes to align them, 8-byte mbarriers: one a stage (full), two with
-# warp specialization (full and empty)
+          "wgmma": Cover(128, 256, (256,)), "wgmma_ws": Cover(128, 256, (384,)), "wgmma_persist": Cover(128, 256, (384,))}
+# gemm_wgmma.cuh WG_SMEM_BYTES and WS_SMEM_BYTES: 4 stages of A (128 x 64 halves or 128 x 32
+# TF32 words: 16 KB) and B (64 x 256 or 32 x 256: 32 KB), 1024 bytes to align them, 8-byte
+# mbarriers: one a stage (full), two with warp specialization (full and empty)
 WGMMA_SMEM = {"wgmma": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 8,
-              "wgmma_ws": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 4 * 8}
+              "wgmma_ws": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 4 * 8,
+              "wgmma_persist": 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 4 * 8}
+
+
+TF32_TILE = (256, 128)  # gemm_wgmma.cuh WgElem<0>: the wgmma rungs' TF32 tile, BM x BN (wg_tile_tf32 says why)
+
+
+def cover(name: str, precision: str) -> Cover:
+    """How rung `name` covers C in `precision`: its COVERS entry, with the wgmma rungs' TF32
+    tile turned to 256 x 128."""
+    c = COVERS[name]
+    return replace(c, bm=TF32_TILE[0], bn=TF32_TILE[1]) if name in WGMMA_RUNGS and precision == "tf32" else c
+
+
+def persistent_grid(shape, sms: int | None) -> tuple[int]:
+    """wgmma_persist's 1-D grid: one block per SM (the kernel holds one: its shared memory), or
+    one per tile when there are fewer tiles; without the GPU's SM count, one per tile."""
+    c = cover("wgmma_persist", prec.of(shape))
+    tiles = -(-shape["m"] // c.bm) * -(-shape["n"] // c.bn)
+    return (tiles if sms is None else min(tiles, sms),)
 
 
 def mma_smem(name: str) -> int:
@@ -52,7 +78,8 @@ def mma_smem(name: str) -> int:
 def aligned(shape) -> bool:
     """mma_tc's 16-byte cp.async path: every 8-element chunk of a row of A and B is inside the
     matrix or outside it whole (K and N multiples of 8; CuPy's buffers are 256-byte aligned).
-    The wgmma rungs' TMA path asks the same: TMA's row strides are multiples of 16 bytes."""
+    The wgmma rungs' TMA path asks the same: TMA's row strides are multiples of 16 bytes (of
+    4 elements would do for TF32; one rule keeps one set of kernels per rung and precision)."""
     return shape["k"] % 8 == 0 and shape["n"] % 8 == 0
 
 
@@ -66,7 +93,8 @@ def kernel_for(variant: Variant, precision: str, shape=None) -> str:
         bn, stages = MMA_TILES[variant.name]
         return f"mma_tc<{p}, {'true' if shape is None or aligned(shape) else 'false'}, {bn}, {stages}>"
     if variant.name in WGMMA_RUNGS:
-        return f"{WGMMA_RUNGS[variant.name]}<{p}, {'true' if shape is None or aligned(shape) else 'false'}>"
+        template, more = WGMMA_RUNGS[variant.name]
+        return f"{template}<{p}, {'true' if shape is None or aligned(shape) else 'false'}{more}>"
     raise ValueError(f"gemm: {variant.name} is no tensor-core rung")
 
 

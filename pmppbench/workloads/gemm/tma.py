@@ -7,12 +7,15 @@ parameter); CuPy passes it as a pointer to those bytes (CPointer), which the dri
 into the launch's parameters.
 
 What the maps say (the kernel reads its tiles in the layout they produce):
-- A (M x K, row-major): a 2-D tensor of K contiguous elements by M rows; a box of 64 (K) x
-  128 (M) elements, 64 halves = 128 bytes a row, so the 128-byte swizzle applies.
-- B (K x N, row-major): N contiguous by K rows; a box of 64 (N) x 64 (K); the kernel loads
-  four boxes side by side for its 256 columns.
-- Rows are 16-bit words; the row stride in bytes must be a multiple of 16 (K and N multiples
-  of 8: tensor.aligned), and elements past the tensor read as zero (the edges).
+- A (M x K, row-major): a 2-D tensor of K contiguous elements by M rows; a box of one 128-byte
+  row of K (64 halves, or 32 TF32 words) by the block tile's 128 (M) rows (TF32: 256), so the
+  128-byte swizzle applies.
+- B (K x N, row-major): N contiguous by K rows; a box of one 128-byte row of N by as many K
+  rows (64 x 64 halves, 32 x 32 TF32 words); the kernel loads 4 (or 8) boxes side by side for
+  its 256 columns.
+- Elements are 16-bit words (BF16, FP16) or FP32 words holding TF32 values (FLOAT32: the copy
+  engine moves the bits as they are); the row stride in bytes must be a multiple of 16 (K and
+  N multiples of 8: tensor.aligned), and elements past the tensor read as zero (the edges).
 """
 
 from __future__ import annotations
@@ -26,30 +29,37 @@ import numpy as np
 from pmppbench.errors import EnvironmentProblem
 
 # cuda.h's enums (CUDA 12.0 on)
-DATA_TYPE = {"bf16": 9, "fp16": 6}  # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16
+DATA_TYPE = {"bf16": 9, "fp16": 6, "tf32": 7}  # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32
+ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "tf32": 4}
 INTERLEAVE_NONE = 0
 SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
 OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: elements past the tensor are zeros
 MAP_BYTES = 128  # sizeof(CUtensorMap), 64-byte aligned
-BOX_K, BOX_M, BOX_N = 64, 128, 64  # gemm_wgmma.cuh: WG_BK, WG_BM, one 64-column box of B
+ROW_BYTES = 128  # gemm_wgmma.cuh: WG_ROW (the swizzle's span)
+BOX_M = {"bf16": 128, "fp16": 128, "tf32": 256}  # WgElem::BM: the block tile's rows, one box of A
 
 
-def a_layout(m: int, k: int) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:
+def row_elements(precision: str) -> int:
+    """Elements in a 128-byte row: the k-tile (WgElem::BK) and B's box width (WgElem::BOX_N)."""
+    return ROW_BYTES // ELEMENT_BYTES[precision]
+
+
+def a_layout(m: int, k: int, precision: str) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:
     """(sizes, the row stride in bytes, box) of A's map, innermost first."""
-    return (k, m), (2 * k,), (BOX_K, BOX_M)
+    return (k, m), (ELEMENT_BYTES[precision] * k,), (row_elements(precision), BOX_M[precision])
 
 
-def b_layout(k: int, n: int) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:
+def b_layout(k: int, n: int, precision: str) -> tuple[tuple[int, int], tuple[int], tuple[int, int]]:
     """(sizes, the row stride in bytes, box) of B's map, innermost first."""
-    return (n, k), (2 * n,), (BOX_N, BOX_K)
+    return (n, k), (ELEMENT_BYTES[precision] * n,), (row_elements(precision), row_elements(precision))
 
 
-def check_layout(sizes, strides, box) -> None:
+def check_layout(sizes, strides, box, precision: str) -> None:
     """What cuTensorMapEncodeTiled requires of these maps, said before the driver says less."""
     if any(s % 16 for s in strides):
         raise ValueError(f"TMA: row strides {strides} B must be multiples of 16 (K and N multiples of 8)")
-    if box[0] * 2 > 128 or any(b > 256 for b in box):
+    if box[0] * ELEMENT_BYTES[precision] > ROW_BYTES or any(b > 256 for b in box):
         raise ValueError(f"TMA: box {box} too large for the 128-byte swizzle")
     if any(s < 1 or s >= 1 << 32 for s in sizes):
         raise ValueError(f"TMA: sizes {sizes} outside 1 .. 2^32 - 1")
@@ -74,7 +84,7 @@ class TensorMap:
     """One encoded map: 128 bytes kept 64-byte aligned on the host, `arg` the kernel argument."""
 
     def __init__(self, precision: str, pointer: int, sizes, strides, box):
-        check_layout(sizes, strides, box)
+        check_layout(sizes, strides, box, precision)
         self._buffer = np.zeros(MAP_BYTES + 64, dtype=np.uint8)
         start = -self._buffer.ctypes.data % 64
         self.words = self._buffer[start:start + MAP_BYTES]
@@ -109,4 +119,5 @@ class NoMap:
 
 def maps(precision: str, a, b, m: int, n: int, k: int) -> tuple[TensorMap, TensorMap]:
     """A's and B's maps over the device arrays a (M x K) and b (K x N)."""
-    return (TensorMap(precision, a.data.ptr, *a_layout(m, k)), TensorMap(precision, b.data.ptr, *b_layout(k, n)))
+    return (TensorMap(precision, a.data.ptr, *a_layout(m, k, precision)),
+            TensorMap(precision, b.data.ptr, *b_layout(k, n, precision)))

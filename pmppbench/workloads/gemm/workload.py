@@ -9,7 +9,7 @@ docs/gemm_ladder.md; every kernel is in kernels_cu/gemm.cu.
 
 `--precision tf32,bf16,fp16` runs the tensor-core table instead (tensor.py, kernels_cu/gemm_tc.cuh,
 docs/tensor_cores.md): the inputs rounded to the precision, C in FP32, the rungs wmma,
-mma_sync, mma_wide, wgmma (sm_90a) and cuBLAS of the same precision. A shape without the key is FP32, as before.
+mma_sync, mma_wide, wgmma, wgmma_ws, wgmma_persist (sm_90a) and cuBLAS of the same precision. A shape without the key is FP32, as before.
 
 The check is normwise against a float64 product of the same inputs (check.py); products
 above FULL_CHECK_MAX_MNK multiply-adds are checked exactly on whole sampled rows and columns
@@ -170,10 +170,15 @@ class Gemm(Workload):
         return parse(variant.name)
 
     def geometry(self, variant, shape, device=None):
-        """A rung's 2-D grid: one block of its cover's threads per BM x BN tile of C."""
+        """A rung's 2-D grid: one block of its cover's threads per BM x BN tile of C (a
+        persistent rung: a block per SM, tensor.persistent_grid)."""
         cover = COVERS.get(variant.name)
         if cover is None:
             raise ValueError(f"gemm: {variant.name} is launched by its configuration, not by a fixed geometry")
+        if variant.name in tensor.COVERS:
+            cover = tensor.cover(variant.name, prec.of(shape))  # the wgmma rungs' TF32 tile is 256 x 128
+        if variant.name in tensor.PERSISTENT:
+            return tensor.persistent_grid(shape, None if device is None else device.sm_count), cover.block
         return grid_2d(shape["n"], shape["m"], cover.bn, cover.bm), cover.block
 
     def job(self, variant, shape, ctx) -> Job:
@@ -237,7 +242,8 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
         if p != "fp32":
-            return traffic(m, n, k, tensor.COVERS.get(variant.name), prec.ELEMENT_BYTES[p])
+            cover = tensor.cover(variant.name, p) if variant.name in tensor.COVERS else None
+            return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
         cover = COVERS.get(variant.name)
