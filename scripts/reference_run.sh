@@ -66,7 +66,9 @@ if [ "$phase" = all ] || [ "$phase" = tests ]; then
     # hold many GB on the host and the device (the 64-bit paths, the shape past free memory, the
     # occupancy of every check shape): six at once ran the host out of memory. The rest share the
     # GPU over TEST_WORKERS pytest-xdist processes.
-    serial="tests/test_fidelity.py tests/test_first_variant.py tests/test_stream.py tests/test_counters.py"
+    # test_roofline times a memcpy and a matmul against `info --measure`: six workers beside it
+    # read its ceiling at 1,904 against 4,180 GB/s (results/h200/build-4c79377).
+    serial="tests/test_fidelity.py tests/test_first_variant.py tests/test_stream.py tests/test_counters.py tests/test_roofline.py"
     big="64_bit_path or larger_than_the_free_memory or hand_and_occupancy"
     ignore=$(for f in $serial; do printf -- '--ignore=%s ' "$f"; done)
     # shellcheck disable=SC2086
