@@ -165,8 +165,8 @@ __device__ __forceinline__ int wg_swizzle(int r, int cb) { return r * WG_ROW + (
 // slab) for its 64 register rows, so the shared bytes a tile reads are (n / 64) x A's tile plus
 // B^T's fragments once; with 64 n a warpgroup and m = 256 they are 64 + 16 KB a k-tile, the
 // 128 KB of shared traffic (TMA's 48 KB written included) that BF16's tile moves in the same
-// time. The 128 x 256 tile (two slices of 64 n a warpgroup, m64n128k8) moved 144 KB and ran
-// at 88% of cuBLAS (results/h200/tensor9/run1).
+// time. The 128 x 256 tile (two slices of 64 n a warpgroup, m64n128k8) moves 144 KB: slower
+// (docs/tensor_cores.md has both tiles' times).
 // A thread's fragment (CUTLASS's ALayout_64x8): register v holds row g + 8 (v & 1) of its
 // warp's 16, k = t + 4 (v >> 1) of the k8 step, g = lane / 4, t = lane % 4. The rows are n in
 // an order of our choosing (the accumulators' rows follow it to C): row g + 8h of warp w is

@@ -293,11 +293,10 @@ __device__ __forceinline__ uint4 load_now(const uint4* p) {
 
 // The same load under a predicate, zeros where `ok` is false, so that a thread's last, partial step
 // can issue all its loads at once too, where a plain `for (; j < nv; j += stride)` tail waits for
-// its leftover vectors one after the other (at 2^26 bytes on the H200 a 7-bin thread has 31
-// vectors: 3 steps of 8 and a tail of 7). PRIVATE_SERIAL_TAIL picks the tail per bin count, from
-// the H200 (results/h200/patterns9/): the batched tail gained 0.5-2% for 256 bins and lost 2-2.7%
-// for 7 bins (whose tail the other resident warps' work already covers, and whose main loop the
-// second copy of the counting code made slower), at 2^26 and 2^28 on both inputs.
+// its leftover vectors one after the other. PRIVATE_SERIAL_TAIL picks the tail per bin count: the
+// batched one for 256 bins, one vector at a time for 7 bins, whose tail the other resident warps'
+// work already covers and whose main loop a second copy of the counting code slows (the times:
+// README, "Histogram").
 __device__ __forceinline__ uint4 load_if(const uint4* p, bool ok) {
 #ifdef __CUDA_ARCH__
     uint4 v;
@@ -329,9 +328,9 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // About 78 instructions per 16 bytes (the sm_90 SASS of the loop), most of them on the integer
 // (ALU) pipe. PRIVATE_FMA sends the adds of the bin finder (bit 0) and of the counters (bit 1) to
 // the multiply-add pipe as x * one + y, `one` a 1 passed by the host that the compiler cannot fold,
-// so the two pipes share the work. On the H200 that gained nothing, and 8 loads in flight per
-// thread gained 3% over 4 (README, "Histogram"): the kernel waits on memory latency more
-// than on the integer pipe, and the default leaves the adds to the compiler.
+// so the two pipes share the work. It is off: the kernel waits on memory latency more than on
+// the integer pipe (8 loads in flight do better than 4; README, "Histogram"), and the default
+// leaves the adds to the compiler.
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
 #define PRIVATE_MIN_BLOCKS 4  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
@@ -601,10 +600,8 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 // read: the roof row. The same bytes read once in 16-byte loads on warp_vec's grid (8 blocks of
 // BLOCK per SM), READ_VECS loads in flight per thread and the last, partial step's loads at once
 // (load_if: zeros leave the XOR as it is), as thread_private reads; the XOR of all words, one
-// atomicXor per warp, is what it leaves (checked bit for bit). With one load per step (the form
-// before) the roof itself waited a DRAM latency per step: on the H200 0.0240 ms at 2^26 bytes and
-// 0.0673-0.0677 at 2^28, against 0.0227 and 0.0654 now; CUB's histogram still beats it at 2^26
-// (README, "Histogram").
+// atomicXor per warp, is what it leaves (checked bit for bit). With one load per step the roof
+// itself would wait a DRAM latency per step, and be no roof (README, "Histogram", has the times).
 #ifndef READ_VECS
 #define READ_VECS 4  // 32 registers of loads: 8 blocks of 256 threads still fit (the launch bound)
 #endif

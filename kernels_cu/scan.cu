@@ -513,9 +513,9 @@ __device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long ti
 // scans, waits in its look-back and stores, and a block's own loads meet L2 (a short latency)
 // instead of DRAM: fewer of the DRAM bytes in flight wait on the registers of resident blocks.
 // The first `ahead` blocks, whose tiles nobody fetched ahead, ask for their own as before. Too far
-// ahead the tiles leave L2 before their blocks come and are read twice: on the H200 one wave
-// (17 MB of f32 tiles) read 433 MB from DRAM for a 268 MB input and ran 25% slower than none, half
-// a wave ran 1.4-3.2% faster than none (docs/scan.md).
+// ahead the tiles leave L2 before their blocks come and are read twice, so the host keeps `ahead`
+// under a wave of resident blocks (scan.py's LOOKBACK_AHEAD_WAVES; the distances measured:
+// docs/scan.md).
 extern "C" __global__ void __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS)
 lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
          unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,

@@ -133,10 +133,10 @@ def array_stats(flat_out, flat_ref, tol: Tolerance, xp=np, chunk: int = CHUNK) -
     return stats
 
 
-def _kernel_stats(flat_out, flat_ref, tol: Tolerance) -> _Stats:
-    """kernels_cu/check.cu: one launch over the whole output, then the blocks combined here."""
+def _kernel_stats(name: str, flat_out, flat_ref, tol: Tolerance) -> _Stats:
+    """kernels_cu/check.cu's kernel `name`: one launch over the whole output, then the blocks
+    combined here."""
     cp = cupy()
-    name = _device_kernel(flat_out.dtype, flat_ref.dtype, tol.rule)
     kernel = load_kernels("check", list(CHECK_KERNELS))[name]
     n = flat_out.size
     blocks = max(1, min(CHECK_BLOCKS, -(-n // CHECK_THREADS)))
@@ -177,7 +177,8 @@ def compare(out, ref, tol: Tolerance) -> CheckResult:
     exact one: a scan, a sum, a histogram), by array_stats with CuPy for other integer pairs
     under the exact rule. A device output of another type comes back and takes the host path."""
     ref_dtype = getattr(ref, "dtype", None)
-    device = on_device(out) and ref_dtype is not None and _device_kernel(out.dtype, ref_dtype, tol.rule) is not None
+    kernel = _device_kernel(out.dtype, ref_dtype, tol.rule) if on_device(out) and ref_dtype is not None else None
+    device = kernel is not None
     integers = (on_device(out) and not device and tol.rule == "exact" and np.dtype(out.dtype).kind in "iu"
                 and ref_dtype is not None and np.dtype(ref_dtype).kind in "iu")
     if not (device or integers):
@@ -192,7 +193,7 @@ def compare(out, ref, tol: Tolerance) -> CheckResult:
     if device or integers:
         flat_ref = flat_ref if on_device(flat_ref) else device_copy(flat_ref)
     if device:
-        stats = _kernel_stats(flat_out, flat_ref, tol)
+        stats = _kernel_stats(kernel, flat_out, flat_ref, tol)
     elif integers:
         stats = array_stats(flat_out, flat_ref, tol, cupy(), DEVICE_CHUNK)
     else:

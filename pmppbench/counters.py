@@ -84,8 +84,8 @@ WARP_INST = "smsp__inst_executed.sum"
 GLOBAL_ATOM = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
 GLOBAL_RED = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"
 SHARED_ATOM = "smsp__inst_executed_op_shared_atom.sum"
-# Tensor cores: the cycles their pipe was busy, of the peak. On the H200 this HMMA pipe's count
-# covers Hopper's wgmma (HGMMA) too (ncu there has no gmma cycles metric: results/h200/tensor9).
+# Tensor cores: the cycles their pipe was busy, of the peak. This HMMA pipe's count covers Hopper's
+# wgmma (HGMMA) too, for which ncu has no cycles metric of its own (docs/hardware_counters.md).
 TENSOR_PIPE = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY_LIMIT = "sm__maximum_warps_per_active_cycle_pct"  # ncu's own theoretical occupancy

@@ -422,3 +422,29 @@ def test_every_shape_study_candidates_compile_and_now_is_the_shipped_kernel():
     shipped = compile_unit("transpose", ["coarsened<64>"], "sm_90").ptxas["coarsened<64>"]
     same = unit.ptxas["edged<1048576, true>"]
     assert (same.registers, same.static_smem) == (shipped.registers, shipped.static_smem) == (32, 64 * 65 * 4)
+
+
+def test_coarsened_tma_describes_a_to_the_copy_engine_as_the_kernel_reads_it(monkeypatch):
+    """The tensor map of A (gemm/tma.py's, FP32): N contiguous elements by M rows, a row stride
+    of 4N bytes, boxes of 32 columns (one 128-byte swizzle row) by the 64-row tile, no element
+    strides, the 128-byte swizzle and zeros past the edges."""
+    from pmppbench.workloads import transpose as tr
+    from pmppbench.workloads.gemm import tma
+
+    calls = []
+
+    def encode(words, dtype, rank, pointer, sizes, strides, box, elem, interleave, swizzle, l2, oob):
+        calls.append((dtype, rank, pointer, list(sizes), list(strides), list(box), list(elem), interleave, swizzle,
+                      l2, oob, words % 64))
+        return 0
+
+    monkeypatch.setattr(tma, "_encode", lambda: encode)
+
+    class A:
+        class data:
+            ptr = 0x7F0000000000
+
+    m, n = 8200, 8196
+    tr.tile_map(A, m, n)
+    assert calls == [(7, 2, A.data.ptr, [n, m], [4 * n], [32, tr.COARSENED_TILE], [1, 1], tma.INTERLEAVE_NONE,
+                      tma.SWIZZLE_128B, tma.L2_PROMOTION_256B, tma.OOB_FILL_ZERO, 0)]

@@ -54,10 +54,9 @@ PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte v
 LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
-# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). On the
-# H200 half a wave (264 tiles, 8.6 MB of f32 ahead) gained 1.4-3.2% over none at 2^26 and 2^28; one
-# wave or more lost 25-36%, DRAM reading 433 MB for 268 MB of input: the tiles fetched ahead were
-# evicted before their blocks came (docs/scan.md, results/h200/patterns9/).
+# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
+# than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
+# (the distances measured: docs/scan.md).
 LOOKBACK_AHEAD_WAVES = 0.5
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)

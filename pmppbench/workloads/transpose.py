@@ -25,8 +25,6 @@ through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multip
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from pmppbench.check import Tolerance
@@ -47,33 +45,15 @@ SAMPLE_ABOVE = 1 << 30  # more elements: repeated-block input, exact check on sa
 SAMPLES = 64  # sampled rows and columns of the output, each way
 INDEXED = {"copy<int>", "naive<int>", "tiled<32, int>", "tiled<33, int>"}  # with a 64-bit instantiation
 TMA_BOX = (32, COARSENED_TILE)  # coarsened_tma's box: 32 columns (128 bytes, the swizzle's row) x 64 rows
-FLOAT32 = 7  # CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 TMA = Variant("coarsened_tma", f"coarsened_tma<{COARSENED_TILE}>",
               f"coarsened's {COARSENED_TILE}x{COARSENED_TILE} tiles and order, A's tile loaded by TMA (two swizzled "
               "32-column boxes on an mbarrier), 4x4 shuffle transposes, float4 streaming stores", needs="sm_90")
 
 
-class TileMap:
+def tile_map(a, m: int, n: int) -> tma.TensorMap:
     """The tensor map of A (M x N FP32, row-major) for coarsened_tma: N contiguous elements by M
-    rows, boxes of TMA_BOX, the 128-byte swizzle, zeros past the edges (cuTensorMapEncodeTiled
-    through gemm/tma.py's binding). 128 bytes kept 64-byte aligned; `arg` is the kernel argument."""
-
-    def __init__(self, pointer: int, m: int, n: int):
-        self._buffer = np.zeros(tma.MAP_BYTES + 64, dtype=np.uint8)
-        start = -self._buffer.ctypes.data % 64
-        self.words = self._buffer[start:start + tma.MAP_BYTES]
-        u32, u64 = ctypes.c_uint32, ctypes.c_uint64
-        result = tma._encode()(self.words.ctypes.data, FLOAT32, 2, pointer, (u64 * 2)(n, m), (u64 * 1)(4 * n),
-                               (u32 * 2)(*TMA_BOX), (u32 * 2)(1, 1), tma.INTERLEAVE_NONE, tma.SWIZZLE_128B,
-                               tma.L2_PROMOTION_256B, tma.OOB_FILL_ZERO)
-        if result != 0:
-            raise RuntimeError(f"cuTensorMapEncodeTiled failed (CUresult {result}) for A of {m} x {n} FP32")
-
-    @property
-    def arg(self):
-        from cupy.cuda.function import CPointer  # noqa: PLC0415 (CuPy, lazily: gpu.py says why)
-
-        return CPointer(self.words.ctypes.data)
+    rows, boxes of TMA_BOX, the 128-byte swizzle, zeros past the edges (gemm/tma.py's map)."""
+    return tma.TensorMap("fp32", a.data.ptr, (n, m), (4 * n,), TMA_BOX)
 
 
 class Transpose(Workload):
@@ -185,7 +165,7 @@ class Transpose(Workload):
                     raise Unavailable("coarsened_tma needs N and M below 2^31 (TMA's box coordinates are int32)")
                 key = ("tile map", a.data.ptr)  # the map names A's address: one per buffer
                 if key not in ctx:
-                    ctx[key] = TileMap(a.data.ptr, m, n)
+                    ctx[key] = tile_map(a, m, n)
                 args = (ctx[key].arg, b, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
             elif variant.kernel not in INDEXED:

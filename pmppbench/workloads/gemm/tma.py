@@ -29,8 +29,9 @@ import numpy as np
 from pmppbench.errors import EnvironmentProblem
 
 # cuda.h's enums (CUDA 12.0 on)
-DATA_TYPE = {"bf16": 9, "fp16": 6, "tf32": 7}  # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32
-ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "tf32": 4}
+# Element kinds: the GEMM's precisions, and plain FP32 (the transpose's coarsened_tma).
+DATA_TYPE = {"bf16": 9, "fp16": 6, "tf32": 7, "fp32": 7}  # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32
+ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
 INTERLEAVE_NONE = 0
 SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
@@ -58,7 +59,7 @@ def b_layout(k: int, n: int, precision: str) -> tuple[tuple[int, int], tuple[int
 def check_layout(sizes, strides, box, precision: str) -> None:
     """What cuTensorMapEncodeTiled requires of these maps, said before the driver says less."""
     if any(s % 16 for s in strides):
-        raise ValueError(f"TMA: row strides {strides} B must be multiples of 16 (K and N multiples of 8)")
+        raise ValueError(f"TMA: row strides {strides} B must be multiples of 16")
     if box[0] * ELEMENT_BYTES[precision] > ROW_BYTES or any(b > 256 for b in box):
         raise ValueError(f"TMA: box {box} too large for the 128-byte swizzle")
     if any(s < 1 or s >= 1 << 32 for s in sizes):
