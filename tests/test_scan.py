@@ -119,8 +119,12 @@ def test_geometry_and_index_path():
     assert W.geometry(W.variant("brent_kung"), shape) == ((3,), (1024,))
     assert W.geometry(W.variant("coarsened"), shape) == ((2,), (512,))
     assert W.geometry(W.variant("hierarchical"), shape) == ((2,), (256,))
-    assert W.geometry(W.variant("lookback"), shape) == ((1,), (256,))
-    assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}) == ((2,), (256,))
+    h200 = SimpleNamespace(sm_count=132)
+    assert W.geometry(W.variant("lookback"), shape, h200) == ((1,), (256,))
+    assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}, h200) == ((2,), (256,))
+    assert W.geometry(W.variant("lookback"), {**shape, "n": 1 << 26}, h200) == ((4 * 132,), (256,))  # persistent
+    with pytest.raises(UsageError, match="lookback's grid is sized by the GPU's SMs"):
+        W.geometry(W.variant("lookback"), shape)
     assert W.geometry(W.variant("domino"), {**shape, "n": 16385}) == ((3,), (256,))
     assert W.index_type({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
     assert W.index_type({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
@@ -172,38 +176,40 @@ def test_every_kernel_compiles_for_every_dtype_and_kind():
 
 
 def test_the_lookback_tile_is_the_kernels():
-    """scan.py's look-back tile (grid, status words, bound) is the one scan.cu compiles."""
+    """scan.py's look-back tile (grid, status words, bound) and blocks per SM are the ones scan.cu
+    compiles for lookback_persistent."""
     import re
     from pathlib import Path
 
     text = (Path(sc.__file__).resolve().parents[2] / "kernels_cu" / "scan.cu").read_text()
-    assert int(re.search(r"#define LB_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
-    assert int(re.search(r"#define LB_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
+    assert int(re.search(r"#define LP_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
+    assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
+    assert int(re.search(r"#define LP_BLOCKS (\d+)", text).group(1)) == sc.LOOKBACK_BLOCKS_PER_SM == 4
     assert sc.LOOKBACK_TILE == sc.PASS_TILE == 8192
+    assert W.variant("lookback").kernel == "lookback_persistent"
 
 
-def test_lookback_prefetches_half_a_wave_of_resident_blocks_ahead(monkeypatch):
-    """`ahead` (lookback's last argument) is LOOKBACK_AHEAD_WAVES of the blocks resident at once:
-    the occupancy API's blocks per SM for the loaded kernel times the SMs; domino takes none."""
-    asked = []
-    monkeypatch.setattr(sc.occupancy, "api_active_blocks", lambda k, threads: asked.append((k, threads)) or 4)
-    assert sc.LOOKBACK_AHEAD_WAVES == 0.5
-    assert sc.lookback_ahead("K", 132) == 264 and asked == [("K", sc.LOOKBACK_THREADS)]
-    assert sc.lookback_ahead("K", 132, waves=1) == 528
+def test_lookback_launches_persistent_blocks_with_the_tile_count():
+    """lookback's grid is LOOKBACK_BLOCKS_PER_SM per SM, capped at the tiles; its arguments carry the
+    tile count (the kernel's tickets per call are tiles + grid); domino launches one block per tile."""
+    assert sc.lookback_grid(1 << 26, 132) == 528 and sc.lookback_grid(100003, 132) == 13
+    assert sc.lookback_grid(1, 132) == 1 and sc.lookback_grid(1 << 26, 132, blocks_per_sm=2) == 264
     shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
     ctx = {"x": "x", "out": "out", "status": {"lookback": "S", "domino": "D"}, "ticket": {"lookback": "T", "domino": "U"},
-           "kernels": {"lookback": "LB", "domino": "DO"}, "device": SimpleNamespace(sm_count=132)}
+           "kernels": {"lookback_persistent": "LB", "domino": "DO"}, "device": SimpleNamespace(sm_count=132)}
     launch = W.job(W.variant("lookback"), shape, ctx).launches[0]
-    assert launch.kernel == "LB" and launch.grid == (8192,)
-    assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192), np.uint64(264))
-    assert W.job(W.variant("domino"), shape, ctx).launches[0].args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
+    assert launch.kernel == "LB" and launch.grid == (528,) and launch.block == (256,)
+    assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192))
+    domino = W.job(W.variant("domino"), shape, ctx).launches[0]
+    assert domino.grid == (8192,) and domino.args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
 
 
-@pytest.mark.parametrize("flag", ["MUTATE_DOWNSWEEP_BARRIER", "MUTATE_AGGREGATE_AS_PREFIX", "MUTATE_OFF_BY_ONE"])
-def test_each_mutation_changes_the_machine_code(flag):
+@pytest.mark.parametrize("flag, kernel", [
+    ("MUTATE_DOWNSWEEP_BARRIER", "brent_kung<int>"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_persistent"),
+    ("MUTATE_OFF_BY_ONE", "lookback_persistent"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback"),
+])
+def test_each_mutation_changes_the_machine_code(flag, kernel):
     """A mutation that compiled to the same code could never FAIL: each one must change its kernel."""
-    kernel = {"MUTATE_DOWNSWEEP_BARRIER": "brent_kung<int>", "MUTATE_AGGREGATE_AS_PREFIX": "lookback",
-              "MUTATE_OFF_BY_ONE": "lookback"}[flag]
     base = {"ELEM": "int", "EXCLUSIVE": 1}
     plain = compile_unit("scan", [kernel], "sm_90", base).cubin
     mutated = compile_unit("scan", [kernel], "sm_90", {**base, flag: 1}).cubin
@@ -307,7 +313,7 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
     from pmppbench.runner import prepared
 
     cp = cupy()
-    shape = {"n": (1 << 22) + 3, "dtype": dtype, "kind": "inclusive"}
+    shape = {"n": (1 << 24) + 3, "dtype": dtype, "kind": "inclusive"}  # lookback: ~4 tiles per block
     variants = [W.variant("domino"), W.variant("lookback")]
     with prepared(W, shape, variants, seed=5) as (inputs, ctx):
         ref = device_copy(W.reference(shape, inputs, variants[0]))
@@ -325,6 +331,36 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
                     first = out.copy()
                 elif dtype == "i32":
                     assert bool(cp.array_equal(out, first)), f"{v.name} call {call} differs from call 0"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", sc.KINDS)
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
+    """lookback_persistent from 1, 2, 3 and 7 blocks over 5 tiles and 3 elements (each block takes
+    several tiles by ticket, the last one partial), CALLS // 10 calls each on the same ticket and status
+    words: every call checked. The grid is the kernel's own tickets' count per call, so each grid
+    gets its own counter."""
+    from pmppbench.check import device_copy
+    from pmppbench.gpu import cupy
+    from pmppbench.runner import prepared
+
+    cp = cupy()
+    n = 5 * sc.LOOKBACK_TILE + 3
+    tiles = sc.tiles_of(n, sc.LOOKBACK_TILE)
+    shape = {"n": n, "dtype": dtype, "kind": kind}
+    v = W.variant("lookback")
+    with prepared(W, shape, [v], seed=7) as (inputs, ctx):
+        ref = device_copy(W.reference(shape, inputs, v))
+        kernel, out, tol = ctx["kernels"][v.kernel], ctx["out"], W.tolerance_of(shape, v)
+        for grid in (1, 2, 3, 7):
+            status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+            for call in range(CALLS // 10):
+                out.fill(-7)
+                kernel((grid,), (sc.LOOKBACK_THREADS,), (ctx["x"], out, status, ticket, np.uint64(n), np.uint64(tiles)))
+                result = compare(out, ref, tol)
+                assert result.passed, f"grid {grid} call {call}: {result.detail}"
+            assert int(ticket[0]) == (CALLS // 10) * (tiles + grid)  # each call's tiles and one stopping ticket a block
 
 
 @pytest.mark.gpu
@@ -350,7 +386,8 @@ def test_the_studys_candidates_and_the_profile_build_compile_without_spills():
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)
     base = {"ELEM": "int", "EXCLUSIVE": 0}  # the int inclusive build has the most registers
-    builds = [study.defines_of(k) for k in study.KNOBS] + [{"LB_PROFILE": 1}]
-    for defines in builds:
-        report = compile_unit("scan", ["lookback"], "sm_90", {**base, **defines}).ptxas["lookback"]
+    builds = [("lookback", study.defines_of(k)) for k in study.KNOBS] + [("lookback", {"LB_PROFILE": 1})]
+    builds += [("lookback_persistent", study.pdefines_of(k)) for k in study.PKNOBS]
+    for kernel, defines in builds:
+        report = compile_unit("scan", [kernel], "sm_90", {**base, **defines}).ptxas[kernel]
         assert (report.spill_stores, report.stack_bytes) == (0, 0), defines
