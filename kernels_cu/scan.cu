@@ -542,8 +542,8 @@ __device__ __forceinline__ T look_back(unsigned long long* status, unsigned long
 // Decoupled Look-back", NVIDIA 2016), one block per tile. A tile publishes its AGGREGATE as soon
 // as its own scan has its total, before it knows anything of its predecessors, then looks back
 // (look_back). No tile waits for a predecessor's look-back to finish, only for its scan: the
-// chain of domino's L2 round trips becomes a few reads. Session 9's shipped kernel, kept as the
-// study's baseline for lookback_persistent (below; studies/scan_lookback.py).
+// chain of domino's L2 round trips becomes a few reads. The shipped `lookback` (its persistent
+// form below was slower).
 //
 // `ahead` (the host's: half a wave of resident blocks, pmppbench/workloads/scan.py; 0 turns it
 // off): once a block has its tile, thread 0 also asks L2 for the tile `ahead` places further on,
@@ -621,7 +621,10 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #endif
 }
 
-// ---- the persistent look-back -------------------------------------------------------------
+// ---- the persistent look-back (studies/scan_lookback.py's candidates, not a variant) ---------
+// Measured slower than lookback on the H200 at every tile tried (docs/scan.md): kept so that the
+// study can time it again and its tests keep it right.
+//
 // lookback_persistent: the same tiles, status words and look-back, from LP_BLOCKS blocks per SM
 // that stay resident and take tile after tile by ticket. Session 9's profile of `lookback` had a
 // block spend more than half its life waiting in the look-back with its scanned tile in
@@ -651,7 +654,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LP_THREADS 256
 #endif
 #ifndef LP_BLOCKS
-#define LP_BLOCKS 4  // blocks per SM: the launch bound, and scan.py's LOOKBACK_BLOCKS_PER_SM
+#define LP_BLOCKS 4  // blocks per SM: the launch bound, and the study's grid (scan.py's lookback_grid)
 #endif
 // Before sm_80 there is no cp.async: the copies pass through registers and the 64-register bound of
 // 4 blocks spills (sm_75: 1024 threads an SM); there the bound asks for 2 (any grid still finishes).

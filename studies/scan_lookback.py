@@ -3,9 +3,10 @@
 
 Run on a GPU machine:  python3 studies/scan_lookback.py [--sizes 20,24,26,28] [--json FILE] [--profile]
 
-A candidate is a compile of kernels_cu/scan.cu's lookback_persistent (the shipped `lookback`'s kernel)
-with other -D knobs, LP_ROWS, LP_THREADS (the tile) and LP_BLOCKS (the launch bound's blocks per SM,
-and the grid's: that many per SM), or of session 9's one-block-per-tile lookback: LB_ROWS and
+A candidate is a compile of kernels_cu/scan.cu's lookback_persistent (persistent blocks, next tile
+copied to shared memory during the look-back; not shipped: docs/scan.md) with -D knobs LP_ROWS,
+LP_THREADS (the tile) and LP_BLOCKS (the launch bound's blocks per SM, and the grid's: that many per
+SM), or of the shipped one-block-per-tile lookback with other -D knobs: LB_ROWS and
 LB_THREADS (the tile: threads x rows of 16-byte vectors), LB_MIN_BLOCKS (the launch bound's blocks
 per SM), LB_PREFETCH (the tile asked of L2 before the ticket), LB_TICKET (0: the tile is the block
 index, CUB's numbering, for comparison only), LB_BACKOFF (a sleep in the look-back's spin), and its
@@ -40,12 +41,13 @@ from pmppbench.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
 # lookback (one block per tile): (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead in
-# waves of resident blocks). Session 9's shipped kernel is (8, 256, 1, 1, 1, 0, 0.5); results/h200/patterns9/
-# has that session's list (ahead 0, 0.5, 2, 3 on the 8-row tile, ahead 1 on 16 x 256 and 16 x 128).
+# waves of resident blocks). The shipped kernel is (8, 256, 1, 1, 1, 0, scan.LOOKBACK_AHEAD_WAVES = 0.5), the
+# row `lookback`; results/h200/patterns9/ has session 9's list (ahead 0, 0.5, 2, 3 on the 8-row tile, ahead
+# 1 on 16 x 256 and 16 x 128). In results/h200/scan10/ (commit 38e5cd3) the row `lookback` was the
+# persistent (8, 256, 4) and this list's one entry the shipped kernel.
 KNOBS = [(8, 256, 1, 1, 1, 0, 0.5)]
-# lookback_persistent: (rows, threads, blocks per SM). The shipped lookback is (8, 256, 4)
-# (scan.LOOKBACK_ROWS, LOOKBACK_THREADS, LOOKBACK_BLOCKS_PER_SM): it runs as the row `lookback`.
-PKNOBS = [(8, 128, 8), (16, 128, 4), (8, 256, 3)]
+# lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
+PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 SHIPPED = ("lookback", "cub", "memcpy")
 
 

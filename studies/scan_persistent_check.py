@@ -1,5 +1,5 @@
-"""lookback_persistent from fewer blocks than tiles, small enough for compute-sanitizer: every dtype and
-kind at 5 tiles and 3 elements, grids of 1, 2 and 7 blocks (each block takes several tiles by ticket,
+"""scan.cu's lookback_persistent (studies/scan_lookback.py's candidate) from fewer blocks than tiles,
+small enough for compute-sanitizer: every dtype and kind at 5 tiles and 3 elements, grids of 1, 2 and 7 blocks (each block takes several tiles by ticket,
 copies the next into shared memory while it looks back), two calls each on one ticket. Prints one
 PASS or FAIL line per case; exit 1 if any failed.
 
@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pmppbench import workloads  # noqa: E402
 from pmppbench.check import compare, device_copy  # noqa: E402
+from pmppbench.compile import load_kernels  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.runner import prepared  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
@@ -34,7 +35,8 @@ def main() -> int:
             shape = {"n": n, "dtype": dtype, "kind": kind}
             with prepared(w, shape, [v], seed=3) as (inputs, ctx):
                 ref = device_copy(w.reference(shape, inputs, v))
-                kernel, out, tol = ctx["kernels"][v.kernel], ctx["out"], w.tolerance_of(shape, v)
+                kernel = load_kernels("scan", ["lookback_persistent"], w.defines(shape))["lookback_persistent"]
+                out, tol = ctx["out"], w.tolerance_of(shape, v)  # the same tile as lookback: its bound
                 for grid in (1, 2, 7):
                     status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
                     for call in range(2):

@@ -119,12 +119,8 @@ def test_geometry_and_index_path():
     assert W.geometry(W.variant("brent_kung"), shape) == ((3,), (1024,))
     assert W.geometry(W.variant("coarsened"), shape) == ((2,), (512,))
     assert W.geometry(W.variant("hierarchical"), shape) == ((2,), (256,))
-    h200 = SimpleNamespace(sm_count=132)
-    assert W.geometry(W.variant("lookback"), shape, h200) == ((1,), (256,))
-    assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}, h200) == ((2,), (256,))
-    assert W.geometry(W.variant("lookback"), {**shape, "n": 1 << 26}, h200) == ((4 * 132,), (256,))  # persistent
-    with pytest.raises(UsageError, match="lookback's grid is sized by the GPU's SMs"):
-        W.geometry(W.variant("lookback"), shape)
+    assert W.geometry(W.variant("lookback"), shape) == ((1,), (256,))
+    assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}) == ((2,), (256,))
     assert W.geometry(W.variant("domino"), {**shape, "n": 16385}) == ((3,), (256,))
     assert W.index_type({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
     assert W.index_type({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
@@ -176,32 +172,39 @@ def test_every_kernel_compiles_for_every_dtype_and_kind():
 
 
 def test_the_lookback_tile_is_the_kernels():
-    """scan.py's look-back tile (grid, status words, bound) and blocks per SM are the ones scan.cu
-    compiles for lookback_persistent."""
+    """scan.py's look-back tile (grid, status words, bound) is the one scan.cu compiles."""
     import re
     from pathlib import Path
 
     text = (Path(sc.__file__).resolve().parents[2] / "kernels_cu" / "scan.cu").read_text()
-    assert int(re.search(r"#define LP_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
-    assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
-    assert int(re.search(r"#define LP_BLOCKS (\d+)", text).group(1)) == sc.LOOKBACK_BLOCKS_PER_SM == 4
+    assert int(re.search(r"#define LB_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
+    assert int(re.search(r"#define LB_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
     assert sc.LOOKBACK_TILE == sc.PASS_TILE == 8192
-    assert W.variant("lookback").kernel == "lookback_persistent"
+    # lookback_persistent (the study's candidates) has the same default tile, and a block count per SM
+    assert int(re.search(r"#define LP_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS
+    assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS
 
 
-def test_lookback_launches_persistent_blocks_with_the_tile_count():
-    """lookback's grid is LOOKBACK_BLOCKS_PER_SM per SM, capped at the tiles; its arguments carry the
-    tile count (the kernel's tickets per call are tiles + grid); domino launches one block per tile."""
-    assert sc.lookback_grid(1 << 26, 132) == 528 and sc.lookback_grid(100003, 132) == 13
-    assert sc.lookback_grid(1, 132) == 1 and sc.lookback_grid(1 << 26, 132, blocks_per_sm=2) == 264
+def test_lookback_prefetches_half_a_wave_of_resident_blocks_ahead(monkeypatch):
+    """`ahead` (lookback's last argument) is LOOKBACK_AHEAD_WAVES of the blocks resident at once:
+    the occupancy API's blocks per SM for the loaded kernel times the SMs; domino takes none."""
+    asked = []
+    monkeypatch.setattr(sc.occupancy, "api_active_blocks", lambda k, threads: asked.append((k, threads)) or 4)
+    assert sc.LOOKBACK_AHEAD_WAVES == 0.5
+    assert sc.lookback_ahead("K", 132) == 264 and asked == [("K", sc.LOOKBACK_THREADS)]
+    assert sc.lookback_ahead("K", 132, waves=1) == 528
     shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
     ctx = {"x": "x", "out": "out", "status": {"lookback": "S", "domino": "D"}, "ticket": {"lookback": "T", "domino": "U"},
-           "kernels": {"lookback_persistent": "LB", "domino": "DO"}, "device": SimpleNamespace(sm_count=132)}
+           "kernels": {"lookback": "LB", "domino": "DO"}, "device": SimpleNamespace(sm_count=132)}
     launch = W.job(W.variant("lookback"), shape, ctx).launches[0]
-    assert launch.kernel == "LB" and launch.grid == (528,) and launch.block == (256,)
-    assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192))
-    domino = W.job(W.variant("domino"), shape, ctx).launches[0]
-    assert domino.grid == (8192,) and domino.args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
+    assert launch.kernel == "LB" and launch.grid == (8192,)
+    assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192), np.uint64(264))
+    assert W.job(W.variant("domino"), shape, ctx).launches[0].args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
+
+
+def test_the_persistent_grid_is_blocks_per_sm_capped_at_the_tiles():
+    assert sc.lookback_grid(1 << 26, 132, 4) == 528 and sc.lookback_grid(100003, 132, 4) == 13
+    assert sc.lookback_grid(1, 132, 4) == 1 and sc.lookback_grid(1 << 26, 132, 8, tile=4096) == 1056
 
 
 @pytest.mark.parametrize("flag, kernel", [
@@ -313,7 +316,7 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
     from pmppbench.runner import prepared
 
     cp = cupy()
-    shape = {"n": (1 << 24) + 3, "dtype": dtype, "kind": "inclusive"}  # lookback: ~4 tiles per block
+    shape = {"n": (1 << 22) + 3, "dtype": dtype, "kind": "inclusive"}
     variants = [W.variant("domino"), W.variant("lookback")]
     with prepared(W, shape, variants, seed=5) as (inputs, ctx):
         ref = device_copy(W.reference(shape, inputs, variants[0]))
@@ -337,11 +340,12 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
 @pytest.mark.parametrize("kind", sc.KINDS)
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
 def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
-    """lookback_persistent from 1, 2, 3 and 7 blocks over 5 tiles and 3 elements (each block takes
+    """scan.cu's lookback_persistent (the study's candidate, not a variant) from 1, 2, 3 and 7 blocks over 5 tiles and 3 elements (each block takes
     several tiles by ticket, the last one partial), CALLS // 10 calls each on the same ticket and status
     words: every call checked. The grid is the kernel's own tickets' count per call, so each grid
     gets its own counter."""
     from pmppbench.check import device_copy
+    from pmppbench.compile import load_kernels
     from pmppbench.gpu import cupy
     from pmppbench.runner import prepared
 
@@ -352,7 +356,8 @@ def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
     v = W.variant("lookback")
     with prepared(W, shape, [v], seed=7) as (inputs, ctx):
         ref = device_copy(W.reference(shape, inputs, v))
-        kernel, out, tol = ctx["kernels"][v.kernel], ctx["out"], W.tolerance_of(shape, v)
+        kernel = load_kernels("scan", ["lookback_persistent"], W.defines(shape))["lookback_persistent"]
+        out, tol = ctx["out"], W.tolerance_of(shape, v)  # the same tile, so lookback's bound
         for grid in (1, 2, 3, 7):
             status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
             for call in range(CALLS // 10):

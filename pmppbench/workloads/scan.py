@@ -12,8 +12,7 @@ elements per block), `brent_kung` (Fig. 11.4, 2048), `coarsened` (the three-phas
 `hierarchical` is the same three kernels with a register tile scan (16-byte loads, warp
 shuffles) as the first. Single pass, one launch, each element read once and written once:
 `domino` (PMPP 11.6: tiles numbered in the order their blocks start, each waiting for its
-predecessor's prefix) and `lookback` (decoupled look-back, Merrill and Garland 2016, from
-persistent blocks that copy their next tile into shared memory while they look back). Peers:
+predecessor's prefix) and `lookback` (decoupled look-back, Merrill and Garland 2016). Peers:
 `cub` (cuda.compute's DeviceScan) and the roof `memcpy` (the driver's device-to-device copy of
 the same 4N bytes, read and written).
 
@@ -35,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pmppbench import occupancy
 from pmppbench.check import Tolerance  # noqa: F401 (tests read sc.Tolerance)
 from pmppbench.errors import UsageError
 from pmppbench.gpu import cupy
@@ -51,11 +51,13 @@ from pmppbench.workloads.helpers import (
 SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
             "hierarchical": (4096, 256)}
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
-LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LP_ROWS, LP_THREADS in scan.cu
+LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu (lookback_persistent's too)
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
-# lookback's persistent grid: LP_BLOCKS blocks per SM (scan.cu's launch bound: 64 registers and
-# 32 KB of shared memory a block, four fit an SM), fewer when there are fewer tiles.
-LOOKBACK_BLOCKS_PER_SM = 4
+# lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
+# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
+# than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
+# (the distances measured: docs/scan.md).
+LOOKBACK_AHEAD_WAVES = 0.5
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback")
@@ -107,9 +109,8 @@ class Scan(Workload):
                 "warp shuffles) first: 4N element passes"),
         Variant("domino", "domino", "PMPP 11.6: one pass, tiles in start order, each waits for its predecessor's "
                 "prefix (adjacent synchronization)"),
-        Variant("lookback", "lookback_persistent", "one pass, decoupled look-back over 32 predecessors at once, "
-                f"{LOOKBACK_TILE}-element tiles taken by ticket by {LOOKBACK_BLOCKS_PER_SM} persistent blocks per SM, "
-                "each copying its next tile to shared memory (cp.async) while it looks back"),
+        Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
+                "element tiles in 16-byte vectors, each tile prefetched to L2 half a wave of resident blocks ahead"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
@@ -143,16 +144,12 @@ class Scan(Workload):
 
     # ---- geometry -----------------------------------------------------------------
     def geometry(self, variant, shape, device=None):
-        """Three-kernel rungs: the first kernel's grid, one block per section; domino: one block
-        per tile; lookback: LOOKBACK_BLOCKS_PER_SM per SM of `device`, at most one per tile."""
+        """Three-kernel rungs: the first kernel's grid, one block per section; single pass: one
+        block per tile."""
         n = shape["n"]
         if variant.name in SECTIONS:
             size, threads = SECTIONS[variant.name]
             return (tiles_of(n, size),), (threads,)
-        if variant.name == "lookback":
-            if device is None:
-                raise UsageError("scan: lookback's grid is sized by the GPU's SMs (no device given)")
-            return (lookback_grid(n, device.sm_count),), (LOOKBACK_THREADS,)
         if variant.name in SINGLE_PASS:
             size, threads = PASS_TILES[variant.name]
             return (tiles_of(n, size),), (threads,)
@@ -262,12 +259,14 @@ class Scan(Workload):
                 out.data.copy_from_device_async(x.data, x.nbytes)
 
             return self._job(copy, out, ctx)
-        grid, block = self.geometry(variant, shape, ctx.get("device"))
+        grid, block = self.geometry(variant, shape)
         kernels = ctx["kernels"]
-        if variant.name in SINGLE_PASS:  # the grid is the same every call: lookback's tickets count on it
-            tiles = tiles_of(n, PASS_TILES[variant.name][0])
-            args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(tiles))
-            return self._job(None, out, ctx, (Launch(kernels[variant.kernel], grid, block, args),))
+        if variant.name in SINGLE_PASS:
+            kernel = kernels[variant.kernel]
+            args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(grid[0]))
+            if variant.name == "lookback":
+                args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count)),)
+            return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
             index = index or self.index_type(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
@@ -316,9 +315,15 @@ class Scan(Workload):
         return Traffic(bytes=8 * n, flops=flops, extra={"passes": passes})
 
 
-def lookback_grid(n: int, sm_count: int, blocks_per_sm: int = LOOKBACK_BLOCKS_PER_SM,
-                  tile: int = LOOKBACK_TILE) -> int:
-    """lookback's persistent blocks: `blocks_per_sm` per SM, at most one per tile."""
+def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES) -> int:
+    """lookback's `ahead`: `waves` waves of the blocks that are resident at once on the GPU (the
+    occupancy API's blocks per SM for the loaded kernel, times the SMs), in tiles."""
+    return int(waves * occupancy.api_active_blocks(kernel, LOOKBACK_THREADS) * sm_count)
+
+
+def lookback_grid(n: int, sm_count: int, blocks_per_sm: int, tile: int = LOOKBACK_TILE) -> int:
+    """The grid of scan.cu's lookback_persistent (studies/scan_lookback.py's candidates; not shipped:
+    docs/scan.md): `blocks_per_sm` per SM, at most one per tile."""
     return max(1, min(tiles_of(n, tile), blocks_per_sm * sm_count))
 
 
