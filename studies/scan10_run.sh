@@ -2,8 +2,8 @@
 # Session 10's one device call for the scan (docs/scan.md, README "Prefix sum"; its logs:
 # results/h200/scan10/):
 #   bash studies/scan10_run.sh OUT
-# the look-back candidates beside CUB and memcpy at 2^26 and 2^28 (studies/scan_lookback.py: the
-# shipped persistent lookback, session 9's one-block-per-tile kernel, other persistent tiles), the
+# the look-back candidates beside CUB and memcpy at 2^26 and 2^28 (studies/scan_lookback.py; at
+# 38e5cd3, where this ran, `lookback` was the persistent kernel, since reverted: docs/scan.md), the
 # harness's own rows at 2^20-2^28 (configs/patterns_sizes.toml's [scan]), the scan's GPU tests, and
 # compute-sanitizer memcheck and racecheck on the persistent kernel with fewer blocks than tiles.
 # Every step has its own limit inside the call's (steps.txt says which ran how long).
