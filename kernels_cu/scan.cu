@@ -497,15 +497,53 @@ __device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long ti
     if (bytes) prefetch_l2(in + at, bytes);
 }
 
+// The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
+// AGGREGATE (tile 0: its PREFIX), reads the 32 nearest predecessors' words at once, waits until
+// none is unwritten, adds the aggregates back to the nearest PREFIX (one warp reduction) and, if
+// no PREFIX was among them, moves 32 tiles further back; then publishes the tile's PREFIX and
+// returns the sum of every tile before it (in every lane). MUTATE_AGGREGATE_AS_PREFIX
+// (tests/test_scan.py) stops at the nearest word of either flag, taking an aggregate for a prefix.
+__device__ __forceinline__ T look_back(unsigned long long* status, unsigned long long id, unsigned epoch, T total) {
+    const unsigned lane = threadIdx.x;
+    T prefix = T(0);
+    if (id == 0) {
+        if (lane == 0) publish(status, 0, epoch, PREFIX, total);
+        return prefix;
+    }
+    if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
+    long long nearest = (long long)id - 1;  // the window's first predecessor
+    while (true) {
+        const long long j = nearest - lane;
+        unsigned long long word;
+        unsigned flag;
+        while (true) {  // tiles before 0 read as a PREFIX of 0
+            word = j >= 0 ? peek(status, j) : 0ull;
+            flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
+            if (!__any_sync(FULL, flag == 0u)) break;
+#if LB_BACKOFF
+            __nanosleep(LB_BACKOFF);
+#endif
+        }
+#ifdef MUTATE_AGGREGATE_AS_PREFIX
+        const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
+#else
+        const unsigned done = __ballot_sync(FULL, flag == PREFIX);
+#endif
+        const unsigned upto = done ? __ffs(done) - 1 : 31;  // lanes 0 .. upto count
+        prefix += warp_sum(lane <= upto && j >= 0 ? value_of(word) : T(0));
+        if (done) break;
+        nearest -= 32;
+    }
+    if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
+    return prefix;
+}
+
 // lookback: decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
-// Decoupled Look-back", NVIDIA 2016). A tile publishes its AGGREGATE as soon as its own scan
-// has its total, before it knows anything of its predecessors; then warp 0 reads the 32
-// nearest predecessors' words at once, waits until none is unwritten, adds the aggregates back
-// to the nearest PREFIX (one warp reduction) and, if no PREFIX was among them, moves 32 tiles
-// further back. It then publishes its own PREFIX. No tile waits for a predecessor's look-back
-// to finish, only for its scan: the chain of domino's L2 round trips becomes a few reads.
-// MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the nearest word of either flag,
-// taking an aggregate for a prefix.
+// Decoupled Look-back", NVIDIA 2016), one block per tile. A tile publishes its AGGREGATE as soon
+// as its own scan has its total, before it knows anything of its predecessors, then looks back
+// (look_back). No tile waits for a predecessor's look-back to finish, only for its scan: the
+// chain of domino's L2 round trips becomes a few reads. The shipped `lookback` (its persistent
+// form below was slower).
 //
 // `ahead` (the host's: half a wave of resident blocks, pmppbench/workloads/scan.py; 0 turns it
 // off): once a block has its tile, thread 0 also asks L2 for the tile `ahead` places further on,
@@ -563,40 +601,8 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
     if (threadIdx.x == 0) c2 = clock64();
 #endif
     if (threadIdx.x < 32) {
-        const unsigned lane = threadIdx.x;
-        const T total = LTile::warps_before(warps, LTile::WARPS);
-        T prefix = T(0);
-        if (id == 0) {
-            if (lane == 0) publish(status, 0, epoch, PREFIX, total);
-        } else {
-            if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
-            long long nearest = (long long)id - 1;  // the window's first predecessor
-            while (true) {
-                const long long j = nearest - lane;
-                unsigned long long word;
-                unsigned flag;
-                while (true) {  // tiles before 0 read as a PREFIX of 0
-                    word = j >= 0 ? peek(status, j) : 0ull;
-                    flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
-                    if (!__any_sync(FULL, flag == 0u)) break;
-#if LB_BACKOFF
-                    __nanosleep(LB_BACKOFF);
-#endif
-                }
-#ifdef MUTATE_AGGREGATE_AS_PREFIX
-                const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
-#else
-                const unsigned done = __ballot_sync(FULL, flag == PREFIX);
-#endif
-                const unsigned upto = done ? __ffs(done) - 1 : 31;  // lanes 0 .. upto count
-                const T part = warp_sum(lane <= upto && j >= 0 ? value_of(word) : T(0));
-                prefix += part;
-                if (done) break;
-                nearest -= 32;
-            }
-            if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
-        }
-        if (lane == 0) s_prefix = prefix;
+        const T prefix = look_back(status, id, epoch, LTile::warps_before(warps, LTile::WARPS));
+        if (threadIdx.x == 0) s_prefix = prefix;
     }
 #if LB_PROFILE
     if (threadIdx.x == 0) c3 = clock64();
@@ -613,4 +619,133 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
         stamp[4] = t0;
     }
 #endif
+}
+
+// ---- the persistent look-back (studies/scan_lookback.py's candidates, not a variant) ---------
+// Measured slower than lookback on the H200 at every tile tried (docs/scan.md): kept so that the
+// study can time it again and its tests keep it right.
+//
+// lookback_persistent: the same tiles, status words and look-back, from LP_BLOCKS blocks per SM
+// that stay resident and take tile after tile by ticket. Session 9's profile of `lookback` had a
+// block spend more than half its life waiting in the look-back with its scanned tile in
+// registers and no load of its own in flight, and the registers bound how many blocks (and so
+// how many bytes) are in flight. Here a block, once its tile is scanned and its aggregate
+// published, already knows its next tile (thread 0 took the ticket while the tile was being
+// read) and starts copying it into shared memory (cp.async: the copy needs no registers), then
+// waits in the look-back and stores: DRAM reads the next tile during the wait.
+//
+// Each thread copies exactly the 16-byte vectors it will read (stage[r * LP_THREADS + t], the
+// slots in the order of Tile's registers), so its own cp.async.wait_group makes them visible to
+// it and no barrier guards the buffer; a thread overwrites its slots only after their values were
+// consumed by the scan before its barrier. `warps` alternates between two sets of words: a warp
+// may write the next tile's totals while a slower one still adds this tile's in its stores.
+//
+// Tickets: call c's are c * (tiles + gridDim.x) .. + tiles + gridDim.x - 1. Ticket k is tile
+// k % (tiles + gridDim.x) if that is below `tiles`; otherwise the block stops. Tickets are taken
+// in order, so the call's first `tiles` tickets are its tiles and each block then takes exactly
+// one more that stops it: a call uses tiles + gridDim.x tickets and the next call's epoch starts
+// where it ended (the host keeps the grid of a shape from call to call). A ticket is taken only
+// by a running block, which holds no tile that waits on a later one, so any grid, resident or
+// not, finishes (PMPP 11.6's argument for dynamic numbering).
+#ifndef LP_ROWS
+#define LP_ROWS 8
+#endif
+#ifndef LP_THREADS
+#define LP_THREADS 256
+#endif
+#ifndef LP_BLOCKS
+#define LP_BLOCKS 4  // blocks per SM: the launch bound, and the study's grid (scan.py's lookback_grid)
+#endif
+// Before sm_80 there is no cp.async: the copies pass through registers and the 64-register bound of
+// 4 blocks spills (sm_75: 1024 threads an SM); there the bound asks for 2 (any grid still finishes).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define LP_BOUND (LP_BLOCKS < 2 ? LP_BLOCKS : 2)
+#else
+#define LP_BOUND LP_BLOCKS
+#endif
+
+// A 16-byte copy of `bytes` (0 to 16, the rest zero-filled) from global to shared memory, in
+// flight until cp_wait_all. Older targets (sm_75) copy at once.
+__device__ __forceinline__ void cp_async16(V* smem, const T* gmem, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(bytes) : "memory");
+#else
+    V v;
+    v.x = bytes > 0 ? gmem[0] : T(0);
+    v.y = bytes > 4 ? gmem[1] : T(0);
+    v.z = bytes > 8 ? gmem[2] : T(0);
+    v.w = bytes > 12 ? gmem[3] : T(0);
+    *smem = v;
+#endif
+}
+
+__device__ __forceinline__ void cp_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void cp_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+// This thread's vectors of the tile at `base` copied into its slots of `stage` (zeros past n).
+template <class Tl>
+__device__ __forceinline__ void stage_tile(const T* __restrict__ in, unsigned long long base, unsigned long long n,
+                                           V* stage, const Tl& tile) {
+    const unsigned long long g = tile.first(base);
+    const int have = Tl::remaining(g, n);
+#pragma unroll
+    for (int r = 0; r < LP_ROWS; ++r) {
+        const int left = have - 128 * r;  // elements of this vector and after it
+        const unsigned bytes = left >= 4 ? 16u : left > 0 ? 4u * left : 0u;
+        cp_async16(stage + r * LP_THREADS + threadIdx.x, bytes ? in + g + 128 * r : in, bytes);
+    }
+    cp_commit();
+}
+
+extern "C" __global__ void __launch_bounds__(LP_THREADS, LP_BOUND)
+lookback_persistent(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
+                    unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles) {
+    typedef Tile<LP_ROWS, LP_THREADS> PTile;
+    __shared__ V stage[LP_ROWS * LP_THREADS];
+    __shared__ T warps[2][PTile::WARPS];
+    __shared__ unsigned long long s_first, s_next;
+    __shared__ unsigned s_epoch;
+    __shared__ T s_prefix;
+    const unsigned long long per_call = tiles + gridDim.x;
+    if (threadIdx.x == 0) {
+        const unsigned long long k = atomicAdd(ticket, 1ull);
+        s_epoch = unsigned(k / per_call);
+        s_first = k % per_call;
+    }
+    __syncthreads();
+    const unsigned epoch = s_epoch;
+    unsigned long long id = s_first;
+    if (id >= tiles) return;  // the block's one stopping ticket (the whole block: a shared word)
+    PTile tile;
+    stage_tile(in, id * PTile::SIZE, n, stage, tile);
+    for (unsigned parity = 0;; parity ^= 1u) {
+        // The next ticket of the call: the same epoch (this block has not yet taken its stopping one).
+        if (threadIdx.x == 0) s_next = atomicAdd(ticket, 1ull) % per_call;  // read after scan's barrier
+        cp_wait_all();
+#pragma unroll
+        for (int r = 0; r < LP_ROWS; ++r) tile.v[r] = stage[r * LP_THREADS + threadIdx.x];
+        T* w = warps[parity];
+        tile.scan(w);
+        const unsigned long long next = s_next;
+        const unsigned long long base = id * PTile::SIZE;
+        if (next < tiles) stage_tile(in, next * PTile::SIZE, n, stage, tile);  // DRAM reads it during the wait
+        if (threadIdx.x < 32) {
+            const T prefix = look_back(status, id, epoch, PTile::warps_before(w, PTile::WARPS));
+            if (threadIdx.x == 0) s_prefix = prefix;
+        }
+        __syncthreads();
+        tile.store(out, base, n, s_prefix, w);
+        if (next >= tiles) break;
+        id = next;
+    }
 }

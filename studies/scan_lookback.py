@@ -1,9 +1,12 @@
-"""Candidates of the scan's lookback kernel, timed in one process beside CUB and the memcpy roof
+"""Candidates of the scan's look-back kernels, timed in one process beside CUB and the memcpy roof
 (docs/scan.md says which results they produced).
 
 Run on a GPU machine:  python3 studies/scan_lookback.py [--sizes 20,24,26,28] [--json FILE] [--profile]
 
-Each candidate is a compile of kernels_cu/scan.cu's lookback with other -D knobs: LB_ROWS and
+A candidate is a compile of kernels_cu/scan.cu's lookback_persistent (persistent blocks, next tile
+copied to shared memory during the look-back; not shipped: docs/scan.md) with -D knobs LP_ROWS,
+LP_THREADS (the tile) and LP_BLOCKS (the launch bound's blocks per SM, and the grid's: that many per
+SM), or of the shipped one-block-per-tile lookback with other -D knobs: LB_ROWS and
 LB_THREADS (the tile: threads x rows of 16-byte vectors), LB_MIN_BLOCKS (the launch bound's blocks
 per SM), LB_PREFETCH (the tile asked of L2 before the ticket), LB_TICKET (0: the tile is the block
 index, CUB's numbering, for comparison only), LB_BACKOFF (a sleep in the look-back's spin), and its
@@ -13,7 +16,7 @@ against the workload's reference under its own tile count's float bound (int32: 
 timed; then all of a shape's candidates are timed together under one alternating protocol, twice,
 and the better median kept.
 
---profile (2^26 float32 only): the LB_PROFILE build of the shipped tile, with `ahead` off and on,
+--profile (2^26 float32 only): the LB_PROFILE build of session 9's lookback, with `ahead` off and on,
 after two warm calls: where each tile's block spent its time (the ticket; the load and the tile
 scan; the look-back's wait; the stores' issue), in microseconds at the device's maximum SM clock
 (NVML), as percentiles over the tiles.
@@ -37,14 +40,14 @@ from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
-# (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead in waves of resident blocks).
-# The shipped lookback is (8, 256, 1, 1, 1, 0, scan.LOOKBACK_AHEAD_WAVES = 0.5). results/h200/patterns9/
-# has the call of commit c8d9d3e, whose shipped `ahead` was 1 wave and whose list was ahead 0, 0.5,
-# 2, 3 on the 8-row tile and ahead 1 on 16 x 256 and 16 x 128.
-KNOBS = [
-    (8, 256, 1, 1, 1, 0, 0), (8, 256, 1, 1, 1, 0, 0.25), (8, 256, 1, 1, 1, 0, 0.75), (8, 256, 1, 1, 1, 0, 1),
-    (16, 256, 1, 1, 1, 0, 0.5),
-]
+# lookback (one block per tile): (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead in
+# waves of resident blocks). The shipped kernel is (8, 256, 1, 1, 1, 0, scan.LOOKBACK_AHEAD_WAVES = 0.5), the
+# row `lookback`; results/h200/patterns9/ has session 9's list (ahead 0, 0.5, 2, 3 on the 8-row tile, ahead
+# 1 on 16 x 256 and 16 x 128). In results/h200/scan10/ (commit 38e5cd3) the row `lookback` was the
+# persistent (8, 256, 4) and this list's one entry the shipped kernel.
+KNOBS = [(8, 256, 1, 1, 1, 0, 0.5)]
+# lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
+PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 SHIPPED = ("lookback", "cub", "memcpy")
 
 
@@ -58,6 +61,16 @@ def label(knobs) -> str:
     rows, threads, blocks, prefetch, ticket, backoff, ahead = knobs
     return (f"lookback rows={rows} threads={threads} minb={blocks} pf={prefetch} ticket={ticket} sleep={backoff} "
             f"ahead={ahead}")
+
+
+def pdefines_of(knobs) -> dict:
+    rows, threads, blocks = knobs
+    return {"LP_ROWS": rows, "LP_THREADS": threads, "LP_BLOCKS": blocks}
+
+
+def plabel(knobs) -> str:
+    rows, threads, blocks = knobs
+    return f"persistent rows={rows} threads={threads} blocks/SM={blocks}"
 
 
 def ahead_of(k, threads: int, waves: float) -> int:
@@ -95,7 +108,7 @@ def profile(w, cp) -> None:
 
 
 def bound(knobs, n: int) -> float:
-    """scan.py's look-back bound (Scan.additions_depth) for this candidate's tile."""
+    """scan.py's look-back bound (Scan.additions_depth) for this candidate's tile (either kernel's)."""
     rows, threads = knobs[0], knobs[1]
     tiles = sc.tiles_of(n, threads * rows * 4)
     d = 3 + 5 + 1 + rows + threads // 32 + 2 + tiles + 5 * -(-tiles // 32) + 1
@@ -140,6 +153,19 @@ def main(argv=None) -> int:
                     k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
                 runs[label(knobs)] = run
                 info[label(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead, "knobs": knobs}
+            for knobs in PKNOBS:
+                k = load_kernels("scan", ["lookback_persistent"], {**w.defines(shape), **pdefines_of(knobs)})[
+                    "lookback_persistent"]
+                rows_, threads, blocks = knobs
+                tiles = sc.tiles_of(n, rows_ * threads * 4)
+                grid = sc.lookback_grid(n, device.current().sm_count, blocks, rows_ * threads * 4)
+                status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+
+                def prun(k=k, tiles=tiles, threads=threads, grid=grid, status=status, ticket=ticket):
+                    k((grid,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles)))
+                runs[plabel(knobs)] = prun
+                info[plabel(knobs)] = {"regs": k.registers, "tiles": tiles, "grid": grid,
+                                       "resident": occupancy.api_active_blocks(k, threads), "knobs": knobs}
             good = {}
             for key, run in runs.items():
                 out.fill(np.nan if dtype == "f32" else -7)

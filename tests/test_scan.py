@@ -180,6 +180,9 @@ def test_the_lookback_tile_is_the_kernels():
     assert int(re.search(r"#define LB_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
     assert int(re.search(r"#define LB_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
     assert sc.LOOKBACK_TILE == sc.PASS_TILE == 8192
+    # lookback_persistent (the study's candidates) has the same default tile, and a block count per SM
+    assert int(re.search(r"#define LP_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS
+    assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS
 
 
 def test_lookback_prefetches_half_a_wave_of_resident_blocks_ahead(monkeypatch):
@@ -199,11 +202,17 @@ def test_lookback_prefetches_half_a_wave_of_resident_blocks_ahead(monkeypatch):
     assert W.job(W.variant("domino"), shape, ctx).launches[0].args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
 
 
-@pytest.mark.parametrize("flag", ["MUTATE_DOWNSWEEP_BARRIER", "MUTATE_AGGREGATE_AS_PREFIX", "MUTATE_OFF_BY_ONE"])
-def test_each_mutation_changes_the_machine_code(flag):
+def test_the_persistent_grid_is_blocks_per_sm_capped_at_the_tiles():
+    assert sc.lookback_grid(1 << 26, 132, 4) == 528 and sc.lookback_grid(100003, 132, 4) == 13
+    assert sc.lookback_grid(1, 132, 4) == 1 and sc.lookback_grid(1 << 26, 132, 8, tile=4096) == 1056
+
+
+@pytest.mark.parametrize("flag, kernel", [
+    ("MUTATE_DOWNSWEEP_BARRIER", "brent_kung<int>"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_persistent"),
+    ("MUTATE_OFF_BY_ONE", "lookback_persistent"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback"),
+])
+def test_each_mutation_changes_the_machine_code(flag, kernel):
     """A mutation that compiled to the same code could never FAIL: each one must change its kernel."""
-    kernel = {"MUTATE_DOWNSWEEP_BARRIER": "brent_kung<int>", "MUTATE_AGGREGATE_AS_PREFIX": "lookback",
-              "MUTATE_OFF_BY_ONE": "lookback"}[flag]
     base = {"ELEM": "int", "EXCLUSIVE": 1}
     plain = compile_unit("scan", [kernel], "sm_90", base).cubin
     mutated = compile_unit("scan", [kernel], "sm_90", {**base, flag: 1}).cubin
@@ -328,6 +337,38 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kind", sc.KINDS)
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
+    """scan.cu's lookback_persistent (the study's candidate, not a variant) from 1, 2, 3 and 7 blocks over 5 tiles and 3 elements (each block takes
+    several tiles by ticket, the last one partial), CALLS // 10 calls each on the same ticket and status
+    words: every call checked. The grid is the kernel's own tickets' count per call, so each grid
+    gets its own counter."""
+    from pmppbench.check import device_copy
+    from pmppbench.compile import load_kernels
+    from pmppbench.gpu import cupy
+    from pmppbench.runner import prepared
+
+    cp = cupy()
+    n = 5 * sc.LOOKBACK_TILE + 3
+    tiles = sc.tiles_of(n, sc.LOOKBACK_TILE)
+    shape = {"n": n, "dtype": dtype, "kind": kind}
+    v = W.variant("lookback")
+    with prepared(W, shape, [v], seed=7) as (inputs, ctx):
+        ref = device_copy(W.reference(shape, inputs, v))
+        kernel = load_kernels("scan", ["lookback_persistent"], W.defines(shape))["lookback_persistent"]
+        out, tol = ctx["out"], W.tolerance_of(shape, v)  # the same tile, so lookback's bound
+        for grid in (1, 2, 3, 7):
+            status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+            for call in range(CALLS // 10):
+                out.fill(-7)
+                kernel((grid,), (sc.LOOKBACK_THREADS,), (ctx["x"], out, status, ticket, np.uint64(n), np.uint64(tiles)))
+                result = compare(out, ref, tol)
+                assert result.passed, f"grid {grid} call {call}: {result.detail}"
+            assert int(ticket[0]) == (CALLS // 10) * (tiles + grid)  # each call's tiles and one stopping ticket a block
+
+
+@pytest.mark.gpu
 def test_cub_built_ahead_on_another_thread_serves_the_job():
     import threading
 
@@ -350,7 +391,8 @@ def test_the_studys_candidates_and_the_profile_build_compile_without_spills():
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)
     base = {"ELEM": "int", "EXCLUSIVE": 0}  # the int inclusive build has the most registers
-    builds = [study.defines_of(k) for k in study.KNOBS] + [{"LB_PROFILE": 1}]
-    for defines in builds:
-        report = compile_unit("scan", ["lookback"], "sm_90", {**base, **defines}).ptxas["lookback"]
+    builds = [("lookback", study.defines_of(k)) for k in study.KNOBS] + [("lookback", {"LB_PROFILE": 1})]
+    builds += [("lookback_persistent", study.pdefines_of(k)) for k in study.PKNOBS]
+    for kernel, defines in builds:
+        report = compile_unit("scan", [kernel], "sm_90", {**base, **defines}).ptxas[kernel]
         assert (report.spill_stores, report.stack_bytes) == (0, 0), defines

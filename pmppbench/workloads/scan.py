@@ -51,7 +51,7 @@ from pmppbench.workloads.helpers import (
 SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
             "hierarchical": (4096, 256)}
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
-LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu
+LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu (lookback_persistent's too)
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
 # L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
@@ -319,6 +319,12 @@ def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES) -
     """lookback's `ahead`: `waves` waves of the blocks that are resident at once on the GPU (the
     occupancy API's blocks per SM for the loaded kernel, times the SMs), in tiles."""
     return int(waves * occupancy.api_active_blocks(kernel, LOOKBACK_THREADS) * sm_count)
+
+
+def lookback_grid(n: int, sm_count: int, blocks_per_sm: int, tile: int = LOOKBACK_TILE) -> int:
+    """The grid of scan.cu's lookback_persistent (studies/scan_lookback.py's candidates; not shipped:
+    docs/scan.md): `blocks_per_sm` per SM, at most one per tile."""
+    return max(1, min(tiles_of(n, tile), blocks_per_sm * sm_count))
 
 
 def prefix_sums(x: np.ndarray, exclusive: bool, picks: np.ndarray | None = None) -> np.ndarray:
