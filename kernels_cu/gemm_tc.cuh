@@ -6,6 +6,8 @@
 //                          written as PTX: NVRTC through CuPy has no mma.h), one shared stage
 //   mma_tc<P, ALIGNED>     ldmatrix + mma.sync.m16n8k16, a 3-stage cp.async pipeline, padded
 //                          shared rows (conflict-free ldmatrix), 128x128x32 block tiles
+//   mma_tf32_tc<ALIGNED>   mma_sync's TF32 kernel: ldmatrix (A) + LDS.128 (B) + mma.sync.m16n8k8,
+//                          the same block, warps, pipeline and bytes a stage, 128x128x16 words
 //
 // P names the input precision: 0 TF32 (stored as FP32 words already rounded to TF32 on the
 // host), 1 BF16 and 2 FP16 (stored as 16-bit words). Every path here is inline PTX: no CUDA
@@ -285,6 +287,145 @@ mma_tc(const unsigned short* __restrict__ A, const unsigned short* __restrict__ 
                     if (col + 1 < N) C[size_t(row) * N + col + 1] = acc[i][j][2 * h + 1];
                 }
             }
+}
+
+// ---------------------------------------------------------------------------------------
+// mma_tf32_tc: mma_sync for TF32 (mma.sync.m16n8k8 .tf32: sm_80). mma_tc's block: 8 warps
+// (2 along M x 4 along N), a 128 x 128 tile of C, warp tiles of 64 x 32 (4 x 4 MMAs of 16 x 8,
+// 64 accumulators a thread), a 3-stage cp.async pipeline. A k-tile is 16 words, so a shared
+// row is 64 bytes, as BF16's 32 halves: a stage has BF16's 18,944 bytes (tensor.mma_smem), a
+// k8 MMA does half of a k16 one's FLOPs at half the rate, and a k-tile is 32 MMAs a warp in
+// both. The operands are 32-bit words, which decides how each reaches its registers:
+// - A (row-major, k contiguous) is the MMA's row operand: ldmatrix.b16 without .trans serves
+//   it. An 8 x 8 b16 matrix is 8 rows of 4 words and lane l gets word l % 4 of row l / 4,
+//   which is element (g, t) of a TF32 fragment: a0 = rows 0-7 at k 0-3, a1 rows 8-15, a2 k 4-7.
+// - B (row-major, n contiguous) is the column operand, b0 = (k t, n g), b1 = (k t + 4, n g):
+//   ldmatrix without .trans would give (k g, n t), and .trans swaps 16-bit halves, splitting
+//   the words. So B comes by plain LDS. The warp's 32 columns are dealt to its four n8 tiles
+//   as column 4 nu + j of tile j (nu: the MMA's n index; the sum over k is untouched), so a
+//   thread's b0 of the four tiles are 4 adjacent words: one LDS.128, and one for b1, instead of
+//   8 LDS.32. The accumulators come out in that order too: tile j's c0, c1 (nu = 2t, 2t + 1)
+//   are columns 8t + j and 8t + 4 + j, 8 adjacent columns of a row: two 16-byte stores.
+// - Padded rows, as mma_tc (an XOR swizzle would save the pad's 11% of a stage and cost
+//   address arithmetic in the loop): A's rows are 16 + 4 words (80 B: 5 chunks of 16 B, odd,
+//   so ldmatrix's 8 row addresses fall in 8 different 16-byte bank groups), B's 128 + 8
+//   (544 B: LDB / 4 = 34 = 2 mod 8, so a quarter warp's LDS.128, k rows t = 0..3 for two g,
+//   reads 8 different bank groups).
+// The inputs are FP32 words already rounded to TF32 on the host (precision.stored), as for
+// wmma_tc<0> and the wgmma rungs: the MMA reads them as they are, no cvt.rna in the loop.
+constexpr int MF_BN = 128, MF_BK = 16, MF_STAGES = 3;  // BK in words
+constexpr int MF_LDA = MF_BK + 4, MF_LDB = MF_BN + 8;  // padded rows, in words
+constexpr int MF_STAGE_WORDS = MT_BM * MF_LDA + MF_BK * MF_LDB;
+static_assert(MF_STAGE_WORDS * 4 == MmaTiles<128, 3>::STAGE_HALVES * 2, "mma_sync's stage in both precisions");
+
+template <bool ALIGNED>
+__device__ __forceinline__ void mma_tf32_load_stage(unsigned* As, unsigned* Bs, const unsigned* A, const unsigned* B,
+                                                    int M, int N, int K, int m0, int n0, int k0) {
+    const int tid = threadIdx.x;
+    if (ALIGNED) {  // 16-byte chunks of 4 words: 4 a row of A, 32 a row of B, 2 of each a thread
+        for (int i = tid; i < MT_BM * MF_BK / 4; i += MT_THREADS) {
+            const int r = i / (MF_BK / 4), c = (i % (MF_BK / 4)) * 4;
+            const bool in = m0 + r < M && k0 + c < K;
+            cp_async16_zfill(As + r * MF_LDA + c, in ? A + size_t(m0 + r) * K + k0 + c : A, in);
+        }
+        for (int i = tid; i < MF_BK * MF_BN / 4; i += MT_THREADS) {
+            const int r = i / (MF_BN / 4), c = (i % (MF_BN / 4)) * 4;
+            const bool in = k0 + r < K && n0 + c < N;
+            cp_async16_zfill(Bs + r * MF_LDB + c, in ? B + size_t(k0 + r) * N + n0 + c : B, in);
+        }
+    } else {
+        for (int i = tid; i < MT_BM * MF_BK; i += MT_THREADS) {
+            const int r = i / MF_BK, c = i % MF_BK;
+            As[r * MF_LDA + c] = (m0 + r < M && k0 + c < K) ? A[size_t(m0 + r) * K + k0 + c] : 0u;
+        }
+        for (int i = tid; i < MF_BK * MF_BN; i += MT_THREADS) {
+            const int r = i / MF_BN, c = i % MF_BN;
+            Bs[r * MF_LDB + c] = (k0 + r < K && n0 + c < N) ? B[size_t(k0 + r) * N + n0 + c] : 0u;
+        }
+    }
+}
+
+__device__ __forceinline__ void mma1688_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <bool ALIGNED>
+__global__ void __launch_bounds__(MT_THREADS)
+mma_tf32_tc(const unsigned* __restrict__ A, const unsigned* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    extern __shared__ __align__(128) unsigned mf_smem[];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;  // the warp's 64 x 32 piece
+    const int m0 = blockIdx.y * MT_BM, n0 = blockIdx.x * MF_BN;
+    const int tiles = (K + MF_BK - 1) / MF_BK;
+    auto a_stage = [&](int s) { return mf_smem + s * MF_STAGE_WORDS; };
+    auto b_stage = [&](int s) { return mf_smem + s * MF_STAGE_WORDS + MT_BM * MF_LDA; };
+    float acc[4][4][4] = {};
+
+    for (int s = 0; s < MF_STAGES - 1; ++s) {  // the prologue: tiles 0 and 1 in flight
+        if (s < tiles)
+            mma_tf32_load_stage<ALIGNED>(a_stage(s), b_stage(s), A, B, M, N, K, m0, n0, s * MF_BK);
+        cp_async_commit();
+    }
+    // ldmatrix.x4's lane addresses: lanes 0-15 rows 0-15 at k 0, lanes 16-31 the same rows at
+    // k 4 (matrices 0..3 = a0..a3: rows 0-7 k 0-3, rows 8-15 k 0-3, rows 0-7 k 4-7, rows 8-15 k 4-7)
+    const int lm_row = lane % 16, lm_k = (lane / 16) * 4;
+    for (int kt = 0; kt < tiles; ++kt) {
+        cp_async_wait<MF_STAGES - 2>();  // this thread's copies of tile kt have landed
+        __syncthreads();                 // ... and every thread's; the stage kt - 1 used is free
+        const int ahead = kt + MF_STAGES - 1;
+        if (ahead < tiles)
+            mma_tf32_load_stage<ALIGNED>(a_stage(ahead % MF_STAGES), b_stage(ahead % MF_STAGES), A, B, M, N, K, m0,
+                                         n0, ahead * MF_BK);
+        cp_async_commit();  // one group per iteration, empty or not: wait_group counts stay exact
+        const unsigned* As = a_stage(kt % MF_STAGES);
+        const unsigned* Bs = b_stage(kt % MF_STAGES);
+#pragma unroll
+        for (int kk = 0; kk < MF_BK; kk += 8) {
+            unsigned a[4][4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                ldmatrix_x4(a[i], As + (wm + 16 * i + lm_row) * MF_LDA + kk + lm_k);
+            // b0 and b1 of the four n8 tiles: columns wn + 4g + j, k rows t and t + 4
+            const uint4 lo = *reinterpret_cast<const uint4*>(Bs + (kk + t) * MF_LDB + wn + 4 * g);
+            const uint4 hi = *reinterpret_cast<const uint4*>(Bs + (kk + t + 4) * MF_LDB + wn + 4 * g);
+            const unsigned b0[4] = {lo.x, lo.y, lo.z, lo.w}, b1[4] = {hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    mma1688_tf32(acc[i][j], a[i], b0[j], b1[j]);
+        }
+    }
+    cp_async_wait<0>();
+    // Row g (c0, c1) and g + 8 (c2, c3) of each m16 tile; columns 8t + j hold tile j's c0 / c2,
+    // 8t + 4 + j its c1 / c3 (the column order above).
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = m0 + wm + 16 * i + g + 8 * h, col = n0 + wn + 8 * t;
+            if (row >= M)
+                continue;
+            float* c = C + size_t(row) * N + col;
+            if (ALIGNED) {  // N % 8 == 0: the 8 columns are inside C or outside it whole
+                if (col < N) {
+                    *reinterpret_cast<float4*>(c) =
+                        make_float4(acc[i][0][2 * h], acc[i][1][2 * h], acc[i][2][2 * h], acc[i][3][2 * h]);
+                    *reinterpret_cast<float4*>(c + 4) =
+                        make_float4(acc[i][0][2 * h + 1], acc[i][1][2 * h + 1], acc[i][2][2 * h + 1], acc[i][3][2 * h + 1]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    if (col + j < N) c[j] = acc[i][j][2 * h];
+                    if (col + 4 + j < N) c[4 + j] = acc[i][j][2 * h + 1];
+                }
+            }
+        }
 }
 
 #include "gemm_wgmma.cuh"  // the sm_90a rung (wgmma, TMA)

@@ -110,6 +110,64 @@ def test_the_bound_passes_truncated_fp32_sums_and_fails_what_is_wrong(p):
     assert not compare((ta.astype(np.float64) @ rb).astype(np.float32), ref, rule).passed
 
 
+# ---- mma_sync's TF32 fragments, emulated ----------------------------------------------------
+# gemm_tc.cuh mma_tf32_tc feeds mma.sync.m16n8k8 .tf32 from 32-bit words: A through ldmatrix.b16
+# (no .trans), B through LDS.128 with the warp's columns dealt to its n8 tiles as 4 nu + j, C
+# stored in that order. Here one warp's 64 x 32 tile over one k8 step, every instruction by its
+# PTX definition (the lanes' fragment elements), on integers (exact sums): the kernel's maps give
+# A B, and a map the kernel's comment rules out FAILs the check.
+
+def _tf32_warp_tile(a, b, lane_map, deal, store):
+    """C (64 x 32) of one warp from A (64 x 8) and B (8 x 32) in shared memory (row-major, any
+    pad), as mma_tf32_tc's k8 step computes it with these lane maps."""
+    lanes = np.arange(32)
+    g, t = lanes // 4, lanes % 4
+    lm_row, lm_k = lane_map(lanes)
+    c = np.zeros((64, 32))
+    for i in range(4):
+        # ldmatrix.x4.b16: matrix q's 8 rows from lanes 8q..8q+7; lane l gets the b16 pair
+        # 2(l % 4), 2(l % 4) + 1 of row l / 4: one word
+        rows, cols = 16 * i + lm_row, lm_k
+        frag = np.array([[a[rows[8 * q + l // 4], cols[8 * q + l // 4] + l % 4] for q in range(4)] for l in lanes])
+        for j in range(4):
+            # LDS.128 at k rows t, t + 4, columns 4g .. 4g + 3: word j is tile j's b0 / b1
+            b0, b1 = b[t, deal(g, j)], b[t + 4, deal(g, j)]
+            # mma.m16n8k8 .tf32: A[g][t] = a0, A[g + 8][t] = a1, A[g][t + 4] = a2, A[g + 8][t + 4] = a3;
+            # B[t][g] = b0, B[t + 4][g] = b1; D[g][2t], D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]
+            fa, fb = np.zeros((16, 8)), np.zeros((8, 8))
+            fa[g, t], fa[g + 8, t], fa[g, t + 4], fa[g + 8, t + 4] = frag.T
+            fb[t, g], fb[t + 4, g] = b0, b1
+            d = fa @ fb
+            for h in range(2):
+                for e in range(2):
+                    c[16 * i + g + 8 * h, store(t, j, e)] = d[g + 8 * h, 2 * t + e]
+    return c
+
+
+KERNEL_LANES = lambda lane: (lane % 16, (lane // 16) * 4)  # noqa: E731 (lm_row, lm_k)
+KERNEL_DEAL = lambda g, j: 4 * g + j  # noqa: E731 (tile j's column nu)
+KERNEL_STORE = lambda t, j, e: 8 * t + 4 * e + j  # noqa: E731 (c0 / c1 of tile j: nu = 2t + e)
+
+
+@pytest.mark.parametrize("mutant", [None, "transposed_fragment", "k_half", "consecutive_deal"])
+def test_mma_sync_tf32_fragment_maps(mutant):
+    rng = np.random.default_rng(8)
+    a = rng.integers(-8, 9, (64, 8)).astype(np.float64)
+    b = rng.integers(-8, 9, (8, 32)).astype(np.float64)
+    lanes, deal, store = KERNEL_LANES, KERNEL_DEAL, KERNEL_STORE
+    if mutant == "transposed_fragment":  # the GPU mutant's ldmatrix lanes: registers 1 and 2 swapped
+        lanes = lambda lane: ((lane // 16) * 8 + lane % 8, ((lane // 8) % 2) * 4)  # noqa: E731
+    elif mutant == "k_half":  # lanes 16-31 read k 0-3 again
+        lanes = lambda lane: (lane % 16, 0 * lane)  # noqa: E731
+    elif mutant == "consecutive_deal":  # B dealt as 8j + nu (LDS.32s), C still stored as 4 nu + j
+        deal = lambda g, j: 8 * j + g  # noqa: E731
+    c = _tf32_warp_tile(a, b, lanes, deal, store)
+    result = compare(c.astype(np.float32), a @ b, W.tolerance_for(shape(64, 32, 8, "tf32")))
+    assert result.passed is (mutant is None)
+    if mutant is None:
+        assert np.array_equal(c, a @ b)
+
+
 # ---- the tables ----------------------------------------------------------------------------
 
 def test_tables_per_precision():
@@ -124,7 +182,7 @@ def test_tables_per_precision():
         ("wgmma", "wgmma_tc<2, true>"), ("wgmma_ws", "wgmma_ws_tc<2, true>"),
         ("wgmma_persist", "wgmma_ws_tc<2, true, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "tf32"))] == [
-        ("wmma", "wmma_tc<0>"), ("wgmma", "wgmma_tc<0, true>"), ("wgmma_ws", "wgmma_ws_tc<0, true>"),
+        ("wmma", "wmma_tc<0>"), ("mma_sync", "mma_tf32_tc<true>"), ("wgmma", "wgmma_tc<0, true>"), ("wgmma_ws", "wgmma_ws_tc<0, true>"),
         ("wgmma_persist", "wgmma_ws_tc<0, true, true>"), ("cublas", None)]
     assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a", "sm_90a", "sm_90a"]
     assert tensor.kernel_for(tensor.WGMMA_PERSIST, "bf16", shape(7, 8, 12)) == "wgmma_ws_tc<1, false, true>"
@@ -136,6 +194,11 @@ def test_tables_per_precision():
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 12)) == "mma_tc<2, false, 128, 3>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 12, 16)) == "mma_tc<2, false, 128, 3>"
     assert tensor.kernel_for(tensor.MMA_SYNC, "fp16", shape(7, 8, 16)) == "mma_tc<2, true, 128, 3>"
+    assert tensor.kernel_for(tensor.MMA_SYNC, "tf32", shape(7, 8, 16)) == "mma_tf32_tc<true>"
+    assert tensor.kernel_for(tensor.MMA_SYNC, "tf32", shape(7, 12, 16)) == "mma_tf32_tc<false>"
+    assert tensor.kernels_of("mma_sync") == ["mma_tf32_tc<true>", "mma_tf32_tc<false>", *(
+        f"mma_tc<{p}, {a}, 128, 3>" for p in (1, 2) for a in ("true", "false"))]  # both load paths, no more
+    assert not [k for k in tensor.kernels_of("mma_wide") if "tf32" in k or k.startswith("mma_tc<0")]
 
 
 def test_labels_fp32_unchanged():
@@ -176,8 +239,8 @@ def test_wrong_precision_for_a_rung_is_a_usage_error():
         W.job(tensor.WMMA, shape(8, 8, 8), {"device": None})
     with pytest.raises(UsageError, match="naive is an FP32 rung; with --precision bf16 choose from wmma, mma_sync"):
         W.job(W.variant("naive"), shape(8, 8, 8, "bf16"), {"device": None})
-    with pytest.raises(UsageError, match="mma_sync has no tf32 kernel"):
-        W.job(tensor.MMA_SYNC, shape(8, 8, 8, "tf32"), {"device": None})
+    with pytest.raises(UsageError, match="mma_wide has no tf32 kernel; with --precision tf32 choose from wmma, mma_sync"):
+        W.job(tensor.MMA_WIDE, shape(8, 8, 8, "tf32"), {"device": None})
     with pytest.raises(UsageError, match="precision must be one of"):
         W.validate(shape(8, 8, 8, "int8"))
 
@@ -195,10 +258,10 @@ def test_cli_bad_precision_is_one_line_exit_2(run_cli, args):
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
 def test_tensor_kernels_compile_without_spills(arch):
-    # wmma x 3 precisions, mma_sync and mma_wide x 2 precisions x 2 load paths, wgmma, wgmma_ws
-    # and wgmma_persist x 3 precisions x 2 load paths; the wgmma rungs' only for sm_90a
+    # wmma x 3 precisions, mma_sync x 3 precisions and mma_wide x 2 x 2 load paths, wgmma,
+    # wgmma_ws and wgmma_persist x 3 precisions x 2 load paths; the wgmma rungs' only for sm_90a
     names = [k for k in tensor.kernel_names() if target_meets(arch, "sm_90a") or not k.startswith("wgmma")]
-    assert len(names) == (29 if arch == "sm_90a" else 11)
+    assert len(names) == (31 if arch == "sm_90a" else 13)
     # read from the unit the other suites build for this target (every GEMM kernel it can
     # hold: test_gemm, test_compile, test_portability_compile), so a run compiles it once
     unit = compile_unit("gemm", [k for k in W.kernel_names() if k not in tools.skipped_on(W, arch)[1]], arch)
@@ -209,6 +272,12 @@ def test_tensor_kernels_compile_without_spills(arch):
     assert unit.ptxas["wmma_tc<1>"].static_smem == 64 * 68 * 4
     assert unit.ptxas["mma_tc<1, true, 128, 3>"].static_smem == 0  # dynamic: tensor.mma_smem
     assert (tensor.mma_smem("mma_sync"), tensor.mma_smem("mma_wide")) == (56832, 108544)
+    # mma_sync's TF32 kernel: the same dynamic bytes (3 stages of 128 x 20 + 16 x 136 words) and
+    # registers for 2 blocks of 256 threads an SM, as the 16-bit one
+    assert 3 * (128 * 20 + 16 * 136) * 4 == tensor.mma_smem("mma_sync")
+    for aligned in ("true", "false"):
+        r = unit.ptxas[f"mma_tf32_tc<{aligned}>"]
+        assert r.static_smem == 0 and r.registers <= 128, r
     # wgmma: 4 stages of 16 + 32 KB, 1 KB to align them, 4 barriers (8 with warp specialization):
     # within Hopper's 227 KB opt-in
     assert tensor.smem_bytes("wgmma") == 4 * 49152 + 1024 + 32 <= 227 * 1024
@@ -313,6 +382,14 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
     # swapped (rows for k), and the k8 step's upper four k read as its lower four
     "wgmma_tf32_transposed_fragment": ("wgmma_tc<0, true>", "f[kk][h + 2 * kh] =", "f[kk][2 * h + kh] ="),
     "wgmma_tf32_k_half": ("wgmma_ws_tc<0, true>", "wg_swizzle(kk * 8 + t + 4 * kh, cb)", "wg_swizzle(kk * 8 + t, cb)"),
+    # mma_sync's TF32 kernel (mma_tf32_tc): a k-tile never loaded, A's ldmatrix lanes giving
+    # fragment registers 1 and 2 swapped (on the path without cp.async), b1 read at k rows t
+    # instead of t + 4
+    "tf32_dropped_k_tile": ("mma_tf32_tc<true>", "        if (ahead < tiles)\n",
+                            "        if (ahead < tiles && ahead != 3)\n"),
+    "tf32_transposed_fragment": ("mma_tf32_tc<false>", "const int lm_row = lane % 16, lm_k = (lane / 16) * 4;",
+                                 "const int lm_row = (lane / 16) * 8 + lane % 8, lm_k = ((lane / 8) % 2) * 4;"),
+    "tf32_b_k_half": ("mma_tf32_tc<true>", "Bs + (kk + t + 4) * MF_LDB", "Bs + (kk + t) * MF_LDB"),
     # persistent blocks: the consumers' walk over the tiles off the producer's (C stored one tile
     # column over); a walk that waits for tiles never loaded would hang, not FAIL
     "wgmma_persist_wrong_origin": ("wgmma_ws_tc<1, true, true>",
@@ -326,6 +403,8 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
 
 def mutant_like(kernel: str) -> str:
     """The rung whose job a mutated kernel runs in."""
+    if kernel.startswith("mma_tf32_tc"):
+        return "mma_sync"
     if kernel.startswith("mma_tc"):
         return {"128": "mma_sync", "256": "mma_wide"}[kernel.split(", ")[-2]]
     if kernel.endswith(", true>") and kernel.startswith("wgmma_ws_tc"):
@@ -375,7 +454,7 @@ def test_mutants_fail(name, tmp_path):
 
     kernel, old, new = MUTATIONS[name]
     src = mutated_source(tmp_path, old, new)
-    p = {"0": "tf32", "1": "bf16", "2": "fp16"}[kernel.split("<")[1][0]]
+    p = "tf32" if kernel.startswith("mma_tf32_tc") else {"0": "tf32", "1": "bf16", "2": "fp16"}[kernel.split("<")[1][0]]
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     mutant = Variant("mutant", kernel, f"{name}", source=str(src), like=mutant_like(kernel))
@@ -385,14 +464,16 @@ def test_mutants_fail(name, tmp_path):
 
 
 @pytest.mark.gpu
-def test_learner_kernel_like_mma_sync_passes(tmp_path):
+@pytest.mark.parametrize("p, kernel, signature", [("bf16", "mma_tc<1, true, 128, 3>", "mma_tc(const unsigned short*"),
+                                                  ("tf32", "mma_tf32_tc<true>", "mma_tf32_tc(const unsigned*")])
+def test_learner_kernel_like_mma_sync_passes(tmp_path, p, kernel, signature):
     """The shipped mma_tc source as a learner's file, run --like mma_sync (dynamic shared memory opted in)."""
     from pmppbench.runner import run_shape  # noqa: PLC0415
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
-    src = mutated_source(tmp_path, "mma_tc(const unsigned short*", "mma_tc(const unsigned short*")
-    mine = Variant("mine", "mma_tc<1, true, 128, 3>", "mine", source=str(src), like="mma_sync")
-    rows = run_shape(W, shape(1024, 1024, 1024, "bf16"), protocol=replace(W.protocol, reps=2, batches=2, warmup=1),
+    src = mutated_source(tmp_path, signature, signature)
+    mine = Variant("mine", kernel, "mine", source=str(src), like="mma_sync")
+    rows = run_shape(W, shape(1024, 1024, 1024, p), protocol=replace(W.protocol, reps=2, batches=2, warmup=1),
                      seed=4, variants=[mine])
     assert rows[0].check == "PASS" and rows[0].median_ms > 0, rows[0].error
 

@@ -19,7 +19,7 @@ WMMA = Variant("wmma", "wmma_tc<1>",
                "shared stage", needs="sm_80")
 MMA_SYNC = Variant("mma_sync", "mma_tc<1, true, 128, 3>",
                    "ldmatrix + mma.sync.m16n8k16, 128x128x32 tiles, 8 warps of 64x32, 3-stage cp.async, "
-                   "padded rows", needs="sm_80")
+                   "padded rows (TF32: mma.sync.m16n8k8, k-tiles of 16 words, B by LDS.128)", needs="sm_80")
 MMA_WIDE = Variant("mma_wide", "mma_tc<1, true, 256, 4>",
                    "mma_sync with 128x256 tiles, 64x64 warp tiles (32 MMAs per 8 ldmatrix) and 4 stages",
                    needs="sm_80")
@@ -37,9 +37,11 @@ TENSOR_RUNGS = (WMMA, MMA_SYNC, MMA_WIDE, WGMMA, WGMMA_WS, WGMMA_PERSIST)
 # rung -> its template (gemm_wgmma.cuh) and the template arguments after the load path's
 WGMMA_RUNGS = {"wgmma": ("wgmma_tc", ""), "wgmma_ws": ("wgmma_ws_tc", ""), "wgmma_persist": ("wgmma_ws_tc", ", true")}
 PERSISTENT = {"wgmma_persist"}  # launched as min(tiles, SMs) blocks (persistent_grid)
-# Which rungs run each precision: mma_tc is written for the 16-bit inputs only; the wgmma rungs
+# Which rungs run each precision: mma_tc is written for the 16-bit inputs; mma_sync's TF32 row is
+# mma_tf32_tc (m16n8k8, its own fragments: gemm_tc.cuh), and mma_wide has none (one TF32 tile
+# config is what the rung needs: every kernel is compiled for every CI target). The wgmma rungs
 # run TF32 too (gemm_wgmma.cuh: C^T = B^T A^T, since wgmma reads TF32 only K-major).
-RUNGS_FOR = {"tf32": (WMMA, WGMMA, WGMMA_WS, WGMMA_PERSIST), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
+RUNGS_FOR = {"tf32": (WMMA, MMA_SYNC, WGMMA, WGMMA_WS, WGMMA_PERSIST), "bf16": TENSOR_RUNGS, "fp16": TENSOR_RUNGS}
 MMA_TILES = {"mma_sync": (128, 3), "mma_wide": (256, 4)}  # BN, STAGES of mma_tc
 COVERS = {"wmma": Cover(64, 64, (128,)), **{v: Cover(128, bn, (256,)) for v, (bn, _) in MMA_TILES.items()},
           "wgmma": Cover(128, 256, (256,)), "wgmma_ws": Cover(128, 256, (384,)), "wgmma_persist": Cover(128, 256, (384,))}
@@ -70,7 +72,8 @@ def persistent_grid(shape, sms: int | None) -> tuple[int]:
 
 
 def mma_smem(name: str) -> int:
-    """gemm_tc.cuh MmaTiles::SMEM_BYTES: STAGES stages of A (128 x (32 + 8) halves) and B (32 x (BN + 8))."""
+    """gemm_tc.cuh MmaTiles::SMEM_BYTES: STAGES stages of A (128 x (32 + 8) halves) and B (32 x (BN + 8)).
+    mma_tf32_tc's stages are the same bytes (128 x (16 + 4) and 16 x (128 + 8) words: static_assert there)."""
     bn, stages = MMA_TILES[name]
     return stages * (128 * 40 + 32 * (bn + 8)) * 2
 
@@ -79,7 +82,8 @@ def aligned(shape) -> bool:
     """mma_tc's 16-byte cp.async path: every 8-element chunk of a row of A and B is inside the
     matrix or outside it whole (K and N multiples of 8; CuPy's buffers are 256-byte aligned).
     The wgmma rungs' TMA path asks the same: TMA's row strides are multiples of 16 bytes (of
-    4 elements would do for TF32; one rule keeps one set of kernels per rung and precision)."""
+    4 elements would do for TF32; one rule keeps one set of kernels per rung and precision), and
+    so does mma_tf32_tc's (4-word chunks, C stored 8 columns at a time)."""
     return shape["k"] % 8 == 0 and shape["n"] % 8 == 0
 
 
@@ -89,6 +93,8 @@ def kernel_for(variant: Variant, precision: str, shape=None) -> str:
     p = prec.TEMPLATE_ARG[precision]
     if variant.name == "wmma":
         return f"wmma_tc<{p}>"
+    if variant.name == "mma_sync" and precision == "tf32":
+        return f"mma_tf32_tc<{'true' if shape is None or aligned(shape) else 'false'}>"
     if variant.name in MMA_TILES:
         bn, stages = MMA_TILES[variant.name]
         return f"mma_tc<{p}, {'true' if shape is None or aligned(shape) else 'false'}, {bn}, {stages}>"
