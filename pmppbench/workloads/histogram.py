@@ -74,7 +74,7 @@ class Histogram(Workload):
                 "atomic per byte; 256 bins: runs aggregated per thread, a sub-histogram per warp"),
         Variant("thread_private", "thread_private", "a private histogram per thread, no atomic contention: 7 bins "
                 "in a register's 4-bit lanes (SWAR), 256 in a shared column per lane (conflict-free); 16-byte loads, "
-                "8 in flight"),
+                "8 in flight, and for 7 bins each warp's next step asked of L2 ahead"),
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )
@@ -194,10 +194,7 @@ class Histogram(Workload):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), out))
             return staged_job((launch,), out, reset=lambda: out.fill(0))
         if variant.name in ("warp_vec", "thread_private"):
-            args = (text, np.uint64(n), histo)
-            if variant.name == "thread_private" and bins == 7:
-                args += (np.uint32(1),)  # `one`: histogram.cu's add_on, the FMA-pipe adds of a PRIVATE_FMA build
-            launch = Launch(kernels[variant.kernel], grid, block, args)
+            launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), histo))
             return staged_job((launch,), histo, reset=lambda: histo.fill(0))
         index = index or self.index_type(shape)
         kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
