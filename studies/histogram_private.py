@@ -33,7 +33,8 @@ from pmppbench.protocol import Protocol, measure  # noqa: E402
 
 # bins -> candidate defines. 7 bins (session 10): session 9's shipped kernel (PRIVATE_RING 0, PRIVATE_AHEAD 0:
 # a step's loads then its counts, the tail one vector at a time), the same loop with each warp's lines
-# asked of L2 one and two steps ahead (PRIVATE_AHEAD), and the ring of loads (PRIVATE_RING 1) with 8
+# asked of L2 one and two steps ahead (PRIVATE_AHEAD), one ahead with the last step's loads at once
+# (SERIAL_TAIL 0), and the ring of loads (PRIVATE_RING 1) with 8
 # and 4 slots. Every candidate names all its knobs, so a change of the kernel's defaults leaves it the
 # same build. 256 bins: session 9's candidates (VECS 8, ATOMIC 1, RUNS 1, WARPS 3 is the default, with
 # the last step's loads at once, SERIAL_TAIL 0). results/h200/patterns10/ is the call of this list;
@@ -42,6 +43,7 @@ from pmppbench.protocol import Protocol, measure  # noqa: E402
 KNOBS = {
     7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": a, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 1}
         for a in (0, 1, 2)]
+    + [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 1, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 0}]
     + [{"PRIVATE_RING": 1, "PRIVATE_RING_ORDER": 1, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": 4} for v in (8, 4)],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
           for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
