@@ -349,7 +349,7 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 #define PRIVATE_RING_ORDER 1
 #endif
 #ifndef PRIVATE_AHEAD
-#define PRIVATE_AHEAD 1
+#define PRIVATE_AHEAD 0
 #endif
 
 __device__ __forceinline__ void prefetch_line(const void* p) {
