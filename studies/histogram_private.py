@@ -31,20 +31,22 @@ from pmppbench.compile import load_kernels  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 
-# bins -> candidate defines. 7 bins (session 10): session 9's shipped kernel (PRIVATE_RING 0, PRIVATE_AHEAD 0:
-# a step's loads then its counts, the tail one vector at a time), the same loop with each warp's lines
-# asked of L2 one and two steps ahead (PRIVATE_AHEAD), one ahead with the last step's loads at once
-# (SERIAL_TAIL 0), and the ring of loads (PRIVATE_RING 1) with 8
-# and 4 slots. Every candidate names all its knobs, so a change of the kernel's defaults leaves it the
-# same build. 256 bins: session 9's candidates (VECS 8, ATOMIC 1, RUNS 1, WARPS 3 is the default, with
-# the last step's loads at once, SERIAL_TAIL 0). results/h200/patterns10/ is the call of this list;
-# results/h200/patterns9/histogram-study.txt the call of session 9's (PRIVATE_FMA, since removed),
-# and the earlier calls' candidates are in results/h200/histogram-private/ and results/h200/patterns-speed/.
+# bins -> candidate defines. 7 bins: session 10's second call (results/h200/patterns10/verify/): the
+# shipped loop (PRIVATE_RING 0, PRIVATE_AHEAD 0, 8 loads, the tail one vector at a time) at 5 blocks per
+# SM, with 6 loads, with the last step's loads at once, and with the plain add of the '{' test
+# (PRIVATE_ADD_PTX 0: the build of the first call's commands). The first call timed L2 prefetch one and
+# two steps ahead (PRIVATE_AHEAD) and the ring of loads (PRIVATE_RING, 8 and 4 slots): all slower
+# (results/h200/patterns10/study.txt). Every candidate names all its knobs, so a change of the kernel's
+# defaults leaves it the same build. 256 bins: session 9's candidates (VECS 8, ATOMIC 1, RUNS 1, WARPS 3
+# is the default, with the last step's loads at once, SERIAL_TAIL 0);
+# results/h200/patterns9/histogram-study.txt is their call (and session 9's 7-bin PRIVATE_FMA, since
+# removed); the earlier calls' candidates are in results/h200/histogram-private/ and
+# results/h200/patterns-speed/.
 KNOBS = {
-    7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": a, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 1}
-        for a in (0, 1, 2)]
-    + [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 1, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 0}]
-    + [{"PRIVATE_RING": 1, "PRIVATE_RING_ORDER": 1, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": 4} for v in (8, 4)],
+    7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": b, "PRIVATE_SERIAL_TAIL": t}
+        for v, b, t in ((8, 5, 1), (6, 4, 1), (8, 4, 0))]
+    + [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 1,
+        "PRIVATE_ADD_PTX": 0}],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
           for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
 }
