@@ -329,7 +329,7 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // compiler's.
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
-#define PRIVATE_MIN_BLOCKS 4  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
+#define PRIVATE_MIN_BLOCKS 5  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
 #endif
 // Two ways to keep DRAM busy while the threads count (studies/histogram_private.py times both;
 // README, "Histogram", has the times that chose the defaults):

@@ -300,7 +300,7 @@ def test_thread_private_geometry(bins):
         sm_count = 132
 
     grid, block = W.geometry(W.variant("thread_private"), shape, H200)
-    assert (grid, block) == (((4 * 132,), (256,)) if bins == 7 else ((4 * 132,), (96,)))
+    assert (grid, block) == (((5 * 132,), (256,)) if bins == 7 else ((4 * 132,), (96,)))
     assert W.geometry(W.variant("thread_private"), {**shape, "n": 100}, H200) == ((1,), block)
 
 

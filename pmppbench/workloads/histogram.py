@@ -39,7 +39,7 @@ FAST_BLOCKS_PER_SM = 8  # warp_vec's and read's fixed grid
 # thread_private (PRIVATE_THREADS, PRIVATE_WARPS in histogram.cu): 7 bins, blocks of BLOCK threads as
 # warp_vec; 256 bins, 3 warps of 16 KB of private columns (48 KB), 4 blocks per SM.
 PRIVATE_THREADS = {7: BLOCK, 256: 96}
-PRIVATE_BLOCKS_PER_SM = {7: 4, 256: 4}  # 7 bins: PRIVATE_MIN_BLOCKS, the kernel's launch bound
+PRIVATE_BLOCKS_PER_SM = {7: 5, 256: 4}  # 7 bins: PRIVATE_MIN_BLOCKS, the kernel's launch bound
 BINS = (7, 256)
 INPUTS = ("uniform", "one_letter")
 LETTER = ord("a")
