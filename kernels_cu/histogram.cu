@@ -324,9 +324,9 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // 1 << (4 * (bin + 1)): one funnel shift, whose amount is the low 5 bits of a register, so no
 // byte is masked out of its word first. letter_shifts finds the four amounts of a word at once
 // (SWAR: 7 instructions for 4 bytes, no per-byte compare or select). About 78 instructions per
-// 16 bytes (the sm_90 SASS of the loop), most of them on the integer (ALU) pipe; moving adds to
-// the multiply-add pipe gained nothing (session 8, README "Histogram"), so the adds are the
-// compiler's.
+// 16 bytes (the sm_90 SASS of the loop), most of them on the integer (ALU) pipe; moving the adds to
+// IMADs on the multiply-add pipe (busy with the IMAD.HIs) gained nothing (session 8), keeping the
+// '{' test's add a VIADD off the integer pipe did (letter_shifts; README, "Histogram").
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
 #define PRIVATE_MIN_BLOCKS 5  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap

@@ -74,7 +74,7 @@ class Histogram(Workload):
                 "atomic per byte; 256 bins: runs aggregated per thread, a sub-histogram per warp"),
         Variant("thread_private", "thread_private", "a private histogram per thread, no atomic contention: 7 bins "
                 "in a register's 4-bit lanes (SWAR), 256 in a shared column per lane (conflict-free); 16-byte loads, "
-                "8 in flight, and for 7 bins each warp's next step asked of L2 ahead"),
+                "8 in flight"),
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )
