@@ -272,7 +272,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 #endif
 #ifndef PRIVATE_VECS  // 16-byte loads in flight per thread and loop step (studies/histogram_private.py)
 #if BINS == 7
-#define PRIVATE_VECS 8  // 4 blocks of 256 threads per SM (PRIVATE_MIN_BLOCKS): 128 KB in flight per SM
+#define PRIVATE_VECS 8  // 16-byte loads per step and thread (the ring's slots with PRIVATE_RING)
 #else
 #define PRIVATE_VECS 8  // only 12 warps per SM (48 KB of shared memory per 3): 48 KB in flight per SM
 #endif
@@ -323,61 +323,83 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // j - 1; nibble 0 counts the bytes that are no letter and is dropped). A byte adds
 // 1 << (4 * (bin + 1)): one funnel shift, whose amount is the low 5 bits of a register, so no
 // byte is masked out of its word first. letter_shifts finds the four amounts of a word at once
-// (SWAR: 7 instructions for 4 bytes, no per-byte compare or select).
-//
-// About 78 instructions per 16 bytes (the sm_90 SASS of the loop), most of them on the integer
-// (ALU) pipe. PRIVATE_FMA sends the adds of the bin finder (bit 0) and of the counters (bit 1) to
-// the multiply-add pipe as x * one + y, `one` a 1 passed by the host that the compiler cannot fold,
-// so the two pipes share the work. It is off: the kernel waits on memory latency more than on
-// the integer pipe (8 loads in flight do better than 4; README, "Histogram"), and the default
-// leaves the adds to the compiler.
+// (SWAR: 7 instructions for 4 bytes, no per-byte compare or select). About 78 instructions per
+// 16 bytes (the sm_90 SASS of the loop), most of them on the integer (ALU) pipe; moving the adds to
+// IMADs on the multiply-add pipe (busy with the IMAD.HIs) gained nothing (session 8), keeping the
+// '{' test's add a VIADD off the integer pipe did (letter_shifts; README, "Histogram").
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
-#define PRIVATE_MIN_BLOCKS 4  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
+#define PRIVATE_MIN_BLOCKS 5  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
 #endif
-#ifndef PRIVATE_FMA
-#define PRIVATE_FMA 0
+// Two ways to keep DRAM busy while the threads count (studies/histogram_private.py times both;
+// README, "Histogram", has the times that chose the defaults):
+// - PRIVATE_AHEAD (the loop of sessions 8-9, PRIVATE_RING 0: a step's loads, then its counts, the
+//   tail per PRIVATE_SERIAL_TAIL): each warp asks L2 for its lines PRIVATE_AHEAD steps on
+//   (prefetch.global.L2, one line per lane per step), so DRAM is fed by requests no warp waits
+//   on and a step's loads (and the tail's, one after the other) find their lines in L2. 0: none.
+// - PRIVATE_RING 1: a ring of PRIVATE_VECS loads, a slot refilled for the next step as soon as its
+//   vector is taken for counting (software pipelining), each thread's partial step first, as
+//   zeros in the ring's empty slots, so no tail of loads one after the other and one copy of the
+//   counting code. PRIVATE_RING_ORDER makes each refill's address depend on the count so far;
+//   without it ptxas hoists a step's refills above its counts and spills 2 V vectors.
+#ifndef PRIVATE_RING
+#define PRIVATE_RING 0
+#endif
+#ifndef PRIVATE_RING_ORDER
+#define PRIVATE_RING_ORDER 1
+#endif
+#ifndef PRIVATE_AHEAD
+#define PRIVATE_AHEAD 0
+#endif
+#ifndef PRIVATE_ADD_PTX
+#define PRIVATE_ADD_PTX 1
 #endif
 
-// a + b on the FMA pipe (one == 1 at run time) when `fma`, else left to the compiler (IADD3)
-template <bool fma> __device__ __forceinline__ unsigned add_on(unsigned a, unsigned b, unsigned one) {
-    return fma ? a * one + b : a + b;
+__device__ __forceinline__ void prefetch_line(const void* p) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
 }
-#define FINDER_ON_FMA ((PRIVATE_FMA & 1) != 0)   // bit 0: the bin finder's two adds
-#define COUNTER_ON_FMA ((PRIVATE_FMA & 2) != 0)  // bit 1: the adds of the eight shifted ones
 
 // Byte k of the result: 4 * (bin + 1) if byte k of w is a lowercase letter, else 0.
 // h + 0x23 puts (h - 0x5d) / 4 in bits 2-4 and sets bit 7 from h >= 0x5d on: for the four bytes
 // 0x5d-0x60 below 'a' bits 2-4 are 0 (the dropped nibble), so no test against 'a' is needed;
 // above 'z', '{' and '|' (0x7b, 0x7c) would land in bin 6 and are cut by the test against '{'
 // (0x7d-0x7f land in nibble 0 anyway). Bytes >= 128 are cut by bit 7 of w.
-__device__ __forceinline__ unsigned letter_shifts(unsigned w, unsigned one) {
+__device__ __forceinline__ unsigned letter_shifts(unsigned w) {
     const unsigned h = w & 0x7f7f7f7fu;                   // 7 low bits of each byte: no add carries into a neighbour
-    const unsigned shift = add_on<FINDER_ON_FMA>(h, 0x23232323u, one);   // bit 7: h >= 0x5d; bits 2-4: bin + 1 for a letter
+    const unsigned shift = h + 0x23232323u;               // bit 7: h >= 0x5d; bits 2-4: bin + 1 for a letter
 #ifdef MUTATE_RANGE  // tests/test_histogram.py: letting '{' and '|' into bin 6 must FAIL
     const unsigned letter = shift & ~w & 0x80808080u;
 #else
-    const unsigned ge_brace = add_on<FINDER_ON_FMA>(h, 0x05050505u, one);  // bit 7: h >= '{' (0x7b)
+    // bit 7: h >= '{' (0x7b). As PTX (PRIVATE_ADD_PTX), so that the compiler cannot fold the ~ below
+    // into the add (IADD3 -h - 0x05050506, on the integer pipe, where this add is a VIADD off it);
+    // README, "Histogram", has what the plain add cost.
+#if defined(__CUDA_ARCH__) && PRIVATE_ADD_PTX
+    unsigned ge_brace;
+    asm("add.u32 %0, %1, 0x05050505;" : "=r"(ge_brace) : "r"(h));
+#else
+    const unsigned ge_brace = h + 0x05050505u;
+#endif
     const unsigned letter = shift & ~w & ~ge_brace & 0x80808080u;  // bit 7: 'a' <= byte <= 'z' (or 0x5d-0x60)
 #endif
     return shift & __umulhi(letter, 0x1cu << 25);  // 0x1c in a letter's byte: 0x80 * 0x1c / 2^7, one IMAD.HI
 }
 
 // Two words (8 bytes) into nibble counters: a nibble reaches at most 8, below its 15.
-__device__ __forceinline__ unsigned nibbles(unsigned w0, unsigned w1, unsigned one) {
-    const unsigned s0 = letter_shifts(w0, one), s1 = letter_shifts(w1, one);
-    constexpr bool F = COUNTER_ON_FMA;
-    const unsigned p0 = add_on<F>(nibble(s0), nibble(byte_down(s0, 1)), one);
-    const unsigned p1 = add_on<F>(nibble(byte_down(s0, 2)), nibble(byte_down(s0, 3)), one);
-    const unsigned p2 = add_on<F>(nibble(s1), nibble(byte_down(s1, 1)), one);
-    const unsigned p3 = add_on<F>(nibble(byte_down(s1, 2)), nibble(byte_down(s1, 3)), one);
-    return add_on<F>(add_on<F>(p0, p1, one), add_on<F>(p2, p3, one), one);  // a tree: 3 adds deep
+__device__ __forceinline__ unsigned nibbles(unsigned w0, unsigned w1) {
+    const unsigned s0 = letter_shifts(w0), s1 = letter_shifts(w1);
+    const unsigned p0 = nibble(s0) + nibble(byte_down(s0, 1));
+    const unsigned p1 = nibble(byte_down(s0, 2)) + nibble(byte_down(s0, 3));
+    const unsigned p2 = nibble(s1) + nibble(byte_down(s1, 1));
+    const unsigned p3 = nibble(byte_down(s1, 2)) + nibble(byte_down(s1, 3));
+    return (p0 + p1) + (p2 + p3);  // a tree: 3 adds deep
 }
 
 // 16 bytes into byte-lane counters: byte k of odd counts nibble 2k + 1 (bins 0, 2, 4, 6), byte k
 // of even nibble 2k (no letter, bins 1, 3, 5); a byte lane gains at most 16 per vector.
-__device__ __forceinline__ void count_letters(uint4 v, unsigned& even, unsigned& odd, unsigned one) {
-    const unsigned a = nibbles(v.x, v.y, one), b = nibbles(v.z, v.w, one);
+__device__ __forceinline__ void count_letters(uint4 v, unsigned& even, unsigned& odd) {
+    const unsigned a = nibbles(v.x, v.y), b = nibbles(v.z, v.w);
     even += (a & 0x0f0f0f0fu) + (b & 0x0f0f0f0fu);
     odd += (__umulhi(a, 1u << 28) & 0x0f0f0f0fu) + (__umulhi(b, 1u << 28) & 0x0f0f0f0fu);  // (x >> 4): see byte_down
 }
@@ -387,13 +409,78 @@ __device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, uns
     for (int b = 0; b < 7; ++b) cnt[b] += (b % 2 ? even >> (8 * ((b + 1) / 2)) : odd >> (8 * (b / 2))) & 0xffu;
 }
 
-// `one` is 1, passed by the host (add_on). The grid is PRIVATE_MIN_BLOCKS blocks per SM, and the
-// launch bound caps the registers so that they all fit at once (no second, partial wave).
-extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS, PRIVATE_MIN_BLOCKS)
-thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo,
-               unsigned one) {
-    constexpr int V = PRIVATE_VECS, STEPS = 15 / V;  // a byte lane takes 16 per vector: at most 15 vectors
+// A ring slot's load for the next step, under a predicate that is false only on the thread's last
+// step, whose loads nothing reads: no zeros to write (load_if's), so no extra instruction but the
+// predicate. On the CPU (tests/test_histogram.py) a slot that was not loaded holds 'a's, so a count
+// of one would show.
+__device__ __forceinline__ uint4 load_unless_last(const uint4* p, bool ok) {
+#ifdef __CUDA_ARCH__
+    uint4 v;
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t"
+                 "@p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "r"(unsigned(ok)));
+    return v;
+#else
+    return ok ? *p : make_uint4(0x61616161u, 0x61616161u, 0x61616161u, 0x61616161u);
+#endif
+}
+
+// One thread's vectors me, me + stride, ... (below nv) into cnt, through the ring (PRIVATE_RING):
+// `first` = mine % V of them in the first step (its other slots zeros, no letter), then `steps`
+// steps of V. Step s counts the ring and refills it with step s + 1's vectors.
+__device__ __forceinline__ void count_thread(const uint4* __restrict__ vec, unsigned long long nv,
+                                             unsigned long long me, unsigned long long stride, unsigned (&cnt)[7]) {
+    constexpr int V = PRIVATE_VECS;
     static_assert(V >= 1 && V <= 15, "PRIVATE_VECS: 1 to 15 vectors between two flushes of the byte lanes");
+    const unsigned long long mine = me < nv ? (nv - 1 - me) / stride + 1 : 0;
+    const unsigned first = unsigned(mine % V);
+    unsigned long long steps = mine / V;
+    const uint4* p = vec + me;
+    uint4 v[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = load_if(p + k * stride, unsigned(k) < first);
+    p += first * stride;
+    if (first == 0) {  // no partial step: the first full one fills the ring
+        if (steps == 0) return;
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[k] = load_now(p + k * stride);
+        p += V * stride;
+        --steps;
+    }
+    for (;;) {
+        const bool more = steps > 0;
+        unsigned even = 0, odd = 0;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const uint4 x = v[k];
+#if PRIVATE_RING_ORDER
+            // The refill's address depends on the count so far (its bit 31 is 0: a byte lane holds at most
+            // 16 * 7 here), so the compiler cannot hoist all of a step's loads above its counts, which
+            // would hold 2 V vectors in registers at once.
+            count_letters(x, even, odd);
+            v[k] = load_unless_last(p + k * stride + (k < V - 1 ? even >> 31 : 0u), more);
+#else
+            v[k] = load_unless_last(p + k * stride, more);
+            count_letters(x, even, odd);
+#endif
+        }
+        add_lanes(cnt, even, odd);
+        if (!more) break;
+        --steps;
+        p += V * stride;
+    }
+#ifdef MUTATE_RING  // tests/test_histogram.py: counting the ring once more, slots that were never loaded, must FAIL
+    unsigned even = 0, odd = 0;
+#pragma unroll
+    for (int k = 0; k < V; ++k) count_letters(v[k], even, odd);
+    add_lanes(cnt, even, odd);
+#endif
+}
+
+// The grid is PRIVATE_MIN_BLOCKS blocks per SM, and the launch bound caps the registers so that
+// they all fit at once (no second, partial wave).
+extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS, PRIVATE_MIN_BLOCKS)
+thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo) {
     __shared__ unsigned s[BINS];
     if (threadIdx.x < BINS) s[threadIdx.x] = 0u;
     __syncthreads();
@@ -401,14 +488,29 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
     const uint4* vec = reinterpret_cast<const uint4*>(data);  // cudaMalloc'd: 256-byte aligned
     const unsigned long long nv = length / 16, stride = 1ull * gridDim.x * PRIVATE_THREADS;
     unsigned long long j = 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
+#if PRIVATE_RING
+    count_thread(vec, nv, j, stride, cnt);
+#else
+    constexpr int V = PRIVATE_VECS, STEPS = 15 / V;  // a byte lane takes 16 per vector: at most 15 vectors
+    static_assert(V >= 1 && V <= 15, "PRIVATE_VECS: 1 to 15 vectors between two flushes of the byte lanes");
     while (j + (V - 1) * stride < nv) {
         unsigned even = 0, odd = 0;
         for (int step = 0; step < STEPS && j + (V - 1) * stride < nv; ++step, j += V * stride) {
+#if PRIVATE_AHEAD
+            // The warp asks L2 for its step PRIVATE_AHEAD steps on: V slabs of 512 bytes (a vector per lane),
+            // four 128-byte lines each, one line per lane, past nv none.
+#pragma unroll
+            for (unsigned r = 0; r < (4 * V + 31) / 32; ++r) {
+                const unsigned q = threadIdx.x % 32 + 32 * r;  // slab q / 4, line q % 4
+                const unsigned long long at = j - threadIdx.x % 32 + PRIVATE_AHEAD * V * stride + (q / 4) * stride + (q % 4) * 8;
+                if (q < 4 * V && at < nv) prefetch_line(vec + at);
+            }
+#endif
             uint4 v[V];
 #pragma unroll
             for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);  // all loads first
 #pragma unroll
-            for (int k = 0; k < V; ++k) count_letters(v[k], even, odd, one);
+            for (int k = 0; k < V; ++k) count_letters(v[k], even, odd);
         }
         add_lanes(cnt, even, odd);
     }
@@ -419,21 +521,22 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 #pragma unroll
         for (int k = 0; k < V; ++k) v[k] = load_if(vec + j + k * stride, j + k * stride < nv);
 #pragma unroll
-        for (int k = 0; k < V; ++k) count_letters(v[k], even, odd, one);
+        for (int k = 0; k < V; ++k) count_letters(v[k], even, odd);
         add_lanes(cnt, even, odd);
     }
-#else  // one vector at a time: the 7-bin default (load_if)
+#else  // one vector at a time (load_if)
     for (; j < nv; j += stride) {
         unsigned even = 0, odd = 0;
-        count_letters(vec[j], even, odd, one);
+        count_letters(vec[j], even, odd);
         add_lanes(cnt, even, odd);
     }
+#endif
 #endif
     const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
 #ifndef MUTATE_DROP  // tests/test_histogram.py: leaving out the length % 16 last bytes must FAIL
     if (tail < length) {  // one of the length % 16 last bytes, alone in a word (the zeros are no letter)
         unsigned even = 0, odd = 0;
-        count_letters(make_uint4(data[tail], 0u, 0u, 0u), even, odd, one);
+        count_letters(make_uint4(data[tail], 0u, 0u, 0u), even, odd);
         add_lanes(cnt, even, odd);
     }
 #endif

@@ -1,11 +1,12 @@
 """Candidates of the histogram's thread_private kernel, timed in one process beside CUB, the read
 roof and warp_vec (README's histogram section says which results they produced).
 
-Run on a GPU machine:  python3 studies/histogram_private.py [--n BYTES[,BYTES...]] [--json FILE]
+Run on a GPU machine:  python3 studies/histogram_private.py [--n BYTES[,BYTES...]] [--bins 7,256] [--json FILE]
 
 For every shape (2^28 bytes unless --n says other sizes; 7 and 256 bins; uniform and one_letter text) each candidate is a
 compile of kernels_cu/histogram.cu's thread_private with other -D knobs (PRIVATE_VECS: 16-byte
-loads in flight per thread; for 256 bins PRIVATE_ATOMIC: shared atomicAdd or load-add-store,
+loads in flight per thread; for 7 bins PRIVATE_AHEAD: steps asked of L2 ahead, PRIVATE_RING: the ring
+of loads; for 256 bins PRIVATE_ATOMIC: shared atomicAdd or load-add-store,
 PRIVATE_RUNS: a vector of 16 equal bytes counted at once, PRIVATE_WARPS: warps of 16 KB per
 block), on a grid of as many blocks per SM as fit (the occupancy API) times the SMs. The
 shipped variants (warp_vec, thread_private, cub, read) run through the workload's own jobs.
@@ -30,17 +31,22 @@ from pmppbench.compile import load_kernels  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 
-# bins -> candidate defines (thread_private's defaults: 7 bins PRIVATE_VECS 8, MIN_BLOCKS 4, FMA 0 and the
-# tail one vector at a time, PRIVATE_SERIAL_TAIL 1; 256 bins VECS 8, ATOMIC 1, RUNS 1, WARPS 3 and the
-# last step's loads at once, SERIAL_TAIL 0). results/h200/patterns9/histogram-study.txt is the call
-# of commit c8d9d3e, whose default tail was the batched one for both bin counts (its rows
-# `thread_private` of 7 bins are this list's serial_tail=0 build); the earlier calls' candidates are
-# in results/h200/histogram-private/ and results/h200/patterns-speed/.
+# bins -> candidate defines. 7 bins: session 10's second call (results/h200/patterns10/verify/): the
+# shipped loop (PRIVATE_RING 0, PRIVATE_AHEAD 0, 8 loads, the tail one vector at a time) at 5 blocks per
+# SM, with 6 loads, with the last step's loads at once, and with the plain add of the '{' test
+# (PRIVATE_ADD_PTX 0: the build of the first call's commands). The first call timed L2 prefetch one and
+# two steps ahead (PRIVATE_AHEAD) and the ring of loads (PRIVATE_RING, 8 and 4 slots): all slower
+# (results/h200/patterns10/study.txt). Every candidate names all its knobs, so a change of the kernel's
+# defaults leaves it the same build. 256 bins: session 9's candidates (VECS 8, ATOMIC 1, RUNS 1, WARPS 3
+# is the default, with the last step's loads at once, SERIAL_TAIL 0);
+# results/h200/patterns9/histogram-study.txt is their call (and session 9's 7-bin PRIVATE_FMA, since
+# removed); the earlier calls' candidates are in results/h200/histogram-private/ and
+# results/h200/patterns-speed/.
 KNOBS = {
-    7: [{"PRIVATE_FMA": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 0},
-        {"PRIVATE_FMA": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 5},
-        {"PRIVATE_FMA": 0, "PRIVATE_VECS": 12, "PRIVATE_MIN_BLOCKS": 4},
-        {"PRIVATE_FMA": 3, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4}],
+    7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": b, "PRIVATE_SERIAL_TAIL": t}
+        for v, b, t in ((8, 5, 1), (6, 4, 1), (8, 4, 0))]
+    + [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 1,
+        "PRIVATE_ADD_PTX": 0}],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
           for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
 }
@@ -54,6 +60,7 @@ def label(knobs: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default=str(1 << 28), help="bytes, comma-separated")
+    ap.add_argument("--bins", default="7,256", help="bin counts, comma-separated (7, 256)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     cp = cupy()
@@ -61,7 +68,7 @@ def main(argv=None) -> int:
     print(f"# {dev.name}, {dev.sm_count} SMs", flush=True)
     w = workloads.get("histogram")
     rows = []
-    for n, bins, text in ((int(n), b, t) for n in args.n.split(",") for b in (7, 256)
+    for n, bins, text in ((int(n), b, t) for n in args.n.split(",") for b in map(int, args.bins.split(","))
                           for t in ("uniform", "one_letter")):
         shape = {"n": n, "bins": bins, "input": text}
         kernels = load_kernels("histogram", w.kernel_names(), w.defines(shape))
@@ -86,8 +93,7 @@ def main(argv=None) -> int:
 
             def run(k=k, grid=grid, threads=threads, n=n):
                 histo.fill(0)
-                extra = (np.uint32(1),) if bins == 7 else ()  # thread_private's `one` (7 bins)
-                k((grid,), (threads,), (text_d, np.uint64(n), histo, *extra))
+                k((grid,), (threads,), (text_d, np.uint64(n), histo))
             runs[key] = run
         good = {}
         for key, run in runs.items():

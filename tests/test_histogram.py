@@ -190,17 +190,17 @@ int main() {  // harness < bytes (a multiple of 16) > counts (BINS unsigned)
     while ((c = std::getchar()) != EOF) text.push_back((unsigned char)c);
     std::vector<unsigned> out(BINS, 0);
 #if BINS == 7
-    unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
-    for (size_t i = 0; i < text.size(); i += 16 * 15) {  // at most 15 vectors between add_lanes
-        unsigned even = 0, odd = 0;
-        for (size_t j = i; j < std::min(text.size(), i + 16 * 15); j += 16) {
-            uint4 v;
-            std::memcpy(&v, &text[j], 16);
-            count_letters(v, even, odd, 1u);
-        }
-        add_lanes(cnt, even, odd);
+#ifndef STRIDE
+#define STRIDE 1
+#endif
+    // every thread me < STRIDE of a grid of STRIDE threads, through the ring (count_thread)
+    std::vector<uint4> vecs(text.size() / 16);
+    std::memcpy(vecs.data(), text.data(), 16 * vecs.size());
+    for (unsigned long long me = 0; me < STRIDE; ++me) {
+        unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
+        count_thread(vecs.data(), vecs.size(), me, STRIDE, cnt);
+        for (int b = 0; b < 7; ++b) out[b] += cnt[b];
     }
-    for (int b = 0; b < 7; ++b) out[b] = cnt[b];
 #else
     static unsigned region[4096];
     const unsigned lane = 5;
@@ -260,6 +260,28 @@ def test_thread_private_counts_every_byte_value_on_the_cpu(tmp_path, bins):
     np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, bins), text), ref)
 
 
+@pytest.mark.parametrize("stride", [1, 7, 37, 1000, 6000])
+def test_the_ring_counts_each_vector_once_on_the_cpu(tmp_path, stride):
+    """count_thread (PRIVATE_RING) for every thread of a grid of `stride` threads over 5,176 vectors:
+    one step or many, a partial first step or none (stride 1: 647 full steps of 8), and threads with
+    no vector at all (stride 6000); the 4-slot ring too."""
+    text = every_byte_everywhere()
+    ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
+    np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, 7, f"STRIDE={stride}"), text), ref)
+    if stride == 37:
+        np.testing.assert_array_equal(
+            harness_counts(build_harness(tmp_path, 7, f"STRIDE={stride}", "PRIVATE_VECS=4"), text), ref)
+
+
+def test_counting_the_ring_once_more_fails_on_the_cpu(tmp_path):
+    """MUTATE_RING counts the ring's slots once more after the last step; those were never loaded
+    (on the CPU they hold 'a's), so bin 0 comes out too high and the exact check must see it."""
+    text = every_byte_everywhere()
+    ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
+    got = harness_counts(build_harness(tmp_path, 7, "STRIDE=37", "MUTATE_RING"), text)
+    assert got[0] > ref[0] and np.array_equal(got[1:], ref[1:])
+
+
 def test_letting_the_two_bytes_past_z_into_a_bin_fails_on_the_cpu(tmp_path):
     """MUTATE_RANGE counts '{' and '|' (the two byte values that share y-z's group of four) in
     bin 6: the exact check must see it."""
@@ -278,7 +300,7 @@ def test_thread_private_geometry(bins):
         sm_count = 132
 
     grid, block = W.geometry(W.variant("thread_private"), shape, H200)
-    assert (grid, block) == (((4 * 132,), (256,)) if bins == 7 else ((4 * 132,), (96,)))
+    assert (grid, block) == (((5 * 132,), (256,)) if bins == 7 else ((4 * 132,), (96,)))
     assert W.geometry(W.variant("thread_private"), {**shape, "n": 100}, H200) == ((1,), block)
 
 
@@ -290,6 +312,15 @@ def test_thread_private_geometry(bins):
 def test_thread_private_mutations_fail(define, bins, text):
     rows = mutant_check("histogram", define, {"n": 1000003, "bins": bins, "input": text}, "thread_private")
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 31, 1000003, (1 << 24) + 7])
+def test_the_ring_of_loads_passes_at_the_edges(n):
+    """The study's PRIVATE_RING build of the 7-bin kernel: exact at the edge sizes, both inputs."""
+    for text in ("uniform", "one_letter"):
+        rows = mutant_check("histogram", "PRIVATE_RING", {"n": n, "bins": 7, "input": text}, "thread_private")
+        assert [r.check for r in rows] == ["PASS"], rows[0].check_detail
 
 
 def test_the_studys_knobs_compile_without_spills():

@@ -39,7 +39,7 @@ FAST_BLOCKS_PER_SM = 8  # warp_vec's and read's fixed grid
 # thread_private (PRIVATE_THREADS, PRIVATE_WARPS in histogram.cu): 7 bins, blocks of BLOCK threads as
 # warp_vec; 256 bins, 3 warps of 16 KB of private columns (48 KB), 4 blocks per SM.
 PRIVATE_THREADS = {7: BLOCK, 256: 96}
-PRIVATE_BLOCKS_PER_SM = {7: 4, 256: 4}  # 7 bins: PRIVATE_MIN_BLOCKS, the kernel's launch bound
+PRIVATE_BLOCKS_PER_SM = {7: 5, 256: 4}  # 7 bins: PRIVATE_MIN_BLOCKS, the kernel's launch bound
 BINS = (7, 256)
 INPUTS = ("uniform", "one_letter")
 LETTER = ord("a")
@@ -194,10 +194,7 @@ class Histogram(Workload):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), out))
             return staged_job((launch,), out, reset=lambda: out.fill(0))
         if variant.name in ("warp_vec", "thread_private"):
-            args = (text, np.uint64(n), histo)
-            if variant.name == "thread_private" and bins == 7:
-                args += (np.uint32(1),)  # `one`: histogram.cu's add_on, the FMA-pipe adds of a PRIVATE_FMA build
-            launch = Launch(kernels[variant.kernel], grid, block, args)
+            launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), histo))
             return staged_job((launch,), histo, reset=lambda: histo.fill(0))
         index = index or self.index_type(shape)
         kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
