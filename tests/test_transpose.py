@@ -22,6 +22,8 @@ from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM,
 
 W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
+TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
+             "coarsened_tma_store_wide_ef"]  # sm_90, run only when named
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -32,7 +34,7 @@ def shape(m, n):
 # ---- declaration ------------------------------------------------------------------
 
 def test_variants_are_the_course_four_plus_coarsened_and_the_memcpy_roof():
-    assert W.variant_names() == ["copy", *TRANSPOSES, "memcpy", "coarsened_tma"]
+    assert W.variant_names() == ["copy", *TRANSPOSES, "memcpy", *TMA_FORMS]
     # the TMA form is Hopper's and runs only when named: the default table is the six
     assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "memcpy"]
     assert W.variant("coarsened_tma").needs == "sm_90" and W.variant("coarsened_tma").kernel == "coarsened_tma<64>"
@@ -150,6 +152,10 @@ def test_every_kernel_compiles_for_sm90_without_spills():
     assert smem["coarsened<32>"] == 32 * 33 * 4
     # two 32-column boxes of 64 rows, 1024-byte aligned for the swizzle, and the mbarrier
     assert smem[f"coarsened_tma<{COARSENED_TILE}>"] == 2 * 32 * COARSENED_TILE * 4 + 8
+    # the store forms: A's tile (64 columns x ROWS rows), its memory reused for B's, and the mbarrier
+    for rows in (COARSENED_TILE, 2 * COARSENED_TILE):
+        for ef in ("false", "true"):
+            assert smem[f"coarsened_tma_store<{rows}, {ef}>"] == COARSENED_TILE * rows * 4 + 8
 
 
 def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
@@ -160,8 +166,9 @@ def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
     ctx = {"a": None, "b": None, "kernels": {}}
     for m, n, words in ((33, 31, "multiples of 4"), (4096, 4097, "multiples of 4"), (4097, 4096, "multiples of 4"),
                         (4, 1 << 31, r"below 2\^31")):
-        with pytest.raises(Unavailable, match=words):
-            W.job(W.variant("coarsened_tma"), shape(m, n), ctx)
+        for form in TMA_FORMS:
+            with pytest.raises(Unavailable, match=words):
+                W.job(W.variant(form), shape(m, n), ctx)
 
 
 # ---- index paths --------------------------------------------------------
@@ -174,7 +181,7 @@ def test_int_while_every_offset_fits():
     assert W.index_type(shape(INT_MAX - TILE_DIM + 1, 1)) == "long long"
     names = W.kernel_names()
     for v in W.variants:
-        if v.name not in ("coarsened", "memcpy", "coarsened_tma"):
+        if v.name not in ("coarsened", "memcpy") and not v.name.startswith("coarsened_tma"):
             assert v.kernel.endswith(", int>") or v.kernel.endswith("<int>")
             assert v.kernel.replace("int>", "long long>") in names
 
@@ -340,11 +347,12 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
         pytest.skip("coarsened_tma needs sm_90")
     shapes = [shape(m, n) for m, n in ((4096, 4096), (1000, 3000), (68, 132), (4, 4), (64, 4), (100, 64),
                                        (4100, 4100), (8192, 8196), (200, 10000))]
-    rows = check_rows("transpose", shapes, variants=["coarsened_tma"])
+    forms = TMA_FORMS  # the engine's stores clip B too
+    rows = check_rows("transpose", shapes, variants=forms)
     assert_all_pass(rows)
-    assert len(rows) == len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
-    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=["coarsened_tma"])
-    assert [r.check for r in skipped] == ["SKIP", "SKIP"]
+    assert len(rows) == len(forms) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
+    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=forms)
+    assert [r.check for r in skipped] == ["SKIP"] * 2 * len(forms)
     assert all("multiples of 4" in r.check_detail for r in skipped)
 
 
@@ -448,3 +456,30 @@ def test_coarsened_tma_describes_a_to_the_copy_engine_as_the_kernel_reads_it(mon
     tr.tile_map(A, m, n)
     assert calls == [(7, 2, A.data.ptr, [n, m], [4 * n], [32, tr.COARSENED_TILE], [1, 1], tma.INTERLEAVE_NONE,
                       tma.SWIZZLE_128B, tma.L2_PROMOTION_256B, tma.OOB_FILL_ZERO, 0)]
+
+
+def test_the_store_forms_describe_b_and_the_wide_tiles_to_the_copy_engine(monkeypatch):
+    """coarsened_tma_store's map of B (N x M): M contiguous elements by N rows, a row stride of
+    4M bytes, boxes of 32 columns x 64 rows of B (one tile's 64 columns of A); the wide forms'
+    map of A has boxes of 32 columns x 128 rows, and their grid covers A in tiles of 64 x 128."""
+    from pmppbench.workloads import transpose as tr
+    from pmppbench.workloads.gemm import tma
+
+    calls = []
+    monkeypatch.setattr(tma, "_encode", lambda: lambda words, dtype, rank, pointer, sizes, strides, box, *rest:
+                        calls.append((pointer, list(sizes), list(strides), list(box))) or 0)
+
+    class B:
+        class data:
+            ptr = 0x7F0000100000
+
+    m, n = 8200, 8196
+    tr.tile_map(B, n, m)
+    tr.tile_map(B, m, n, tr.WIDE_ROWS)
+    assert calls == [(B.data.ptr, [m, n], [4 * m], [32, COARSENED_TILE]),
+                     (B.data.ptr, [n, m], [4 * n], [32, 2 * COARSENED_TILE])]
+    for name in ("coarsened_tma_store_wide", "coarsened_tma_store_wide_ef"):
+        (gx, gy), block = W.geometry(W.variant(name), shape(m, n))
+        assert block == (32, 8) and gx * 64 >= n > (gx - 1) * 64 and gy * 128 >= m > (gy - 1) * 128
+    (gx, gy), _ = W.geometry(W.variant("coarsened_tma_store"), shape(m, n))
+    assert gx * 64 >= n > (gx - 1) * 64 and gy * 64 >= m > (gy - 1) * 64
