@@ -34,9 +34,9 @@ def shape(m, n):
 # ---- declaration ------------------------------------------------------------------
 
 def test_variants_are_the_course_four_plus_coarsened_and_the_memcpy_roof():
-    assert W.variant_names() == ["copy", *TRANSPOSES, "memcpy", *TMA_FORMS]
-    # the TMA form is Hopper's and runs only when named: the default table is the six
-    assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "memcpy"]
+    assert W.variant_names() == ["copy", *TRANSPOSES, "best", "memcpy", *TMA_FORMS]
+    # the TMA forms are Hopper's and run only when named (or picked by best): the default table is the seven
+    assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "best", "memcpy"]
     assert W.variant("coarsened_tma").needs == "sm_90" and W.variant("coarsened_tma").kernel == "coarsened_tma<64>"
     kernels = {v.name: v.kernel for v in W.variants}
     # shared32 and padded33 are one template; the shared row stride is the only difference.
@@ -181,7 +181,7 @@ def test_int_while_every_offset_fits():
     assert W.index_type(shape(INT_MAX - TILE_DIM + 1, 1)) == "long long"
     names = W.kernel_names()
     for v in W.variants:
-        if v.name not in ("coarsened", "memcpy") and not v.name.startswith("coarsened_tma"):
+        if v.name not in ("coarsened", "best", "memcpy") and not v.name.startswith("coarsened_tma"):
             assert v.kernel.endswith(", int>") or v.kernel.endswith("<int>")
             assert v.kernel.replace("int>", "long long>") in names
 
@@ -347,12 +347,12 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
         pytest.skip("coarsened_tma needs sm_90")
     shapes = [shape(m, n) for m, n in ((4096, 4096), (1000, 3000), (68, 132), (4, 4), (64, 4), (100, 64),
                                        (4100, 4100), (8192, 8196), (200, 10000))]
-    forms = TMA_FORMS  # the engine's stores clip B too
+    forms = [*TMA_FORMS, "best"]  # the engine's stores clip B too; best picks among them
     rows = check_rows("transpose", shapes, variants=forms)
     assert_all_pass(rows)
     assert len(rows) == len(forms) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
-    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=forms)
-    assert [r.check for r in skipped] == ["SKIP"] * 2 * len(forms)
+    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=TMA_FORMS)
+    assert [r.check for r in skipped] == ["SKIP"] * 2 * len(TMA_FORMS)
     assert all("multiples of 4" in r.check_detail for r in skipped)
 
 
@@ -483,3 +483,28 @@ def test_the_store_forms_describe_b_and_the_wide_tiles_to_the_copy_engine(monkey
         assert block == (32, 8) and gx * 64 >= n > (gx - 1) * 64 and gy * 128 >= m > (gy - 1) * 128
     (gx, gy), _ = W.geometry(W.variant("coarsened_tma_store"), shape(m, n))
     assert gx * 64 >= n > (gx - 1) * 64 and gy * 64 >= m > (gy - 1) * 64
+
+
+class _Device:
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
+@pytest.mark.parametrize("cc, m, n, form", [
+    ("9.0", 4096, 4096, "coarsened_tma"), ("9.0", 8192, 9984, "coarsened_tma"),  # pitches of 256-byte multiples
+    ("9.0", 10000, 10000, "coarsened_tma_store_wide"), ("9.0", 8200, 8200, "coarsened_tma_store_wide"),
+    ("9.0", 8192, 8196, "coarsened_tma_store_wide"), ("9.0", 4100, 4100, "coarsened_tma_store_wide"),
+    ("9.0", 64, 4, "coarsened_tma_store_wide"),
+    ("9.0", 4097, 4097, "coarsened"), ("9.0", 4096, 4098, "coarsened"), ("9.0", 33, 31, "coarsened"),  # not on a float4
+    ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates
+    ("8.0", 4096, 4096, "coarsened"), ("8.9", 10000, 10000, "coarsened"),  # no TMA
+    ("10.0", 10000, 10000, "coarsened"), (None, 4096, 4096, "coarsened"),  # not measured there; not known
+])
+def test_best_picks_the_tma_forms_on_hopper_only_where_they_can_run(cc, m, n, form):
+    from pmppbench.workloads.transpose import pick
+
+    assert pick(shape(m, n), cc) == form
+    assert pick(shape(m, n), None if cc is None else "sm_" + cc.replace(".", "")) == form  # either spelling
+    # best's grid is the picked form's (the wide form's tiles are 64 x 128)
+    device = None if cc is None else _Device(cc)
+    assert W.geometry(W.variant("best"), shape(m, n), device) == W.geometry(W.variant(form), shape(m, n))

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from pmppbench.archs import capability
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Launch, Traffic, Unavailable, Variant, Workload
 from pmppbench.workloads.gemm import tma
 from pmppbench.workloads.helpers import (
-    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel,
+    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel, loaded,
     output_job, random_array, repeated_random, take, upload_sample, with_wide_paths,
 )
 
@@ -62,6 +63,23 @@ TMA_WIDE_EF = Variant("coarsened_tma_store_wide_ef", f"coarsened_tma_store<{WIDE
                       "coarsened_tma_store_wide with an L2 evict-first policy on the engine's stores", needs="sm_90")
 TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF)  # run only when named
 WIDE_FORMS = {TMA_WIDE.name, TMA_WIDE_EF.name}
+BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
+               "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
+               "coarsened_tma where both are multiples of 64, coarsened_tma_store_wide elsewhere; coarsened otherwise")
+
+
+def pick(shape, compute_capability: str | None) -> str:
+    """The variant `best` runs. The TMA forms on Hopper (compute capability 9.x, where they were
+    measured: docs/memory_roof.md, "Session 10"), where N and M are multiples of 4 and below 2^31
+    (the tensor maps' limits): coarsened_tma where both are multiples of 64 (row pitches of 256-byte
+    multiples, where the forms are within a point of each other), coarsened_tma_store_wide at the
+    other pitches (512-byte row pieces of B, both sides through the copy engine). Everywhere else,
+    and where the GPU is not known, coarsened."""
+    m, n = shape["m"], shape["n"]
+    hopper = compute_capability is not None and capability(compute_capability)[0] == 9
+    if not hopper or m % 4 or n % 4 or max(m, n) >= 1 << 31:
+        return "coarsened"
+    return TMA.name if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0 else TMA_WIDE.name
 
 
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
@@ -88,6 +106,7 @@ class Transpose(Workload):
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
                 "first; streaming loads and stores; tiles column by column"),
+        BEST,
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
         *TMA_FORMS,
     )
@@ -158,7 +177,10 @@ class Transpose(Workload):
 
     def geometry(self, variant, shape, device=None):
         """x over A's columns, y over its rows, one block per tile of A: the course's block
-        (32, 32) on 32 x 32 tiles, coarsened's (32, 8) on 64 x 64 tiles."""
+        (32, 32) on 32 x 32 tiles, coarsened's (32, 8) on 64 x 64 tiles (64 x 128 for the wide
+        forms); best's, that of the form it picks for `device` (coarsened's without one)."""
+        if variant.name == BEST.name:
+            variant = self.variant(pick(shape, None if device is None else device.compute_capability))
         edge, block = (COARSENED_TILE, (TILE_DIM, COARSENED_ROWS)) if variant.name.startswith("coarsened") else \
             (TILE_DIM, (TILE_DIM, TILE_DIM))
         rows = WIDE_ROWS if variant.name in WIDE_FORMS else edge  # the wide forms: 64 columns x 128 rows
@@ -169,6 +191,10 @@ class Transpose(Workload):
         both at one shape); by default the shape's own (index_type)."""
         m, n = shape["m"], shape["n"]
         a, b = ctx["a"], ctx["b"]
+        if variant.name == BEST.name:  # the picked form's own job, its kernel loaded on first use
+            chosen = self.variant(pick(shape, ctx["device"].compute_capability))
+            loaded(ctx, self.name, chosen.kernel, self.defines(shape))
+            return self.job(chosen, shape, ctx, index)
         if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
             def run():
                 b.data.copy_from_device_async(a.data, 4 * m * n)
