@@ -30,6 +30,8 @@
 //   coarsened_tma_store, _ef, _wide, _wide_ef  (sm_90, not in the default table) the same with
 //              B's tile stored by the copy engine too (_ef: with an L2 evict-first policy; _wide:
 //              tiles of 64 columns x 128 rows of A, 512-byte row pieces of B)
+//   coarsened_tma_skew  (sm_90, not in the default table, M = 4 mod 8) coarsened_tma with the
+//              odd rows of B's tiles started 4 columns early, so that every run starts on a sector
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -181,10 +183,10 @@ __device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
 
 // A's tile (x0, y0) into `tile` by the copy engine: thread 0 hands it two boxes of 32 columns x
 // ROWS rows on one mbarrier; every thread returns once the engine has counted all their bytes.
-template <int ROWS>
+template <int ROWS, int BOX_STRIDE = 32 * ROWS>
 __device__ __forceinline__ void tma_load_tile(const TransposeMap& a_map, float* tile, unsigned long long* bar,
-                                              size_t x0, size_t y0, int tid) {
-    constexpr int BOX_FLOATS = 32 * ROWS;
+                                              size_t x0, long long y0, int tid) {
+    constexpr int BOX_FLOATS = 32 * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
     const unsigned b_addr = smem_address(bar);
     if (tid == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
@@ -196,7 +198,7 @@ __device__ __forceinline__ void tma_load_tile(const TransposeMap& a_map, float* 
         for (int box = 0; box < 2; ++box)
             asm volatile(
                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                ::"r"(smem_address(tile + box * BOX_FLOATS)), "l"(reinterpret_cast<unsigned long long>(&a_map)),
+                ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&a_map)),
                 "r"(b_addr), "r"(int(x0) + box * 32), "r"(int(y0))
                 : "memory");
     }
@@ -313,6 +315,51 @@ coarsened_tma_store(const __grid_constant__ TransposeMap a_map, const __grid_con
         }
         asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
         asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // shared memory stays until read
+    }
+}
+
+// coarsened_tma_skew<TILE> (sm_90, run only when named, and only where M = 4 mod 8): coarsened_tma
+// with the row pieces of B moved onto 32-byte sectors (docs/memory_roof.md, "Session 10"). Where
+// B's pitch 4M is 16 mod 32 bytes, every odd row of B starts 16 bytes into a sector, so each
+// 128-byte run a warp writes there begins and ends in a sector that the neighbouring tile's block
+// writes too. Here the tiles of the odd rows of B (odd columns of A) start SKEW = 4 columns of B
+// earlier: tile row j of B covers columns 64j .. 64j + 63 of its even rows and 64j - 4 .. 64j + 59
+// of its odd ones, so every run starts on a sector, and the grid has tile rows up to M + 4.
+// The engine loads TILE + 4 rows of A from y0 - 4 (zeros before row 0 and past the last); a lane
+// reads its chunk of two rows, r (for the odd columns) and r + 4 (the even ones), keeps the even
+// columns of the one and the odd of the other, and the 4 x 4 shuffle transposes as before: lane k
+// then holds row 4 * chunk + k of B's tile, columns r - k .. r - k + 3, 4 less where k is odd.
+template <int TILE>
+__global__ void __launch_bounds__(256, 8)
+coarsened_tma_skew(const __grid_constant__ TransposeMap a_map, float* __restrict__ b, size_t m, size_t n) {
+    static_assert(TILE == 64, "two 32-column boxes per tile, 8 warps x 4 chunk columns");
+    constexpr int SKEW = 4, BOX_COLS = 32, BOX_ROWS = TILE + SKEW;
+    constexpr int BOX_STRIDE = (BOX_COLS * BOX_ROWS + 255) / 256 * 256;  // boxes 1024-byte aligned for the swizzle
+    __shared__ __align__(1024) float tile[2 * BOX_STRIDE];
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * TILE, y0 = t % gridDim.y * TILE;
+    tma_load_tile<BOX_ROWS, BOX_STRIDE>(a_map, tile, &bar, x0, (long long)y0 - SKEW, tid);
+    const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
+    const int warp = tid / 32, lane = tid % 32, k = lane % 4;
+#pragma unroll
+    for (int job = 0; job < 4; ++job) {
+        const int q = warp * 4 + job, chunk = q % 16, half = q / 16;
+        const int r = half * 32 + (lane / 4) * 4 + k;  // this lane's row of the tile (A's row y0 + r)
+        const float* base = tile + (chunk / 8) * BOX_STRIDE;
+        const int q8 = chunk % 8;
+        const float* even_line = base + (r + SKEW) * BOX_COLS;  // A's row y0 + r
+        const float* odd_line = base + r * BOX_COLS;            // A's row y0 + r - 4
+        const float4 xe = *reinterpret_cast<const float4*>(even_line + ((q8 ^ ((smem_address(even_line) >> 7) & 7)) * 4));
+        const float4 xo = *reinterpret_cast<const float4*>(odd_line + ((q8 ^ ((smem_address(odd_line) >> 7) & 7)) * 4));
+        float a[4] = {xe.x, xo.y, xe.z, xo.w};  // columns 4 * chunk + 0, 2 from row r; 1, 3 from row r - 4
+        transpose_round<1>(a, k & 1);
+        transpose_round<2>(a, k & 2);
+        const int brow = 4 * chunk + k;
+        const long long col = (long long)y0 + r - k - ((k & 1) ? SKEW : 0);  // B's first column of this float4
+        if (brow < cols && col >= 0 && col < (long long)m)
+            __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + col), make_float4(a[0], a[1], a[2], a[3]));
     }
 }
 #endif

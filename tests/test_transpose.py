@@ -23,7 +23,7 @@ from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM,
 W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
-             "coarsened_tma_store_wide_ef"]  # sm_90, run only when named
+             "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -156,6 +156,8 @@ def test_every_kernel_compiles_for_sm90_without_spills():
     for rows in (COARSENED_TILE, 2 * COARSENED_TILE):
         for ef in ("false", "true"):
             assert smem[f"coarsened_tma_store<{rows}, {ef}>"] == COARSENED_TILE * rows * 4 + 8
+    # the skewed form: two boxes of 32 columns x 68 rows, each at a 1024-byte boundary, and the mbarrier
+    assert smem[f"coarsened_tma_skew<{COARSENED_TILE}>"] == 2 * 9216 + 8
 
 
 def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
@@ -347,12 +349,17 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
         pytest.skip("coarsened_tma needs sm_90")
     shapes = [shape(m, n) for m, n in ((4096, 4096), (1000, 3000), (68, 132), (4, 4), (64, 4), (100, 64),
                                        (4100, 4100), (8192, 8196), (200, 10000))]
-    forms = [*TMA_FORMS, "best"]  # the engine's stores clip B too; best picks among them
+    forms = [*(f for f in TMA_FORMS if f != "coarsened_tma_skew"), "best"]  # the engine's stores clip B too
     rows = check_rows("transpose", shapes, variants=forms)
     assert_all_pass(rows)
     assert len(rows) == len(forms) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
+    skewed = [shape(m, n) for m, n in ((68, 132), (4, 4), (100, 64), (4100, 4100), (8196, 8192), (12, 3000))]
+    rows = check_rows("transpose", skewed, variants=["coarsened_tma_skew"])  # M = 4 mod 8, its shapes
+    assert_all_pass(rows)
+    assert len(rows) == len(skewed) and all(r.tolerance == "bit-exact" for r in rows)
     skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=TMA_FORMS)
     assert [r.check for r in skipped] == ["SKIP"] * 2 * len(TMA_FORMS)
+    assert check_rows("transpose", [shape(4096, 4096)], variants=["coarsened_tma_skew"])[0].check == "SKIP"
     assert all("multiples of 4" in r.check_detail for r in skipped)
 
 
@@ -508,3 +515,47 @@ def test_best_picks_the_tma_forms_on_hopper_only_where_they_can_run(cc, m, n, fo
     # best's grid is the picked form's (the wide form's tiles are 64 x 128)
     device = None if cc is None else _Device(cc)
     assert W.geometry(W.variant("best"), shape(m, n), device) == W.geometry(W.variant(form), shape(m, n))
+
+
+def _skew_emulation(a: np.ndarray) -> np.ndarray:
+    """coarsened_tma_skew's index map, lane by lane (kernels_cu/transpose.cu): the engine's box of
+    A's rows y0 - 4 .. y0 + 63 (zeros outside A), each lane's two chunk reads, the 4 x 4 shuffle
+    (lane k ends with element k of each lane of its group) and the bounded float4 stores."""
+    m, n = a.shape
+    b = np.full((n, m), np.nan, dtype=a.dtype)
+    (gx, gy), _ = W.geometry(W.variant("coarsened_tma_skew"), shape(m, n))
+    skew, tile_edge = 4, COARSENED_TILE
+    for t in range(gx * gy):
+        x0, y0 = t // gy * tile_edge, t % gy * tile_edge
+        box = np.zeros((tile_edge + skew, tile_edge), dtype=a.dtype)  # rows y0 - 4 .. y0 + 63, cols x0 .. x0 + 63
+        for i in range(tile_edge + skew):
+            y = y0 - skew + i
+            if 0 <= y < m:
+                piece = a[y, x0:x0 + tile_edge]
+                box[i, :len(piece)] = piece
+        cols = min(n - x0, tile_edge)
+        for q in range(32):  # 8 warps x 4 jobs
+            chunk, half = q % 16, q // 16
+            for group in range(8):  # lanes 4 * group .. + 3
+                pre = []
+                for k in range(4):
+                    r = half * 32 + group * 4 + k
+                    xe, xo = box[r + skew, 4 * chunk:4 * chunk + 4], box[r, 4 * chunk:4 * chunk + 4]
+                    pre.append([xe[0], xo[1], xe[2], xo[3]])
+                for k in range(4):
+                    out = [pre[c][k] for c in range(4)]
+                    r = half * 32 + group * 4 + k
+                    brow, col = 4 * chunk + k, y0 + r - k - (skew if k & 1 else 0)
+                    if brow < cols and 0 <= col < m:
+                        assert np.isnan(b[x0 + brow, col:col + 4]).all(), "a float4 of B written twice"
+                        b[x0 + brow, col:col + 4] = out
+    return b
+
+
+@pytest.mark.parametrize("m, n", [(68, 132), (4, 4), (100, 64), (132, 68), (12, 200), (260, 4)])
+def test_the_skew_forms_index_map_writes_every_element_of_b_once(m, n):
+    """The skewed tiles cover B exactly once, and what lands there is A^T (M = 4 mod 8, the only
+    shapes the host runs it on; 4 x 4, one tile, partial tiles, the extra tile row the skew needs)."""
+    a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
+    b = _skew_emulation(a)
+    assert not np.isnan(b).any() and np.array_equal(b, a.T)

@@ -61,7 +61,11 @@ TMA_WIDE = Variant("coarsened_tma_store_wide", f"coarsened_tma_store<{WIDE_ROWS}
                    needs="sm_90")
 TMA_WIDE_EF = Variant("coarsened_tma_store_wide_ef", f"coarsened_tma_store<{WIDE_ROWS}, true>",
                       "coarsened_tma_store_wide with an L2 evict-first policy on the engine's stores", needs="sm_90")
-TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF)  # run only when named
+SKEW = 4  # coarsened_tma_skew: the odd rows of B's tiles start 4 columns early
+TMA_SKEW = Variant("coarsened_tma_skew", f"coarsened_tma_skew<{COARSENED_TILE}>",
+                   "coarsened_tma with the odd rows of B's tiles 4 columns early: every run on a 32-byte sector "
+                   "where M = 4 mod 8", needs="sm_90")
+TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF, TMA_SKEW)  # run only when named
 WIDE_FORMS = {TMA_WIDE.name, TMA_WIDE_EF.name}
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
@@ -184,7 +188,8 @@ class Transpose(Workload):
         edge, block = (COARSENED_TILE, (TILE_DIM, COARSENED_ROWS)) if variant.name.startswith("coarsened") else \
             (TILE_DIM, (TILE_DIM, TILE_DIM))
         rows = WIDE_ROWS if variant.name in WIDE_FORMS else edge  # the wide forms: 64 columns x 128 rows
-        return grid_2d(shape["n"], shape["m"], edge, rows), block
+        skew = SKEW if variant.name == TMA_SKEW.name else 0  # tile rows up to M + 4: the odd rows' last columns
+        return grid_2d(shape["n"], shape["m"] + skew, edge, rows), block
 
     def job(self, variant, shape, ctx, index: str | None = None):
         """`index` forces an instantiation of the textbook kernels (studies/baselines.py times
@@ -207,11 +212,15 @@ class Transpose(Workload):
                                       "of 16 bytes; B is written as float4s)")
                 if max(m, n) >= 1 << 31:
                     raise Unavailable(f"{variant.name} needs N and M below 2^31 (TMA's box coordinates are int32)")
+                if variant.name == TMA_SKEW.name and m % 8 != 4:
+                    raise Unavailable(f"{variant.name} is for M = 4 mod 8 only (B's odd rows 16 bytes off a "
+                                      "sector); elsewhere it would move aligned rows off")
                 rows = WIDE_ROWS if variant.name in WIDE_FORMS else COARSENED_TILE
+                rows += SKEW if variant.name == TMA_SKEW.name else 0  # A's rows y0 - 4 .. y0 + 63
                 key = ("tile map", a.data.ptr, rows)  # the map names A's address and box: one per buffer and box
                 if key not in ctx:
                     ctx[key] = tile_map(a, m, n, rows)
-                if variant.name == TMA.name:
+                if variant.name in (TMA.name, TMA_SKEW.name):
                     args = (ctx[key].arg, b, np.uint64(m), np.uint64(n))
                 else:
                     out_key = ("tile map", b.data.ptr, "out")  # B (N x M): the same map, m and n swapped
