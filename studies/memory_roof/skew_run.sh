@@ -7,10 +7,10 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$out/nvidia-smi.txt" 2>&1
-timeout 12 python3 -m pmppbench all --config studies/memory_roof/pitch_skew.toml --out "$out/skew1.json" > "$out/skew.txt" 2>&1
+timeout 9 python3 -m pmppbench all --config studies/memory_roof/pitch_skew.toml --out "$out/skew1.json" > "$out/skew.txt" 2>&1
 echo "skew1 rc=$?" >> "$out/steps.txt"
-timeout 12 python3 -m pmppbench all --config studies/memory_roof/pitch_skew.toml --out "$out/skew2.json" >> "$out/skew.txt" 2>&1
+timeout 9 python3 -m pmppbench all --config studies/memory_roof/pitch_skew.toml --out "$out/skew2.json" >> "$out/skew.txt" 2>&1
 echo "skew2 rc=$?" >> "$out/steps.txt"
-timeout 25 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_transpose.py -k tma_form_is_bit_exact > "$out/gpu-tests.txt" 2>&1
+timeout 11 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_transpose.py -k tma_form_is_bit_exact > "$out/gpu-tests.txt" 2>&1
 echo "gpu tests rc=$?" >> "$out/steps.txt"
 cat "$out/steps.txt"
