@@ -500,8 +500,9 @@ class _Device:
 @pytest.mark.parametrize("cc, m, n, form", [
     ("9.0", 4096, 4096, "coarsened_tma"), ("9.0", 8192, 9984, "coarsened_tma"),  # pitches of 256-byte multiples
     ("9.0", 10000, 10000, "coarsened_tma_store_wide"), ("9.0", 8200, 8200, "coarsened_tma_store_wide"),
-    ("9.0", 8192, 8196, "coarsened_tma_store_wide"), ("9.0", 4100, 4100, "coarsened_tma_store_wide"),
-    ("9.0", 64, 4, "coarsened_tma_store_wide"),
+    ("9.0", 8192, 8196, "coarsened_tma_store_wide"), ("9.0", 64, 4, "coarsened_tma_store_wide"),
+    ("9.0", 4100, 4100, "coarsened_tma_skew"), ("9.0", 8196, 8192, "coarsened_tma_skew"),  # M = 4 mod 8
+    ("9.0", 10004, 10000, "coarsened_tma_skew"), ("9.0", 4, 4, "coarsened_tma_skew"),
     ("9.0", 4097, 4097, "coarsened"), ("9.0", 4096, 4098, "coarsened"), ("9.0", 33, 31, "coarsened"),  # not on a float4
     ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates
     ("8.0", 4096, 4096, "coarsened"), ("8.9", 10000, 10000, "coarsened"),  # no TMA

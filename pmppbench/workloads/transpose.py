@@ -22,7 +22,10 @@ elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeate
 tiles brought in by Hopper's copy engine (TMA) from a tensor map encoded here once per shape,
 through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multiples of 4.
 `coarsened_tma_store` (and `_ef`, with an L2 evict-first policy) stores B's tiles by TMA too,
-through a second map of B.
+through a second map of B; `_wide` on 64 x 128 tiles. `coarsened_tma_skew` (M = 4 mod 8) starts
+the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte sector. `best`,
+in the default table, runs the form `pick` names for the GPU and shape (docs/memory_roof.md,
+"Session 10").
 """
 
 from __future__ import annotations
@@ -69,21 +72,25 @@ TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF, TMA_SKEW)  # r
 WIDE_FORMS = {TMA_WIDE.name, TMA_WIDE_EF.name}
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
-               "coarsened_tma where both are multiples of 64, coarsened_tma_store_wide elsewhere; coarsened otherwise")
+               "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
+               "coarsened_tma_store_wide elsewhere; coarsened otherwise")
 
 
 def pick(shape, compute_capability: str | None) -> str:
     """The variant `best` runs. The TMA forms on Hopper (compute capability 9.x, where they were
     measured: docs/memory_roof.md, "Session 10"), where N and M are multiples of 4 and below 2^31
     (the tensor maps' limits): coarsened_tma where both are multiples of 64 (row pitches of 256-byte
-    multiples, where the forms are within a point of each other), coarsened_tma_store_wide at the
-    other pitches (512-byte row pieces of B, both sides through the copy engine). Everywhere else,
-    and where the GPU is not known, coarsened."""
+    multiples, where the forms are within a point of each other); coarsened_tma_skew where M = 4
+    mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
+    coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides through
+    the copy engine). Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
     if not hopper or m % 4 or n % 4 or max(m, n) >= 1 << 31:
         return "coarsened"
-    return TMA.name if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0 else TMA_WIDE.name
+    if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
+        return TMA.name
+    return TMA_SKEW.name if m % 8 == 4 else TMA_WIDE.name
 
 
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
