@@ -27,6 +27,11 @@
 //              multiples of 4), tiles taken column by column
 //   coarsened_tma  (sm_90, not in the default table) coarsened's tiles and order with A's tile
 //              loaded by the copy engine (TMA): at the end of this file
+//   coarsened_tma_store, _ef, _wide, _wide_ef  (sm_90, not in the default table) the same with
+//              B's tile stored by the copy engine too (_ef: with an L2 evict-first policy; _wide:
+//              tiles of 64 columns x 128 rows of A, 512-byte row pieces of B)
+//   coarsened_tma_skew  (sm_90, not in the default table, M = 4 mod 8) coarsened_tma with the
+//              odd rows of B's tiles started 4 columns early, so that every run starts on a sector
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -176,18 +181,14 @@ __device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
     }
 }
 
-template <int TILE>
-__global__ void __launch_bounds__(256, 8)
-coarsened_tma(const __grid_constant__ TransposeMap a_map, float* __restrict__ b, size_t m, size_t n) {
-    static_assert(TILE == 64, "two 32-column boxes per tile, 8 warps x 4 chunk columns");
-    constexpr int BOX_COLS = 32, BOX_FLOATS = BOX_COLS * TILE;  // one box: TILE rows of 128 bytes
-    __shared__ __align__(1024) float tile[2 * BOX_FLOATS];     // the 128-byte swizzle's unit is 1024 bytes
-    __shared__ __align__(8) unsigned long long bar;
-    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
-    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
-    const size_t x0 = t / gridDim.y * TILE, y0 = t % gridDim.y * TILE;
+// A's tile (x0, y0) into `tile` by the copy engine: thread 0 hands it two boxes of 32 columns x
+// ROWS rows on one mbarrier; every thread returns once the engine has counted all their bytes.
+template <int ROWS, int BOX_STRIDE = 32 * ROWS>
+__device__ __forceinline__ void tma_load_tile(const TransposeMap& a_map, float* tile, unsigned long long* bar,
+                                              size_t x0, long long y0, int tid) {
+    constexpr int BOX_FLOATS = 32 * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
+    const unsigned b_addr = smem_address(bar);
     if (tid == 0) {
-        const unsigned b_addr = smem_address(&bar);
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
@@ -197,37 +198,168 @@ coarsened_tma(const __grid_constant__ TransposeMap a_map, float* __restrict__ b,
         for (int box = 0; box < 2; ++box)
             asm volatile(
                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                ::"r"(smem_address(tile + box * BOX_FLOATS)), "l"(reinterpret_cast<unsigned long long>(&a_map)),
-                "r"(b_addr), "r"(int(x0) + box * BOX_COLS), "r"(int(y0))
+                ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&a_map)),
+                "r"(b_addr), "r"(int(x0) + box * 32), "r"(int(y0))
                 : "memory");
     }
     __syncthreads();  // the barrier is initialised before anyone waits on it
-    {
-        const unsigned b_addr = smem_address(&bar);
-        unsigned done = 0;
-        while (!done)
-            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
-                         : "=r"(done) : "r"(b_addr) : "memory");
-    }
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(b_addr) : "memory");
+}
+
+// Job q (0 .. ROWS / 2 - 1) of a lane: one swizzled 16-byte chunk read of the loaded tile (A's
+// columns 4 * (q % 16) .. +3, rows 32 * (q / 16) .. +31 over the warp), the 4 x 4 shuffle
+// transpose, and where its float4 goes in B's tile (see the comment above coarsened_tma).
+template <int ROWS>
+__device__ __forceinline__ float4 tma_row_float4(const float* tile, int q, int lane, int& brow, int& bcol) {
+    constexpr int BOX_COLS = 32, BOX_FLOATS = BOX_COLS * ROWS;
+    const int k = lane % 4;
+    const int chunk = q % 16, half = q / 16;
+    const int r = half * 32 + (lane / 4) * 4 + k;    // the row of A this lane reads
+    const int box = chunk / 8, q8 = chunk % 8;
+    const float* line = tile + box * BOX_FLOATS + r * BOX_COLS;  // row r of the box: 128 bytes
+    // the swizzle XORs address bits 4-6 with bits 7-9: r % 8 on a 1024-aligned box
+    const float4 x = *reinterpret_cast<const float4*>(line + ((q8 ^ ((smem_address(line) >> 7) & 7)) * 4));
+    float a[4] = {x.x, x.y, x.z, x.w};
+    transpose_round<1>(a, k & 1);
+    transpose_round<2>(a, k & 2);
+    // now a[c] = A[r - k + c][4 * chunk + k]: row 4 * chunk + k of B's tile, columns r - k .. r - k + 3
+    brow = 4 * chunk + k;
+    bcol = r - k;
+    return make_float4(a[0], a[1], a[2], a[3]);
+}
+
+template <int TILE>
+__global__ void __launch_bounds__(256, 8)
+coarsened_tma(const __grid_constant__ TransposeMap a_map, float* __restrict__ b, size_t m, size_t n) {
+    static_assert(TILE == 64, "two 32-column boxes per tile, 8 warps x 4 chunk columns");
+    constexpr int BOX_FLOATS = 32 * TILE;                      // one box: TILE rows of 128 bytes
+    __shared__ __align__(1024) float tile[2 * BOX_FLOATS];     // the 128-byte swizzle's unit is 1024 bytes
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * TILE, y0 = t % gridDim.y * TILE;
+    tma_load_tile<TILE>(a_map, tile, &bar, x0, y0, tid);
     const int rows = m - y0 < TILE ? int(m - y0) : TILE;  // rows of A inside the tile
+    const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
+    const int warp = tid / 32, lane = tid % 32;
+#pragma unroll
+    for (int job = 0; job < 4; ++job) {
+        int brow, bcol;
+        const float4 v = tma_row_float4<TILE>(tile, warp * 4 + job, lane, brow, bcol);
+        if (brow < cols && bcol < rows) __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + y0 + bcol), v);
+    }
+}
+
+// coarsened_tma_store<ROWS, EVICT_FIRST> (sm_90, run only when named): coarsened_tma with B's
+// tile written by the copy engine too, and with ROWS = 128 a tile of 64 columns x 128 rows of A,
+// so that each row piece of B is 512 bytes instead of 256 (docs/memory_roof.md, "Session 10").
+// The question they answer (#36): at row pitches that are not a multiple of 256 bytes every row
+// piece of B straddles one more 128-byte line than it fills, shared with the neighbouring tile's
+// block; the engine writes a box in its own requests, the threads in 16-byte pieces, and a longer
+// piece has half the straddled ends per byte.
+// The lanes hold their ROWS / 16 float4s in registers, the block waits until every warp has read
+// the loaded tile, and the lanes write the float4s back into the same shared memory as B's tile:
+// ROWS / 32 swizzled boxes of 32 columns x 64 rows (chunk q of row r at q ^ (r % 8), as the loads).
+// Every writer fences its shared stores for the async proxy, and thread 0 hands the engine the
+// boxes (B's tensor map: M contiguous by N rows; the engine clips what lies past B, so partial
+// tiles need no test), then waits until the engine has read them before the block's shared
+// memory goes away. EVICT_FIRST adds an L2 evict-first policy to the engine's writes, as __stcs
+// marks the threads' stores. m and n are the others' arguments; the maps carry the shape here.
+template <int ROWS, bool EVICT_FIRST>
+__global__ void __launch_bounds__(256, ROWS == 64 ? 8 : 4)
+coarsened_tma_store(const __grid_constant__ TransposeMap a_map, const __grid_constant__ TransposeMap b_map,
+                    size_t m, size_t n) {
+    static_assert(ROWS == 64 || ROWS == 128, "two 32-column boxes of A, 8 warps");
+    constexpr int COLS = 64, BOX_COLS = 32, JOBS = ROWS / 16;  // float4s per thread
+    __shared__ __align__(1024) float tile[COLS * ROWS];        // A's tile as loaded, then B's as stored
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * COLS, y0 = t % gridDim.y * ROWS;
+    tma_load_tile<ROWS>(a_map, tile, &bar, x0, y0, tid);
+    const int warp = tid / 32, lane = tid % 32;
+    float4 v[JOBS];
+    int brow[JOBS], bcol[JOBS];
+#pragma unroll
+    for (int job = 0; job < JOBS; ++job) v[job] = tma_row_float4<ROWS>(tile, warp * JOBS + job, lane, brow[job], bcol[job]);
+    __syncthreads();  // every warp has read A's tile: its shared memory becomes B's
+#pragma unroll
+    for (int job = 0; job < JOBS; ++job) {
+        // B's tile row brow, columns bcol .. +3: box bcol / 32 (64 rows of 128 bytes), chunk (bcol % 32) / 4
+        float* line = tile + (bcol[job] / BOX_COLS) * (BOX_COLS * COLS) + brow[job] * BOX_COLS;
+        *reinterpret_cast<float4*>(line + ((((bcol[job] % BOX_COLS) / 4) ^ ((smem_address(line) >> 7) & 7)) * 4)) =
+            v[job];
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the shared stores, seen by the engine
+    __syncthreads();
+    if (tid == 0) {
+        unsigned long long policy = 0;
+        if (EVICT_FIRST) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#pragma unroll
+        for (int box = 0; box < ROWS / BOX_COLS; ++box) {
+            const unsigned src = smem_address(tile + box * BOX_COLS * COLS);
+            if (EVICT_FIRST)
+                asm volatile(
+                    "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], %4;\n"
+                    ::"l"(reinterpret_cast<unsigned long long>(&b_map)), "r"(src), "r"(int(y0) + box * BOX_COLS),
+                    "r"(int(x0)), "l"(policy)
+                    : "memory");
+            else
+                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+                             ::"l"(reinterpret_cast<unsigned long long>(&b_map)), "r"(src),
+                             "r"(int(y0) + box * BOX_COLS), "r"(int(x0))
+                             : "memory");
+        }
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // shared memory stays until read
+    }
+}
+
+// coarsened_tma_skew<TILE> (sm_90, run only when named, and only where M = 4 mod 8): coarsened_tma
+// with the row pieces of B moved onto 32-byte sectors (docs/memory_roof.md, "Session 10"). Where
+// B's pitch 4M is 16 mod 32 bytes, every odd row of B starts 16 bytes into a sector, so each
+// 128-byte run a warp writes there begins and ends in a sector that the neighbouring tile's block
+// writes too. Here the tiles of the odd rows of B (odd columns of A) start SKEW = 4 columns of B
+// earlier: tile row j of B covers columns 64j .. 64j + 63 of its even rows and 64j - 4 .. 64j + 59
+// of its odd ones, so every run starts on a sector, and the grid has tile rows up to M + 4.
+// The engine loads TILE + 4 rows of A from y0 - 4 (zeros before row 0 and past the last); a lane
+// reads its chunk of two rows, r (for the odd columns) and r + 4 (the even ones), keeps the even
+// columns of the one and the odd of the other, and the 4 x 4 shuffle transposes as before: lane k
+// then holds row 4 * chunk + k of B's tile, columns r - k .. r - k + 3, 4 less where k is odd.
+template <int TILE>
+__global__ void __launch_bounds__(256, 8)
+coarsened_tma_skew(const __grid_constant__ TransposeMap a_map, float* __restrict__ b, size_t m, size_t n) {
+    static_assert(TILE == 64, "two 32-column boxes per tile, 8 warps x 4 chunk columns");
+    constexpr int SKEW = 4, BOX_COLS = 32, BOX_ROWS = TILE + SKEW;
+    constexpr int BOX_STRIDE = (BOX_COLS * BOX_ROWS + 255) / 256 * 256;  // boxes 1024-byte aligned for the swizzle
+    __shared__ __align__(1024) float tile[2 * BOX_STRIDE];
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * TILE, y0 = t % gridDim.y * TILE;
+    tma_load_tile<BOX_ROWS, BOX_STRIDE>(a_map, tile, &bar, x0, (long long)y0 - SKEW, tid);
     const int cols = n - x0 < TILE ? int(n - x0) : TILE;  // columns of A inside the tile
     const int warp = tid / 32, lane = tid % 32, k = lane % 4;
 #pragma unroll
     for (int job = 0; job < 4; ++job) {
-        const int q = warp * 4 + job;                    // 32 jobs: 16 chunk columns x 2 halves of the rows
-        const int chunk = q % 16, half = q / 16;         // A columns 4*chunk .. +3, rows 32*half .. +31
-        const int r = half * 32 + (lane / 4) * 4 + k;    // the row of A this lane reads
-        const int box = chunk / 8, q8 = chunk % 8;
-        const float* line = tile + box * BOX_FLOATS + r * BOX_COLS;  // row r of the box: 128 bytes
-        // the swizzle XORs address bits 4-6 with bits 7-9: r % 8 on a 1024-aligned box
-        const float4 x = *reinterpret_cast<const float4*>(line + ((q8 ^ ((smem_address(line) >> 7) & 7)) * 4));
-        float a[4] = {x.x, x.y, x.z, x.w};
+        const int q = warp * 4 + job, chunk = q % 16, half = q / 16;
+        const int r = half * 32 + (lane / 4) * 4 + k;  // this lane's row of the tile (A's row y0 + r)
+        const float* base = tile + (chunk / 8) * BOX_STRIDE;
+        const int q8 = chunk % 8;
+        const float* even_line = base + (r + SKEW) * BOX_COLS;  // A's row y0 + r
+        const float* odd_line = base + r * BOX_COLS;            // A's row y0 + r - 4
+        const float4 xe = *reinterpret_cast<const float4*>(even_line + ((q8 ^ ((smem_address(even_line) >> 7) & 7)) * 4));
+        const float4 xo = *reinterpret_cast<const float4*>(odd_line + ((q8 ^ ((smem_address(odd_line) >> 7) & 7)) * 4));
+        float a[4] = {xe.x, xo.y, xe.z, xo.w};  // columns 4 * chunk + 0, 2 from row r; 1, 3 from row r - 4
         transpose_round<1>(a, k & 1);
         transpose_round<2>(a, k & 2);
-        // now a[c] = A[r - k + c][4 * chunk + k]: row 4 * chunk + k of B's tile, columns r - k .. r - k + 3
-        const int brow = 4 * chunk + k, bcol = r - k;
-        if (brow < cols && bcol < rows)
-            __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + y0 + bcol), make_float4(a[0], a[1], a[2], a[3]));
+        const int brow = 4 * chunk + k;
+        const long long col = (long long)y0 + r - k - ((k & 1) ? SKEW : 0);  // B's first column of this float4
+        if (brow < cols && col >= 0 && col < (long long)m)
+            __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + col), make_float4(a[0], a[1], a[2], a[3]));
     }
 }
 #endif

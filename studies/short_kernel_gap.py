@@ -1,6 +1,7 @@
 """Why pmppbench reads short kernels 1-2% faster than nvbench: the same launches, timed five ways.
 
-Run on a GPU machine from the checkout's root: python3 studies/short_kernel_gap.py OUTDIR [ROUNDS].
+Run on a GPU machine from the checkout's root: python3 studies/short_kernel_gap.py OUTDIR [ROUNDS] [CASES]
+(CASES: indices into CASES, comma-separated; all by default).
 For each case (the workload's own job, built by the runner as `pmppbench` builds it) it
 records, interleaved over ROUNDS rounds so that slow drift affects every method alike:
 
@@ -16,6 +17,9 @@ records, interleaved over ROUNDS rounds so that slow drift affects every method 
                its cold GPU mean (L2 flushed before each call), with its SM clock mean; each
                measurement in a child process that sets the case up again (cuda.bench takes no
                new benchmark after its first run)
+  child        pmppbench's protocol again inside that child, on its buffers, just before and
+               just after nvbench: whether a gap is the timing method's or the process's
+               (another process's buffers lie elsewhere in the GPU's memory)
   clock        NVML's SM clock and throttle reasons after each method (none if no NVML)
 
 Each line of OUTDIR/short_kernel_gap.jsonl is one (case, round, method) with ms per call.
@@ -142,7 +146,11 @@ def nvbench_child(index: int, json_path: Path) -> None:
     w = workloads.get(workload_name)
     v = w.variant(variant_name)
     with prepared(w, shape, [v]) as (_inputs, ctx):
-        out = nvbench_ms(job_for(w, v, shape, ctx).run, case_name(index), json_path)
+        fn = job_for(w, v, shape, ctx).run
+        before = measure({"v": fn}, w.protocol, timer=EventTimer())["v"].median_ms
+        out = nvbench_ms(fn, case_name(index), json_path)
+        out["protocol_before_ms"] = before
+        out["protocol_after_ms"] = measure({"v": fn}, w.protocol, timer=EventTimer())["v"].median_ms
     print(json.dumps(out), flush=True)
 
 
@@ -170,11 +178,13 @@ def clock_now() -> dict:
     return {"sm_mhz": obs.samples["x"][-1]["sm_mhz"], "throttle": obs.throttled("x", 0.9)}
 
 
-def main(outdir: Path, rounds: int = ROUNDS) -> None:
+def main(outdir: Path, rounds: int = ROUNDS, cases: list[int] | None = None) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     log = (outdir / "short_kernel_gap.jsonl").open("w")
     table = []
     for index, (workload_name, shape, variant_name) in enumerate(CASES):
+        if cases is not None and index not in cases:
+            continue
         w = workloads.get(workload_name)
         v = w.variant(variant_name)
         label = f"{workload_name} {variant_name} {w.label(shape)}"
@@ -192,6 +202,8 @@ def main(outdir: Path, rounds: int = ROUNDS) -> None:
                 row["graph"] = graph_ms(fn, reps)
                 nv = nvbench_in_child(index, outdir / f"nvbench-{case_name(index)}-round{r}.json")
                 row["nvbench_batch"], row["nvbench_cold"] = nv.get("batch_ms"), nv.get("cold_ms")
+                row["child_protocol"] = nv.get("protocol_before_ms")
+                row["child_protocol_after"] = nv.get("protocol_after_ms")
                 for method, ms in row.items():
                     if ms is not None:
                         results.setdefault(method, []).append(ms)
@@ -199,7 +211,8 @@ def main(outdir: Path, rounds: int = ROUNDS) -> None:
                                   "time": time.time()}), file=log, flush=True)
             table.append((label, {m: statistics.median(x) for m, x in results.items()}))
     log.close()
-    methods = ("protocol", "protocol_10x", "bare", "graph", "nvbench_batch", "nvbench_cold")
+    methods = ("protocol", "protocol_10x", "bare", "graph", "nvbench_batch", "nvbench_cold", "child_protocol",
+               "child_protocol_after")
     lines = [f"{'case':<40} " + " ".join(f"{m:>14}" for m in methods) + "   (ms per call, median of rounds)"]
     for label, med in table:
         lines.append(f"{label:<40} " + " ".join(f"{med[m]:14.5f}" if m in med else f"{'-':>14}" for m in methods))
@@ -216,6 +229,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--nvbench":  # the child of nvbench_in_child
         nvbench_child(int(sys.argv[2]), Path(sys.argv[3]))
         sys.exit(0)
-    if len(sys.argv) not in (2, 3):
-        raise SystemExit("usage: python3 studies/short_kernel_gap.py OUTDIR [ROUNDS]")
-    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) == 3 else ROUNDS)
+    if len(sys.argv) not in (2, 3, 4):
+        raise SystemExit("usage: python3 studies/short_kernel_gap.py OUTDIR [ROUNDS] [CASES, e.g. 1,2]")
+    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) >= 3 else ROUNDS,
+         [int(c) for c in sys.argv[3].split(",")] if len(sys.argv) == 4 else None)

@@ -35,7 +35,7 @@ def test_faults_cost_only_their_own_rows(tmp_path, monkeypatch):
     assert [(r.workload, r.variant) for r in rows] == (
         [("vecadd", v) for v in ("scalar", "float4", "grid_stride")]
         + [("faults", v) for v in ("good", "out_of_bounds", "wrong", "hang", "good_again")]
-        + [("transpose", v) for v in ("copy", "naive", "shared32", "padded33", "coarsened", "memcpy")])
+        + [("transpose", v) for v in ("copy", "naive", "shared32", "padded33", "coarsened", "best", "memcpy")])
     checks = {k: r.check for k, r in got.items()}
     assert checks[("faults", "out_of_bounds")] == "ERROR" and checks[("faults", "hang")] == "ERROR"
     assert checks[("faults", "wrong")] == "FAIL"

@@ -22,6 +22,8 @@ from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM,
 
 W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
+TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
+             "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -32,9 +34,9 @@ def shape(m, n):
 # ---- declaration ------------------------------------------------------------------
 
 def test_variants_are_the_course_four_plus_coarsened_and_the_memcpy_roof():
-    assert W.variant_names() == ["copy", *TRANSPOSES, "memcpy", "coarsened_tma"]
-    # the TMA form is Hopper's and runs only when named: the default table is the six
-    assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "memcpy"]
+    assert W.variant_names() == ["copy", *TRANSPOSES, "best", "memcpy", *TMA_FORMS]
+    # the TMA forms are Hopper's and run only when named (or picked by best): the default table is the seven
+    assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "best", "memcpy"]
     assert W.variant("coarsened_tma").needs == "sm_90" and W.variant("coarsened_tma").kernel == "coarsened_tma<64>"
     kernels = {v.name: v.kernel for v in W.variants}
     # shared32 and padded33 are one template; the shared row stride is the only difference.
@@ -150,6 +152,12 @@ def test_every_kernel_compiles_for_sm90_without_spills():
     assert smem["coarsened<32>"] == 32 * 33 * 4
     # two 32-column boxes of 64 rows, 1024-byte aligned for the swizzle, and the mbarrier
     assert smem[f"coarsened_tma<{COARSENED_TILE}>"] == 2 * 32 * COARSENED_TILE * 4 + 8
+    # the store forms: A's tile (64 columns x ROWS rows), its memory reused for B's, and the mbarrier
+    for rows in (COARSENED_TILE, 2 * COARSENED_TILE):
+        for ef in ("false", "true"):
+            assert smem[f"coarsened_tma_store<{rows}, {ef}>"] == COARSENED_TILE * rows * 4 + 8
+    # the skewed form: two boxes of 32 columns x 68 rows, each at a 1024-byte boundary, and the mbarrier
+    assert smem[f"coarsened_tma_skew<{COARSENED_TILE}>"] == 2 * 9216 + 8
 
 
 def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
@@ -160,8 +168,9 @@ def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
     ctx = {"a": None, "b": None, "kernels": {}}
     for m, n, words in ((33, 31, "multiples of 4"), (4096, 4097, "multiples of 4"), (4097, 4096, "multiples of 4"),
                         (4, 1 << 31, r"below 2\^31")):
-        with pytest.raises(Unavailable, match=words):
-            W.job(W.variant("coarsened_tma"), shape(m, n), ctx)
+        for form in TMA_FORMS:
+            with pytest.raises(Unavailable, match=words):
+                W.job(W.variant(form), shape(m, n), ctx)
 
 
 # ---- index paths --------------------------------------------------------
@@ -174,7 +183,7 @@ def test_int_while_every_offset_fits():
     assert W.index_type(shape(INT_MAX - TILE_DIM + 1, 1)) == "long long"
     names = W.kernel_names()
     for v in W.variants:
-        if v.name not in ("coarsened", "memcpy", "coarsened_tma"):
+        if v.name not in ("coarsened", "best", "memcpy") and not v.name.startswith("coarsened_tma"):
             assert v.kernel.endswith(", int>") or v.kernel.endswith("<int>")
             assert v.kernel.replace("int>", "long long>") in names
 
@@ -340,11 +349,17 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
         pytest.skip("coarsened_tma needs sm_90")
     shapes = [shape(m, n) for m, n in ((4096, 4096), (1000, 3000), (68, 132), (4, 4), (64, 4), (100, 64),
                                        (4100, 4100), (8192, 8196), (200, 10000))]
-    rows = check_rows("transpose", shapes, variants=["coarsened_tma"])
+    forms = [*(f for f in TMA_FORMS if f != "coarsened_tma_skew"), "best"]  # the engine's stores clip B too
+    rows = check_rows("transpose", shapes, variants=forms)
     assert_all_pass(rows)
-    assert len(rows) == len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
-    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=["coarsened_tma"])
-    assert [r.check for r in skipped] == ["SKIP", "SKIP"]
+    assert len(rows) == len(forms) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
+    skewed = [shape(m, n) for m, n in ((68, 132), (4, 4), (100, 64), (4100, 4100), (8196, 8192), (12, 3000))]
+    rows = check_rows("transpose", skewed, variants=["coarsened_tma_skew"])  # M = 4 mod 8, its shapes
+    assert_all_pass(rows)
+    assert len(rows) == len(skewed) and all(r.tolerance == "bit-exact" for r in rows)
+    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=TMA_FORMS)
+    assert [r.check for r in skipped] == ["SKIP"] * 2 * len(TMA_FORMS)
+    assert check_rows("transpose", [shape(4096, 4096)], variants=["coarsened_tma_skew"])[0].check == "SKIP"
     assert all("multiples of 4" in r.check_detail for r in skipped)
 
 
@@ -448,3 +463,100 @@ def test_coarsened_tma_describes_a_to_the_copy_engine_as_the_kernel_reads_it(mon
     tr.tile_map(A, m, n)
     assert calls == [(7, 2, A.data.ptr, [n, m], [4 * n], [32, tr.COARSENED_TILE], [1, 1], tma.INTERLEAVE_NONE,
                       tma.SWIZZLE_128B, tma.L2_PROMOTION_256B, tma.OOB_FILL_ZERO, 0)]
+
+
+def test_the_store_forms_describe_b_and_the_wide_tiles_to_the_copy_engine(monkeypatch):
+    """coarsened_tma_store's map of B (N x M): M contiguous elements by N rows, a row stride of
+    4M bytes, boxes of 32 columns x 64 rows of B (one tile's 64 columns of A); the wide forms'
+    map of A has boxes of 32 columns x 128 rows, and their grid covers A in tiles of 64 x 128."""
+    from pmppbench.workloads import transpose as tr
+    from pmppbench.workloads.gemm import tma
+
+    calls = []
+    monkeypatch.setattr(tma, "_encode", lambda: lambda words, dtype, rank, pointer, sizes, strides, box, *rest:
+                        calls.append((pointer, list(sizes), list(strides), list(box))) or 0)
+
+    class B:
+        class data:
+            ptr = 0x7F0000100000
+
+    m, n = 8200, 8196
+    tr.tile_map(B, n, m)
+    tr.tile_map(B, m, n, tr.WIDE_ROWS)
+    assert calls == [(B.data.ptr, [m, n], [4 * m], [32, COARSENED_TILE]),
+                     (B.data.ptr, [n, m], [4 * n], [32, 2 * COARSENED_TILE])]
+    for name in ("coarsened_tma_store_wide", "coarsened_tma_store_wide_ef"):
+        (gx, gy), block = W.geometry(W.variant(name), shape(m, n))
+        assert block == (32, 8) and gx * 64 >= n > (gx - 1) * 64 and gy * 128 >= m > (gy - 1) * 128
+    (gx, gy), _ = W.geometry(W.variant("coarsened_tma_store"), shape(m, n))
+    assert gx * 64 >= n > (gx - 1) * 64 and gy * 64 >= m > (gy - 1) * 64
+
+
+class _Device:
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
+@pytest.mark.parametrize("cc, m, n, form", [
+    ("9.0", 4096, 4096, "coarsened_tma"), ("9.0", 8192, 9984, "coarsened_tma"),  # pitches of 256-byte multiples
+    ("9.0", 10000, 10000, "coarsened_tma_store_wide"), ("9.0", 8200, 8200, "coarsened_tma_store_wide"),
+    ("9.0", 8192, 8196, "coarsened_tma_store_wide"), ("9.0", 64, 4, "coarsened_tma_store_wide"),
+    ("9.0", 4100, 4100, "coarsened_tma_skew"), ("9.0", 8196, 8192, "coarsened_tma_skew"),  # M = 4 mod 8
+    ("9.0", 10004, 10000, "coarsened_tma_skew"), ("9.0", 4, 4, "coarsened_tma_skew"),
+    ("9.0", 4097, 4097, "coarsened"), ("9.0", 4096, 4098, "coarsened"), ("9.0", 33, 31, "coarsened"),  # not on a float4
+    ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates
+    ("8.0", 4096, 4096, "coarsened"), ("8.9", 10000, 10000, "coarsened"),  # no TMA
+    ("10.0", 10000, 10000, "coarsened"), (None, 4096, 4096, "coarsened"),  # not measured there; not known
+])
+def test_best_picks_the_tma_forms_on_hopper_only_where_they_can_run(cc, m, n, form):
+    from pmppbench.workloads.transpose import pick
+
+    assert pick(shape(m, n), cc) == form
+    assert pick(shape(m, n), None if cc is None else "sm_" + cc.replace(".", "")) == form  # either spelling
+    # best's grid is the picked form's (the wide form's tiles are 64 x 128)
+    device = None if cc is None else _Device(cc)
+    assert W.geometry(W.variant("best"), shape(m, n), device) == W.geometry(W.variant(form), shape(m, n))
+
+
+def _skew_emulation(a: np.ndarray) -> np.ndarray:
+    """coarsened_tma_skew's index map, lane by lane (kernels_cu/transpose.cu): the engine's box of
+    A's rows y0 - 4 .. y0 + 63 (zeros outside A), each lane's two chunk reads, the 4 x 4 shuffle
+    (lane k ends with element k of each lane of its group) and the bounded float4 stores."""
+    m, n = a.shape
+    b = np.full((n, m), np.nan, dtype=a.dtype)
+    (gx, gy), _ = W.geometry(W.variant("coarsened_tma_skew"), shape(m, n))
+    skew, tile_edge = 4, COARSENED_TILE
+    for t in range(gx * gy):
+        x0, y0 = t // gy * tile_edge, t % gy * tile_edge
+        box = np.zeros((tile_edge + skew, tile_edge), dtype=a.dtype)  # rows y0 - 4 .. y0 + 63, cols x0 .. x0 + 63
+        for i in range(tile_edge + skew):
+            y = y0 - skew + i
+            if 0 <= y < m:
+                piece = a[y, x0:x0 + tile_edge]
+                box[i, :len(piece)] = piece
+        cols = min(n - x0, tile_edge)
+        for q in range(32):  # 8 warps x 4 jobs
+            chunk, half = q % 16, q // 16
+            for group in range(8):  # lanes 4 * group .. + 3
+                pre = []
+                for k in range(4):
+                    r = half * 32 + group * 4 + k
+                    xe, xo = box[r + skew, 4 * chunk:4 * chunk + 4], box[r, 4 * chunk:4 * chunk + 4]
+                    pre.append([xe[0], xo[1], xe[2], xo[3]])
+                for k in range(4):
+                    out = [pre[c][k] for c in range(4)]
+                    r = half * 32 + group * 4 + k
+                    brow, col = 4 * chunk + k, y0 + r - k - (skew if k & 1 else 0)
+                    if brow < cols and 0 <= col < m:
+                        assert np.isnan(b[x0 + brow, col:col + 4]).all(), "a float4 of B written twice"
+                        b[x0 + brow, col:col + 4] = out
+    return b
+
+
+@pytest.mark.parametrize("m, n", [(68, 132), (4, 4), (100, 64), (132, 68), (12, 200), (260, 4)])
+def test_the_skew_forms_index_map_writes_every_element_of_b_once(m, n):
+    """The skewed tiles cover B exactly once, and what lands there is A^T (M = 4 mod 8, the only
+    shapes the host runs it on; 4 x 4, one tile, partial tiles, the extra tile row the skew needs)."""
+    a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
+    b = _skew_emulation(a)
+    assert not np.isnan(b).any() and np.array_equal(b, a.T)

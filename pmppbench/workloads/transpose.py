@@ -21,19 +21,25 @@ elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeate
 `coarsened_tma` (sm_90, run only when named: `--variants coarsened_tma`) is coarsened with A's
 tiles brought in by Hopper's copy engine (TMA) from a tensor map encoded here once per shape,
 through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multiples of 4.
+`coarsened_tma_store` (and `_ef`, with an L2 evict-first policy) stores B's tiles by TMA too,
+through a second map of B; `_wide` on 64 x 128 tiles. `coarsened_tma_skew` (M = 4 mod 8) starts
+the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte sector. `best`,
+in the default table, runs the form `pick` names for the GPU and shape (docs/memory_roof.md,
+"Session 10").
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from pmppbench.archs import capability
 from pmppbench.check import Tolerance
 from pmppbench.gpu import cupy
 from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Launch, Traffic, Unavailable, Variant, Workload
 from pmppbench.workloads.gemm import tma
 from pmppbench.workloads.helpers import (
-    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel,
+    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel, loaded,
     output_job, random_array, repeated_random, take, upload_sample, with_wide_paths,
 )
 
@@ -48,12 +54,51 @@ TMA_BOX = (32, COARSENED_TILE)  # coarsened_tma's box: 32 columns (128 bytes, th
 TMA = Variant("coarsened_tma", f"coarsened_tma<{COARSENED_TILE}>",
               f"coarsened's {COARSENED_TILE}x{COARSENED_TILE} tiles and order, A's tile loaded by TMA (two swizzled "
               "32-column boxes on an mbarrier), 4x4 shuffle transposes, float4 streaming stores", needs="sm_90")
+TMA_STORE = Variant("coarsened_tma_store", f"coarsened_tma_store<{COARSENED_TILE}, false>",
+                    "coarsened_tma with B's tile stored by TMA too (two swizzled 32-column boxes)", needs="sm_90")
+TMA_STORE_EF = Variant("coarsened_tma_store_ef", f"coarsened_tma_store<{COARSENED_TILE}, true>",
+                       "coarsened_tma_store with an L2 evict-first policy on the engine's stores", needs="sm_90")
+WIDE_ROWS = 2 * COARSENED_TILE  # the wide forms' tiles: 64 columns x 128 rows of A, 512-byte row pieces of B
+TMA_WIDE = Variant("coarsened_tma_store_wide", f"coarsened_tma_store<{WIDE_ROWS}, false>",
+                   f"coarsened_tma_store on {COARSENED_TILE}x{WIDE_ROWS} tiles (B's row pieces 512 bytes)",
+                   needs="sm_90")
+TMA_WIDE_EF = Variant("coarsened_tma_store_wide_ef", f"coarsened_tma_store<{WIDE_ROWS}, true>",
+                      "coarsened_tma_store_wide with an L2 evict-first policy on the engine's stores", needs="sm_90")
+SKEW = 4  # coarsened_tma_skew: the odd rows of B's tiles start 4 columns early
+TMA_SKEW = Variant("coarsened_tma_skew", f"coarsened_tma_skew<{COARSENED_TILE}>",
+                   "coarsened_tma with the odd rows of B's tiles 4 columns early: every run on a 32-byte sector "
+                   "where M = 4 mod 8", needs="sm_90")
+TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF, TMA_SKEW)  # run only when named
+WIDE_FORMS = {TMA_WIDE.name, TMA_WIDE_EF.name}
+BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
+               "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
+               "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
+               "coarsened_tma_store_wide elsewhere; coarsened otherwise")
 
 
-def tile_map(a, m: int, n: int) -> tma.TensorMap:
+def pick(shape, compute_capability: str | None) -> str:
+    """The variant `best` runs. The TMA forms on Hopper (compute capability 9.x, where they were
+    measured: docs/memory_roof.md, "Session 10"), where N and M are multiples of 4 and below 2^31
+    (the tensor maps' limits): coarsened_tma where both are multiples of 64 (row pitches of 256-byte
+    multiples, where the forms are within a point of each other); coarsened_tma_skew where M = 4
+    mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
+    coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides through
+    the copy engine). Everywhere else, and where the GPU is not known, coarsened."""
+    m, n = shape["m"], shape["n"]
+    hopper = compute_capability is not None and capability(compute_capability)[0] == 9
+    if not hopper or m % 4 or n % 4 or max(m, n) >= 1 << 31:
+        return "coarsened"
+    if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
+        return TMA.name
+    return TMA_SKEW.name if m % 8 == 4 else TMA_WIDE.name
+
+
+def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
     """The tensor map of A (M x N FP32, row-major) for coarsened_tma: N contiguous elements by M
-    rows, boxes of TMA_BOX, the 128-byte swizzle, zeros past the edges (gemm/tma.py's map)."""
-    return tma.TensorMap("fp32", a.data.ptr, (n, m), (4 * n,), TMA_BOX)
+    rows, boxes of 32 columns x `rows` (TMA_BOX by default), the 128-byte swizzle, zeros past the
+    edges (gemm/tma.py's map). coarsened_tma_store's map of B (N x M) is the same call with m and
+    n swapped: boxes of 32 columns x 64 rows of B."""
+    return tma.TensorMap("fp32", a.data.ptr, (n, m), (4 * n,), (TMA_BOX[0], rows))
 
 
 class Transpose(Workload):
@@ -72,8 +117,9 @@ class Transpose(Workload):
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
                 "first; streaming loads and stores; tiles column by column"),
+        BEST,
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
-        TMA,
+        *TMA_FORMS,
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
     tolerance = Tolerance("exact")
@@ -82,7 +128,8 @@ class Transpose(Workload):
     rate = "GB/s"
 
     def variants_for(self, shape):
-        return tuple(v for v in self.variants if v.name != TMA.name)  # the TMA form runs only when named
+        tma_names = {v.name for v in TMA_FORMS}
+        return tuple(v for v in self.variants if v.name not in tma_names)  # the TMA forms run only when named
 
     def default_shape(self):
         return {"m": 4096, "n": 4096}
@@ -141,32 +188,52 @@ class Transpose(Workload):
 
     def geometry(self, variant, shape, device=None):
         """x over A's columns, y over its rows, one block per tile of A: the course's block
-        (32, 32) on 32 x 32 tiles, coarsened's (32, 8) on 64 x 64 tiles."""
+        (32, 32) on 32 x 32 tiles, coarsened's (32, 8) on 64 x 64 tiles (64 x 128 for the wide
+        forms); best's, that of the form it picks for `device` (coarsened's without one)."""
+        if variant.name == BEST.name:
+            variant = self.variant(pick(shape, None if device is None else device.compute_capability))
         edge, block = (COARSENED_TILE, (TILE_DIM, COARSENED_ROWS)) if variant.name.startswith("coarsened") else \
             (TILE_DIM, (TILE_DIM, TILE_DIM))
-        return grid_2d(shape["n"], shape["m"], edge, edge), block
+        rows = WIDE_ROWS if variant.name in WIDE_FORMS else edge  # the wide forms: 64 columns x 128 rows
+        skew = SKEW if variant.name == TMA_SKEW.name else 0  # tile rows up to M + 4: the odd rows' last columns
+        return grid_2d(shape["n"], shape["m"] + skew, edge, rows), block
 
     def job(self, variant, shape, ctx, index: str | None = None):
         """`index` forces an instantiation of the textbook kernels (studies/baselines.py times
         both at one shape); by default the shape's own (index_type)."""
         m, n = shape["m"], shape["n"]
         a, b = ctx["a"], ctx["b"]
+        if variant.name == BEST.name:  # the picked form's own job, its kernel loaded on first use
+            chosen = self.variant(pick(shape, ctx["device"].compute_capability))
+            loaded(ctx, self.name, chosen.kernel, self.defines(shape))
+            return self.job(chosen, shape, ctx, index)
         if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
             def run():
                 b.data.copy_from_device_async(a.data, 4 * m * n)
             launch = None
         else:
             grid, block = self.geometry(variant, shape)
-            if variant.name == TMA.name:  # by name: a variant reaches a worker process pickled, a copy
+            if variant.name in {v.name for v in TMA_FORMS}:  # by name: a worker's variant is a pickled copy
                 if m % 4 or n % 4:
-                    raise Unavailable("coarsened_tma needs N and M multiples of 4 (TMA's row stride is a multiple "
+                    raise Unavailable(f"{variant.name} needs N and M multiples of 4 (TMA's row stride is a multiple "
                                       "of 16 bytes; B is written as float4s)")
                 if max(m, n) >= 1 << 31:
-                    raise Unavailable("coarsened_tma needs N and M below 2^31 (TMA's box coordinates are int32)")
-                key = ("tile map", a.data.ptr)  # the map names A's address: one per buffer
+                    raise Unavailable(f"{variant.name} needs N and M below 2^31 (TMA's box coordinates are int32)")
+                if variant.name == TMA_SKEW.name and m % 8 != 4:
+                    raise Unavailable(f"{variant.name} is for M = 4 mod 8 only (B's odd rows 16 bytes off a "
+                                      "sector); elsewhere it would move aligned rows off")
+                rows = WIDE_ROWS if variant.name in WIDE_FORMS else COARSENED_TILE
+                rows += SKEW if variant.name == TMA_SKEW.name else 0  # A's rows y0 - 4 .. y0 + 63
+                key = ("tile map", a.data.ptr, rows)  # the map names A's address and box: one per buffer and box
                 if key not in ctx:
-                    ctx[key] = tile_map(a, m, n)
-                args = (ctx[key].arg, b, np.uint64(m), np.uint64(n))
+                    ctx[key] = tile_map(a, m, n, rows)
+                if variant.name in (TMA.name, TMA_SKEW.name):
+                    args = (ctx[key].arg, b, np.uint64(m), np.uint64(n))
+                else:
+                    out_key = ("tile map", b.data.ptr, "out")  # B (N x M): the same map, m and n swapped
+                    if out_key not in ctx:
+                        ctx[out_key] = tile_map(b, n, m)
+                    args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
             elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))

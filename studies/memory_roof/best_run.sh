@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 10's second device call (#36): the GPU test of the TMA forms and best, best beside
+# coarsened and memcpy at pitch_best.toml's shapes (twice), and the short-kernel study's two
+# transpose cases with the protocol also timed inside nvbench's child. Steps cut at DEADLINE s.
+# Usage: bash studies/memory_roof/best_run.sh OUTDIR
+set -u
+out=${1:?usage: best_run.sh OUTDIR}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}
+deadline=${DEADLINE:-60}
+step() {  # step SECONDS LOG command...: at most SECONDS and never past the deadline, output to LOG
+  local limit=$1 log=$2; shift 2
+  local left=$((deadline - SECONDS))
+  (( left < limit )) && limit=$left
+  if (( limit < 5 )); then echo "== skipped (deadline): $*" | tee -a "$out/steps.txt"; return; fi
+  echo "== $* (limit ${limit} s)" | tee -a "$out/steps.txt" >> "$out/$log"
+  local t0=$SECONDS
+  timeout "$limit" "$@" >> "$out/$log" 2>&1
+  local rc=$?
+  echo "   rc=$rc $((SECONDS - t0)) s" | tee -a "$out/steps.txt" >> "$out/$log"
+}
+echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
+  > "$out/nvidia-smi.txt" 2>&1
+step 12 best.txt $py -m pmppbench all --config studies/memory_roof/pitch_best.toml --out "$out/best1.json"
+step 25 short-kernel-gap.txt bash studies/short_kernel_gap_run.sh "$out/short-kernel-gap" 2 1,2
+step 12 best.txt $py -m pmppbench all --config studies/memory_roof/pitch_best.toml --out "$out/best2.json"
+step 30 gpu-tests.txt $py -m pytest -q -m gpu -p no:cacheprovider tests/test_transpose.py -k "tma_form_is_bit_exact"
+cat "$out/steps.txt"
