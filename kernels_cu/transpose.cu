@@ -164,6 +164,15 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// 16-byte chunk q of a 128-byte box row `line` under the 128-byte swizzle: address bits 4-6
+// XORed with bits 7-9, i.e. chunk q ^ (r % 8) of row r of a 1024-byte aligned box.
+__device__ __forceinline__ float* swizzled(float* line, int q) {
+    return line + (q ^ ((smem_address(line) >> 7) & 7)) * 4;
+}
+__device__ __forceinline__ const float* swizzled(const float* line, int q) {
+    return swizzled(const_cast<float*>(line), q);
+}
+
 // Round B of the 4 x 4 transpose among 4 lanes (B = 1, then 2): lanes whose bit B is set swap
 // their elements c (bit B clear) for the partner's elements c | B. After both rounds, lane k
 // holds element k of every lane: a[c] = (lane c's a[k]) -- see the comment above the kernel.
@@ -220,8 +229,7 @@ __device__ __forceinline__ float4 tma_row_float4(const float* tile, int q, int l
     const int r = half * 32 + (lane / 4) * 4 + k;    // the row of A this lane reads
     const int box = chunk / 8, q8 = chunk % 8;
     const float* line = tile + box * BOX_FLOATS + r * BOX_COLS;  // row r of the box: 128 bytes
-    // the swizzle XORs address bits 4-6 with bits 7-9: r % 8 on a 1024-aligned box
-    const float4 x = *reinterpret_cast<const float4*>(line + ((q8 ^ ((smem_address(line) >> 7) & 7)) * 4));
+    const float4 x = *reinterpret_cast<const float4*>(swizzled(line, q8));
     float a[4] = {x.x, x.y, x.z, x.w};
     transpose_round<1>(a, k & 1);
     transpose_round<2>(a, k & 2);
@@ -290,8 +298,7 @@ coarsened_tma_store(const __grid_constant__ TransposeMap a_map, const __grid_con
     for (int job = 0; job < JOBS; ++job) {
         // B's tile row brow, columns bcol .. +3: box bcol / 32 (64 rows of 128 bytes), chunk (bcol % 32) / 4
         float* line = tile + (bcol[job] / BOX_COLS) * (BOX_COLS * COLS) + brow[job] * BOX_COLS;
-        *reinterpret_cast<float4*>(line + ((((bcol[job] % BOX_COLS) / 4) ^ ((smem_address(line) >> 7) & 7)) * 4)) =
-            v[job];
+        *reinterpret_cast<float4*>(swizzled(line, (bcol[job] % BOX_COLS) / 4)) = v[job];
     }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the shared stores, seen by the engine
     __syncthreads();
@@ -351,8 +358,8 @@ coarsened_tma_skew(const __grid_constant__ TransposeMap a_map, float* __restrict
         const int q8 = chunk % 8;
         const float* even_line = base + (r + SKEW) * BOX_COLS;  // A's row y0 + r
         const float* odd_line = base + r * BOX_COLS;            // A's row y0 + r - 4
-        const float4 xe = *reinterpret_cast<const float4*>(even_line + ((q8 ^ ((smem_address(even_line) >> 7) & 7)) * 4));
-        const float4 xo = *reinterpret_cast<const float4*>(odd_line + ((q8 ^ ((smem_address(odd_line) >> 7) & 7)) * 4));
+        const float4 xe = *reinterpret_cast<const float4*>(swizzled(even_line, q8));
+        const float4 xo = *reinterpret_cast<const float4*>(swizzled(odd_line, q8));
         float a[4] = {xe.x, xo.y, xe.z, xo.w};  // columns 4 * chunk + 0, 2 from row r; 1, 3 from row r - 4
         transpose_round<1>(a, k & 1);
         transpose_round<2>(a, k & 2);

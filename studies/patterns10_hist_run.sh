@@ -15,15 +15,8 @@ out=$1 r=$1/r phase=${2:-first}
 mkdir -p "$r"
 export PYTHONUNBUFFERED=1 COLUMNS=400
 start=$SECONDS
-step() {  # step NAME LIMIT_S CMD...: run CMD under its limit, log to $r/NAME.txt
-    local name=$1 limit=$2; shift 2
-    local t0=$SECONDS
-    echo "== $*" >"$r/$name.txt"
-    timeout -s INT -k 5 "$limit" "$@" >>"$r/$name.txt" 2>&1
-    local rc=$?
-    echo "$name rc=$rc $((SECONDS - t0)) s (at $((SECONDS - start)) s)" >>"$r/steps.txt"
-    tail -n "${TAIL:-8}" "$r/$name.txt"
-}
+STEPS_DIR=$r
+source "$(dirname "$0")/steps.sh"  # step NAME LIMIT_S CMD...
 pack() { tar czf "$out/r.tgz" -C "$out" r; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >"$r/nvidia-smi.txt" 2>&1

@@ -12,15 +12,8 @@ out=$1
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 COLUMNS=400
 start=$SECONDS
-step() {  # step NAME LIMIT_S CMD...: run CMD under its limit, log to $out/NAME.txt
-    local name=$1 limit=$2; shift 2
-    local t0=$SECONDS
-    echo "== $*" >"$out/$name.txt"
-    timeout -s INT -k 5 "$limit" "$@" >>"$out/$name.txt" 2>&1  # SIGINT: the session keeps finished rows
-    local rc=$?
-    echo "$name rc=$rc $((SECONDS - t0)) s (at $((SECONDS - start)) s)" | tee -a "$out/steps.txt"
-    tail -n "${TAIL:-8}" "$out/$name.txt"
-}
+STEPS_DIR=$out
+source "$(dirname "$0")/steps.sh"  # step NAME LIMIT_S CMD...
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >>"$out/steps.txt" 2>&1
 { cat BUILD 2>/dev/null || git log -1 --format='%H %s' 2>/dev/null; } | sed 's/^/build /' >>"$out/steps.txt"

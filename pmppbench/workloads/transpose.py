@@ -69,7 +69,14 @@ TMA_SKEW = Variant("coarsened_tma_skew", f"coarsened_tma_skew<{COARSENED_TILE}>"
                    "coarsened_tma with the odd rows of B's tiles 4 columns early: every run on a 32-byte sector "
                    "where M = 4 mod 8", needs="sm_90")
 TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF, TMA_SKEW)  # run only when named
+TMA_NAMES = frozenset(v.name for v in TMA_FORMS)
 WIDE_FORMS = {TMA_WIDE.name, TMA_WIDE_EF.name}
+
+
+def tile_rows(name: str) -> tuple[int, int]:
+    """(rows of A a coarsened form's block moves, the skew that shifts them up): 128 rows for the
+    wide forms, 64 otherwise; coarsened_tma_skew's tiles start SKEW rows of A early."""
+    return WIDE_ROWS if name in WIDE_FORMS else COARSENED_TILE, SKEW if name == TMA_SKEW.name else 0
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
@@ -128,8 +135,7 @@ class Transpose(Workload):
     rate = "GB/s"
 
     def variants_for(self, shape):
-        tma_names = {v.name for v in TMA_FORMS}
-        return tuple(v for v in self.variants if v.name not in tma_names)  # the TMA forms run only when named
+        return tuple(v for v in self.variants if v.name not in TMA_NAMES)  # the TMA forms run only when named
 
     def default_shape(self):
         return {"m": 4096, "n": 4096}
@@ -192,11 +198,10 @@ class Transpose(Workload):
         forms); best's, that of the form it picks for `device` (coarsened's without one)."""
         if variant.name == BEST.name:
             variant = self.variant(pick(shape, None if device is None else device.compute_capability))
-        edge, block = (COARSENED_TILE, (TILE_DIM, COARSENED_ROWS)) if variant.name.startswith("coarsened") else \
-            (TILE_DIM, (TILE_DIM, TILE_DIM))
-        rows = WIDE_ROWS if variant.name in WIDE_FORMS else edge  # the wide forms: 64 columns x 128 rows
-        skew = SKEW if variant.name == TMA_SKEW.name else 0  # tile rows up to M + 4: the odd rows' last columns
-        return grid_2d(shape["n"], shape["m"] + skew, edge, rows), block
+        if not variant.name.startswith("coarsened"):
+            return grid_2d(shape["n"], shape["m"], TILE_DIM, TILE_DIM), (TILE_DIM, TILE_DIM)
+        rows, skew = tile_rows(variant.name)  # the skew form's tile rows reach M + 4: the odd rows' last columns
+        return grid_2d(shape["n"], shape["m"] + skew, COARSENED_TILE, rows), (TILE_DIM, COARSENED_ROWS)
 
     def job(self, variant, shape, ctx, index: str | None = None):
         """`index` forces an instantiation of the textbook kernels (studies/baselines.py times
@@ -213,7 +218,7 @@ class Transpose(Workload):
             launch = None
         else:
             grid, block = self.geometry(variant, shape)
-            if variant.name in {v.name for v in TMA_FORMS}:  # by name: a worker's variant is a pickled copy
+            if variant.name in TMA_NAMES:  # by name: a worker's variant is a pickled copy
                 if m % 4 or n % 4:
                     raise Unavailable(f"{variant.name} needs N and M multiples of 4 (TMA's row stride is a multiple "
                                       "of 16 bytes; B is written as float4s)")
@@ -222,8 +227,8 @@ class Transpose(Workload):
                 if variant.name == TMA_SKEW.name and m % 8 != 4:
                     raise Unavailable(f"{variant.name} is for M = 4 mod 8 only (B's odd rows 16 bytes off a "
                                       "sector); elsewhere it would move aligned rows off")
-                rows = WIDE_ROWS if variant.name in WIDE_FORMS else COARSENED_TILE
-                rows += SKEW if variant.name == TMA_SKEW.name else 0  # A's rows y0 - 4 .. y0 + 63
+                rows, skew = tile_rows(variant.name)
+                rows += skew  # the skew form's box: A's rows y0 - 4 .. y0 + 63
                 key = ("tile map", a.data.ptr, rows)  # the map names A's address and box: one per buffer and box
                 if key not in ctx:
                     ctx[key] = tile_map(a, m, n, rows)

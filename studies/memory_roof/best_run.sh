@@ -9,17 +9,7 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 deadline=${DEADLINE:-60}
-step() {  # step SECONDS LOG command...: at most SECONDS and never past the deadline, output to LOG
-  local limit=$1 log=$2; shift 2
-  local left=$((deadline - SECONDS))
-  (( left < limit )) && limit=$left
-  if (( limit < 5 )); then echo "== skipped (deadline): $*" | tee -a "$out/steps.txt"; return; fi
-  echo "== $* (limit ${limit} s)" | tee -a "$out/steps.txt" >> "$out/$log"
-  local t0=$SECONDS
-  timeout "$limit" "$@" >> "$out/$log" 2>&1
-  local rc=$?
-  echo "   rc=$rc $((SECONDS - t0)) s" | tee -a "$out/steps.txt" >> "$out/$log"
-}
+source "$(dirname "$0")/steps.sh"  # step SECONDS LOG command...
 echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
   > "$out/nvidia-smi.txt" 2>&1

@@ -1,0 +1,15 @@
+# Sourced by the memory-roof device scripts: `step SECONDS LOG CMD...` runs CMD for at most SECONDS
+# and never past $deadline (seconds of the script's SECONDS), its output appended to $out/LOG, and
+# records each step's limit, exit status and time in $out/steps.txt; a step with under 5 s left is
+# skipped and said so.
+step() {
+  local limit=$1 log=$2; shift 2
+  local left=$((deadline - SECONDS))
+  (( left < limit )) && limit=$left
+  if (( limit < 5 )); then echo "== skipped (deadline): $*" | tee -a "$out/steps.txt"; return; fi
+  echo "== $* (limit ${limit} s)" | tee -a "$out/steps.txt" >> "$out/$log"
+  local t0=$SECONDS
+  timeout "$limit" "$@" >> "$out/$log" 2>&1
+  local rc=$?
+  echo "   rc=$rc $((SECONDS - t0)) s" | tee -a "$out/steps.txt" >> "$out/$log"
+}
