@@ -32,6 +32,9 @@
 //              tiles of 64 columns x 128 rows of A, 512-byte row pieces of B)
 //   coarsened_tma_skew  (sm_90, not in the default table, M = 4 mod 8) coarsened_tma with the
 //              odd rows of B's tiles started 4 columns early, so that every run starts on a sector
+//   coarsened_sector, _vec, _tall, _tall_vec  (every arch, not in the default table) coarsened's
+//              order with each row piece of B shifted onto 32-byte sectors at any pitch (best's
+//              form where N or M is not a multiple of 4): before the TMA forms
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -139,6 +142,133 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
         x0 = t / gridDim.y * TILE;  // first column of A in this tile
         y0 = t % gridDim.y * TILE;  // first row of A in this tile
     });
+}
+
+// coarsened_sector<ROWS, VEC_LOADS> (every arch; run only when named, and `best`'s form where
+// TMA cannot be used: N or M not a multiple of 4; docs/memory_roof.md, "Session 11"): coarsened's
+// tile order with B's row pieces moved onto 32-byte sectors, for any pitch. Where B's row x starts
+// s_x floats into a sector (s_x = its address / 4 mod 8), the block of tile row y0 writes that
+// row's columns y0 - s_x .. y0 - s_x + ROWS - 1 (clipped to 0 .. M - 1): every piece starts and
+// ends on a sector, so no sector of B is written by two blocks (with rows at any 4-byte offset,
+// e.g. M = 4097, each 128-byte run of coarsened's element path shares its first and last sector
+// with the neighbouring tile's block). The pieces of one tile row of B form a parallelogram, and
+// together they cover B exactly once; the grid has tile rows up to M + 7.
+// The block loads A's rows y0 - 8 .. y0 + ROWS - 1 (tile row 0 is never read: s_x <= 7) and
+// columns x0 .. x0 + 63 into shared memory, zeros outside A: element by element (lane = column,
+// as move_tile's element path: one 128-byte run per warp instruction), or with VEC_LOADS as the
+// 17 aligned float4s that cover each row's 64 floats from wherever the row starts (rows of A at
+// any 4-byte offset too), each element stored to its column. Then half-warps write B: lanes
+// 0-15 16 float4s (256 bytes) of row x, lanes 16-31 the same of row x + 32, each lane reading its
+// 4 consecutive A rows of one column. The shared rows are 73 floats (1 mod 8: 4 rows apart is 4
+// banks on) and the second 32 columns start 2 words later, so the two half-warps, whose s_x are
+// equal (32 * M = 0 mod 8), read disjoint banks: 2 lanes per bank, as coarsened's float4 path.
+constexpr int SECTOR_COLS = 64, SECTOR_SHIFT = 8, SECTOR_PITCH = SECTOR_COLS + 9;
+
+__device__ __forceinline__ int sector_col(int c) { return c + 2 * (c / 32); }  // column c's word in a shared row
+
+template <int TROWS>
+__device__ __forceinline__ void sector_load_elements(const float* __restrict__ a, float (*tile)[SECTOR_PITCH],
+                                                     size_t m, size_t n, size_t x0, long long top, int tid) {
+    constexpr int STEP = 256 / SECTOR_COLS, LOADS = TROWS / STEP;  // 4 rows at a time
+    static_assert(TROWS % STEP == 0, "whole steps of rows");
+    const int sr = tid / SECTOR_COLS, sc = tid % SECTOR_COLS;
+    const bool in_col = x0 + sc < n;
+    float v[LOADS];
+#pragma unroll
+    for (int j = 0; j < LOADS; ++j) {  // all loads first, as move_tile
+        const long long y = top + sr + j * STEP;
+        v[j] = in_col && sr + j * STEP > 0 && y >= 0 && y < (long long)m ? __ldcs(a + size_t(y) * n + x0 + sc) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < LOADS; ++j) tile[sr + j * STEP][sector_col(sc)] = v[j];
+}
+
+template <int TROWS>
+__device__ __forceinline__ void sector_load_float4s(const float* __restrict__ a, float (*tile)[SECTOR_PITCH],
+                                                    size_t m, size_t n, size_t x0, long long top, int tid) {
+    constexpr int SPAN = SECTOR_COLS / 4 + 1;  // aligned float4s covering 64 floats that start anywhere
+    constexpr int SLOTS = TROWS * SPAN, LOADS = (SLOTS + 255) / 256;
+    const int cols = n - x0 < SECTOR_COLS ? int(n - x0) : SECTOR_COLS;  // columns of A inside the tile
+    const long long total = (long long)(m * n);
+    // row r of the tile starts (top + r) * n + x0 + (a's floats past a float4) mod 4 floats past a float4
+    const unsigned n4 = unsigned(n % 4), x4 = unsigned((x0 + reinterpret_cast<size_t>(a) / sizeof(float)) % 4);
+    // slot k: tile row r, float4 f of the row's covering span, whose first element is tile column c0
+    auto slot = [&](int k, int& r, int& c0) {
+        const int i = tid + 256 * k;
+        r = i / SPAN;
+        c0 = 4 * (i % SPAN) - int((unsigned(top + r) * n4 + x4) % 4);
+        const long long y = top + r;
+        return i < SLOTS && r > 0 && y >= 0 && y < (long long)m && c0 < cols;  // tile row 0 is never read
+    };
+    float4 v[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {  // all loads first
+        int r, c0;
+        v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (!slot(k, r, c0)) continue;
+        const long long e0 = (top + r) * (long long)n + (long long)x0 + c0;  // A's element in v[k].x
+        if (e0 >= 0 && e0 + 4 <= total) {
+            v[k] = __ldcs(reinterpret_cast<const float4*>(a + e0));
+        } else {  // A's first or last float4, partly outside the allocation
+            float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                if (e0 + i >= 0 && e0 + i < total) e[i] = a[e0 + i];
+            v[k] = make_float4(e[0], e[1], e[2], e[3]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        int r, c0;
+        if (!slot(k, r, c0)) continue;
+        const float e[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            if (c0 + i >= 0 && c0 + i < cols) tile[r][sector_col(c0 + i)] = e[i];
+    }
+}
+
+// Blocks per SM: as many as the registers of the loads in flight allow without a spill (ptxas,
+// sm_90 to sm_120): 40, 48, 64 and 80 registers.
+template <int ROWS, bool VEC_LOADS>
+__global__ void __launch_bounds__(256, (ROWS == 64 ? 6 : 4) - VEC_LOADS)
+coarsened_sector(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+    static_assert(ROWS % 64 == 0, "16 float4s per half-warp and step");
+    constexpr int TROWS = ROWS + SECTOR_SHIFT;  // A's rows y0 - 8 .. y0 + ROWS - 1
+    __shared__ float tile[TROWS][SECTOR_PITCH];
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
+    const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0
+    if (VEC_LOADS)
+        sector_load_float4s<TROWS>(a, tile, m, n, x0, top, tid);
+    else
+        sector_load_elements<TROWS>(a, tile, m, n, x0, top, tid);
+    __syncthreads();
+
+    const int lane = tid % 32, warp = tid / 32, q = lane % 16;
+#pragma unroll
+    for (int i = 0; i < SECTOR_COLS / 16; ++i) {
+        const int xl = warp + 8 * i + 32 * (lane / 16);  // this half-warp's row of B's tile
+        if (x0 + xl >= n) continue;
+        float* row = b + (x0 + xl) * m;
+        const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
+        const int col = sector_col(xl);
+#pragma unroll
+        for (int h = 0; h < ROWS / 64; ++h) {
+            const int j = q + 16 * h;                 // float4 j of the row's piece
+            const int r = SECTOR_SHIFT - s + 4 * j;   // tile row of its first element
+            const long long c = (long long)y0 - s + 4 * j;  // B's column of its first element
+            const float e[4] = {tile[r][col], tile[r + 1][col], tile[r + 2][col], tile[r + 3][col]};
+            if (c >= 0 && c + 4 <= (long long)m) {
+                __stcs(reinterpret_cast<float4*>(row + c), make_float4(e[0], e[1], e[2], e[3]));
+            } else {  // the row's first or last piece: clipped
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    if (c + k >= 0 && c + k < (long long)m) row[c + k] = e[k];
+            }
+        }
+    }
 }
 
 // coarsened_tma<TILE> (sm_90, not in the default table: `--variants coarsened_tma`): the same

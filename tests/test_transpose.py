@@ -24,6 +24,8 @@ W = WORKLOAD
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
+SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
+                "coarsened_sector_tall_vec"]  # every arch, run only when named
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -34,7 +36,7 @@ def shape(m, n):
 # ---- declaration ------------------------------------------------------------------
 
 def test_variants_are_the_course_four_plus_coarsened_and_the_memcpy_roof():
-    assert W.variant_names() == ["copy", *TRANSPOSES, "best", "memcpy", *TMA_FORMS]
+    assert W.variant_names() == ["copy", *TRANSPOSES, "best", "memcpy", *TMA_FORMS, *SECTOR_FORMS]
     # the TMA forms are Hopper's and run only when named (or picked by best): the default table is the seven
     assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "best", "memcpy"]
     assert W.variant("coarsened_tma").needs == "sm_90" and W.variant("coarsened_tma").kernel == "coarsened_tma<64>"
@@ -183,7 +185,7 @@ def test_int_while_every_offset_fits():
     assert W.index_type(shape(INT_MAX - TILE_DIM + 1, 1)) == "long long"
     names = W.kernel_names()
     for v in W.variants:
-        if v.name not in ("coarsened", "best", "memcpy") and not v.name.startswith("coarsened_tma"):
+        if v.name not in ("coarsened", "best", "memcpy") and not v.name.startswith(("coarsened_tma", "coarsened_sector")):
             assert v.kernel.endswith(", int>") or v.kernel.endswith("<int>")
             assert v.kernel.replace("int>", "long long>") in names
 
@@ -238,15 +240,17 @@ template <class T> void __stcs(T* p, T v) { *p = v; }
 #define __shared__ static
 #include KERNELS
 
-int main(int argc, char** argv) {  // emulator M N < A (M*N floats) > B (N*M floats)
+int main(int argc, char** argv) {  // emulator M N [A_OFFSET B_OFFSET] < A (M*N floats) > B (N*M floats)
     size_t m = std::atoll(argv[1]), n = std::atoll(argv[2]);
+    // A and B that many floats past a 16-byte boundary (the sector forms' shifts follow the address)
+    const size_t a_off = argc > 3 ? std::atoll(argv[3]) : 0, b_off = argc > 4 ? std::atoll(argv[4]) : 0;
     // A and B sit between NaN guards: a read outside A makes a NaN output, a write outside B
     // is caught below (exit 3).
     const size_t guard = 4096;
-    std::vector<float> as(m * n + 2 * guard, NAN), bs(m * n + 2 * guard, NAN);
-    float *a = as.data() + guard, *b = bs.data() + guard;
+    std::vector<float> as(m * n + 2 * guard + 8, NAN), bs(m * n + 2 * guard + 8, NAN);
+    float *a = as.data() + guard + a_off, *b = bs.data() + guard + b_off;
     if (std::fread(a, sizeof(float), m * n, stdin) != m * n) return 1;
-    unsigned gx = (n + EMU_TILE - 1) / EMU_TILE, gy = (m + EMU_TILE - 1) / EMU_TILE;
+    unsigned gx = (n + EMU_TILE - 1) / EMU_TILE, gy = (m + EMU_EXTRA + EMU_ROWS - 1) / EMU_ROWS;
     gridDim = {gx, gy};
     std::barrier<> bar(256);
     block_barrier = &bar;
@@ -259,7 +263,7 @@ int main(int argc, char** argv) {  // emulator M N < A (M*N floats) > B (N*M flo
                 for (unsigned bx = 0; bx < gx; ++bx) {
                     blockIdx.x = bx;
                     blockIdx.y = by;
-                    coarsened<EMU_TILE>(a, b, m, n);
+                    EMU_KERNEL(a, b, m, n);
                     bar.arrive_and_wait();  // the block is done before the next reuses __shared__
                 }
         });
@@ -271,8 +275,9 @@ int main(int argc, char** argv) {  // emulator M N < A (M*N floats) > B (N*M flo
 """
 
 
-@pytest.mark.parametrize("tile", [COARSENED_TILE, 32])
-def test_coarsened_on_the_cpu_emulation(tmp_path, tile):
+def _emulator(tmp_path, kernel: str, tile: int, rows: int, extra: int) -> Path:
+    """The CPU emulation of `kernel` (tiles of `tile` columns x `rows` rows, a grid of tile rows up to
+    M + extra), built with g++; a skip where there is no C++20 g++."""
     cxx = shutil.which("g++")
     if cxx is None:
         pytest.skip("no g++ to build the CPU emulation of the kernel")
@@ -283,8 +288,15 @@ def test_coarsened_on_the_cpu_emulation(tmp_path, tile):
     source, binary = tmp_path / "emulator.cpp", tmp_path / "emulator"
     source.write_text(EMULATOR)
     subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
-                    f"-DEMU_TILE={tile}", f'-DKERNELS="{kernels_dir() / "transpose.cu"}"', str(source), "-o",
-                    str(binary)], check=True, capture_output=True, text=True)
+                    f"-DEMU_TILE={tile}", f"-DEMU_ROWS={rows}", f"-DEMU_EXTRA={extra}", f"-DEMU_KERNEL={kernel}",
+                    f'-DKERNELS="{kernels_dir() / "transpose.cu"}"', str(source), "-o", str(binary)],
+                   check=True, capture_output=True, text=True)
+    return binary
+
+
+@pytest.mark.parametrize("tile", [COARSENED_TILE, 32])
+def test_coarsened_on_the_cpu_emulation(tmp_path, tile):
+    binary = _emulator(tmp_path, f"coarsened<{tile}>", tile, tile, 0)
     # Full float4 tiles (64x64, 128x192, 256x256), partial tiles with N and M multiples of 4
     # (68x132, 100x64), rows not on a float4 (33x31, 96x100 has N % 4 == 0 but M = 96 too, so
     # it is full where it can be), thin matrices and a single element.
@@ -560,3 +572,22 @@ def test_the_skew_forms_index_map_writes_every_element_of_b_once(m, n):
     a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
     b = _skew_emulation(a)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
+
+
+@pytest.mark.parametrize("form", transpose.SECTOR_FORMS, ids=lambda v: v.name)
+def test_the_sector_forms_on_the_cpu_emulation(tmp_path, form):
+    """coarsened_sector's kernels under the CPU emulation: B written exactly once (NaN guards
+    around B, none left inside), bit for bit A^T, at pitches of every residue mod 8, partial tiles
+    of both edges, a single element, and with A and B at 1-7 floats past a 16-byte boundary
+    (the pieces' shifts and the covering float4s follow the addresses, not the shape)."""
+    rows, extra = transpose.tile_rows(form.name)
+    binary = _emulator(tmp_path, form.kernel.replace(" ", ""), COARSENED_TILE, rows, extra)
+    cases = [(m, n, 0, 0) for m, n in ((1, 1), (7, 129), (33, 31), (64, 64), (129, 65), (132, 68), (200, 3),
+                                       (3, 200), (135, 71), (66, 130), (4, 4), (70, 1), (1, 70))]
+    cases += [(67, 133, 1, 3), (131, 70, 3, 5), (64, 64, 2, 7), (9, 300, 5, 1)]
+    for m, n, a_off, b_off in cases:
+        a = np.random.default_rng(m * n + a_off).standard_normal((m, n), dtype=np.float32)
+        run = subprocess.run([str(binary), str(m), str(n), str(a_off), str(b_off)], input=a.tobytes(),
+                             capture_output=True, check=True)
+        np.testing.assert_array_equal(np.frombuffer(run.stdout, dtype=np.float32).reshape(n, m), a.T,
+                                      err_msg=f"{form.name} {m}x{n} offsets {a_off}, {b_off}")

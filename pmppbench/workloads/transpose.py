@@ -71,12 +71,33 @@ TMA_SKEW = Variant("coarsened_tma_skew", f"coarsened_tma_skew<{COARSENED_TILE}>"
 TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF, TMA_SKEW)  # run only when named
 TMA_NAMES = frozenset(v.name for v in TMA_FORMS)
 WIDE_FORMS = {TMA_WIDE.name, TMA_WIDE_EF.name}
+SECTOR_SHIFT = 7  # coarsened_sector: B's row pieces start up to 7 columns early (to a 32-byte sector)
+
+
+def sector_form(rows: int, vec: bool) -> Variant:
+    """coarsened_sector<rows, vec>: B's row pieces of `rows` floats on 32-byte sectors at any pitch,
+    A's tile loaded element by element or (vec) as the aligned float4s covering each row."""
+    name = "coarsened_sector" + ("_tall" if rows > COARSENED_TILE else "") + ("_vec" if vec else "")
+    loads = "A's rows as the aligned float4s that cover them" if vec else "A loaded element by element"
+    return Variant(name, f"coarsened_sector<{rows}, {str(vec).lower()}>",
+                   f"coarsened's order, each {rows}-float row piece of B started on a 32-byte sector (up to 7 "
+                   f"columns early), {loads}; any pitch")
+
+
+SECTOR_FORMS = tuple(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True))
+SECTOR = SECTOR_FORMS[0]
+SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
+NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
 
 
 def tile_rows(name: str) -> tuple[int, int]:
     """(rows of A a coarsened form's block moves, the skew that shifts them up): 128 rows for the
-    wide forms, 64 otherwise; coarsened_tma_skew's tiles start SKEW rows of A early."""
-    return WIDE_ROWS if name in WIDE_FORMS else COARSENED_TILE, SKEW if name == TMA_SKEW.name else 0
+    wide and tall forms, 64 otherwise; coarsened_tma_skew's tiles start SKEW rows of A early,
+    coarsened_sector's pieces up to SECTOR_SHIFT."""
+    rows = WIDE_ROWS if name in WIDE_FORMS or "_tall" in name else COARSENED_TILE
+    if name in SECTOR_NAMES:
+        return rows, SECTOR_SHIFT
+    return rows, SKEW if name == TMA_SKEW.name else 0
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
@@ -127,6 +148,7 @@ class Transpose(Workload):
         BEST,
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
         *TMA_FORMS,
+        *SECTOR_FORMS,
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
     tolerance = Tolerance("exact")
@@ -135,7 +157,7 @@ class Transpose(Workload):
     rate = "GB/s"
 
     def variants_for(self, shape):
-        return tuple(v for v in self.variants if v.name not in TMA_NAMES)  # the TMA forms run only when named
+        return tuple(v for v in self.variants if v.name not in NAMED_ONLY)  # the study forms run only when named
 
     def default_shape(self):
         return {"m": 4096, "n": 4096}
@@ -200,7 +222,7 @@ class Transpose(Workload):
             variant = self.variant(pick(shape, None if device is None else device.compute_capability))
         if not variant.name.startswith("coarsened"):
             return grid_2d(shape["n"], shape["m"], TILE_DIM, TILE_DIM), (TILE_DIM, TILE_DIM)
-        rows, skew = tile_rows(variant.name)  # the skew form's tile rows reach M + 4: the odd rows' last columns
+        rows, skew = tile_rows(variant.name)  # the skewed forms' tile rows reach M + 4 (M + 7): the last pieces
         return grid_2d(shape["n"], shape["m"] + skew, COARSENED_TILE, rows), (TILE_DIM, COARSENED_ROWS)
 
     def job(self, variant, shape, ctx, index: str | None = None):
