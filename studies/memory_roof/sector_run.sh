@@ -1,30 +1,31 @@
 #!/usr/bin/env bash
 # Session 11's first device call (#36, rows not on a float4): the sector forms bit-exact on odd
-# shapes (sector_check.toml, --check-only), memcheck and racecheck on two small odd shapes, the
-# benchmark at sector11.toml's shapes twice, then --counters at sector_counters.toml's. Every step
-# is cut at a shared deadline (DEADLINE seconds from the start, default 200); logs in OUTDIR.
+# shapes (sector_check.toml, --check-only), the benchmark at sector11.toml's shapes twice,
+# --counters at sector_counters.toml's, the 64-bit path's shape, then memcheck and racecheck on a
+# small odd shape. Every step is cut at a shared deadline (DEADLINE seconds from the start,
+# default 140); logs in OUTDIR.
 # Usage: bash studies/memory_roof/sector_run.sh OUTDIR
 set -u
 out=${1:?usage: sector_run.sh OUTDIR}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
-deadline=${DEADLINE:-200}
+deadline=${DEADLINE:-140}
 source "$(dirname "$0")/steps.sh"  # step SECONDS LOG command...
 forms=coarsened_sector,coarsened_sector_vec,coarsened_sector_tall,coarsened_sector_tall_vec
 echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
   > "$out/nvidia-smi.txt" 2>&1
-step 40 check.txt $py -m pmppbench all --config studies/memory_roof/sector_check.toml --check-only
-step 40 time.txt $py -m pmppbench all --config studies/memory_roof/sector11.toml --out "$out/time1.json"
-step 40 time.txt $py -m pmppbench all --config studies/memory_roof/sector11.toml --out "$out/time2.json"
-for tool in memcheck racecheck; do
-  for s in "67 133" "130 70"; do
-    step 20 sanitizer-$tool.txt compute-sanitizer --tool $tool $py -m pmppbench transpose $s 2 --variants $forms \
-      --check-only
-  done
-done
-step 60 counters.txt $py -m pmppbench all --config studies/memory_roof/sector_counters.toml --counters \
+step 20 check.txt $py -m pmppbench all --config studies/memory_roof/sector_check.toml --check-only
+step 25 time.txt $py -m pmppbench all --config studies/memory_roof/sector11.toml --out "$out/time1.json"
+step 25 time.txt $py -m pmppbench all --config studies/memory_roof/sector11.toml --out "$out/time2.json"
+step 45 counters.txt $py -m pmppbench all --config studies/memory_roof/sector_counters.toml --counters \
   --out "$out/counters.json"
+step 25 check-large.txt $py -m pmppbench transpose 32771 65537 --variants coarsened_sector,coarsened_sector_vec \
+  --check-only
+for tool in memcheck racecheck; do
+  step 15 sanitizer-$tool.txt compute-sanitizer --tool $tool $py -m pmppbench transpose 67 133 2 --variants $forms \
+    --check-only
+done
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >> "$out/nvidia-smi.txt" 2>&1
 cat "$out/steps.txt"
