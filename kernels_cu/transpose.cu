@@ -33,8 +33,9 @@
 //   coarsened_tma_skew  (sm_90, not in the default table, M = 4 mod 8) coarsened_tma with the
 //              odd rows of B's tiles started 4 columns early, so that every run starts on a sector
 //   coarsened_sector, _vec, _tall, _tall_vec  (every arch, not in the default table) coarsened's
-//              order with each row piece of B shifted onto 32-byte sectors at any pitch (best's
-//              form where N or M is not a multiple of 4): before the TMA forms
+//              order with each row piece of B shifted onto 32-byte sectors at any pitch: before
+//              the TMA forms; coarsened_sector_tma (sm_90) the same with A's tile loaded by the
+//              copy engine through a map of A's rows four at a time: at the end of this file
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -228,10 +229,35 @@ __device__ __forceinline__ void sector_load_float4s(const float* __restrict__ a,
     }
 }
 
-// Blocks per SM: as many as the registers of the loads in flight allow without a spill (ptxas,
-// sm_90 to sm_120): 40, 48, 64 and 80 registers.
+// Lane q of a half-warp writes its float4s of row x0 + xl of B (the row's piece: columns y0 - s ..
+// y0 - s + ROWS - 1, s its floats before a sector; clipped to 0 .. M - 1), float4 q + 16h reading
+// A's rows at tile rows SECTOR_SHIFT - s + 4(q + 16h) .. +3 through at(r), column xl.
+template <int ROWS, class At>
+__device__ __forceinline__ void sector_write(float* __restrict__ b, size_t m, size_t n, size_t x0, size_t y0, int xl,
+                                             int q, At at) {
+    if (x0 + xl >= n) return;
+    float* row = b + (x0 + xl) * m;
+    const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
+#pragma unroll
+    for (int h = 0; h < ROWS / 64; ++h) {
+        const int j = q + 16 * h;                       // float4 j of the row's piece
+        const int r = SECTOR_SHIFT - s + 4 * j;         // tile row of its first element
+        const long long c = (long long)y0 - s + 4 * j;  // B's column of its first element
+        const float e[4] = {at(r), at(r + 1), at(r + 2), at(r + 3)};
+        if (c >= 0 && c + 4 <= (long long)m) {
+            __stcs(reinterpret_cast<float4*>(row + c), make_float4(e[0], e[1], e[2], e[3]));
+        } else {  // the row's first or last piece: clipped
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                if (c + k >= 0 && c + k < (long long)m) row[c + k] = e[k];
+        }
+    }
+}
+
+// Blocks per SM: as many as the registers of the loads in flight allow without a spill on any
+// arch (ptxas, sm_75 to sm_120): at most 40, 64, 64 and 80 registers.
 template <int ROWS, bool VEC_LOADS>
-__global__ void __launch_bounds__(256, (ROWS == 64 ? 6 : 4) - VEC_LOADS)
+__global__ void __launch_bounds__(256, ROWS == 64 ? (VEC_LOADS ? 4 : 6) : (VEC_LOADS ? 3 : 4))
 coarsened_sector(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
     static_assert(ROWS % 64 == 0, "16 float4s per half-warp and step");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;  // A's rows y0 - 8 .. y0 + ROWS - 1
@@ -246,28 +272,12 @@ coarsened_sector(const float* __restrict__ a, float* __restrict__ b, size_t m, s
         sector_load_elements<TROWS>(a, tile, m, n, x0, top, tid);
     __syncthreads();
 
-    const int lane = tid % 32, warp = tid / 32, q = lane % 16;
+    const int lane = tid % 32, warp = tid / 32;
 #pragma unroll
     for (int i = 0; i < SECTOR_COLS / 16; ++i) {
         const int xl = warp + 8 * i + 32 * (lane / 16);  // this half-warp's row of B's tile
-        if (x0 + xl >= n) continue;
-        float* row = b + (x0 + xl) * m;
-        const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
         const int col = sector_col(xl);
-#pragma unroll
-        for (int h = 0; h < ROWS / 64; ++h) {
-            const int j = q + 16 * h;                 // float4 j of the row's piece
-            const int r = SECTOR_SHIFT - s + 4 * j;   // tile row of its first element
-            const long long c = (long long)y0 - s + 4 * j;  // B's column of its first element
-            const float e[4] = {tile[r][col], tile[r + 1][col], tile[r + 2][col], tile[r + 3][col]};
-            if (c >= 0 && c + 4 <= (long long)m) {
-                __stcs(reinterpret_cast<float4*>(row + c), make_float4(e[0], e[1], e[2], e[3]));
-            } else {  // the row's first or last piece: clipped
-#pragma unroll
-                for (int k = 0; k < 4; ++k)
-                    if (c + k >= 0 && c + k < (long long)m) row[c + k] = e[k];
-            }
-        }
+        sector_write<ROWS>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return tile[r][col]; });
     }
 }
 
@@ -320,32 +330,46 @@ __device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
     }
 }
 
-// A's tile (x0, y0) into `tile` by the copy engine: thread 0 hands it two boxes of 32 columns x
-// ROWS rows on one mbarrier; every thread returns once the engine has counted all their bytes.
-template <int ROWS, int BOX_STRIDE = 32 * ROWS>
-__device__ __forceinline__ void tma_load_tile(const TransposeMap& a_map, float* tile, unsigned long long* bar,
-                                              size_t x0, long long y0, int tid) {
+// BOXES boxes of 32 columns x ROWS rows into `tile` by the copy engine, box i at i * BOX_STRIDE
+// floats and at the map's coordinates where(i, inner, outer): thread 0 hands them over on one
+// mbarrier; every thread returns once the engine has counted all their bytes.
+template <int BOXES, int ROWS, int BOX_STRIDE, class Where>
+__device__ __forceinline__ void tma_load_boxes(const TransposeMap& map, float* tile, unsigned long long* bar, int tid,
+                                               Where where) {
     constexpr int BOX_FLOATS = 32 * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
     const unsigned b_addr = smem_address(bar);
     if (tid == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
-                     "r"(unsigned(2 * BOX_FLOATS * sizeof(float)))
+                     "r"(unsigned(BOXES * BOX_FLOATS * sizeof(float)))
                      : "memory");
 #pragma unroll
-        for (int box = 0; box < 2; ++box)
+        for (int box = 0; box < BOXES; ++box) {
+            int inner, outer;
+            where(box, inner, outer);
             asm volatile(
                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&a_map)),
-                "r"(b_addr), "r"(int(x0) + box * 32), "r"(int(y0))
+                ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
+                "r"(b_addr), "r"(inner), "r"(outer)
                 : "memory");
+        }
     }
     __syncthreads();  // the barrier is initialised before anyone waits on it
     unsigned done = 0;
     while (!done)
         asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done) : "r"(b_addr) : "memory");
+}
+
+// A's tile (x0, y0) into `tile` by the copy engine: two boxes of 32 columns x ROWS rows, side by side.
+template <int ROWS, int BOX_STRIDE = 32 * ROWS>
+__device__ __forceinline__ void tma_load_tile(const TransposeMap& a_map, float* tile, unsigned long long* bar,
+                                              size_t x0, long long y0, int tid) {
+    tma_load_boxes<2, ROWS, BOX_STRIDE>(a_map, tile, bar, tid, [&](int box, int& inner, int& outer) {
+        inner = int(x0) + box * 32;
+        outer = int(y0);
+    });
 }
 
 // Job q (0 .. ROWS / 2 - 1) of a lane: one swizzled 16-byte chunk read of the loaded tile (A's
@@ -497,6 +521,59 @@ coarsened_tma_skew(const __grid_constant__ TransposeMap a_map, float* __restrict
         const long long col = (long long)y0 + r - k - ((k & 1) ? SKEW : 0);  // B's first column of this float4
         if (brow < cols && col >= 0 && col < (long long)m)
             __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + col), make_float4(a[0], a[1], a[2], a[3]));
+    }
+}
+// coarsened_sector_tma (sm_90, run only when named; best's form where N or M is not a multiple of
+// 4: docs/memory_roof.md, "Session 11"): coarsened_sector<64>'s pieces of B, A's tile brought in by
+// the copy engine at any pitch. A tensor map's row stride must be a multiple of 16 bytes, which 4N
+// bytes is not for N odd; 16N bytes always is. So the host describes A as rows of four: 4N
+// contiguous floats (A's rows 4k .. 4k + 3 end to end) by floor(M / 4) such rows, and the tile's
+// rows y0 - 8 + 4i + p (i = 0 .. 17, phase p = 0 .. 3; y0 - 8 is a multiple of 4) are the box of
+// 32 columns x 18 rows at inner coordinate pN + x0 (+ 32 for the second half), outer (y0 - 8) / 4:
+// 8 boxes, 128-byte swizzled as coarsened_tma's, zeros past the map. A's last M % 4 rows lie past
+// the map (a row of four would run past A's end); the block that needs them loads them itself.
+// Tile row r, column c is then box (r % 4, c / 32), box row r / 4, swizzled chunk (c % 32) / 4.
+// The half-warps write B rows xl and xl + 1 (not xl + 32): a half-warp's 16 lanes read 16
+// consecutive box rows of one box column, 8 swizzled chunks twice, and the other half's column
+// is the next word of a chunk, so the two touch disjoint banks (2 lanes per bank), whatever the
+// two rows' shifts.
+constexpr int SECTOR_GROUPS = (64 + SECTOR_SHIFT) / 4;                     // 18 rows of four per tile
+constexpr int SECTOR_BOX = (32 * SECTOR_GROUPS + 255) / 256 * 256;         // floats, boxes 1024-byte aligned
+
+__device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
+    float* line = tile + ((r % 4) * 2 + c / 32) * SECTOR_BOX + (r / 4) * 32;  // box row r / 4: 128 bytes
+    return swizzled(line, (c % 32) / 4) + c % 4;
+}
+
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a, float* __restrict__ b,
+                     size_t m, size_t n) {
+    static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
+    constexpr int TROWS = ROWS + SECTOR_SHIFT;
+    __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
+    const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
+    tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& inner, int& outer) {
+        inner = (box / 2) * int(n) + int(x0) + (box % 2) * 32;
+        outer = int(top / 4);
+    });
+    const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
+    if (top + TROWS > tail) {  // block-uniform: A's last M % 4 rows, after the engine's zeros landed
+        const long long y = tail + tid / SECTOR_COLS;
+        const int c = tid % SECTOR_COLS;
+        if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n)
+            *sector_tma_at(tile, int(y - top), c) = a[y * n + x0 + c];
+        __syncthreads();
+    }
+    const int lane = tid % 32, warp = tid / 32;
+#pragma unroll
+    for (int i = 0; i < SECTOR_COLS / 16; ++i) {
+        const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
+        sector_write<ROWS>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return *sector_tma_at(tile, r, xl); });
     }
 }
 #endif

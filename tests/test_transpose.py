@@ -25,7 +25,7 @@ TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
-                "coarsened_sector_tall_vec"]  # every arch, run only when named
+                "coarsened_sector_tall_vec", "coarsened_sector_tma"]  # run only when named (the last sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -376,6 +376,29 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
 
 
 @pytest.mark.gpu
+def test_the_sector_forms_are_bit_exact_at_every_pitch():
+    """coarsened_sector's forms (and best, which runs coarsened_sector_tma there on Hopper) on rows
+    at every residue mod 8, partial tiles of both edges, thin matrices and A's last M % 4 rows past
+    the map of rows of four; the TMA form says why where M < 4."""
+    from pmppbench import device
+    from pmppbench.workloads.base import arch_meets
+
+    hopper = arch_meets(device.current().compute_capability, "sm_90")
+    forms = [f for f in SECTOR_FORMS if hopper or f != "coarsened_sector_tma"]
+    shapes = [shape(m, n) for m, n in ((7, 129), (33, 4097), (4097, 33), (4097, 4095), (4097, 4097), (4100, 4097),
+                                       (4097, 4100), (67, 133), (130, 70), (1001, 3003), (4096, 4096), (4098, 4102))]
+    rows = check_rows("transpose", shapes, variants=[*forms, "best"])
+    assert_all_pass(rows)
+    assert len(rows) == (len(forms) + 1) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
+    thin = check_rows("transpose", [shape(1, 1), shape(3, 4097), shape(1, 70)], variants=forms)
+    for r in thin:
+        if r.variant == "coarsened_sector_tma":
+            assert r.check == "SKIP" and "M >= 4" in r.check_detail
+        else:
+            assert r.check == "PASS", (r.variant, r.shape, r.check_detail)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("m,n", [(MAX_M, 1), (MAX_M - 5, 3)])
 def test_tallest_matrix_the_grid_allows(m, n):
     assert_all_pass(check_rows("transpose", [shape(m, n)]))
@@ -515,8 +538,12 @@ class _Device:
     ("9.0", 8192, 8196, "coarsened_tma_store_wide"), ("9.0", 64, 4, "coarsened_tma_store_wide"),
     ("9.0", 4100, 4100, "coarsened_tma_skew"), ("9.0", 8196, 8192, "coarsened_tma_skew"),  # M = 4 mod 8
     ("9.0", 10004, 10000, "coarsened_tma_skew"), ("9.0", 4, 4, "coarsened_tma_skew"),
-    ("9.0", 4097, 4097, "coarsened"), ("9.0", 4096, 4098, "coarsened"), ("9.0", 33, 31, "coarsened"),  # not on a float4
+    ("9.0", 4097, 4097, "coarsened_sector_tma"), ("9.0", 4096, 4098, "coarsened_sector_tma"),  # not on a float4
+    ("9.0", 33, 31, "coarsened_sector_tma"), ("9.0", 4100, 4097, "coarsened_sector_tma"),
+    ("9.0", 4097, 4100, "coarsened_sector_tma"), ("9.0", 32771, 65537, "coarsened_sector_tma"),
+    ("9.0", 3, 4097, "coarsened_sector"), ("9.0", 5, 1 << 29, "coarsened_sector"),  # no map of rows of four
     ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates
+    ("8.0", 4097, 4097, "coarsened"),  # not measured there
     ("8.0", 4096, 4096, "coarsened"), ("8.9", 10000, 10000, "coarsened"),  # no TMA
     ("10.0", 10000, 10000, "coarsened"), (None, 4096, 4096, "coarsened"),  # not measured there; not known
 ])
@@ -574,7 +601,7 @@ def test_the_skew_forms_index_map_writes_every_element_of_b_once(m, n):
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
 
 
-@pytest.mark.parametrize("form", transpose.SECTOR_FORMS, ids=lambda v: v.name)
+@pytest.mark.parametrize("form", [v for v in transpose.SECTOR_FORMS if v.needs is None], ids=lambda v: v.name)
 def test_the_sector_forms_on_the_cpu_emulation(tmp_path, form):
     """coarsened_sector's kernels under the CPU emulation: B written exactly once (NaN guards
     around B, none left inside), bit for bit A^T, at pitches of every residue mod 8, partial tiles
@@ -591,3 +618,65 @@ def test_the_sector_forms_on_the_cpu_emulation(tmp_path, form):
                              capture_output=True, check=True)
         np.testing.assert_array_equal(np.frombuffer(run.stdout, dtype=np.float32).reshape(n, m), a.T,
                                       err_msg=f"{form.name} {m}x{n} offsets {a_off}, {b_off}")
+
+
+def _sector_tma_emulation(a: np.ndarray, b_offset: int = 0) -> np.ndarray:
+    """coarsened_sector_tma's index map, block by block (kernels_cu/transpose.cu): the 8 boxes of
+    the map of A's rows four at a time (4N elements by floor(M / 4) rows, zeros past it), A's last
+    M % 4 rows loaded by the block, and each row's piece of B from its sector (B `b_offset` floats
+    past one), clipped to B; asserts that no element of B is written twice."""
+    m, n = a.shape
+    flat = a.ravel()
+    b = np.full(n * m, np.nan, dtype=a.dtype)
+    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_tma"), shape(m, n))
+    cols_box, groups = transpose.SECTOR_BOX
+    rows4 = m // 4
+
+    def map_at(outer, inner):  # the map's element (outer, inner), zero past it
+        return flat[outer * 4 * n + inner] if 0 <= outer < rows4 and 0 <= inner < 4 * n else 0.0
+
+    for t in range(gx * gy):
+        x0, y0 = t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
+        top = y0 - 8
+        tile = np.zeros((4 * groups, COARSENED_TILE), dtype=a.dtype)
+        for box in range(8):
+            p, h = box // 2, box % 2
+            for i in range(groups):
+                for cc in range(cols_box):
+                    tile[4 * i + p, 32 * h + cc] = map_at(top // 4 + i, p * n + x0 + 32 * h + cc)
+        for y in range(rows4 * 4, m):  # past the map: the block loads them
+            if top <= y < top + 4 * groups:
+                for c in range(min(COARSENED_TILE, n - x0)):
+                    tile[y - top, c] = a[y, x0 + c]
+        for xl in range(COARSENED_TILE):
+            if x0 + xl >= n:
+                continue
+            s = (b_offset + (x0 + xl) * m) % 8
+            for j in range(16):
+                for k in range(4):
+                    col = y0 - s + 4 * j + k
+                    if 0 <= col < m:
+                        at = (x0 + xl) * m + col
+                        assert np.isnan(b[at]), "an element of B written twice"
+                        b[at] = tile[8 - s + 4 * j + k, xl]
+    return b.reshape(n, m)
+
+
+@pytest.mark.parametrize("m, n", [(4, 4), (7, 129), (67, 133), (130, 70), (69, 5), (9, 64), (135, 71)])
+@pytest.mark.parametrize("b_offset", [0, 3])
+def test_the_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_offset):
+    """The rows-of-four boxes bring every row of A the pieces need, the block's own loads the last
+    M % 4, and the pieces cover B exactly once with A^T (partial tiles, every residue of M mod 4)."""
+    a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
+    b = _sector_tma_emulation(a, b_offset)
+    assert not np.isnan(b).any() and np.array_equal(b, a.T)
+
+
+def test_the_sector_tma_form_says_why_it_cannot_run_before_any_gpu_work():
+    """coarsened_sector_tma's map needs a row of four (M >= 4) and int32 inner coordinates (4N < 2^31)."""
+    from pmppbench.workloads.base import Unavailable
+
+    ctx = {"a": None, "b": None, "kernels": {}}
+    for m, n in ((3, 4097), (1, 1), (5, 1 << 29)):
+        with pytest.raises(Unavailable, match="M >= 4 and 4N below 2"):
+            W.job(W.variant("coarsened_sector_tma"), shape(m, n), ctx)

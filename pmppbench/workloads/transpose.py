@@ -84,9 +84,12 @@ def sector_form(rows: int, vec: bool) -> Variant:
                    f"columns early), {loads}; any pitch")
 
 
-SECTOR_FORMS = tuple(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True))
-SECTOR = SECTOR_FORMS[0]
+SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_TILE}>",
+                     "coarsened_sector's pieces of B, A's tile loaded by TMA at any pitch: a map of A's rows four "
+                     "at a time (a row stride of 16N bytes), 8 swizzled boxes of 32 columns x 18 such rows", needs="sm_90")
+SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA)
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
+SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
 NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
 
 
@@ -101,7 +104,8 @@ def tile_rows(name: str) -> tuple[int, int]:
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
-               "coarsened_tma_store_wide elsewhere; coarsened otherwise")
+               "coarsened_tma_store_wide elsewhere; with N or M not a multiple of 4, coarsened_sector_tma; "
+               "coarsened otherwise")
 
 
 def pick(shape, compute_capability: str | None) -> str:
@@ -111,14 +115,27 @@ def pick(shape, compute_capability: str | None) -> str:
     multiples, where the forms are within a point of each other); coarsened_tma_skew where M = 4
     mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
     coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides through
-    the copy engine). Everywhere else, and where the GPU is not known, coarsened."""
+    the copy engine). Where N or M is not a multiple of 4 (no map of A's rows: coarsened's element
+    path, 78% of memcpy at 4097^2, its row pieces of B sharing their end sectors with the
+    neighbouring block's), coarsened_sector_tma: B's pieces moved onto sectors, A through a map of
+    its rows four at a time (Session 11); coarsened_sector where that map cannot be made (M < 4,
+    4N past int32 coordinates). Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
-    if not hopper or m % 4 or n % 4 or max(m, n) >= 1 << 31:
+    if hopper and (m % 4 or n % 4):
+        return SECTOR_TMA.name if m >= 4 and 4 * n < 1 << 31 else SECTOR_FORMS[0].name
+    if not hopper or max(m, n) >= 1 << 31:
         return "coarsened"
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
         return TMA.name
     return TMA_SKEW.name if m % 8 == 4 else TMA_WIDE.name
+
+
+def rows_of_four_map(a, m: int, n: int) -> tma.TensorMap:
+    """coarsened_sector_tma's map of A (M x N FP32, row-major, any N): 4N contiguous elements (A's
+    rows 4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes, SECTOR_BOX boxes, the
+    128-byte swizzle, zeros past the edges; A's last M % 4 rows are not in it (the kernel loads them)."""
+    return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), SECTOR_BOX)
 
 
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
@@ -262,6 +279,14 @@ class Transpose(Workload):
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
+            elif variant.name == SECTOR_TMA.name:
+                if m < 4 or 4 * n >= 1 << 31:
+                    raise Unavailable(f"{variant.name} needs M >= 4 and 4N below 2^31 (its map has floor(M / 4) rows "
+                                      "of 4N elements; TMA's coordinates are int32)")
+                key = ("rows of four map", a.data.ptr)
+                if key not in ctx:
+                    ctx[key] = rows_of_four_map(a, m, n)
+                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
