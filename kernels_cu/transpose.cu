@@ -34,8 +34,8 @@
 //              odd rows of B's tiles started 4 columns early, so that every run starts on a sector
 //   coarsened_sector, _vec, _tall, _tall_vec  (every arch, not in the default table) coarsened's
 //              order with each row piece of B shifted onto 32-byte sectors at any pitch: before
-//              the TMA forms; coarsened_sector_tma (sm_90) the same with A's tile loaded by the
-//              copy engine through a map of A's rows four at a time: at the end of this file
+//              the TMA forms; coarsened_sector_tma (sm_90, N a multiple of 4) the same with A's
+//              tile loaded by the copy engine through a map of A's rows four at a time: at the end
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -145,8 +145,8 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
     });
 }
 
-// coarsened_sector<ROWS, VEC_LOADS> (every arch; run only when named, and `best`'s form where
-// TMA cannot be used: N or M not a multiple of 4; docs/memory_roof.md, "Session 11"): coarsened's
+// coarsened_sector<ROWS, VEC_LOADS> (every arch; run only when named, and `best` runs the _vec form
+// on Hopper where M is not a multiple of 4; docs/memory_roof.md, "Session 11"): coarsened's
 // tile order with B's row pieces moved onto 32-byte sectors, for any pitch. Where B's row x starts
 // s_x floats into a sector (s_x = its address / 4 mod 8), the block of tile row y0 writes that
 // row's columns y0 - s_x .. y0 - s_x + ROWS - 1 (clipped to 0 .. M - 1): every piece starts and
@@ -155,10 +155,11 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
 // with the neighbouring tile's block). The pieces of one tile row of B form a parallelogram, and
 // together they cover B exactly once; the grid has tile rows up to M + 7.
 // The block loads A's rows y0 - 8 .. y0 + ROWS - 1 (tile row 0 is never read: s_x <= 7) and
-// columns x0 .. x0 + 63 into shared memory, zeros outside A: element by element (lane = column,
-// as move_tile's element path: one 128-byte run per warp instruction), or with VEC_LOADS as the
+// columns x0 .. x0 + 63 into shared memory: element by element (lane = column, as move_tile's
+// element path: one 128-byte run per warp instruction; zeros outside A), or with VEC_LOADS as the
 // 17 aligned float4s that cover each row's 64 floats from wherever the row starts (rows of A at
-// any 4-byte offset too), each element stored to its column. Then half-warps write B: lanes
+// any 4-byte offset too), each element stored to its column (slots outside A stay unwritten;
+// nothing read from them reaches B). Then half-warps write B: lanes
 // 0-15 16 float4s (256 bytes) of row x, lanes 16-31 the same of row x + 32, each lane reading its
 // 4 consecutive A rows of one column. The shared rows are 73 floats (1 mod 8: 4 rows apart is 4
 // banks on) and the second 32 columns start 2 words later, so the two half-warps, whose s_x are
@@ -523,14 +524,17 @@ coarsened_tma_skew(const __grid_constant__ TransposeMap a_map, float* __restrict
             __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + col), make_float4(a[0], a[1], a[2], a[3]));
     }
 }
-// coarsened_sector_tma (sm_90, run only when named; best's form where N or M is not a multiple of
-// 4: docs/memory_roof.md, "Session 11"): coarsened_sector<64>'s pieces of B, A's tile brought in by
-// the copy engine at any pitch. A tensor map's row stride must be a multiple of 16 bytes, which 4N
-// bytes is not for N odd; 16N bytes always is. So the host describes A as rows of four: 4N
-// contiguous floats (A's rows 4k .. 4k + 3 end to end) by floor(M / 4) such rows, and the tile's
-// rows y0 - 8 + 4i + p (i = 0 .. 17, phase p = 0 .. 3; y0 - 8 is a multiple of 4) are the box of
-// 32 columns x 18 rows at inner coordinate pN + x0 (+ 32 for the second half), outer (y0 - 8) / 4:
-// 8 boxes, 128-byte swizzled as coarsened_tma's, zeros past the map. A's last M % 4 rows lie past
+// coarsened_sector_tma (sm_90, run only when named, N a multiple of 4; docs/memory_roof.md,
+// "Session 11"): coarsened_sector<64>'s pieces of B, A's tile brought in by the copy engine. It was
+// written for N odd: a tensor map's row stride must be a multiple of 16 bytes, which 4N bytes is
+// not there, 16N bytes always is. So the host describes A as rows of four: 4N contiguous floats
+// (A's rows 4k .. 4k + 3 end to end) by floor(M / 4) such rows, and the tile's rows y0 - 8 + 4i + p
+// (i = 0 .. 17, phase p = 0 .. 3; y0 - 8 is a multiple of 4) are the box of 32 columns x 18 rows at
+// inner coordinate pN + x0 (+ 32 for the second half), outer (y0 - 8) / 4: 8 boxes, 128-byte
+// swizzled as coarsened_tma's, zeros past the map. On the H200 the engine faults (an illegal
+// instruction at the copy) where pN + x0 is not a multiple of 4, i.e. a box whose first element is
+// not on 16 bytes: with N odd it cannot run, and the host runs it only where N is a multiple of 4
+// (where it serves rows of B not on a float4, M not a multiple of 4). A's last M % 4 rows lie past
 // the map (a row of four would run past A's end); the block that needs them loads them itself.
 // Tile row r, column c is then box (r % 4, c / 32), box row r / 4, swizzled chunk (c % 32) / 4.
 // The half-warps write B rows xl and xl + 1 (not xl + 32): a half-warp's 16 lanes read 16

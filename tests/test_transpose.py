@@ -377,25 +377,28 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
 
 @pytest.mark.gpu
 def test_the_sector_forms_are_bit_exact_at_every_pitch():
-    """coarsened_sector's forms (and best, which runs coarsened_sector_tma there on Hopper) on rows
-    at every residue mod 8, partial tiles of both edges, thin matrices and A's last M % 4 rows past
-    the map of rows of four; the TMA form says why where M < 4."""
+    """coarsened_sector's forms and best (coarsened_sector_vec on Hopper where M is not a multiple
+    of 4) on rows at every residue mod 8, partial tiles of both edges and thin matrices; the TMA
+    form where N is a multiple of 4 (A's last M % 4 rows past its map of rows of four), and a SKIP
+    that says why elsewhere."""
     from pmppbench import device
     from pmppbench.workloads.base import arch_meets
 
-    hopper = arch_meets(device.current().compute_capability, "sm_90")
-    forms = [f for f in SECTOR_FORMS if hopper or f != "coarsened_sector_tma"]
+    forms = [f for f in SECTOR_FORMS if f != "coarsened_sector_tma"]
     shapes = [shape(m, n) for m, n in ((7, 129), (33, 4097), (4097, 33), (4097, 4095), (4097, 4097), (4100, 4097),
-                                       (4097, 4100), (67, 133), (130, 70), (1001, 3003), (4096, 4096), (4098, 4102))]
+                                       (4097, 4100), (67, 133), (130, 70), (1001, 3003), (4096, 4096), (4098, 4102),
+                                       (1, 1), (3, 4097), (1, 70))]
     rows = check_rows("transpose", shapes, variants=[*forms, "best"])
     assert_all_pass(rows)
     assert len(rows) == (len(forms) + 1) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
-    thin = check_rows("transpose", [shape(1, 1), shape(3, 4097), shape(1, 70)], variants=forms)
-    for r in thin:
-        if r.variant == "coarsened_sector_tma":
-            assert r.check == "SKIP" and "M >= 4" in r.check_detail
-        else:
-            assert r.check == "PASS", (r.variant, r.shape, r.check_detail)
+    if not arch_meets(device.current().compute_capability, "sm_90"):
+        return
+    aligned = [shape(m, n) for m, n in ((67, 132), (130, 68), (4097, 4100), (4, 4), (5, 8), (4098, 4096))]
+    rows = check_rows("transpose", aligned, variants=["coarsened_sector_tma"])
+    assert_all_pass(rows)
+    skipped = check_rows("transpose", [shape(67, 133), shape(3, 4)], variants=["coarsened_sector_tma"])
+    assert [r.check for r in skipped] == ["SKIP", "SKIP"]
+    assert "multiple of 4" in skipped[0].check_detail and "M >= 4" in skipped[1].check_detail
 
 
 @pytest.mark.gpu
@@ -538,10 +541,10 @@ class _Device:
     ("9.0", 8192, 8196, "coarsened_tma_store_wide"), ("9.0", 64, 4, "coarsened_tma_store_wide"),
     ("9.0", 4100, 4100, "coarsened_tma_skew"), ("9.0", 8196, 8192, "coarsened_tma_skew"),  # M = 4 mod 8
     ("9.0", 10004, 10000, "coarsened_tma_skew"), ("9.0", 4, 4, "coarsened_tma_skew"),
-    ("9.0", 4097, 4097, "coarsened_sector_tma"), ("9.0", 4096, 4098, "coarsened_sector_tma"),  # not on a float4
-    ("9.0", 33, 31, "coarsened_sector_tma"), ("9.0", 4100, 4097, "coarsened_sector_tma"),
-    ("9.0", 4097, 4100, "coarsened_sector_tma"), ("9.0", 32771, 65537, "coarsened_sector_tma"),
-    ("9.0", 3, 4097, "coarsened_sector"), ("9.0", 5, 1 << 29, "coarsened_sector"),  # no map of rows of four
+    ("9.0", 4097, 4097, "coarsened_sector_vec"), ("9.0", 33, 31, "coarsened_sector_vec"),  # B's rows off a float4
+    ("9.0", 4097, 4100, "coarsened_sector_vec"), ("9.0", 32771, 65537, "coarsened_sector_vec"),  # the 64-bit shape
+    ("9.0", 3, 4097, "coarsened_sector_vec"), ("9.0", (1 << 31) + 1, 4, "coarsened_sector_vec"),  # no TMA needed
+    ("9.0", 4096, 4098, "coarsened"), ("9.0", 4100, 4097, "coarsened"),  # only A's rows off a float4
     ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates
     ("8.0", 4097, 4097, "coarsened"),  # not measured there
     ("8.0", 4096, 4096, "coarsened"), ("8.9", 10000, 10000, "coarsened"),  # no TMA
@@ -662,21 +665,24 @@ def _sector_tma_emulation(a: np.ndarray, b_offset: int = 0) -> np.ndarray:
     return b.reshape(n, m)
 
 
-@pytest.mark.parametrize("m, n", [(4, 4), (7, 129), (67, 133), (130, 70), (69, 5), (9, 64), (135, 71)])
+@pytest.mark.parametrize("m, n", [(4, 4), (7, 128), (67, 132), (130, 68), (69, 4), (9, 64), (135, 72)])
 @pytest.mark.parametrize("b_offset", [0, 3])
 def test_the_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_offset):
     """The rows-of-four boxes bring every row of A the pieces need, the block's own loads the last
-    M % 4, and the pieces cover B exactly once with A^T (partial tiles, every residue of M mod 4)."""
+    M % 4, and the pieces cover B exactly once with A^T (partial tiles, every residue of M mod 4;
+    N a multiple of 4, where the host runs it)."""
     a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
     b = _sector_tma_emulation(a, b_offset)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
 
 
 def test_the_sector_tma_form_says_why_it_cannot_run_before_any_gpu_work():
-    """coarsened_sector_tma's map needs a row of four (M >= 4) and int32 inner coordinates (4N < 2^31)."""
+    """coarsened_sector_tma needs N a multiple of 4 (each box's first element on 16 bytes), a row
+    of four (M >= 4) and int32 inner coordinates (4N < 2^31)."""
     from pmppbench.workloads.base import Unavailable
 
     ctx = {"a": None, "b": None, "kernels": {}}
-    for m, n in ((3, 4097), (1, 1), (5, 1 << 29)):
-        with pytest.raises(Unavailable, match="M >= 4 and 4N below 2"):
+    for m, n, words in ((4097, 4097, "N a multiple of 4"), (8, 4098, "N a multiple of 4"),
+                        (3, 4096, "M >= 4 and 4N below 2"), (5, 1 << 29, "M >= 4 and 4N below 2")):
+        with pytest.raises(Unavailable, match=words):
             W.job(W.variant("coarsened_sector_tma"), shape(m, n), ctx)

@@ -25,7 +25,14 @@ through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multip
 through a second map of B; `_wide` on 64 x 128 tiles. `coarsened_tma_skew` (M = 4 mod 8) starts
 the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte sector. `best`,
 in the default table, runs the form `pick` names for the GPU and shape (docs/memory_roof.md,
-"Session 10").
+"Session 10" and "Session 11").
+
+`coarsened_sector` (every arch, run only when named; `_vec` is best's form on Hopper where M is
+not a multiple of 4) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
+starts its piece up to 7 columns early (its address mod 32 bytes), so the grid has tile rows up to
+M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
+`_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
+TMA through a map of A's rows four at a time.
 """
 
 from __future__ import annotations
@@ -85,9 +92,10 @@ def sector_form(rows: int, vec: bool) -> Variant:
 
 
 SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_TILE}>",
-                     "coarsened_sector's pieces of B, A's tile loaded by TMA at any pitch: a map of A's rows four "
-                     "at a time (a row stride of 16N bytes), 8 swizzled boxes of 32 columns x 18 such rows", needs="sm_90")
+                     "coarsened_sector's pieces of B, A's tile loaded by TMA through a map of A's rows four at a time "
+                     "(8 swizzled boxes of 32 columns x 18 such rows); N a multiple of 4", needs="sm_90")
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA)
+SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
 NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
@@ -104,7 +112,7 @@ def tile_rows(name: str) -> tuple[int, int]:
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
-               "coarsened_tma_store_wide elsewhere; with N or M not a multiple of 4, coarsened_sector_tma; "
+               "coarsened_tma_store_wide elsewhere; coarsened_sector_vec where M is not a multiple of 4; "
                "coarsened otherwise")
 
 
@@ -115,16 +123,18 @@ def pick(shape, compute_capability: str | None) -> str:
     multiples, where the forms are within a point of each other); coarsened_tma_skew where M = 4
     mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
     coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides through
-    the copy engine). Where N or M is not a multiple of 4 (no map of A's rows: coarsened's element
-    path, 78% of memcpy at 4097^2, its row pieces of B sharing their end sectors with the
-    neighbouring block's), coarsened_sector_tma: B's pieces moved onto sectors, A through a map of
-    its rows four at a time (Session 11); coarsened_sector where that map cannot be made (M < 4,
-    4N past int32 coordinates). Everywhere else, and where the GPU is not known, coarsened."""
+    the copy engine). Where M is not a multiple of 4 (B's rows start at any 4-byte offset and no
+    TMA form runs; coarsened's element path writes 128-byte runs of B whose end sectors the
+    neighbouring block writes too), coarsened_sector_vec: every row piece of B moved onto sectors,
+    A read as aligned float4s (Session 11: 78 -> 90% of memcpy at 4097^2; the element-load form
+    ties it at 4K and loses 1-2 points at 8K-10K). Where only N is not a multiple of 4 (B's rows on
+    a float4), coarsened, whose element path measured 1-3 points above the sector forms there.
+    Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
-    if hopper and (m % 4 or n % 4):
-        return SECTOR_TMA.name if m >= 4 and 4 * n < 1 << 31 else SECTOR_FORMS[0].name
-    if not hopper or max(m, n) >= 1 << 31:
+    if hopper and m % 4:
+        return SECTOR_VEC.name
+    if not hopper or n % 4 or max(m, n) >= 1 << 31:
         return "coarsened"
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
         return TMA.name
@@ -132,9 +142,11 @@ def pick(shape, compute_capability: str | None) -> str:
 
 
 def rows_of_four_map(a, m: int, n: int) -> tma.TensorMap:
-    """coarsened_sector_tma's map of A (M x N FP32, row-major, any N): 4N contiguous elements (A's
-    rows 4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes, SECTOR_BOX boxes, the
-    128-byte swizzle, zeros past the edges; A's last M % 4 rows are not in it (the kernel loads them)."""
+    """coarsened_sector_tma's map of A (M x N FP32, row-major): 4N contiguous elements (A's rows
+    4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes (legal for any N; the engine still
+    needs each box's first element on 16 bytes, so the host runs it only where N is a multiple of 4),
+    SECTOR_BOX boxes, the 128-byte swizzle, zeros past the edges; A's last M % 4 rows are not in it
+    (the kernel loads them)."""
     return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), SECTOR_BOX)
 
 
@@ -280,6 +292,9 @@ class Transpose(Workload):
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
             elif variant.name == SECTOR_TMA.name:
+                if n % 4:
+                    raise Unavailable(f"{variant.name} needs N a multiple of 4 (the copy engine faults on a box whose "
+                                      "first element is not on 16 bytes)")
                 if m < 4 or 4 * n >= 1 << 31:
                     raise Unavailable(f"{variant.name} needs M >= 4 and 4N below 2^31 (its map has floor(M / 4) rows "
                                       "of 4N elements; TMA's coordinates are int32)")
