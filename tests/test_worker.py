@@ -337,6 +337,12 @@ class Prebuilt(Copy2D):
             raise RuntimeError("a library's build failed")
 
 
+def builds_done(ahead: Ahead) -> None:
+    """Wait for every build the plan started (each future ends, its error caught in _prebuild)."""
+    for future in ahead.built.values():
+        future.result(timeout=10)
+
+
 def test_every_step_of_the_plan_is_prebuilt_once_on_the_build_thread():
     """Builds are not held to the memory budget (they hold no inputs): every step of the plan
     starts building at once, each once however often the plan is sent."""
@@ -345,7 +351,7 @@ def test_every_step_of_the_plan_is_prebuilt_once_on_the_build_thread():
     plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
     ahead.expect(PlanAhead(plan))
     ahead.expect(PlanAhead(plan[1:]))  # a restarted worker's plan: the rest of it
-    ahead.drain()
+    builds_done(ahead)
     assert sorted(m for m, _, _ in w.built) == [4, 5, 6]
     assert {thread for _, thread, _ in w.built} == {"pmppbench-build_0"}
     assert {names for _, _, names in w.built} == {tuple(w.variant_names())}
@@ -357,8 +363,35 @@ def test_a_failed_prebuild_is_left_for_the_job():
     ahead = Ahead()
     step = Step(w, {"m": 4, "n": 4}, w.protocol, 0)
     ahead.expect(PlanAhead((step,)))
-    ahead.drain()  # the build's error is not raised here
+    builds_done(ahead)  # the build's error is not raised here
+    ahead.drain()  # nor here
     assert len(w.built) == 1 and ahead.take(step) is not None  # and the step's host work is there
+
+
+def test_a_step_that_shares_the_host_link_waits_for_the_build_running_not_the_queue():
+    """drain (before a stream step): the build in flight ends and the queued ones wait until
+    `after` a step that does not share the link, instead of every build of the plan first."""
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(Prebuilt):
+        def prebuild(self, shape, variants):
+            started.set()
+            release.wait(5)
+            super().prebuild(shape, variants)
+
+    w = Slow()
+    ahead = Ahead()
+    plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
+    ahead.expect(PlanAhead(plan))
+    started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    ahead.drain()  # returns once the build of m = 4 has ended
+    assert [m for m, _, _ in w.built] == [4]
+    time.sleep(0.3)
+    assert [m for m, _, _ in w.built] == [4]  # nothing started while the shared step runs
+    ahead.after(plan[0])
+    builds_done(ahead)
+    assert [m for m, _, _ in w.built] == [4, 5, 6]
 
 
 def test_stop_drops_the_builds_not_yet_started():
