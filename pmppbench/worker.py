@@ -171,8 +171,10 @@ class Ahead:
     call of a batch is queued, however long the host takes to queue them. A step that shares
     the host link (the stream workload's host-timed PCIe copies) does notice the host's
     memory and CPU being busy, so before one runs, the work in flight is finished first and
-    nothing new starts until it is done: the builds still queued wait (waiting for them all
-    held the stream steps 13 s of `all` on the H200, results/h200/build-4ef7183)."""
+    nothing new starts until it is done. What is queued but not begun waits (the builds) or is
+    dropped, to be planned again after the step (the host work): waiting for every build of
+    the plan held `all`'s stream steps 13 s on the H200, and for every step's host work planned
+    ahead 4.8 s more (results/h200/build-4ef7183, build-180337a)."""
 
     def __init__(self, budget_bytes: int = AHEAD_BYTES):
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="pmppbench-ahead")
@@ -241,11 +243,14 @@ class Ahead:
                                                     step.seed), size)
 
     def drain(self) -> None:
-        """Before a step that shares the host link: finish the host work planned and the build
-        running, and start no other build until `after` a step that does not share it."""
+        """Before a step that shares the host link: finish the host work and the build running,
+        drop the host work not begun (a step finds none and makes its own, or `after` plans it
+        again) and start no other build until `after` a step that does not share the link."""
         self.builds_open.clear()
         with self.building:  # the build in flight, if any, ends
             pass
+        for key in [k for k, (future, _) in self.jobs.items() if future.cancel()]:
+            del self.jobs[key]  # all of them before waiting: the pool would start the next
         for future, _ in self.jobs.values():
             try:
                 future.result()

@@ -394,6 +394,31 @@ def test_a_step_that_shares_the_host_link_waits_for_the_build_running_not_the_qu
     assert [m for m, _, _ in w.built] == [4, 5, 6]
 
 
+def test_a_step_that_shares_the_host_link_drops_the_host_work_not_begun():
+    """drain finishes the host work running and drops what has not begun: the next steps make
+    theirs, or `after` plans it again."""
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(Copy2D):
+        def make_inputs(self, shape, rng):
+            if shape["m"] == 4:
+                started.set()
+                release.wait(5)
+            return super().make_inputs(shape, rng)
+
+    w = Slow()
+    ahead = Ahead()
+    plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
+    ahead.expect(PlanAhead(plan))
+    started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    ahead.drain()
+    assert [key[2] for key in ahead.jobs] == [4] and ahead.jobs[plan[0].key][0].done()
+    assert ahead.take(plan[1]) is None  # dropped: made in its step
+    ahead.after(plan[0])
+    assert ahead.take(plan[2]) is not None  # planned again
+
+
 def test_stop_drops_the_builds_not_yet_started():
     """At Stop the worker exits without building for steps that will not come."""
     started = threading.Event()
