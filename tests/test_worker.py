@@ -337,6 +337,19 @@ class Prebuilt(Copy2D):
             raise RuntimeError("a library's build failed")
 
 
+class SlowPrebuilt(Prebuilt):
+    """Prebuilt whose builds each say they started, then wait for `release`."""
+
+    def __init__(self):
+        super().__init__()
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def prebuild(self, shape, variants):
+        self.started.set()
+        self.release.wait(5)
+        super().prebuild(shape, variants)
+
+
 def builds_done(ahead: Ahead) -> None:
     """Wait for every build the plan started (each future ends, its error caught in _prebuild)."""
     for future in ahead.built.values():
@@ -371,20 +384,12 @@ def test_a_failed_prebuild_is_left_for_the_job():
 def test_a_step_that_shares_the_host_link_waits_for_the_build_running_not_the_queue():
     """drain (before a stream step): the build in flight ends and the queued ones wait until
     `after` a step that does not share the link, instead of every build of the plan first."""
-    started, release = threading.Event(), threading.Event()
-
-    class Slow(Prebuilt):
-        def prebuild(self, shape, variants):
-            started.set()
-            release.wait(5)
-            super().prebuild(shape, variants)
-
-    w = Slow()
+    w = SlowPrebuilt()
     ahead = Ahead()
     plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
     ahead.expect(PlanAhead(plan))
-    started.wait(5)
-    threading.Timer(0.2, release.set).start()
+    w.started.wait(5)
+    threading.Timer(0.2, w.release.set).start()
     ahead.drain()  # returns once the build of m = 4 has ended
     assert [m for m, _, _ in w.built] == [4]
     time.sleep(0.3)
@@ -421,20 +426,11 @@ def test_a_step_that_shares_the_host_link_drops_the_host_work_not_begun():
 
 def test_stop_drops_the_builds_not_yet_started():
     """At Stop the worker exits without building for steps that will not come."""
-    started = threading.Event()
-    release = threading.Event()
-
-    class Slow(Prebuilt):
-        def prebuild(self, shape, variants):
-            started.set()
-            release.wait(5)
-            super().prebuild(shape, variants)
-
-    w = Slow()
+    w = SlowPrebuilt()
     ahead = Ahead()
     ahead.expect(PlanAhead(tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))))
-    started.wait(5)
+    w.started.wait(5)
     ahead.close()
-    release.set()
+    w.release.set()
     ahead.builds.shutdown(wait=True)
     assert [m for m, _, _ in w.built] == [4]  # the one that had started; 5 and 6 were dropped
