@@ -775,6 +775,10 @@ def test_best_pads_odd_shapes_whose_copies_are_cheap():
     assert pad.a and pad.b and pad.copied_bytes > best.PAD_BYTES_PER_FLOP * 2 * 160 * 30000 * 4095
     assert choose(160, 30000, 4095, 132) is CHOICES["pipelined"]
     assert choose(2304, 2303, 2048, 132) is CHOICES["hybrid"]  # hybrid is decided first, as before
+    # the GPU test's shapes: one full wave copying B only; two copying A and B; one wave where
+    # the copies of A and B (4/M + 4/N bytes per FLOP) are too much
+    assert choose(1409, 2815, 64, 132) is PADDED and choose(1535, 5631, 40, 132) is PADDED
+    assert choose(1409, 2815, 33, 132) is CHOICES["pipelined"]
 
 
 def configs_padding(m, n, k):
@@ -862,13 +866,10 @@ def test_the_caption_says_what_a_padded_call_launches():
 
 @pytest.mark.gpu
 def test_best_passes_where_it_pads_and_on_odd_dims():
-    """best and pipelined_padded on shapes that are 1, 7, 129, 4095 or 4097 in some dimension
-    (best pads 1409 x 2815 x 33 on 132 SMs); the padded call is 2 or 3 launches."""
-    from pmppbench import device
-
-    shapes = [shape(1409, 2815, 33), shape(129, 4097, 7), shape(7, 129, 4095), shape(4097, 1, 129), shape(1, 7, 1)]
+    """best and pipelined_padded on shapes that are 1, 7, 129, 4095 or 4097 in some dimension,
+    and two that best pads on 132 SMs (1409 x 2815 x 64: B copied; 1535 x 5631 x 40: A and B)."""
+    shapes = [shape(1409, 2815, 64), shape(1535, 5631, 40), shape(129, 4097, 7), shape(7, 129, 4095),
+              shape(4097, 1, 129), shape(1, 7, 1)]
     rows = check_rows("gemm", shapes, variants=["best", PADDED.name, "cublas"])
     assert len(rows) == 3 * len(shapes)
     assert_all_pass(rows)
-    if device.current().sm_count == 132:
-        assert choose(1409, 2815, 33, 132) is PADDED

@@ -10,13 +10,14 @@ t0=$SECONDS
 step() { local name=$1 limit=$2; shift 2; local s=$SECONDS; timeout "$limit" "$@"; echo "$name rc=$? $((SECONDS - s)) s (at $((SECONDS - t0)) s)" >> "$R/steps.txt"; }
 CHK=pl_128x256x16_w64x64_i4_t4x4_chk_nf PAD=pl_128x256x16_w64x64_i4_t4x4_nf_pad
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv > "$R/nvidia-smi.txt"
-gemm() { echo "== pmppbench gemm $*"; python3 -m pmppbench gemm "$@"; echo "   rc=$?"; }
+gemm() { local s=$1; shift; echo "== pmppbench gemm $s $*" >> "$R/gemm.txt"
+  step "gemm $s" 60 python3 -m pmppbench gemm $s "$@" >> "$R/gemm.txt" 2>&1; }
 if [[ $STEPS == *bench* ]]; then
   for s in "4097 4095 4096" "4095 4095 4095" "4097 4095 4096" "4095 4095 4095"; do
-    step "gemm $s" 60 gemm $s --variants best,$CHK,$PAD,cublas >> "$R/gemm.txt" 2>&1
+    gemm "$s" --variants best,$CHK,$PAD,cublas
   done
-  for s in "3000 5000 2000" "4096 4096 4096" "3000 5000 2000" "8192 8192 8192"; do
-    step "gemm $s" 60 gemm $s --variants best,$PAD,cublas >> "$R/gemm.txt" 2>&1
+  for s in "3000 5000 2000" "4096 4096 4096" "3000 5000 2000"; do
+    gemm "$s" --variants best,$PAD,cublas
   done
 fi
 if [[ $STEPS == *pad* ]]; then
@@ -48,6 +49,10 @@ fi
 if [[ $STEPS == *tests* ]]; then
   step gpu-tests 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm.py --durations=8 > "$R/gpu-tests.txt" 2>&1
 fi
+if [[ $STEPS == *retest* ]]; then  # the GPU tests of the padded call alone
+  step gpu-tests-padded 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm.py \
+    -k "pads_and_on_odd_dims or best_choices_pass" > "$R/gpu-tests-padded.txt" 2>&1
+fi
 if [[ $STEPS == *sanitizer* ]]; then
   step memcheck 120 compute-sanitizer --tool memcheck python3 -m pmppbench gemm --check-only --variants best,$PAD > "$R/memcheck.txt" 2>&1
   for s in "129 131 133" "131 259 48" "1409 2815 33"; do
@@ -55,6 +60,12 @@ if [[ $STEPS == *sanitizer* ]]; then
   done
   for s in "129 131 133" "131 259 48"; do
     step "racecheck $s" 60 compute-sanitizer --tool racecheck python3 -m pmppbench gemm $s --check-only --variants $PAD >> "$R/racecheck.txt" 2>&1
+  done
+fi
+if [[ $STEPS == *sancopy* ]]; then  # best where it pads: pad_rows of B, of A and B, then the kernel
+  for s in "1409 2815 64" "1535 5631 40"; do
+    step "memcheck $s" 60 compute-sanitizer --tool memcheck python3 -m pmppbench gemm $s --check-only \
+      --timeout 200 --variants best >> "$R/memcheck-best.txt" 2>&1
   done
 fi
 cat "$R/steps.txt"
