@@ -697,23 +697,26 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
 
 // pipelined_padded: pipelined's unchecked loop (FRAGS = false) on every tile, edge tiles too,
 // for the shapes where pipelined can take it on none (K % BK != 0 or N % 4 != 0: rows of A or
-// B that do not start on 16 bytes) or only on some. A is M x Kp and B is Kp x Np, row-major,
-// Kp = K rounded up to BK and Np = N rounded up to 4, zero in the columns K.. of A and the
-// rows K.. of B (what zero adds nothing to): the caller passes copies made by pad_rows where
-// K or N is off, the inputs themselves where not. The loads are clamped (InteriorLoads), C
-// is M x N and stored through the checked store_c (4-byte stores where N % 4 != 0): once
-// per tile, against K / BK checked load steps in pipelined's edge path.
+// B that do not start on 16 bytes) or only on some. A is M x kp and B is kp x np, row-major
+// (kp: K rounded up to BK, np: N rounded up to 4), zero in the columns K.. of A and the rows
+// K.. of B (what zero adds nothing to): the caller passes copies made by pad_rows where K or
+// N is off, the inputs themselves where not. The loads are clamped (InteriorLoads), C is
+// M x N and stored through the checked store_c (4-byte stores where N % 4 != 0): once per
+// tile, against K / BK checked load steps in pipelined's edge path.
+// kp and np come from the host: computed here from K and N, they made ptxas sink the next
+// tile's global loads to just before their shared stores, exposing their latency (the form
+// that was timed, and lost); passed in, the loop's SASS is pipelined's interior loop
+// (docs/gemm_ladder.md, "Odd shapes").
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)
 pipelined_padded(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
-                 int K) {
+                 int kp, int np) {
     using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
     float* const stages = pipelined_stage_memory<P>();
     auto As = reinterpret_cast<float(*)[BK * P::AS_LD]>(stages);
     auto Bs = reinterpret_cast<float(*)[BK * BN]>(stages + 2 * BK * P::AS_LD);
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const int kp = (K + BK - 1) / BK * BK, np = (N + 3) / 4 * 4;
     const Place<P> at;
     float acc[P::WMITER * TM][P::WNITER * TN];
     zero_acc<P>(acc);

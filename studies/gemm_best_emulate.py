@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from pmppbench.check import compare  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
-from pmppbench.workloads.gemm.best import CHOICES  # noqa: E402
+from pmppbench.workloads.gemm.best import CHOICES, PADDED  # noqa: E402
 from pmppbench.workloads.gemm.configs import Config, Schedule, padding_for, schedule_for  # noqa: E402
 from pmppbench.workloads.gemm.launch import PAD_THREADS, pad_grid  # noqa: E402
 
@@ -134,6 +134,8 @@ def emulated_source(configs: list[Config]) -> str:
             index = "uint3{b, 0, 0}"
         else:  # a whole tile per block on a 2-D grid (tiles_n x tiles_m), block b = (b % tiles_n, b / tiles_n)
             call = f"{cfg.expression}(A, B, C, M, N, K)"
+            if cfg.padded:  # pipelined_padded: the padded K and row length of B, as config_launches passes them
+                call = f"{cfg.expression}(A, B, C, M, N, (K + {cfg.tiles.bk - 1}) / {cfg.tiles.bk} * {cfg.tiles.bk}, (N + 3) / 4 * 4)"
             tn = f"((N + {cfg.tiles.bn - 1}) / {cfg.tiles.bn})"
             index = f"uint3{{b % {tn}, b / {tn}, 0}}"
         out.append(LAUNCHER.format(idx=i, threads=cfg.tiles.threads, call=call, block_index=index))
@@ -207,7 +209,7 @@ def plan(quick: bool) -> list[tuple[Config, tuple[int, int, int], int]]:
     blocks than slots."""
     from gemm_best_sweep import EDGE_CONFIGS  # noqa: PLC0415
 
-    best = list(CHOICES.values())
+    best = [*CHOICES.values(), PADDED]
     configs = list(dict.fromkeys([*best, *EDGE_CONFIGS]))
     if quick:
         configs = best

@@ -96,7 +96,8 @@ class Config:
                 + (", B by cp.async" if self.async_b else "")
                 + (", no unchecked interior path" if self.checked else "")
                 + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else "")
-                + (", A and B zero-padded (K to BK, N to 4), every tile unchecked" if self.padded else ""))
+                + (", every tile unchecked on A and B zero-padded (K to BK, N to 4; where they are not so, "
+                   "pad_rows copies them in the call: 2-3 launches)" if self.padded else ""))
 
     def variant(self) -> Variant:
         """A variant that runs this configuration by name (not in the table)."""

@@ -54,7 +54,8 @@ def pad_launch(ctx: dict, src, dst, rows: int, cols: int, rows_out: int, ld: int
 def config_launches(cfg: Config, shape, ctx: dict, sms: int) -> tuple[Launch, ...]:
     """Every launch of one call of `cfg`, the configuration's own kernel last. One, except
     for pipelined_padded where K % BK != 0 or N % 4 != 0: pad_rows copies A (M x K to M x
-    kp) and / or B (K x N to kp x np) into buffers kept in ctx, then the kernel reads them."""
+    kp) and / or B (K x N to kp x np) into buffers kept in ctx, then the kernel reads them
+    (M, N, kp and np its size arguments)."""
     if not cfg.padded:
         return (config_launch(cfg, shape, ctx, sms),)
     m, n, k = shape["m"], shape["n"], shape["k"]
@@ -70,24 +71,35 @@ def config_launches(cfg: Config, shape, ctx: dict, sms: int) -> tuple[Launch, ..
         copies.append(pad_launch(ctx, ctx["a"], ap, m, k, m, pad.kp))
     if pad.b:
         copies.append(pad_launch(ctx, ctx["b"], bp, k, n, pad.kp, pad.np))
-    operands = {"a": ap if pad.a else ctx["a"], "b": bp if pad.b else ctx["b"]}
-    return (*copies, config_launch(cfg, shape, ctx, sms, operands))
+    t = cfg.tiles
+    args = (ap if pad.a else ctx["a"], bp if pad.b else ctx["b"], ctx["c"],
+            *(np.int32(x) for x in (m, n, pad.kp, pad.np)))
+    gemm = Launch(config_kernel(cfg, ctx), grid_2d(n, m, t.bn, t.bm), (t.threads,), args, dynamic_smem=cfg.dynamic_smem)
+    return (*copies, gemm)
 
 
-def config_launch(cfg: Config, shape, ctx: dict, sms: int, operands: dict | None = None) -> Launch:
-    """The launch of configuration `cfg` on the shape set up in ctx (A and B from
-    `operands` where given: pipelined_padded's padded copies). For streamk: the
+def config_kernel(cfg: Config, ctx: dict):
+    """The configuration's kernel, loaded, its dynamic shared memory above 48 KB opted in."""
+    kernel = loaded(ctx, "gemm", cfg.expression)
+    if cfg.dynamic_smem > STATIC_SMEM_LIMIT:
+        kernel.allow_dynamic_smem(cfg.dynamic_smem)
+    return kernel
+
+
+def config_launch(cfg: Config, shape, ctx: dict, sms: int) -> Launch:
+    """The one launch of configuration `cfg` (not pipelined_padded: config_launches) on the
+    shape set up in ctx. For streamk: the
     schedule for this GPU (its SMs times the blocks of this kernel an SM holds), the
     workspace of partial tiles and the arrival counters (zero; each launch leaves them zero),
     kept in ctx per configuration."""
+    if cfg.padded:
+        raise ValueError(f"{cfg.name}: a call of several launches (config_launches)")
     m, n, k = shape["m"], shape["n"], shape["k"]
-    a, b, c = (operands or ctx)["a"], (operands or ctx)["b"], ctx["c"]
-    kernel = loaded(ctx, "gemm", cfg.expression)
+    a, b, c = ctx["a"], ctx["b"], ctx["c"]
+    kernel = config_kernel(cfg, ctx)
     t = cfg.tiles
     size_args = (np.int32(m), np.int32(n), np.int32(k))
     smem = cfg.dynamic_smem
-    if smem > STATIC_SMEM_LIMIT:
-        kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
     if cfg.kernel in WHOLE_TILE_KERNELS:
         return Launch(kernel, grid_2d(n, m, t.bn, t.bm), (t.threads,), (a, b, c, *size_args), dynamic_smem=smem)
     slots = sms * max(1, occupancy.api_active_blocks(kernel, t.threads, smem))
