@@ -26,6 +26,10 @@ CHOICES = {
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
     "whole 32x64": Config("streamk", SMALL_TILES[-1]),
 }
+# A study knob for #36's odd shapes, not chosen (docs/gemm_ladder.md, "Odd shapes"):
+# pipelined's unchecked loop on every tile over A and B zero-padded by copies in the call.
+# Its first form lost to the checked loop that best keeps there; this form is not yet timed.
+PADDED = Config("pipelined", PIPELINED_TILES, frags=False, padded=True)
 # The kernel named here is the one `best` launches on large shapes (pipelined); on others
 # the job loads the one `choose` names when first used (every one is in kernel_names()).
 BEST = Variant("best", CHOICES["pipelined"].expression,

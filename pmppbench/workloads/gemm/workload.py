@@ -27,15 +27,15 @@ from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Axis, Job, Launch, Workload
 from pmppbench.workloads.gemm import check, tensor
 from pmppbench.workloads.gemm import precision as prec
-from pmppbench.workloads.gemm.best import BEST, CHOICES, choose
-from pmppbench.workloads.gemm.configs import Config, parse
+from pmppbench.workloads.gemm.best import BEST, CHOICES, PADDED, choose
+from pmppbench.workloads.gemm.configs import Config, padding_for, parse
 from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS, SWEEP
-from pmppbench.workloads.gemm.launch import config_launch, dynamic_tile_depth
+from pmppbench.workloads.gemm.launch import PAD_KERNEL, config_launches, dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic
 from pmppbench.workloads.gemm.tiles import Cover
 from pmppbench.workloads.helpers import (
-    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, loaded, output_job, random_array,
-    upload_sample,
+    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, launches_job, loaded, output_job,
+    random_array, upload_sample,
 )
 
 LADDER = (*RUNGS, BEST, CUBLAS)  # the default table, in its order
@@ -88,9 +88,11 @@ class Gemm(Workload):
         return LADDER  # the sweep runs only when asked for by name
 
     def kernel_names(self):
-        """The table's kernels, every kernel `best` may choose and every tensor-core kernel."""
+        """The table's kernels, every kernel `best` may choose, the study knob PADDED with its
+        copies (pad_rows) and every tensor-core kernel."""
         names = super().kernel_names()
-        names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
+        names += [e for e in dict.fromkeys(c.expression for c in (*CHOICES.values(), PADDED)) if e not in names]
+        names += [PAD_KERNEL]
         return names + [e for e in tensor.kernel_names() if e not in names]
 
     def kernels_of(self, variant):
@@ -195,8 +197,7 @@ class Gemm(Workload):
             cfg = self.config(variant, shape, device)
             if cfg is None:
                 raise UsageError(f"gemm: unknown variant {variant.name!r}")
-            launch = config_launch(cfg, shape, ctx, device.sm_count)
-            return output_job(launch, c, ctx, launch=launch)
+            return launches_job(config_launches(cfg, shape, ctx, device.sm_count), c, ctx)
         kernel = ctx["kernels"][variant.kernel]
         grid, block = self.geometry(variant, shape, device)
         args = (a, ctx["b_colmajor"] if variant.name == "corner_turning" else b, c,
@@ -246,11 +247,12 @@ class Gemm(Workload):
             return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
-        cover = COVERS.get(variant.name)
+        cover, padding = COVERS.get(variant.name), None
         if cover is None:
             cfg = self.config(variant, shape, device)
             cover = None if cfg is None else Cover.of(cfg.tiles)
-        return traffic(m, n, k, cover)
+            padding = padding_for(cfg.tiles, m, n, k) if cfg is not None and cfg.padded else None
+        return traffic(m, n, k, cover, padding=padding)
 
 
 WORKLOAD = Gemm()
