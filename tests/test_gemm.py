@@ -762,13 +762,20 @@ def test_any_configuration_is_a_variant_by_its_name():
 PADDED = best.PADDED
 
 
-def test_best_keeps_the_checked_loop_on_odd_shapes():
-    """pipelined_padded is a study knob: its measured form lost to the checked loop
-    (docs/gemm_ladder.md, "Odd shapes"), so best runs pipelined wherever the 128 x 256 tiles
-    fill the GPU, odd shapes included, and never a call of several launches."""
-    for s in ((4097, 4095, 4096), (4095, 4095, 4095), (3000, 5000, 2000), (4096, 4096, 4096), (1409, 2815, 64)):
-        assert choose(*s, 132) is CHOICES["pipelined"], s
-    assert PADDED not in CHOICES.values()
+def test_best_pads_odd_shapes_whose_copies_are_cheap():
+    """Where the 128 x 256 tiles fill the GPU but pipelined has no unchecked path (K % 16 != 0
+    or N % 4 != 0), best runs pipelined_padded unless its copies would move more than
+    PAD_BYTES_PER_FLOP; aligned shapes, and odd ones with a fast interior path, keep pipelined."""
+    assert choose(4097, 4095, 4096, 132) is PADDED  # N % 4 != 0: B copied
+    assert choose(4095, 4095, 4095, 132) is PADDED  # K % 16 != 0 too: A and B copied
+    assert choose(1409, 2815, 64, 132) is PADDED  # the GPU test's shape: 132 tiles
+    assert choose(3000, 5000, 2000, 132) is CHOICES["pipelined"]  # interior tiles unchecked already
+    assert choose(4096, 4096, 4096, 132) is CHOICES["pipelined"]
+    # 1409 x 2815 x 33: B's copy (33 -> 48 rows) is above the limit, the checked loop stays
+    pad = configs_padding(1409, 2815, 33)
+    assert pad.copied_bytes > best.PAD_BYTES_PER_FLOP * 2 * 1409 * 2815 * 33
+    assert choose(1409, 2815, 33, 132) is CHOICES["pipelined"]
+    assert choose(2304, 2303, 2048, 132) is CHOICES["hybrid"]  # hybrid is decided first, as before
 
 
 def configs_padding(m, n, k):
@@ -854,6 +861,13 @@ def test_the_padded_row_says_what_its_call_contains():
     assert {PADDED.expression, gemm_launch.PAD_KERNEL} <= set(W.kernel_names())  # built, compile-tested everywhere
 
 
+def test_the_caption_says_what_a_padded_call_launches():
+    assert "3 launches a call" in W.call_note(shape(4095, 4095, 4095)) and "A and B" in W.call_note(shape(4095, 4095, 4095))
+    assert "2 launches a call" in W.call_note(shape(4097, 4095, 4096))
+    assert W.call_note(shape(4096, 4096, 4096)) == W.call_note(shape(3000, 5000, 2000)) == ""
+    assert W.call_note({"m": 4095, "n": 4095, "k": 4095, "precision": "bf16"}) == ""
+
+
 @pytest.mark.gpu
 def test_best_and_the_padded_knob_pass_on_odd_dims():
     """best and pipelined_padded on shapes that are 1, 7, 129, 4095 or 4097 in some dimension,
@@ -861,6 +875,10 @@ def test_best_and_the_padded_knob_pass_on_odd_dims():
     A and B)."""
     shapes = [shape(1409, 2815, 64), shape(1535, 5631, 40), shape(129, 4097, 7), shape(7, 129, 4095),
               shape(4097, 1, 129), shape(1, 7, 1)]
+    from pmppbench import device
+
     rows = check_rows("gemm", shapes, variants=["best", PADDED.name, "cublas"])
     assert len(rows) == 3 * len(shapes)
     assert_all_pass(rows)
+    if device.current().sm_count == 132:  # best itself took the padded call on the first two
+        assert choose(1409, 2815, 64, 132) is PADDED and choose(1535, 5631, 40, 132) is PADDED

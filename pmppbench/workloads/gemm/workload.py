@@ -27,7 +27,7 @@ from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Axis, Job, Launch, Workload
 from pmppbench.workloads.gemm import check, tensor
 from pmppbench.workloads.gemm import precision as prec
-from pmppbench.workloads.gemm.best import BEST, CHOICES, PADDED, choose
+from pmppbench.workloads.gemm.best import BEST, CHOICES, PIPELINED_TILES, choose
 from pmppbench.workloads.gemm.configs import Config, padding_for, parse
 from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS, SWEEP
 from pmppbench.workloads.gemm.launch import PAD_KERNEL, config_launches, dynamic_tile_depth
@@ -88,10 +88,10 @@ class Gemm(Workload):
         return LADDER  # the sweep runs only when asked for by name
 
     def kernel_names(self):
-        """The table's kernels, every kernel `best` may choose, the study knob PADDED with its
-        copies (pad_rows) and every tensor-core kernel."""
+        """The table's kernels, every kernel `best` may choose (pipelined_padded's copies,
+        pad_rows, with it) and every tensor-core kernel."""
         names = super().kernel_names()
-        names += [e for e in dict.fromkeys(c.expression for c in (*CHOICES.values(), PADDED)) if e not in names]
+        names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
         names += [PAD_KERNEL]
         return names + [e for e in tensor.kernel_names() if e not in names]
 
@@ -115,6 +115,17 @@ class Gemm(Workload):
         labels = tensor.kernel_labels()  # the tensor kernels: by rung and precision
         return [(e, labels.get(e, names)) for e, names in out]
 
+    def call_note(self, shape):
+        """best's call is two or three launches where it picks pipelined_padded (a shape with
+        K % 16 != 0 or N % 4 != 0 that fills the GPU with 128 x 256 tiles): say so."""
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        pad = padding_for(PIPELINED_TILES, m, n, k)
+        if prec.of(shape) != "fp32" or not pad.b:
+            return ""
+        copies = "A and B" if pad.a else "B"
+        return (f"best, where its kernel is pipelined_padded: {1 + pad.a + pad.b} launches a call (pad_rows copies "
+                f"{copies} into zero-padded buffers, then the GEMM kernel)")
+
     def tolerance_for(self, shape):
         return Tolerance("normwise", rtol=check.rtol_for(shape["k"], prec.of(shape)))
 
@@ -129,7 +140,9 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         if prec.of(shape) != "fp32":
             return prec.ELEMENT_BYTES[prec.of(shape)] * (m * k + k * n) + 4 * m * n  # A, B, C (FP32)
-        return 4 * (m * k + 2 * k * n + m * n)  # A, B, B column-major (corner_turning), C
+        pad = padding_for(PIPELINED_TILES, m, n, k)  # the zero-padded copies best may make (pipelined_padded)
+        copies = (m * pad.kp if pad.a else 0) + (pad.kp * pad.np if pad.b else 0)
+        return 4 * (m * k + 2 * k * n + m * n + copies)  # A, B, B column-major (corner_turning), C, copies
 
     # ---- data ------------------------------------------------------------------------
     def sampled(self, shape) -> bool:
