@@ -14,6 +14,8 @@
 //   cp_async        warptile with a 3-stage cp.async pipeline (sm_80+): copies bypass registers
 //   pipelined       the large tile's loop made fast: fragments double-buffered in registers,
 //                   unchecked interior tiles (one of the kernels `best` chooses from)
+//   pipelined_padded pipelined's unchecked loop on every tile, over A and B zero-padded to
+//                   K % BK == 0 and N % 4 == 0 (pad_rows, or no copy where they already are)
 //   streamk         double_buffer with split-K / stream-K work sharing and a tile swizzle: the
 //                   kernel the `best` rung configures per shape
 //
@@ -559,23 +561,29 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 // steps 1 .. BK - 1, all before the barrier at tile t - 1's last step.
 
 // The global loads of one tile on an interior tile: pa[i] / pb[i] point at this thread's
-// float4s of the current tile; next() moves them one tile along K.
-template <class P>
+// float4s of the current tile; next() moves them one tile along K. CLAMP (pipelined_padded,
+// where the tile may reach past C): a row of A past M - 1 reads row M - 1 and a float4 of B
+// past column N - 4 reads the last one. Both are real memory, and what they feed lands only
+// in rows and columns of the tile that store_c leaves out, so no load needs a check.
+template <class P, bool CLAMP = false>
 struct InteriorLoads {
     const float* pa[P::A_VECS];
     const float* pb[P::B_VECS];
     int b_step;
     __device__ __forceinline__ InteriorLoads(const float* __restrict__ A, const float* __restrict__ B, int N, int K,
-                                             int m0, int n0) {
+                                             int m0, int n0, int M = 0) {
 #pragma unroll
         for (int i = 0; i < P::A_VECS; ++i) {
             const Slot s = a_slot<P>(i);
-            pa[i] = A + (size_t(m0 + s.row) * K + s.col);
+            pa[i] = A + (size_t(CLAMP ? min(m0 + s.row, M - 1) : m0 + s.row) * K + s.col);
         }
 #pragma unroll
         for (int i = 0; i < P::B_VECS; ++i) {
             const Slot s = b_slot<P>(i);
-            pb[i] = B + (size_t(s.row) * N + n0 + s.col);
+            if constexpr (CLAMP)
+                pb[i] = B + (size_t(s.row) * N + min(n0 + s.col, N - 4));
+            else
+                pb[i] = B + (size_t(s.row) * N + n0 + s.col);
         }
         b_step = P::BK * N;
     }
@@ -596,15 +604,16 @@ struct InteriorLoads {
 // The K loop of one tile (m0, n0) over all of K into acc. INTERIOR: without bounds checks.
 // FRAGS: changes 1 and 2 (fragments double-buffered, the barrier before the last step's
 // math); without them the loop is double_buffer's (load the next tile, the math, store it,
-// the barrier), so the interior path can be measured on its own.
-template <class P, bool INTERIOR, bool FRAGS>
+// the barrier), so the interior path can be measured on its own. CLAMP: the interior
+// loads clamped to A's last row and B's last float4 (pipelined_padded).
+template <class P, bool INTERIOR, bool FRAGS, bool CLAMP = false>
 __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, const float* __restrict__ B, int M, int N,
                                                int K, int m0, int n0, float (*As)[P::BK * P::AS_LD],
                                                float (*Bs)[P::BK * P::BN], const Place<P>& at,
                                                float (&acc)[P::WMITER * P::TM][P::WNITER * P::TN]) {
     static_assert(P::BK % 2 == 0, "the fragment buffers alternate within a tile");
     float4 ra[P::A_VECS], rb[P::B_VECS];
-    InteriorLoads<P> g(A, B, N, K, m0, n0);
+    InteriorLoads<P, CLAMP> g(A, B, N, K, m0, n0, M);
     if constexpr (INTERIOR) {
         g.load(ra, rb);
         g.next();
@@ -653,6 +662,14 @@ __device__ __forceinline__ void pipelined_loop(const float* __restrict__ A, cons
 
 // Two stages: static shared memory when they fit in 48 KB, else dynamic (BK = 16 with the
 // 128 x 256 tile: 49.7 KB; gemm/configs.py's Config.dynamic_smem mirrors it).
+template <class P>
+__device__ __forceinline__ float* pipelined_stage_memory() {
+    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;
+    __shared__ __align__(16) float static_stages[STATIC ? 2 * P::SMEM_FLOATS : 4];
+    extern __shared__ __align__(16) float pipelined_stages[];
+    return STATIC ? static_stages : pipelined_stages;
+}
+
 // FAST_INTERIOR = false: every tile through the checked path (without change 3);
 // FRAGS = false: without changes 1 and 2 (double_buffer's loop).
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, bool FAST_INTERIOR, bool FRAGS>
@@ -660,10 +677,7 @@ __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THR
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)
 pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
-    constexpr bool STATIC = 2 * P::SMEM_FLOATS * 4 <= 48 * 1024;
-    __shared__ __align__(16) float static_stages[STATIC ? 2 * P::SMEM_FLOATS : 4];
-    extern __shared__ __align__(16) float pipelined_stages[];
-    float* const stages = STATIC ? static_stages : pipelined_stages;
+    float* const stages = pipelined_stage_memory<P>();
     auto As = reinterpret_cast<float(*)[BK * P::AS_LD]>(stages);
     auto Bs = reinterpret_cast<float(*)[BK * BN]>(stages + 2 * BK * P::AS_LD);
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
@@ -679,6 +693,47 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
         pipelined_loop<P, false, FRAGS>(A, B, M, N, K, m0, n0, As, Bs, at, acc);
         store_c<P>(C, M, N, m0, n0, at, acc);
     }
+}
+
+// pipelined_padded: pipelined's unchecked loop (FRAGS = false) on every tile, edge tiles too,
+// for the shapes where pipelined can take it on none (K % BK != 0 or N % 4 != 0: rows of A or
+// B that do not start on 16 bytes) or only on some. A is M x kp and B is kp x np, row-major
+// (kp: K rounded up to BK, np: N rounded up to 4), zero in the columns K.. of A and the rows
+// K.. of B (what zero adds nothing to): the caller passes copies made by pad_rows where K or
+// N is off, the inputs themselves where not. The loads are clamped (InteriorLoads), C is
+// M x N and stored through the checked store_c (4-byte stores where N % 4 != 0): once per
+// tile, against K / BK checked load steps in pipelined's edge path.
+// kp and np come from the host: computed here from K and N, they made ptxas sink the next
+// tile's global loads to just before their shared stores, exposing their latency (the form
+// that was timed, and lost); passed in, the loop's SASS is pipelined's interior loop
+// (docs/gemm_ladder.md, "Odd shapes").
+template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN>
+__global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
+                                  Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)
+pipelined_padded(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
+                 int kp, int np) {
+    using P = Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>;
+    float* const stages = pipelined_stage_memory<P>();
+    auto As = reinterpret_cast<float(*)[BK * P::AS_LD]>(stages);
+    auto Bs = reinterpret_cast<float(*)[BK * BN]>(stages + 2 * BK * P::AS_LD);
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const Place<P> at;
+    float acc[P::WMITER * TM][P::WNITER * TN];
+    zero_acc<P>(acc);
+    pipelined_loop<P, true, false, true>(A, B, M, np, kp, m0, n0, As, Bs, at, acc);
+    store_c<P>(C, M, N, m0, n0, at, acc);
+}
+
+// pad_rows: dst (rows_out x ld, ld % 4 == 0) = src (rows x cols, row-major) with zeros to the
+// right of each row and below the last: pipelined_padded's operands where K % BK != 0 or
+// N % 4 != 0. Each thread writes one float4 of dst per row it visits (a 16-byte store, the
+// source through load4's guarded loads); the rows are strided over gridDim.y (at most 65535).
+extern "C" __global__ void __launch_bounds__(256)
+pad_rows(const float* __restrict__ src, float* __restrict__ dst, int rows, int cols, int rows_out, int ld) {
+    const int col = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (col >= ld) return;
+    for (int row = blockIdx.y; row < rows_out; row += gridDim.y)
+        *reinterpret_cast<float4*>(&dst[size_t(row) * ld + col]) = load4(src, row, col, rows, cols);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -319,14 +319,15 @@ def compile_unit(
             cubin_path.parent.mkdir(parents=True, exist_ok=True)
             # Each file whole or not at all (a prefetching process may compile the same unit at
             # once), and the meta last: a reader that finds it finds a complete cubin.
-            _write_whole(cubin_path, cubin)
-            _write_whole(meta_path, json.dumps({"lowered": lowered, "log": log}).encode())
+            write_whole(cubin_path, cubin)
+            write_whole(meta_path, json.dumps({"lowered": lowered, "log": log}).encode())
         except OSError:
             pass  # an unwritable cache only costs a recompile next time
     return _unit(path, arch, defines, cubin, lowered, log, False)
 
 
-def _write_whole(path: Path, data: bytes) -> None:
+def write_whole(path: Path, data: bytes) -> None:
+    """`data` into `path` whole or not at all (through a temporary file beside it)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)

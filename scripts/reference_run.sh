@@ -31,7 +31,7 @@ if [ "$phase" = all ] || [ "$phase" = run ]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$dest/nvidia-smi.txt"
   $py -m pmppbench info --measure > "$dest/info.txt" 2>&1
   kernel_cache="${PMPPBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pmppbench}/kernels"
-  rm -rf "$kernel_cache"
+  rm -rf "$kernel_cache" "$(dirname "$kernel_cache")/cub"  # and the CUB objects cuda.compute built
   # Cold as on a machine's first run: CuPy's own kernel cache (the kernels of its array
   # operations, compiled at their first use) starts empty too.
   cupy_cold=$(mktemp -d)

@@ -12,8 +12,9 @@ What it proves: the index arithmetic, the edge guards, the schedules (split-K, s
 hybrid, swizzle) and the fixup give the right C for the grids `schedule_for` computes, with
 the arrival counters back at zero after each launch; for the whole-tile kernels
 (double_buffer, pipelined: a 2-D grid, blocks in random order too) the interior and edge
-paths side by side. What it cannot: timing, the GPU's memory model, anything inside
-`#if __CUDA_ARCH__`.
+paths side by side; pipelined_padded on the copies pad_rows makes (pad_rows emulated too,
+on a grid of at most 5 blocks down so that its row loop strides). What it cannot: timing,
+the GPU's memory model, anything inside `#if __CUDA_ARCH__`.
 
     python3 studies/gemm_best_emulate.py            # the configurations of best and the sweep
     python3 studies/gemm_best_emulate.py --quick    # a few (tests/test_gemm.py runs this way)
@@ -39,8 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 from pmppbench.check import compare  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
-from pmppbench.workloads.gemm.best import CHOICES  # noqa: E402
-from pmppbench.workloads.gemm.configs import Config, Schedule, schedule_for  # noqa: E402
+from pmppbench.workloads.gemm.best import CHOICES, PADDED  # noqa: E402
+from pmppbench.workloads.gemm.configs import Config, Schedule, padding_for, schedule_for  # noqa: E402
+from pmppbench.workloads.gemm.launch import PAD_THREADS, pad_grid  # noqa: E402
 
 PRELUDE = r"""
 #include <math.h>
@@ -53,7 +55,7 @@ PRELUDE = r"""
 using std::min;
 using std::max;
 struct uint3 { unsigned x, y, z; };
-thread_local uint3 threadIdx, blockIdx, blockDim;  // blockDim: for naive_dot, not emulated
+thread_local uint3 threadIdx, blockIdx, blockDim, gridDim;  // blockDim, gridDim: set for pad_rows only
 static std::barrier<>* emu_block_barrier;
 alignas(16) static float emu_dynamic_smem[64 * 1024];  // 256 KB: more than any block may ask for
 inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
@@ -95,18 +97,45 @@ extern "C" int emu_{idx}(const float* A, const float* B, float* C, int M, int N,
 """
 
 
+PAD_LAUNCHER = r"""
+extern "C" void emu_pad(const float* src, float* dst, int rows, int cols, int rows_out, int ld, int gx, int gy) {{
+    blockDim = uint3{{{threads}, 1, 1}};
+    gridDim = uint3{{unsigned(gx), unsigned(gy), 1}};
+    for (int y = 0; y < gy; ++y)  // no barrier in pad_rows: its threads may run one after another
+        for (int x = 0; x < gx; ++x)
+            for (unsigned t = 0; t < {threads}; ++t) {{
+                threadIdx = uint3{{t, 0, 0}};
+                blockIdx = uint3{{unsigned(x), unsigned(y), 0}};
+                pad_rows(src, dst, rows, cols, rows_out, ld);
+            }}
+}}
+"""
+PAD_GRID_Y = 5  # the emulated pad_rows' blocks down: fewer than the rows, so its loop strides
+
+
+def padded_copy(lib, src: np.ndarray, rows_out: int, ld: int) -> np.ndarray:
+    """pad_rows of `src` into a rows_out x ld array that starts as NaN (a pad it leaves
+    unwritten then fails the check)."""
+    dst = np.full((rows_out, ld), np.nan, dtype=np.float32)
+    gx, gy = pad_grid(rows_out, ld)
+    lib.emu_pad(ptr(src, ctypes.c_float), ptr(dst, ctypes.c_float), *src.shape, rows_out, ld, gx, min(gy, PAD_GRID_Y))
+    return dst
+
+
 def emulated_source(configs: list[Config]) -> str:
     src = (ROOT / "kernels_cu" / "gemm.cu").read_text()
     # dynamic shared memory: one host array stands in for the block's
     src = re.sub(r"extern __shared__ (?:__align__\(\d+\) )?float (\w+)\[\];",
                  r"float* const \1 = emu_dynamic_smem;", src)
-    out = [PRELUDE, src]
+    out = [PRELUDE, src, PAD_LAUNCHER.format(threads=PAD_THREADS)]
     for i, cfg in enumerate(configs):
         if cfg.kernel == "streamk":
             call = f"{cfg.expression}(A, B, C, M, N, K, dp, per, group_m, partials, arrivals)"
             index = "uint3{b, 0, 0}"
         else:  # a whole tile per block on a 2-D grid (tiles_n x tiles_m), block b = (b % tiles_n, b / tiles_n)
             call = f"{cfg.expression}(A, B, C, M, N, K)"
+            if cfg.padded:  # pipelined_padded: the padded K and row length of B, as config_launches passes them
+                call = f"{cfg.expression}(A, B, C, M, N, (K + {cfg.tiles.bk - 1}) / {cfg.tiles.bk} * {cfg.tiles.bk}, (N + 3) / 4 * 4)"
             tn = f"((N + {cfg.tiles.bn - 1}) / {cfg.tiles.bn})"
             index = f"uint3{{b % {tn}, b / {tn}, 0}}"
         out.append(LAUNCHER.format(idx=i, threads=cfg.tiles.threads, call=call, block_index=index))
@@ -147,6 +176,10 @@ def run_one(lib, idx: int, cfg: Config, m: int, n: int, k: int, slots: int, laun
     inputs = w.make_inputs(shape, rng)
     ref = w.reference(shape, inputs, None)
     a, b = np.ascontiguousarray(inputs["a"]), np.ascontiguousarray(inputs["b"])
+    if cfg.padded:  # pipelined_padded reads the copies a call makes (or the inputs, already so)
+        pad = padding_for(cfg.tiles, m, n, k)
+        a = padded_copy(lib, a, m, pad.kp) if pad.a else a
+        b = padded_copy(lib, b, pad.kp, pad.np) if pad.b else b
     s = schedule or schedule_for(cfg, m, n, k, slots)
     t = cfg.tiles
     partials = np.full(max(1, 2 * s.shared_blocks * t.bm * t.bn), np.nan, dtype=np.float32)
@@ -176,14 +209,17 @@ def plan(quick: bool) -> list[tuple[Config, tuple[int, int, int], int]]:
     blocks than slots."""
     from gemm_best_sweep import EDGE_CONFIGS  # noqa: PLC0415
 
-    best = list(CHOICES.values())
+    best = [*CHOICES.values(), PADDED]
     configs = list(dict.fromkeys([*best, *EDGE_CONFIGS]))
     if quick:
         configs = best
-    # (300, 520, 64): K % 8 == 0, so pipelined's 128 x 256 interior tiles take the unchecked path
-    shapes = [(129, 127, 20), (257, 260, 36), (70, 33, 17), (1, 1, 1), (300, 520, 100), (300, 520, 64)]
+    # (300, 520, 64): K % 16 == 0, so pipelined's 128 x 256 interior tiles take the unchecked path
+    # (and pipelined_padded runs on A and B themselves); (131, 259, 48): only B is padded, and
+    # the second tile column's loads of B are clamped
+    shapes = [(129, 127, 20), (257, 260, 36), (70, 33, 17), (1, 1, 1), (300, 520, 100), (300, 520, 64),
+              (131, 259, 48)]
     if quick:
-        shapes = [(129, 127, 20), (70, 33, 17), (300, 520, 100), (300, 520, 64)]
+        shapes = [(129, 127, 20), (70, 33, 17), (300, 520, 100), (300, 520, 64), (131, 259, 48)]
     out = []
     for cfg in configs:
         for s in shapes:

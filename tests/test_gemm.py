@@ -755,3 +755,130 @@ def test_any_configuration_is_a_variant_by_its_name():
     assert W.variant(hybrid.name) == hybrid.variant() and W.variant("best") is W.variants[W.variant_names().index("best")]
     with pytest.raises(UsageError, match="unknown variant 'pl_nope'"):
         W.variant("pl_nope")
+
+
+# ---- odd shapes: pipelined_padded (#36) --------------------------------------------------------
+
+PADDED = best.PADDED
+
+
+def test_best_pads_odd_shapes_whose_copies_are_cheap():
+    """Where the 128 x 256 tiles fill the GPU but pipelined has no unchecked path (K % 16 != 0
+    or N % 4 != 0), best runs pipelined_padded unless its copies would move more than
+    PAD_BYTES_PER_FLOP; aligned shapes, and odd ones with a fast interior path, keep pipelined."""
+    assert choose(4097, 4095, 4096, 132) is PADDED  # N % 4 != 0: B copied
+    assert choose(4095, 4095, 4095, 132) is PADDED  # K % 16 != 0 too: A and B copied
+    assert choose(1409, 2815, 64, 132) is PADDED  # the GPU test's shape: 132 tiles
+    assert choose(3000, 5000, 2000, 132) is CHOICES["pipelined"]  # interior tiles unchecked already
+    assert choose(4096, 4096, 4096, 132) is CHOICES["pipelined"]
+    # 1409 x 2815 x 33: B's copy (33 -> 48 rows) is above the limit, the checked loop stays
+    pad = configs_padding(1409, 2815, 33)
+    assert pad.copied_bytes > best.PAD_BYTES_PER_FLOP * 2 * 1409 * 2815 * 33
+    assert choose(1409, 2815, 33, 132) is CHOICES["pipelined"]
+    assert choose(2304, 2303, 2048, 132) is CHOICES["hybrid"]  # hybrid is decided first, as before
+
+
+def configs_padding(m, n, k):
+    from pmppbench.workloads.gemm.configs import padding_for
+
+    return padding_for(PADDED.tiles, m, n, k)
+
+
+def test_padding_of_each_case():
+    p = configs_padding(4097, 4095, 4096)
+    assert (p.kp, p.np, p.a, p.b) == (4096, 4096, False, True)
+    assert p.copied_bytes == 4 * (4096 * 4095 + 4096 * 4096)  # B read once, its copy written once
+    p = configs_padding(4095, 4095, 4095)
+    assert (p.kp, p.np, p.a, p.b) == (4096, 4096, True, True)
+    assert p.copied_bytes == 4 * (4095 * (4095 + 4096) + 4095 * 4095 + 4096 * 4096)
+    p = configs_padding(300, 520, 64)  # already so: no copy
+    assert (p.kp, p.np, p.a, p.b, p.copied_bytes) == (64, 520, False, False, 0)
+    assert configs_padding(1, 1, 1) == replace(p, m=1, n=1, k=1, kp=16, np=4, a=True, b=True)
+    assert PADDED.expression == "pipelined_padded<128, 256, 16, 64, 64, 4, 4, 4>"
+    assert PADDED.name == "pl_128x256x16_w64x64_i4_t4x4_nf_pad" and parse(PADDED.name) == PADDED
+    assert PADDED.dynamic_smem == CHOICES["pipelined"].dynamic_smem
+    for bad in ({"checked": True}, {"frags": True}):
+        with pytest.raises(ValueError):
+            Config("pipelined", PADDED.tiles, padded=True, **{"frags": False, **bad})
+    with pytest.raises(ValueError):
+        Config("streamk", PADDED.tiles, padded=True)
+
+
+def test_padded_call_launches_its_copies_then_the_kernel(monkeypatch):
+    """config_launches on the CPU (NumPy for the device arrays): pad_rows for each operand
+    that needs it, into buffers kept in ctx, then pipelined_padded on them; the job counts
+    every launch and shows the GEMM kernel's resources; no copy where the shape needs none."""
+    from pmppbench import compile as comp
+
+    monkeypatch.setattr(gemm_launch, "cupy", lambda: np)
+    monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: None)
+
+    def fake(name):
+        return comp.Kernel(name=name, function=None, registers=241, static_smem=0, local_bytes=0, max_threads=256,
+                           spill_bytes=0)
+
+    kernels = {PADDED.expression: fake(PADDED.expression), gemm_launch.PAD_KERNEL: fake(gemm_launch.PAD_KERNEL)}
+    for (m, n, k), copies in (((4095, 4095, 4095), 2), ((4097, 4095, 4096), 1), ((300, 520, 64), 0)):
+        ctx = {"a": "A", "b": "B", "c": np.empty((m, n), np.float32), "kernels": dict(kernels), "device": GPUS["H200"]}
+        launches = gemm_launch.config_launches(PADDED, shape(m, n, k), ctx, 132)
+        assert len(launches) == copies + 1
+        *pads, gemm = launches
+        assert gemm.kernel.name == PADDED.expression and gemm.grid == (-(-n // 256), -(-m // 128))
+        assert all(p.kernel.name == gemm_launch.PAD_KERNEL and p.block == (256,) for p in pads)
+        pad = configs_padding(m, n, k)
+        ap, bp = ctx[("padded operands", pad)]
+        a, b, c, mm, nn, kp, np_ = gemm.args  # the padded K and row length of B from the host
+        assert (a is ap) == pad.a and (b is bp) == pad.b and (mm, nn, kp, np_) == (m, n, pad.kp, pad.np)
+        assert kp.dtype == np.int32 and gemm.dynamic_smem == PADDED.dynamic_smem
+        assert copies or (a, b) == ("A", "B")  # already padded: the inputs themselves
+        if copies:
+            src, dst, rows, cols, rows_out, ld = pads[-1].args  # B's copy: K x N into kp x np
+            assert (src, dst, rows, cols, rows_out, ld) == ("B", bp, k, n, pad.kp, pad.np) and bp.size == pad.kp * pad.np
+            assert pads[-1].grid == (-(-pad.np // 4 // 256), pad.kp)
+        if copies == 2:
+            assert pads[0].args[:6] == ("A", ap, m, k, m, pad.kp) and ap.size == m * pad.kp
+        job = W.job(W.variant(PADDED.name), shape(m, n, k), ctx)
+        assert [(x.kernel.name, x.grid) for x in job.launches] == [(x.kernel.name, x.grid) for x in launches]
+        assert job.launch is job.launches[-1] and job.launches[-1].args[0] is a  # the same buffers as before
+    assert gemm_launch.pad_grid(100_000, 8) == (1, 65535)  # rows past 65535 are strided over
+    with pytest.raises(ValueError, match="several launches"):
+        gemm_launch.config_launch(PADDED, shape(300, 520, 64), ctx, 132)
+
+
+def test_padded_traffic_counts_whole_tiles_and_the_copies():
+    s = shape(4095, 4095, 4095)
+    row = W.traffic(s, W.variant(PADDED.name), GPUS["H200"])
+    pad = configs_padding(4095, 4095, 4095)
+    loads = 32 * 16 * (128 + 256) * 4096  # every tile's A and B, the clamped parts too, over kp
+    assert row.extra["model_bytes"] == 4 * loads + 4 * 4095 * 4095 + pad.copied_bytes
+    assert row.bytes == 4 * 3 * 4095 * 4095 and row.flops == 2 * 4095 ** 3  # the compulsory traffic as before
+    assert W.traffic(shape(4096, 4096, 4096), W.variant("best"), GPUS["H200"]) == \
+        model_traffic(4096, 4096, 4096, Cover(128, 256, (256,)))
+
+
+def test_the_padded_row_says_what_its_call_contains():
+    assert "pad_rows copies them in the call: 2-3 launches" in W.variant(PADDED.name).about
+    assert {PADDED.expression, gemm_launch.PAD_KERNEL} <= set(W.kernel_names())  # built, compile-tested everywhere
+
+
+def test_the_caption_says_what_a_padded_call_launches():
+    assert "3 launches a call" in W.call_note(shape(4095, 4095, 4095)) and "A and B" in W.call_note(shape(4095, 4095, 4095))
+    assert "2 launches a call" in W.call_note(shape(4097, 4095, 4096))
+    assert W.call_note(shape(4096, 4096, 4096)) == W.call_note(shape(3000, 5000, 2000)) == ""
+    assert W.call_note({"m": 4095, "n": 4095, "k": 4095, "precision": "bf16"}) == ""
+
+
+@pytest.mark.gpu
+def test_best_and_the_padded_knob_pass_on_odd_dims():
+    """best and pipelined_padded on shapes that are 1, 7, 129, 4095 or 4097 in some dimension,
+    and two whose 128 x 256 tiles fill an H200 (1409 x 2815 x 64: B copied; 1535 x 5631 x 40:
+    A and B)."""
+    shapes = [shape(1409, 2815, 64), shape(1535, 5631, 40), shape(129, 4097, 7), shape(7, 129, 4095),
+              shape(4097, 1, 129), shape(1, 7, 1)]
+    from pmppbench import device
+
+    rows = check_rows("gemm", shapes, variants=["best", PADDED.name, "cublas"])
+    assert len(rows) == 3 * len(shapes)
+    assert_all_pass(rows)
+    if device.current().sm_count == 132:  # best itself took the padded call on the first two
+        assert choose(1409, 2815, 64, 132) is PADDED and choose(1535, 5631, 40, 132) is PADDED

@@ -108,18 +108,25 @@ def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, bins):
 
     from pmppbench.workloads import cub
 
-    compute = FakeCompute()
+    compute, alone = FakeCompute(), FakeCompute()
     monkeypatch.setattr(cub, "compute_module", lambda: compute)
     monkeypatch.setattr(hist, "cupy", fake_cupy)
     shape = {"n": 1000, "bins": bins, "input": "uniform"}
+
+    def job():
+        ctx = {"text": np.zeros(1000, dtype=np.uint8), "histo": np.zeros(bins, dtype=np.uint32), "peers": {}}
+        W.job(W.variant("cub"), shape, ctx)
+
     W.prebuild(shape, list(W.variants))
-    ctx = {"text": np.zeros(1000, dtype=np.uint8), "histo": np.zeros(bins, dtype=np.uint32), "peers": {}}
-    W.job(W.variant("cub"), shape, ctx)
-    assert len(compute.keys) == 2 and compute.keys[0] == compute.keys[1]
+    job()
+    assert len(compute.keys) == 1  # the job found the prebuild's object (cub.built)
     levels = dict(compute.keys[0][1])
     assert levels["h_num_output_levels"] == ("int32", [bins + 1]) and levels["num_samples"] == ("int", "1000")
     W.prebuild({**shape, "n": hist.LARGE_CHECK}, list(W.variants))  # past 2^31 samples cub is a SKIP: no build
-    assert len(compute.keys) == 2
+    assert len(compute.keys) == 1
+    monkeypatch.setattr(cub, "compute_module", lambda: alone)
+    job()
+    assert alone.keys == compute.keys  # what the job alone would have built
 
 
 def test_check_only_takes_the_64_bit_path_for_each_bin_count():

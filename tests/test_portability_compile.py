@@ -14,7 +14,7 @@ import pytest
 from pmppbench import compile as comp
 from pmppbench import tools, workloads
 from pmppbench.workloads import stream
-from pmppbench.workloads.gemm.best import CHOICES
+from pmppbench.workloads.gemm.best import CHOICES, PADDED
 from pmppbench.workloads.gemm.ladder import COVERS, DYNAMIC_TILE
 from pmppbench.workloads.gemm.launch import dynamic_tile_depth
 from portability_profiles import TARGETS
@@ -51,8 +51,8 @@ def _demands(w, shape, device):
             smem = dynamic_tile_depth(shape["k"], DYNAMIC_TILE, device.max_threads_per_sm, device.smem_per_sm,
                                       device.smem_per_block_optin)[1]
         out.setdefault(v.kernel, []).append((math.prod(block), smem))
-    if w.name == "gemm":  # every configuration `best` may choose on any shape
-        for cfg in CHOICES.values():
+    if w.name == "gemm":  # every configuration `best` may choose on any shape, and the padded study knob
+        for cfg in (*CHOICES.values(), PADDED):
             out.setdefault(cfg.expression, []).append((cfg.tiles.threads, cfg.dynamic_smem))
     return out
 

@@ -207,17 +207,82 @@ def fake_cupy():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, dtype):
-    """cuda.compute builds once per process and key; the prebuild (on the worker's build thread)
-    must ask with the job's key, or the job would build a second time on the critical path."""
+    """The prebuild (on the worker's build thread) and the job share one object (cub.built: the
+    job builds nothing on the critical path), and that object is what cuda.compute would build
+    for the job's own arrays."""
     from pmppbench.workloads import cub
 
-    compute = FakeCompute()
-    monkeypatch.setattr(cub, "compute_module", lambda: compute)
+    def job():
+        cub.reduce_sum(cp, np.zeros(1000, dtype=dtype), np.zeros(1, dtype=dtype))
+
+    compute, alone = FakeCompute(), FakeCompute()
     cp = fake_cupy()
+    monkeypatch.setattr(cub, "compute_module", lambda: compute)
     cub.prebuild_reduce(cp, dtype)
-    run, _held = cub.reduce_sum(cp, np.zeros(1000, dtype=dtype), np.zeros(1, dtype=dtype))
-    assert len(compute.keys) == 2 and compute.keys[0] == compute.keys[1]
+    job()
+    monkeypatch.setattr(cub, "compute_module", lambda: alone)  # the job with no prebuild before it
+    job()
+    assert len(compute.keys) == 1 and compute.keys == alone.keys
     assert dict((k, d) for k, _t, d in compute.keys[0][1])["d_in"] == np.dtype(dtype).name
+
+
+class SumObject:
+    """A stand-in for a built sum object: callable as cuda.compute's, and where it came from."""
+
+    def __init__(self, origin: str):
+        self.origin = origin
+
+    def __call__(self, temp_storage=None, **call):
+        return 64
+
+
+class SavingCompute(FakeCompute):
+    """FakeCompute whose objects cuda.compute's serialize/deserialize can keep on disk."""
+
+    BLOB = b"CCCL sum object"
+
+    def __init__(self):
+        super().__init__()
+        self.loaded = 0
+
+    def make_reduce_into(self, **kw):
+        super().make_reduce_into(**kw)
+        return SumObject("built")
+
+    def serialize(self, obj):
+        return self.BLOB
+
+    def deserialize(self, blob):
+        if blob != self.BLOB:
+            raise ValueError("serialization blob: malformed")
+        self.loaded += 1
+        return SumObject("loaded")
+
+
+def test_a_cub_object_is_built_once_per_machine_and_rebuilt_when_its_file_is_damaged(monkeypatch, tmp_path):
+    """cub.built keeps what cuda.compute built on disk: a later process (a new module here)
+    loads it without building; a damaged file is built again and replaced."""
+    from pmppbench.workloads import cub
+
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
+    cp = SimpleNamespace(**vars(fake_cupy()))
+    cp.cuda = SimpleNamespace(get_current_stream=cp.cuda.get_current_stream,
+                              Device=lambda: SimpleNamespace(compute_capability="90"))
+    first, later, after_damage = SavingCompute(), SavingCompute(), SavingCompute()
+    monkeypatch.setattr(cub, "compute_module", lambda: first)
+    cub.prebuild_reduce(cp, np.float32)
+    saved = list((tmp_path / "cub").iterdir())
+    assert len(first.keys) == 1 and len(saved) == 1
+    monkeypatch.setattr(cub, "compute_module", lambda: later)
+    _run, held = cub.reduce_sum(cp, np.zeros(8, dtype=np.float32), np.zeros(1, dtype=np.float32))
+    assert later.keys == [] and later.loaded == 1 and held["reducer"].origin == "loaded"
+    cub.prebuild_reduce(cp, np.int32)  # another key: its own build and file
+    assert len(later.keys) == 1 and len(list((tmp_path / "cub").iterdir())) == 2
+    saved[0].write_bytes(b"\0damaged")
+    monkeypatch.setattr(cub, "compute_module", lambda: after_damage)
+    cub.prebuild_reduce(cp, np.float32)
+    assert len(after_damage.keys) == 1 and after_damage.loaded == 0
+    assert saved[0].read_bytes() == SavingCompute.BLOB  # replaced by the new build
 
 
 def test_only_cub_is_prebuilt_and_for_the_shapes_dtype(monkeypatch):
@@ -238,6 +303,26 @@ def test_check_only_takes_the_64_bit_path_for_each_dtype():
     large = [s for s in W.check_shapes() if s["n"] > 2**31 - 1]
     assert [(s["dtype"], W.index_type(s)) for s in large] == [("f32", "long long"), ("i32", "long long")]
     assert all(W.index_type(s) == "int" for s in W.check_shapes() if s not in large)
+
+
+@pytest.mark.gpu
+def test_cub_loaded_from_the_disk_cache_builds_nothing_and_passes(monkeypatch, tmp_path):
+    """What cuda.compute serialized in one run is loaded by the next (no JIT build) and sums right."""
+    compute = pytest.importorskip("cuda.compute")
+    from pmppbench.workloads import cub
+
+    monkeypatch.setenv("PMPPBENCH_CACHE_DIR", str(tmp_path))
+    shapes = [{"n": 100003, "dtype": d} for d in ("f32", "i32")]
+    monkeypatch.setattr(cub, "_BUILT", {})  # as in a new process
+    assert_all_pass(check_rows("reduce", shapes, ["cub"]))
+    assert len(list((tmp_path / "cub").iterdir())) == 2
+
+    def no_build(**kw):
+        raise AssertionError("built again instead of loaded")
+
+    monkeypatch.setattr(cub, "_BUILT", {})
+    monkeypatch.setattr(compute, "make_reduce_into", no_build)
+    assert_all_pass(check_rows("reduce", shapes, ["cub"], seed=7))
 
 
 @pytest.mark.gpu

@@ -252,12 +252,14 @@ def fake_cupy():
 def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, dtype, exclusive):
     from pmppbench.workloads import cub
 
-    compute = FakeCompute()
-    monkeypatch.setattr(cub, "compute_module", lambda: compute)
+    compute, alone = FakeCompute(), FakeCompute()
     cp = fake_cupy()
+    monkeypatch.setattr(cub, "compute_module", lambda: compute)
     cub.prebuild_scan(cp, dtype, exclusive)
     cub.prefix_sum(cp, np.zeros(1000, dtype=dtype), np.zeros(1000, dtype=dtype), exclusive)
-    assert len(compute.keys) == 2 and compute.keys[0] == compute.keys[1]
+    monkeypatch.setattr(cub, "compute_module", lambda: alone)  # the job with no prebuild before it
+    cub.prefix_sum(cp, np.zeros(1000, dtype=dtype), np.zeros(1000, dtype=dtype), exclusive)
+    assert len(compute.keys) == 1 and compute.keys == alone.keys  # one object, the job's own
     assert compute.keys[0][0] == ("make_exclusive_scan" if exclusive else "make_inclusive_scan")
 
 

@@ -337,6 +337,25 @@ class Prebuilt(Copy2D):
             raise RuntimeError("a library's build failed")
 
 
+class SlowPrebuilt(Prebuilt):
+    """Prebuilt whose builds each say they started, then wait for `release`."""
+
+    def __init__(self):
+        super().__init__()
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def prebuild(self, shape, variants):
+        self.started.set()
+        self.release.wait(5)
+        super().prebuild(shape, variants)
+
+
+def builds_done(ahead: Ahead) -> None:
+    """Wait for every build the plan started (each future ends, its error caught in _prebuild)."""
+    for future in ahead.built.values():
+        future.result(timeout=10)
+
+
 def test_every_step_of_the_plan_is_prebuilt_once_on_the_build_thread():
     """Builds are not held to the memory budget (they hold no inputs): every step of the plan
     starts building at once, each once however often the plan is sent."""
@@ -345,7 +364,7 @@ def test_every_step_of_the_plan_is_prebuilt_once_on_the_build_thread():
     plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
     ahead.expect(PlanAhead(plan))
     ahead.expect(PlanAhead(plan[1:]))  # a restarted worker's plan: the rest of it
-    ahead.drain()
+    builds_done(ahead)
     assert sorted(m for m, _, _ in w.built) == [4, 5, 6]
     assert {thread for _, thread, _ in w.built} == {"pmppbench-build_0"}
     assert {names for _, _, names in w.built} == {tuple(w.variant_names())}
@@ -357,26 +376,61 @@ def test_a_failed_prebuild_is_left_for_the_job():
     ahead = Ahead()
     step = Step(w, {"m": 4, "n": 4}, w.protocol, 0)
     ahead.expect(PlanAhead((step,)))
-    ahead.drain()  # the build's error is not raised here
+    builds_done(ahead)  # the build's error is not raised here
+    ahead.drain()  # nor here
     assert len(w.built) == 1 and ahead.take(step) is not None  # and the step's host work is there
+
+
+def test_a_step_that_shares_the_host_link_waits_for_the_build_running_not_the_queue():
+    """drain (before a stream step): the build in flight ends and the queued ones wait until
+    `after` a step that does not share the link, instead of every build of the plan first."""
+    w = SlowPrebuilt()
+    ahead = Ahead()
+    plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
+    ahead.expect(PlanAhead(plan))
+    w.started.wait(5)
+    threading.Timer(0.2, w.release.set).start()
+    ahead.drain()  # returns once the build of m = 4 has ended
+    assert [m for m, _, _ in w.built] == [4]
+    time.sleep(0.3)
+    assert [m for m, _, _ in w.built] == [4]  # nothing started while the shared step runs
+    ahead.after(plan[0])
+    builds_done(ahead)
+    assert [m for m, _, _ in w.built] == [4, 5, 6]
+
+
+def test_a_step_that_shares_the_host_link_drops_the_host_work_not_begun():
+    """drain finishes the host work running and drops what has not begun: the next steps make
+    theirs, or `after` plans it again."""
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(Copy2D):
+        def make_inputs(self, shape, rng):
+            if shape["m"] == 4:
+                started.set()
+                release.wait(5)
+            return super().make_inputs(shape, rng)
+
+    w = Slow()
+    ahead = Ahead()
+    plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
+    ahead.expect(PlanAhead(plan))
+    started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    ahead.drain()
+    assert [key[2] for key in ahead.jobs] == [4] and ahead.jobs[plan[0].key][0].done()
+    assert ahead.take(plan[1]) is None  # dropped: made in its step
+    ahead.after(plan[0])
+    assert ahead.take(plan[2]) is not None  # planned again
 
 
 def test_stop_drops_the_builds_not_yet_started():
     """At Stop the worker exits without building for steps that will not come."""
-    started = threading.Event()
-    release = threading.Event()
-
-    class Slow(Prebuilt):
-        def prebuild(self, shape, variants):
-            started.set()
-            release.wait(5)
-            super().prebuild(shape, variants)
-
-    w = Slow()
+    w = SlowPrebuilt()
     ahead = Ahead()
     ahead.expect(PlanAhead(tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))))
-    started.wait(5)
+    w.started.wait(5)
     ahead.close()
-    release.set()
+    w.release.set()
     ahead.builds.shutdown(wait=True)
     assert [m for m, _, _ in w.built] == [4]  # the one that had started; 5 and 6 were dropped

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 
@@ -244,6 +245,20 @@ def output_job(run: Callable[[], None], out, ctx: dict, *, launch: Launch | None
 def launch_job(launch: Launch, out, ctx: dict, **kw) -> Job:
     """output_job of one kernel launch (its resources in the row)."""
     return output_job(launch, out, ctx, launch=launch, **kw)
+
+
+def launches_job(launches: tuple[Launch, ...], out, ctx: dict) -> Job:
+    """launch_job of a call of several launches in order (copies before the variant's own
+    kernel): the output sampled as output_job's, the row showing the last launch's
+    resources, every launch counted in the job's `launches`."""
+    if len(launches) == 1:
+        return launch_job(launches[0], out, ctx)
+
+    def run() -> None:
+        for launch in launches:
+            launch()
+
+    return replace(output_job(run, out, ctx, launch=launches[-1]), launches=tuple(launches))
 
 
 def staged_job(launches: tuple[Launch, ...], out, reset: Callable[[], None] | None = None) -> Job:

@@ -5,7 +5,7 @@ its row both call `choose`, so they agree on every GPU."""
 from __future__ import annotations
 
 from pmppbench.workloads.base import Variant
-from pmppbench.workloads.gemm.configs import Config, schedule_for
+from pmppbench.workloads.gemm.configs import Config, padding_for, schedule_for
 from pmppbench.workloads.gemm.ladder import TUNED
 from pmppbench.workloads.gemm.tiles import Tiles, tile_count
 
@@ -22,15 +22,20 @@ SMALL_TILES = (
 PIPELINED_TILES = Tiles(128, 256, 16, 64, 64, 4, 4, 4)
 CHOICES = {
     "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
+    # #36's odd shapes (docs/gemm_ladder.md, "Odd shapes"): pipelined's unchecked loop on every
+    # tile over A and B zero-padded by copies in the call, 98.3-98.8% of cuBLAS at 4097 x 4095 x
+    # 4096 and 4095^3 on the H200 where the checked loop reads 91.2-92.0%.
+    "pipelined padded": Config("pipelined", PIPELINED_TILES, frags=False, padded=True),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
     "whole 32x64": Config("streamk", SMALL_TILES[-1]),
 }
+PADDED = CHOICES["pipelined padded"]
 # The kernel named here is the one `best` launches on large shapes (pipelined); on others
 # the job loads the one `choose` names when first used (every one is in kernel_names()).
 BEST = Variant("best", CHOICES["pipelined"].expression,
-               "a configuration per shape (choose): pipelined 128x256x16 tiles, or streamk's tiles, "
-               "split-K / stream-K, swizzle")
+               "a configuration per shape (choose): pipelined 128x256x16 tiles (on zero-padded copies where "
+               "K % 16 or N % 4 != 0), or streamk's tiles, split-K / stream-K, swizzle")
 
 # The rule's constants, each read from the H200 sweeps (docs/gemm_ladder.md, "What the H200
 # sweeps measured" and "Sweep 3"):
@@ -40,6 +45,10 @@ FIXUP_STEPS = 15  # the partial tiles' write, count and sum, in K steps of the t
 STREAMK_TILE_TIME = 1.11  # streamk's whole 128 x 256 tile (BK = 8, checked loads) over pipelined's
 HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
 MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
+# pipelined_padded's copies may move at most this many bytes per FLOP of the product: about
+# 5% of its time on an H200 (~3.8 TB/s of copy against ~50 TFLOP/s in the loop), against the
+# checked loop's ~8% deficit (docs/gemm_ladder.md, "Odd shapes"). 4 / M bytes per FLOP for B's copy.
+PAD_BYTES_PER_FLOP = 1 / 256
 
 
 def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
@@ -59,7 +68,9 @@ def choose(m: int, n: int, k: int, sms: int) -> Config:
        tiles) take ceil(tiles / sms) waves; `hybrid` (streamk: whole tiles for all full
        waves but one, the rest dealt out stream-K, swizzled in groups of 8 tile rows)
        takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN faster (a last wave far from
-       full), else whole pipelined tiles.
+       full), else whole pipelined tiles. Where those have no unchecked path (K % 16 != 0 or
+       N % 4 != 0: rows of A or B that do not start on 16 bytes) and the copies that fix
+       that move at most PAD_BYTES_PER_FLOP: pipelined_padded on zero-padded copies.
     2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
        MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
        count -- and, when even the smallest tile gives fewer, that tile whole, one block
@@ -68,7 +79,12 @@ def choose(m: int, n: int, k: int, sms: int) -> Config:
     tiles = tile_count(PIPELINED_TILES, m, n)
     if tiles >= FULL_GRID * sms:
         waves = -(-tiles // sms)
-        return CHOICES["hybrid" if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves else "pipelined"]
+        if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves:
+            return CHOICES["hybrid"]
+        pad = padding_for(PIPELINED_TILES, m, n, k)
+        if pad.b and pad.copied_bytes <= PAD_BYTES_PER_FLOP * 2 * m * n * k:
+            return PADDED
+        return CHOICES["pipelined"]
     for t in SMALL_TILES:
         if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
             return CHOICES[f"streamk {t.bm}x{t.bn}"]

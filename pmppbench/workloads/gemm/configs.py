@@ -1,6 +1,6 @@
 """GEMM configurations: a kernel, its tiles and a schedule, i.e. how the tiles and K steps
-of C are dealt out to blocks (kernels_cu/gemm.cu: pipelined, streamk). `best` chooses one
-per shape (best.py); the studies run any of them by name."""
+of C are dealt out to blocks (kernels_cu/gemm.cu: pipelined, pipelined_padded, streamk).
+`best` chooses one per shape (best.py); the studies run any of them by name."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ class Config:
     checked (pipelined only): every tile through the bounds-checked path, no interior fast
     path (to measure what that path gains). frags (pipelined only): fragments double-buffered
     in registers and the barrier before the last K step's math; without, double_buffer's loop.
+    padded (pipelined without frags): the kernel pipelined_padded, every tile through the
+    unchecked loop on A and B zero-padded to K % BK == 0 and N % 4 == 0; a call copies them
+    first (pad_rows) where the shape is not so already (`Padding`).
     """
 
     kernel: str
@@ -41,20 +44,25 @@ class Config:
     async_b: bool = False
     checked: bool = False
     frags: bool = True
+    padded: bool = False
 
     def __post_init__(self):
         if self.kernel not in WHOLE_TILE_KERNELS + ("streamk",) or self.schedule not in SCHEDULES:
             raise ValueError(f"bad config {self}")
         if self.kernel in WHOLE_TILE_KERNELS and (self.schedule, self.group_m, self.async_b) != ("dp", 1, False):
             raise ValueError(f"{self.kernel} has one schedule: a whole tile per block in blockIdx order")
-        if (self.checked or not self.frags) and self.kernel != "pipelined":
+        if (self.checked or not self.frags or self.padded) and self.kernel != "pipelined":
             raise ValueError("only pipelined has an unchecked interior path and fragment buffers to turn off")
+        if self.padded and (self.checked or self.frags):
+            raise ValueError("pipelined_padded is the unchecked loop without fragment double-buffering")
         if self.schedule != "split":
             object.__setattr__(self, "split", 1)  # only split-K has runs to count: one name, one config
 
     @property
     def expression(self) -> str:
         """The NVRTC name expression of the kernel it launches."""
+        if self.padded:
+            return self.tiles.kernel("pipelined_padded")
         if self.kernel == "pipelined":
             return (self.tiles.kernel("pipelined")[:-1]
                     + f", {'false' if self.checked else 'true'}, {'true' if self.frags else 'false'}>")
@@ -65,10 +73,11 @@ class Config:
     @property
     def name(self) -> str:
         """e.g. sk_128x256x8_w64x64_i4_t4x4_hybrid_g8; `ab` marks B by cp.async; for
-        pipelined `chk` no interior path, `nf` no fragment double-buffering (parse() reads it back)."""
+        pipelined `chk` no interior path, `nf` no fragment double-buffering, `pad`
+        pipelined_padded (parse() reads it back)."""
         sched = f"split{self.split}" if self.schedule == "split" else self.schedule
         return (f"{PREFIX[self.kernel]}_{self.tiles.tag()}{'_ab' if self.async_b else ''}"
-                f"{'_chk' if self.checked else ''}{'_nf' if not self.frags else ''}"
+                f"{'_chk' if self.checked else ''}{'_nf' if not self.frags else ''}{'_pad' if self.padded else ''}"
                 + ("" if self.kernel in WHOLE_TILE_KERNELS else f"_{sched}_g{self.group_m}"))
 
     @property
@@ -86,14 +95,16 @@ class Config:
                 + (f", swizzle {self.group_m}" if self.group_m > 1 else "")
                 + (", B by cp.async" if self.async_b else "")
                 + (", no unchecked interior path" if self.checked else "")
-                + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else ""))
+                + (", single fragment buffer" if self.kernel == "pipelined" and not self.frags else "")
+                + (", every tile unchecked on A and B zero-padded (K to BK, N to 4; where they are not so, "
+                   "pad_rows copies them in the call: 2-3 launches)" if self.padded else ""))
 
     def variant(self) -> Variant:
         """A variant that runs this configuration by name (not in the table)."""
         return Variant(self.name, self.expression, self.describe())
 
 
-_NAME = re.compile(r"(db|pl|sk)_(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_i(\d+)_t(\d+)x(\d+)(_ab)?(_chk)?(_nf)?"
+_NAME = re.compile(r"(db|pl|sk)_(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_i(\d+)_t(\d+)x(\d+)(_ab)?(_chk)?(_nf)?(_pad)?"
                    r"(?:_(dp|streamk|hybrid|split(\d+))_g(\d+))?")
 
 
@@ -104,16 +115,43 @@ def parse(name: str) -> Config | None:
     if not m:
         return None
     prefix, *sizes = m.groups()[:9]
-    ab, chk, nf, sched, split, group = m.groups()[9:]
+    ab, chk, nf, pad, sched, split, group = m.groups()[9:]
     kernel = {v: k for k, v in PREFIX.items()}[prefix]
     if (kernel == "streamk") != (sched is not None):
         return None
     try:
         cfg = Config(kernel, Tiles(*map(int, sizes)), "split" if split else (sched or "dp"), int(split or 1),
-                     int(group or 1), bool(ab), bool(chk), not nf)
+                     int(group or 1), bool(ab), bool(chk), not nf, bool(pad))
     except ValueError:
         return None
     return cfg if cfg.name == name else None
+
+
+@dataclass(frozen=True)
+class Padding:
+    """pipelined_padded's operands on an M x N x K product: A as M x kp, B as kp x np (kp: K
+    rounded up to BK, np: N rounded up to 4), zero beyond K and N. `a` / `b`: that operand
+    is a copy made by pad_rows in each call (its rows do not start on 16 bytes, or K has a
+    partial step); otherwise the input itself already is that matrix."""
+
+    m: int
+    n: int
+    k: int
+    kp: int
+    np: int
+    a: bool
+    b: bool
+
+    @property
+    def copied_bytes(self) -> int:
+        """What the copies move per call: each copied operand read once, its padded form
+        written once (FP32)."""
+        return 4 * ((self.m * (self.k + self.kp) if self.a else 0) + (self.k * self.n + self.kp * self.np if self.b else 0))
+
+
+def padding_for(tiles: Tiles, m: int, n: int, k: int) -> Padding:
+    kp, np_ = -(-k // tiles.bk) * tiles.bk, -(-n // 4) * 4
+    return Padding(m, n, k, kp, np_, a=kp != k, b=kp != k or np_ != n)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,11 @@ modelled global loads and stores (docs/gemm_ladder.md, "Two models to predict wi
 from __future__ import annotations
 
 from pmppbench.workloads.base import Traffic
-from pmppbench.workloads.gemm.tiles import Cover
+from pmppbench.workloads.gemm.configs import Padding
+from pmppbench.workloads.gemm.tiles import Cover, tile_count
 
 
-def traffic(m: int, n: int, k: int, cover: Cover | None, elem: int = 4) -> Traffic:
+def traffic(m: int, n: int, k: int, cover: Cover | None, elem: int = 4, padding: Padding | None = None) -> Traffic:
     """bytes: the compulsory traffic 4(MK + KN + MN), each matrix once (the GB/s column and
     the roofline's intensity; `elem`: bytes of an input element, 2 for BF16 and FP16, C is
     always FP32). extra: the modelled loads and stores of a kernel covering C
@@ -21,16 +22,20 @@ def traffic(m: int, n: int, k: int, cover: Cover | None, elem: int = 4) -> Traff
     32 x 128 tile gives the course notes' 4MNK/T (1 + 1/COARSE_FACTOR) bytes, 2T/(4 (1 + 1/4)) = 12.8
     FLOP/B. corner_turning and dynamic_smem are T = 32 tilings. A configuration (best's
     choice) is the same formula with its tiles; the partial tiles of split-K / stream-K
-    (written once, read once, in L2) are not counted.
+    (written once, read once, in L2) are not counted. pipelined_padded (`padding`) loads
+    every element of every tile, the clamped ones past C's edge too, over the padded K:
+    4 tiles (BM + BN) kp, plus the bytes its copies move per call (Padding.copied_bytes).
     """
     flops = 2 * m * n * k
     compulsory = elem * (m * k + k * n) + 4 * m * n
     if cover is None:
         return Traffic(bytes=compulsory, flops=flops)
-    if cover.reuse:
+    if padding is not None:
+        loads = tile_count(cover, m, n) * (cover.bm + cover.bn) * padding.kp
+    elif cover.reuse:
         loads = m * k * -(-n // cover.bn) + k * n * -(-m // cover.bm)
     else:
         loads = 2 * m * n * k
-    model = elem * loads + 4 * m * n
+    model = elem * loads + 4 * m * n + (padding.copied_bytes if padding is not None else 0)
     return Traffic(bytes=compulsory, flops=flops,
                    extra={"model_bytes": float(model), "model_AI_flop_per_B": flops / model})

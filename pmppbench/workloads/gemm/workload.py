@@ -27,15 +27,15 @@ from pmppbench.protocol import Protocol
 from pmppbench.workloads.base import Axis, Job, Launch, Workload
 from pmppbench.workloads.gemm import check, tensor
 from pmppbench.workloads.gemm import precision as prec
-from pmppbench.workloads.gemm.best import BEST, CHOICES, choose
-from pmppbench.workloads.gemm.configs import Config, parse
+from pmppbench.workloads.gemm.best import BEST, CHOICES, PIPELINED_TILES, choose
+from pmppbench.workloads.gemm.configs import Config, padding_for, parse
 from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS, SWEEP
-from pmppbench.workloads.gemm.launch import config_launch, dynamic_tile_depth
+from pmppbench.workloads.gemm.launch import PAD_KERNEL, config_launches, dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic
 from pmppbench.workloads.gemm.tiles import Cover
 from pmppbench.workloads.helpers import (
-    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, loaded, output_job, random_array,
-    upload_sample,
+    SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, launches_job, loaded, output_job,
+    random_array, upload_sample,
 )
 
 LADDER = (*RUNGS, BEST, CUBLAS)  # the default table, in its order
@@ -88,9 +88,11 @@ class Gemm(Workload):
         return LADDER  # the sweep runs only when asked for by name
 
     def kernel_names(self):
-        """The table's kernels, every kernel `best` may choose and every tensor-core kernel."""
+        """The table's kernels, every kernel `best` may choose (pipelined_padded's copies,
+        pad_rows, with it) and every tensor-core kernel."""
         names = super().kernel_names()
         names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
+        names += [PAD_KERNEL]
         return names + [e for e in tensor.kernel_names() if e not in names]
 
     def kernels_of(self, variant):
@@ -113,6 +115,17 @@ class Gemm(Workload):
         labels = tensor.kernel_labels()  # the tensor kernels: by rung and precision
         return [(e, labels.get(e, names)) for e, names in out]
 
+    def call_note(self, shape):
+        """best's call is two or three launches where it picks pipelined_padded (a shape with
+        K % 16 != 0 or N % 4 != 0 that fills the GPU with 128 x 256 tiles): say so."""
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        pad = padding_for(PIPELINED_TILES, m, n, k)
+        if prec.of(shape) != "fp32" or not pad.b:
+            return ""
+        copies = "A and B" if pad.a else "B"
+        return (f"best, where its kernel is pipelined_padded: {1 + pad.a + pad.b} launches a call (pad_rows copies "
+                f"{copies} into zero-padded buffers, then the GEMM kernel)")
+
     def tolerance_for(self, shape):
         return Tolerance("normwise", rtol=check.rtol_for(shape["k"], prec.of(shape)))
 
@@ -127,7 +140,9 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         if prec.of(shape) != "fp32":
             return prec.ELEMENT_BYTES[prec.of(shape)] * (m * k + k * n) + 4 * m * n  # A, B, C (FP32)
-        return 4 * (m * k + 2 * k * n + m * n)  # A, B, B column-major (corner_turning), C
+        pad = padding_for(PIPELINED_TILES, m, n, k)  # the zero-padded copies best may make (pipelined_padded)
+        copies = (m * pad.kp if pad.a else 0) + (pad.kp * pad.np if pad.b else 0)
+        return 4 * (m * k + 2 * k * n + m * n + copies)  # A, B, B column-major (corner_turning), C, copies
 
     # ---- data ------------------------------------------------------------------------
     def sampled(self, shape) -> bool:
@@ -195,8 +210,7 @@ class Gemm(Workload):
             cfg = self.config(variant, shape, device)
             if cfg is None:
                 raise UsageError(f"gemm: unknown variant {variant.name!r}")
-            launch = config_launch(cfg, shape, ctx, device.sm_count)
-            return output_job(launch, c, ctx, launch=launch)
+            return launches_job(config_launches(cfg, shape, ctx, device.sm_count), c, ctx)
         kernel = ctx["kernels"][variant.kernel]
         grid, block = self.geometry(variant, shape, device)
         args = (a, ctx["b_colmajor"] if variant.name == "corner_turning" else b, c,
@@ -246,11 +260,12 @@ class Gemm(Workload):
             return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
-        cover = COVERS.get(variant.name)
+        cover, padding = COVERS.get(variant.name), None
         if cover is None:
             cfg = self.config(variant, shape, device)
             cover = None if cfg is None else Cover.of(cfg.tiles)
-        return traffic(m, n, k, cover)
+            padding = padding_for(cfg.tiles, m, n, k) if cfg is not None and cfg.padded else None
+        return traffic(m, n, k, cover, padding=padding)
 
 
 WORKLOAD = Gemm()
