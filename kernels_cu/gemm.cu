@@ -703,10 +703,9 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
 // N is off, the inputs themselves where not. The loads are clamped (InteriorLoads), C is
 // M x N and stored through the checked store_c (4-byte stores where N % 4 != 0): once per
 // tile, against K / BK checked load steps in pipelined's edge path.
-// kp and np come from the host: computed here from K and N, they made ptxas sink the next
-// tile's global loads to just before their shared stores, exposing their latency (the form
-// that was timed, and lost); passed in, the loop's SASS is pipelined's interior loop
-// (docs/gemm_ladder.md, "Odd shapes").
+// kp and np come from the host: computed here from K and N, they make ptxas sink the next
+// tile's global loads to just before their shared stores, exposing their latency; passed in,
+// the loop's SASS is pipelined's interior loop (docs/gemm_ladder.md, "Odd shapes").
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)

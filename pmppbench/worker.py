@@ -172,9 +172,8 @@ class Ahead:
     the host link (the stream workload's host-timed PCIe copies) does notice the host's
     memory and CPU being busy, so before one runs, the work in flight is finished first and
     nothing new starts until it is done. What is queued but not begun waits (the builds) or is
-    dropped, to be planned again after the step (the host work): waiting for every build of
-    the plan held `all`'s stream steps 13 s on the H200, and for every step's host work planned
-    ahead 4.8 s more (results/h200/build-4ef7183, build-180337a)."""
+    dropped, to be planned again after the step (the host work), so such a step waits for one
+    build and one step's host work at most (docs/architecture.md, "inputs and references")."""
 
     def __init__(self, budget_bytes: int = AHEAD_BYTES):
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="pmppbench-ahead")

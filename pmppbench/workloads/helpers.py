@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 
 import numpy as np
 
@@ -224,10 +223,11 @@ def poison(out) -> None:
 
 
 def output_job(run: Callable[[], None], out, ctx: dict, *, launch: Launch | None = None,
-               transposed: bool = False) -> Job:
+               transposed: bool = False, launches: tuple[Launch, ...] | None = None) -> Job:
     """The usual job: `run` writes the device array `out`, poisoned before a checked run;
     the check reads all of `out`, or the sample ctx["sample"] of it (`transposed`: the
-    output's axes are the sample's in the other order, as a transpose's are)."""
+    output's axes are the sample's in the other order, as a transpose's are). `launches`:
+    what `run` launches, where it is not `launch` alone."""
     picks = ctx.get(SAMPLE)
     if picks is None:
         def output():
@@ -238,8 +238,9 @@ def output_job(run: Callable[[], None], out, ctx: dict, *, launch: Launch | None
         def output():
             return take(out, picks)
 
-    return Job(run=run, output=output, poison=lambda: poison(out), launch=launch,
-               launches=(launch,) if launch is not None and run is launch else ())  # else: unknown
+    if launches is None:
+        launches = (launch,) if launch is not None and run is launch else ()  # else: unknown
+    return Job(run=run, output=output, poison=lambda: poison(out), launch=launch, launches=tuple(launches))
 
 
 def launch_job(launch: Launch, out, ctx: dict, **kw) -> Job:
@@ -258,7 +259,7 @@ def launches_job(launches: tuple[Launch, ...], out, ctx: dict) -> Job:
         for launch in launches:
             launch()
 
-    return replace(output_job(run, out, ctx, launch=launches[-1]), launches=tuple(launches))
+    return output_job(run, out, ctx, launch=launches[-1], launches=launches)
 
 
 def staged_job(launches: tuple[Launch, ...], out, reset: Callable[[], None] | None = None) -> Job:

@@ -126,10 +126,9 @@ def pick(shape, compute_capability: str | None) -> str:
     the copy engine). Where M is not a multiple of 4 (B's rows start at any 4-byte offset and no
     TMA form runs; coarsened's element path writes 128-byte runs of B whose end sectors the
     neighbouring block writes too), coarsened_sector_vec: every row piece of B moved onto sectors,
-    A read as aligned float4s (Session 11: 78 -> 90% of memcpy at 4097^2; the element-load form
-    ties it at 4K and loses 1-2 points at 8K-10K). Where only N is not a multiple of 4 (B's rows on
-    a float4), coarsened, whose element path measured 1-3 points above the sector forms there.
-    Everywhere else, and where the GPU is not known, coarsened."""
+    A read as aligned float4s (the fastest sector form there). Where only N is not a multiple of 4
+    (B's rows on a float4), coarsened, which measured above the sector forms there (docs/memory_roof.md,
+    "Session 11"). Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
     if hopper and m % 4:

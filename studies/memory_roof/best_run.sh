@@ -5,16 +5,13 @@
 # Usage: bash studies/memory_roof/best_run.sh OUTDIR
 set -u
 out=${1:?usage: best_run.sh OUTDIR}
-mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 deadline=${DEADLINE:-60}
-source "$(dirname "$0")/steps.sh"  # step SECONDS LOG command...
-echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
-  > "$out/nvidia-smi.txt" 2>&1
+source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
+begin
 step 12 best.txt $py -m pmppbench all --config studies/memory_roof/pitch_best.toml --out "$out/best1.json"
 step 25 short-kernel-gap.txt bash studies/short_kernel_gap_run.sh "$out/short-kernel-gap" 2 1,2
 step 12 best.txt $py -m pmppbench all --config studies/memory_roof/pitch_best.toml --out "$out/best2.json"
 step 30 gpu-tests.txt $py -m pytest -q -m gpu -p no:cacheprovider tests/test_transpose.py -k "tma_form_is_bit_exact"
-cat "$out/steps.txt"
+finish

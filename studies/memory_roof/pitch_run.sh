@@ -7,19 +7,15 @@
 # Usage: bash studies/memory_roof/pitch_run.sh OUTDIR [STUDY_ROUNDS]
 set -u
 out=${1:?usage: pitch_run.sh OUTDIR [STUDY_ROUNDS]}
-mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 deadline=${DEADLINE:-175}
-source "$(dirname "$0")/steps.sh"  # step SECONDS LOG command...
-echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
-  > "$out/nvidia-smi.txt" 2>&1
+source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
+begin
 step 40 gpu-tests.txt $py -m pytest -q -m gpu -p no:cacheprovider tests/test_transpose.py -k "tma or 64_bit"
 step 45 transpose.txt $py -m pmppbench all --config studies/memory_roof/pitch10.toml --out "$out/transpose1.json"
 step 85 short-kernel-gap.txt bash studies/short_kernel_gap_run.sh "$out/short-kernel-gap" "${2:-3}"
 step 45 transpose-repeat.txt $py -m pmppbench all --config studies/memory_roof/pitch10.toml --out "$out/transpose2.json"
 step 60 counters.txt $py -m pmppbench all --config studies/memory_roof/pitch_counters.toml --counters \
   --out "$out/counters.json"
-nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >> "$out/nvidia-smi.txt" 2>&1
-cat "$out/steps.txt"
+finish

@@ -8,14 +8,11 @@
 # Usage: bash studies/memory_roof/sector_final_run.sh OUTDIR
 set -u
 out=${1:?usage: sector_final_run.sh OUTDIR}
-mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 deadline=${DEADLINE:-150}
-source "$(dirname "$0")/steps.sh"  # step SECONDS LOG command...
-echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
-  > "$out/nvidia-smi.txt" 2>&1
+source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
+begin
 step 15 check.txt $py -m pmppbench all --config studies/memory_roof/sector_check.toml --check-only
 step 20 time.txt $py -m pmppbench all --config studies/memory_roof/sector_final.toml --out "$out/time1.json"
 step 20 time.txt $py -m pmppbench all --config studies/memory_roof/sector_final.toml --out "$out/time2.json"
@@ -27,5 +24,4 @@ done
 step 70 gpu-tests.txt $py -m pytest -q -m gpu -n 4 -p no:cacheprovider tests/test_transpose.py
 step 20 counters.txt $py -m pmppbench all --config studies/memory_roof/sector_final_counters.toml --counters \
   --out "$out/counters.json"
-nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >> "$out/nvidia-smi.txt" 2>&1
-cat "$out/steps.txt"
+finish

@@ -7,15 +7,12 @@
 # Usage: bash studies/memory_roof/sector_run.sh OUTDIR
 set -u
 out=${1:?usage: sector_run.sh OUTDIR}
-mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 deadline=${DEADLINE:-140}
-source "$(dirname "$0")/steps.sh"  # step SECONDS LOG command...
+source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
 forms=coarsened_sector,coarsened_sector_vec,coarsened_sector_tall,coarsened_sector_tall_vec
-echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
-  > "$out/nvidia-smi.txt" 2>&1
+begin
 step 20 check.txt $py -m pmppbench all --config studies/memory_roof/sector_check.toml --check-only
 step 25 time.txt $py -m pmppbench all --config studies/memory_roof/sector11.toml --out "$out/time1.json"
 step 25 time.txt $py -m pmppbench all --config studies/memory_roof/sector11.toml --out "$out/time2.json"
@@ -27,5 +24,4 @@ for tool in memcheck racecheck; do
   step 15 sanitizer-$tool.txt compute-sanitizer --tool $tool $py -m pmppbench transpose 67 133 2 --variants $forms \
     --check-only
 done
-nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >> "$out/nvidia-smi.txt" 2>&1
-cat "$out/steps.txt"
+finish

@@ -13,3 +13,18 @@ step() {
   local rc=$?
   echo "   rc=$rc $((SECONDS - t0)) s" | tee -a "$out/steps.txt" >> "$out/$log"
 }
+
+# `begin`: $out made, the run's build (./BUILD) as the first line of $out/steps.txt and the GPU's
+# clocks, temperature and power at the start in $out/nvidia-smi.txt. `finish`: the same read at
+# the end, then every step's line.
+begin() {
+  mkdir -p "$out"
+  echo "build $(cat BUILD 2>/dev/null || echo unknown)" > "$out/steps.txt"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
+    > "$out/nvidia-smi.txt" 2>&1
+}
+
+finish() {
+  nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >> "$out/nvidia-smi.txt" 2>&1
+  cat "$out/steps.txt"
+}

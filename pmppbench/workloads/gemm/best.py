@@ -22,9 +22,8 @@ SMALL_TILES = (
 PIPELINED_TILES = Tiles(128, 256, 16, 64, 64, 4, 4, 4)
 CHOICES = {
     "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
-    # #36's odd shapes (docs/gemm_ladder.md, "Odd shapes"): pipelined's unchecked loop on every
-    # tile over A and B zero-padded by copies in the call, 98.3-98.8% of cuBLAS at 4097 x 4095 x
-    # 4096 and 4095^3 on the H200 where the checked loop reads 91.2-92.0%.
+    # Where pipelined has no unchecked path: its unchecked loop on every tile over A and B
+    # zero-padded by copies in the call, faster than the checked loop (docs/gemm_ladder.md, "Odd shapes").
     "pipelined padded": Config("pipelined", PIPELINED_TILES, frags=False, padded=True),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
@@ -45,9 +44,9 @@ FIXUP_STEPS = 15  # the partial tiles' write, count and sum, in K steps of the t
 STREAMK_TILE_TIME = 1.11  # streamk's whole 128 x 256 tile (BK = 8, checked loads) over pipelined's
 HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
 MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
-# pipelined_padded's copies may move at most this many bytes per FLOP of the product: about
-# 5% of its time on an H200 (~3.8 TB/s of copy against ~50 TFLOP/s in the loop), against the
-# checked loop's ~8% deficit (docs/gemm_ladder.md, "Odd shapes"). 4 / M bytes per FLOP for B's copy.
+# pipelined_padded's copies may move at most this many bytes per FLOP of the product, so they
+# cost less than the checked loop they replace (docs/gemm_ladder.md, "Odd shapes"). B's copy is
+# about 4 / M bytes per FLOP: shapes with few rows keep the checked loop.
 PAD_BYTES_PER_FLOP = 1 / 256
 
 

@@ -143,10 +143,20 @@ class Padding:
     b: bool
 
     @property
+    def a_floats(self) -> int:
+        """The floats of A's padded copy (0: no copy)."""
+        return self.m * self.kp if self.a else 0
+
+    @property
+    def b_floats(self) -> int:
+        """The floats of B's padded copy (0: no copy)."""
+        return self.kp * self.np if self.b else 0
+
+    @property
     def copied_bytes(self) -> int:
         """What the copies move per call: each copied operand read once, its padded form
         written once (FP32)."""
-        return 4 * ((self.m * (self.k + self.kp) if self.a else 0) + (self.k * self.n + self.kp * self.np if self.b else 0))
+        return 4 * ((self.m * self.k if self.a else 0) + self.a_floats + (self.k * self.n if self.b else 0) + self.b_floats)
 
 
 def padding_for(tiles: Tiles, m: int, n: int, k: int) -> Padding:

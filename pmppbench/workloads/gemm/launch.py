@@ -13,12 +13,11 @@ from pmppbench.gpu import cupy
 from pmppbench.workloads.base import Launch
 from pmppbench.workloads.gemm.configs import WHOLE_TILE_KERNELS, Config, padding_for, schedule_for
 from pmppbench.workloads.gemm.tiles import STATIC_SMEM_LIMIT
-from pmppbench.workloads.helpers import grid_2d, loaded
+from pmppbench.workloads.helpers import MAX_GRID_Y, grid_2d, loaded
 
 SMEM_RESERVED_PER_BLOCK = 1024  # shared memory the driver keeps per block (sm_80 and later)
 PAD_KERNEL = "pad_rows"  # pipelined_padded's copies (kernels_cu/gemm.cu)
 PAD_THREADS = 256
-MAX_GRID_Y = 65535
 
 
 def dynamic_tile_depth(k: int, tile: int, threads_per_sm: int, smem_per_sm: int, smem_per_block_optin: int
@@ -63,8 +62,7 @@ def config_launches(cfg: Config, shape, ctx: dict, sms: int) -> tuple[Launch, ..
     key = ("padded operands", pad)
     if key not in ctx:
         cp = cupy()
-        ctx[key] = (cp.empty(m * pad.kp if pad.a else 1, dtype=cp.float32),
-                    cp.empty(pad.kp * pad.np if pad.b else 1, dtype=cp.float32))
+        ctx[key] = (cp.empty(max(pad.a_floats, 1), dtype=cp.float32), cp.empty(max(pad.b_floats, 1), dtype=cp.float32))
     ap, bp = ctx[key]
     copies = []
     if pad.a:

@@ -141,8 +141,7 @@ class Gemm(Workload):
         if prec.of(shape) != "fp32":
             return prec.ELEMENT_BYTES[prec.of(shape)] * (m * k + k * n) + 4 * m * n  # A, B, C (FP32)
         pad = padding_for(PIPELINED_TILES, m, n, k)  # the zero-padded copies best may make (pipelined_padded)
-        copies = (m * pad.kp if pad.a else 0) + (pad.kp * pad.np if pad.b else 0)
-        return 4 * (m * k + 2 * k * n + m * n + copies)  # A, B, B column-major (corner_turning), C, copies
+        return 4 * (m * k + 2 * k * n + m * n + pad.a_floats + pad.b_floats)  # A, B, B column-major, C, copies
 
     # ---- data ------------------------------------------------------------------------
     def sampled(self, shape) -> bool:
