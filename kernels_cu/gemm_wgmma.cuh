@@ -34,6 +34,8 @@
 // Every path is inline PTX (no CUDA header): it builds only for sm_90a, and its template is
 // instantiated only by name, so the other targets never see it.
 
+#include "mbarrier.cuh"  // smem_addr, the mbarriers
+
 constexpr int WG_THREADS = 256, WG_STAGES = 4;
 constexpr int WG_ROW = 128;                            // bytes a row of a swizzled tile (the swizzle's span)
 constexpr int WG_STAGE_BYTES = 48 * 1024;              // A's and B's k-tiles, in every precision
@@ -60,38 +62,18 @@ constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
 
 struct __align__(64) TmaMap { unsigned long long words[16]; };  // CUtensorMap: 128 opaque bytes
 
-__device__ __forceinline__ unsigned wg_smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(wg_smem(bar)), "r"(count) : "memory");
-}
-
-// Arrive once and add `bytes` to the transaction count the phase waits for.
-__device__ __forceinline__ void mbar_expect_tx(unsigned long long* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(wg_smem(bar)), "r"(bytes)
-                 : "memory");
-}
-
-// Spin until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(wg_smem(bar)), "r"(parity) : "memory");
-}
-
 // The copy engine: the box of `map` at (c0 along the contiguous dimension, c1 along rows) into
 // shared memory at dst, its bytes counted on bar.
 __device__ __forceinline__ void tma_load(void* dst, const TmaMap& map, unsigned long long* bar, int c0, int c1) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                 ::"r"(wg_smem(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(wg_smem(bar)), "r"(c0), "r"(c1)
+                 ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
                  : "memory");
 }
 
 // A shared-memory matrix descriptor: start address, leading and stride byte offsets (all in
 // 16-byte units, 14 bits each), layout 1 = the 128-byte swizzle (bits 62-63).
 __device__ __forceinline__ unsigned long long wg_desc(const void* p, unsigned lbo, unsigned sbo) {
-    return (static_cast<unsigned long long>(wg_smem(p) & 0x3FFFF) >> 4) |
+    return (static_cast<unsigned long long>(smem_addr(p) & 0x3FFFF) >> 4) |
            (static_cast<unsigned long long>((lbo & 0x3FFFF) >> 4) << 16) |
            (static_cast<unsigned long long>((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
@@ -310,7 +292,7 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
     static_assert(P == 0 || P == 1 || P == 2, "wgmma_tc: TF32, BF16 or FP16 inputs");
     constexpr int WG_BK = WgElem<P>::BK;
     extern __shared__ __align__(128) unsigned char wg_raw[];  // 128: a 1024 here pads every kernel of the module
-    unsigned char* smem = wg_raw + ((1024 - (wg_smem(wg_raw) & 1023)) & 1023);  // stages 1024-aligned
+    unsigned char* smem = wg_raw + ((1024 - (smem_addr(wg_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     const int tid = threadIdx.x, wg = tid / 128;
     const int m0 = blockIdx.y * WgElem<P>::BM, n0 = blockIdx.x * WgElem<P>::BN;
@@ -326,7 +308,7 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
         if (tid == 0) {
             for (int s = 0; s < WG_STAGES; ++s)
                 mbar_init(&full[s], 1);  // one arrival (the expect_tx) plus the stage's bytes
-            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+            mbar_init_fence();
             for (int s = 0; s < WG_STAGES && s < KT; ++s)  // the prologue: every stage in flight
                 wg_tma_stage<P>(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, s * WG_BK);
         }
@@ -380,9 +362,6 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
 constexpr int WS_THREADS = 384;
 constexpr int WS_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + 2 * WG_STAGES * 8;  // full and empty barriers
 
-__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(wg_smem(bar)) : "memory");
-}
 
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
@@ -394,7 +373,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
     static_assert(P == 0 || P == 1 || P == 2, "wgmma_ws_tc: TF32, BF16 or FP16 inputs");
     constexpr int WG_BK = WgElem<P>::BK;
     extern __shared__ __align__(128) unsigned char ws_raw[];
-    unsigned char* smem = ws_raw + ((1024 - (wg_smem(ws_raw) & 1023)) & 1023);  // stages 1024-aligned
+    unsigned char* smem = ws_raw + ((1024 - (smem_addr(ws_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     unsigned long long* empty = full + WG_STAGES;
     const int tid = threadIdx.x, wg = tid / 128;
@@ -410,7 +389,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
             mbar_init(&full[s], 1);   // the producer's expect_tx, then the stage's bytes
             mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
         }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();  // the last block-wide barrier: from here each role runs on its own
     if (wg == 0) {

@@ -16,6 +16,8 @@
 #ifndef CFACTOR
 #define CFACTOR 32  // PMPP 9.6: inputs per thread in the coarsened kernels
 #endif
+#include "mbarrier.cuh"  // bulk_private's ring (sm_90)
+
 #define NONE 0xffffffffu  // a byte that is counted in no bin (not a lowercase letter)
 
 __device__ __forceinline__ unsigned bin_of(unsigned char c) {
@@ -354,6 +356,9 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 #ifndef PRIVATE_ADD_PTX
 #define PRIVATE_ADD_PTX 1
 #endif
+#ifndef PRIVATE_SLICED
+#define PRIVATE_SLICED 1  // the main loop's vectors by count_sliced (PRIVATE_VECS a multiple of 4); 0: count_letters
+#endif
 
 __device__ __forceinline__ void prefetch_line(const void* p) {
 #ifdef __CUDA_ARCH__
@@ -407,6 +412,146 @@ __device__ __forceinline__ void count_letters(uint4 v, unsigned& even, unsigned&
 __device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, unsigned odd) {
 #pragma unroll
     for (int b = 0; b < 7; ++b) cnt[b] += (b % 2 ? even >> (8 * ((b + 1) / 2)) : odd >> (8 * (b / 2))) & 0xffu;
+}
+
+// Bit-sliced counting (the study knobs PRIVATE_SLICED and BULK_SLICED): a word's four bytes become
+// one-hot bytes (bit b of byte k set if byte k is a letter of bin b) by two byte permutes, the
+// second a table lookup of the four bins at once; 16 such words are added bit by bit in a
+// Harley-Seal tree of carry-save adders (two logic instructions per adder) into four words of
+// bit-sliced counters (ones, twos, fours, eights per bit position), and only the tree's one
+// carry of weight 16 per 16 words is counted by popcounts. About 14 instructions per word against
+// the nibble counters' 19.
+// prmt as PTX: __byte_perm reads 3 bits of each selector nibble, and the compiler masks the
+// selector first to say so (a LOP3 a word); these selectors' nibbles are 0-7 already.
+__device__ __forceinline__ unsigned permute(unsigned lo, unsigned hi, unsigned sel) {
+#ifdef __CUDA_ARCH__
+    unsigned r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(sel));
+    return r;
+#else
+    return __byte_perm(lo, hi, sel);
+#endif
+}
+
+__device__ __forceinline__ unsigned letter_onehot(unsigned w) {
+    const unsigned h = w & 0x7f7f7f7fu;
+    const unsigned shift = h + 0x23232323u;  // bits 2-4: bin + 1 for a letter (letter_shifts)
+#if defined(__CUDA_ARCH__) && PRIVATE_ADD_PTX
+    unsigned ge_brace;
+    asm("add.u32 %0, %1, 0x05050505;" : "=r"(ge_brace) : "r"(h));
+#else
+    const unsigned ge_brace = h + 0x05050505u;
+#endif
+    const unsigned letter = shift & ~w & ~ge_brace & 0x80808080u;
+    // bin + 1 in bits 0-2 of a letter's byte, 0 in any other byte: (shift >> 2) & 7 per letter
+    const unsigned idx = __umulhi(shift, 1u << 30) & __umulhi(letter, 0x07u << 25);
+    const unsigned pairs = __umulhi(idx, 1u << 28) + idx;  // byte 0: i0 | i1 << 4, byte 2: i2 | i3 << 4
+    // table: index 0 (no letter) -> 0, index i -> 1 << (i - 1)
+    return permute(0x04020100u, 0x40201008u, permute(pairs, 0u, 0x4420u));
+}
+
+// sum + a + b = 2 * carry + sum, bit by bit: a carry-save adder
+__device__ __forceinline__ unsigned csa(unsigned& sum, unsigned a, unsigned b) {
+    const unsigned carry = (sum & a) | (sum & b) | (a & b);  // the majority: one LOP3
+    sum ^= a ^ b;                                             // one LOP3
+    return carry;
+}
+
+struct Sliced {
+    unsigned ones = 0, twos = 0, fours = 0, eights = 0;
+};
+
+// weight times the number of bytes of x with bit b set, into bin b
+__device__ __forceinline__ void add_sliced(unsigned (&cnt)[7], unsigned x, unsigned weight) {
+#pragma unroll
+    for (int b = 0; b < 7; ++b) cnt[b] += weight * __popc(x & (0x01010101u << b));
+}
+
+// Four vectors (16 words) into the bit-sliced counters; their carry of weight 16 into cnt.
+__device__ __forceinline__ void count_sliced(const uint4* v, Sliced& st, unsigned (&cnt)[7]) {
+    unsigned o[16], t[8], f[4], e[2];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        o[4 * k] = letter_onehot(v[k].x);
+        o[4 * k + 1] = letter_onehot(v[k].y);
+        o[4 * k + 2] = letter_onehot(v[k].z);
+        o[4 * k + 3] = letter_onehot(v[k].w);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) t[i] = csa(st.ones, o[2 * i], o[2 * i + 1]);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) f[i] = csa(st.twos, t[2 * i], t[2 * i + 1]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) e[i] = csa(st.fours, f[2 * i], f[2 * i + 1]);
+#ifdef MUTATE_SLICED_CARRY  // tests/test_histogram.py: a tree that drops its carry of weight 16 must FAIL
+    csa(st.eights, e[0], e[1]);
+#else
+    add_sliced(cnt, csa(st.eights, e[0], e[1]), 16);
+#endif
+}
+
+__device__ __forceinline__ void finish_sliced(const Sliced& st, unsigned (&cnt)[7]) {
+    add_sliced(cnt, st.ones, 1);
+    add_sliced(cnt, st.twos, 2);
+    add_sliced(cnt, st.fours, 4);
+    add_sliced(cnt, st.eights, 8);
+}
+
+// The length % 16 bytes past the last whole vector: thread t of the grid counts byte 16 * nv + t
+// (alone in a word: the zeros are no letter).
+__device__ __forceinline__ void count_last_bytes(const unsigned char* data, unsigned long long length,
+                                                 unsigned long long t, unsigned (&cnt)[7]) {
+    const unsigned long long tail = 16 * (length / 16) + t;
+#ifndef MUTATE_DROP  // tests/test_histogram.py: leaving out the length % 16 last bytes must FAIL
+    if (tail < length) {
+        unsigned even = 0, odd = 0;
+        count_letters(make_uint4(data[tail], 0u, 0u, 0u), even, odd);
+        add_lanes(cnt, even, odd);
+    }
+#endif
+}
+
+// The threads' private histograms into the block's (s, zeroed before): the warp adds its 32
+// copies by shuffles, lane 0 adds the warp's into s. Then, with PRIVATE_ONE_LAUNCH (the default),
+// the call is one launch and needs no reset: each block writes its 7 counts to partials and takes
+// a ticket (after a fence, so its counts are visible first), and the block that takes the last
+// ticket adds every block's counts and writes the histogram, then sets the ticket word back to 0
+// for the next call (the last-block pattern of the CUDA samples' threadFenceReduction). Without it
+// every block adds its counts into the histogram by global atomics, which the host zeroes first.
+#ifndef PRIVATE_ONE_LAUNCH
+#define PRIVATE_ONE_LAUNCH 1
+#endif
+__device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo,
+                                              unsigned* partials, unsigned* ticket) {
+#pragma unroll
+    for (int b = 0; b < 7; ++b) {
+        unsigned v = cnt[b];
+        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
+    }
+    __syncthreads();
+#if PRIVATE_ONE_LAUNCH
+    __shared__ unsigned last;
+    if (threadIdx.x < BINS) partials[7ull * blockIdx.x + threadIdx.x] = s[threadIdx.x];
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const unsigned lane = threadIdx.x % 32;
+    for (unsigned b = threadIdx.x / 32; b < BINS; b += blockDim.x / 32) {  // a warp per bin
+        unsigned v = 0;
+        for (unsigned j = lane; j < gridDim.x; j += 32) v += __ldcg(&partials[7ull * j + b]);
+        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (lane == 0) histo[b] = v;
+    }
+#ifndef MUTATE_TICKET  // tests/test_histogram.py: a ticket left at gridDim.x must FAIL the next call
+    if (threadIdx.x == 0) *ticket = 0u;
+#endif
+#else
+    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
+#endif
 }
 
 // A ring slot's load for the next step, under a predicate that is false only on the thread's last
@@ -480,7 +625,8 @@ __device__ __forceinline__ void count_thread(const uint4* __restrict__ vec, unsi
 // The grid is PRIVATE_MIN_BLOCKS blocks per SM, and the launch bound caps the registers so that
 // they all fit at once (no second, partial wave).
 extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS, PRIVATE_MIN_BLOCKS)
-thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo) {
+thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo,
+               unsigned* __restrict__ partials, unsigned* __restrict__ ticket) {
     __shared__ unsigned s[BINS];
     if (threadIdx.x < BINS) s[threadIdx.x] = 0u;
     __syncthreads();
@@ -493,6 +639,10 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 #else
     constexpr int V = PRIVATE_VECS, STEPS = 15 / V;  // a byte lane takes 16 per vector: at most 15 vectors
     static_assert(V >= 1 && V <= 15, "PRIVATE_VECS: 1 to 15 vectors between two flushes of the byte lanes");
+    static_assert(!PRIVATE_SLICED || V % 4 == 0, "PRIVATE_SLICED counts 4 vectors at a time");
+#if PRIVATE_SLICED
+    Sliced sliced;
+#endif
     while (j + (V - 1) * stride < nv) {
         unsigned even = 0, odd = 0;
         for (int step = 0; step < STEPS && j + (V - 1) * stride < nv; ++step, j += V * stride) {
@@ -509,11 +659,19 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
             uint4 v[V];
 #pragma unroll
             for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);  // all loads first
+#if PRIVATE_SLICED
+#pragma unroll
+            for (int k = 0; k < V; k += 4) count_sliced(v + k, sliced, cnt);
+#else
 #pragma unroll
             for (int k = 0; k < V; ++k) count_letters(v[k], even, odd);
+#endif
         }
         add_lanes(cnt, even, odd);
     }
+#if PRIVATE_SLICED
+    finish_sliced(sliced, cnt);
+#endif
 #if !PRIVATE_SERIAL_TAIL
     if (j < nv) {  // fewer than V vectors left for this thread: one step, its loads at once (zeros are no letter)
         unsigned even = 0, odd = 0;
@@ -532,22 +690,109 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
     }
 #endif
 #endif
-    const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x;
-#ifndef MUTATE_DROP  // tests/test_histogram.py: leaving out the length % 16 last bytes must FAIL
-    if (tail < length) {  // one of the length % 16 last bytes, alone in a word (the zeros are no letter)
-        unsigned even = 0, odd = 0;
-        count_letters(make_uint4(data[tail], 0u, 0u, 0u), even, odd);
-        add_lanes(cnt, even, odd);
-    }
+    count_last_bytes(data, length, 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x, cnt);
+    merge_private(cnt, s, histo, partials, ticket);
+}
+
+// ---- bulk_private (sm_90): thread_private's counting, the text brought by the copy engine ----
+// thread_private keeps DRAM busy only with the loads its threads hold in registers: a warp issues
+// its step's loads, then counts, and while it counts its next step is not asked for. Here each
+// warp streams its own pieces of the text (BULK_VECS vectors a lane, 32 lanes) through a ring of
+// BULK_STAGES stages in shared memory: lane 0 hands the copy engine a whole piece with one
+// instruction (cp.async.bulk, counted on the stage's mbarrier), the lanes wait for the stage's
+// phase, take their vectors into registers, and lane 0 refills the stage with the piece
+// BULK_STAGES on before the warp counts. So BULK_STAGES - 1 pieces per warp are in flight while it
+// counts, held by shared memory instead of registers, and no barrier couples one warp to another.
+// Pieces are dealt to the grid's warps in turn; the vectors past the last whole piece and the
+// last length % 16 bytes are counted from global memory by the whole grid.
+#ifndef BULK_WARPS
+#define BULK_WARPS 4  // warps per block
 #endif
-#pragma unroll
-    for (int b = 0; b < 7; ++b) {
-        unsigned v = cnt[b];
-        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
+#ifndef BULK_STAGES
+#define BULK_STAGES 4  // pieces a warp has in its ring
+#endif
+#ifndef BULK_VECS
+#define BULK_VECS 5  // 16-byte vectors a lane per piece: a piece is 2.5 KB, 3 pieces fill a byte lane (15 vectors)
+#endif
+#ifndef BULK_SLICED
+#define BULK_SLICED 0  // 1: count_sliced (BULK_VECS a multiple of 4)
+#endif
+#ifndef BULK_MIN_BLOCKS
+#define BULK_MIN_BLOCKS 5  // blocks per SM (the grid, pmppbench/workloads/histogram.py): 5 x 40 KB of rings
+#endif
+#define BULK_THREADS (BULK_WARPS * 32)
+constexpr unsigned BULK_PIECE = 32 * 16 * BULK_VECS;  // bytes
+static_assert(BULK_VECS >= 1 && BULK_VECS <= 15, "BULK_VECS: a byte lane takes 16 per vector, at most 15 vectors");
+static_assert(!BULK_SLICED || BULK_VECS % 4 == 0, "BULK_SLICED counts 4 vectors at a time");
+static_assert(BULK_WARPS * BULK_STAGES * BULK_PIECE <= 46 * 1024, "the rings must fit in static shared memory");
+
+extern "C" __global__ void __launch_bounds__(BULK_THREADS, BULK_MIN_BLOCKS)
+bulk_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo,
+             unsigned* __restrict__ partials, unsigned* __restrict__ ticket) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ __align__(128) uint4 ring[BULK_WARPS][BULK_STAGES][32 * BULK_VECS];
+    __shared__ unsigned long long full[BULK_WARPS][BULK_STAGES];
+    __shared__ unsigned s[BINS];
+    const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (threadIdx.x < BINS) s[threadIdx.x] = 0u;
+    const unsigned long long pieces = length / BULK_PIECE, warps = 1ull * gridDim.x * BULK_WARPS;
+    const unsigned long long first = 1ull * blockIdx.x * BULK_WARPS + warp;  // this warp's pieces: first + i * warps
+    const unsigned long long mine = first < pieces ? (pieces - 1 - first) / warps + 1 : 0;
+    uint4(*stage)[32 * BULK_VECS] = ring[warp];
+    unsigned long long* bar = full[warp];
+    if (lane == 0) {
+        for (int st = 0; st < BULK_STAGES; ++st) mbar_init(&bar[st], 1);
+        mbar_init_fence();
+        for (unsigned long long i = 0; i < BULK_STAGES && i < mine; ++i)
+            bulk_load(stage[i], data + (first + i * warps) * BULK_PIECE, BULK_PIECE, &bar[i]);
     }
-    __syncthreads();
-    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
+    __syncthreads();  // s zeroed, the barriers initialised
+    unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
+    unsigned even = 0, odd = 0, held = 0, st = 0, parity = 0;
+#if BULK_SLICED
+    Sliced sliced;
+#endif
+    for (unsigned long long i = 0; i < mine; ++i) {
+        mbar_wait(&bar[st], parity);
+        uint4 v[BULK_VECS];
+#pragma unroll
+        for (int k = 0; k < BULK_VECS; ++k) v[k] = stage[st][lane + 32 * k];
+        __syncwarp();  // every lane has its vectors: the stage is free
+        if (lane == 0 && i + BULK_STAGES < mine) {
+            async_proxy_fence();
+            bulk_load(stage[st], data + (first + (i + BULK_STAGES) * warps) * BULK_PIECE, BULK_PIECE, &bar[st]);
+        }
+#if BULK_SLICED
+#pragma unroll
+        for (int k = 0; k < BULK_VECS; k += 4) count_sliced(v + k, sliced, cnt);
+#else
+#pragma unroll
+        for (int k = 0; k < BULK_VECS; ++k) count_letters(v[k], even, odd);
+        if (++held == 15 / BULK_VECS) {
+            add_lanes(cnt, even, odd);
+            even = odd = 0;
+            held = 0;
+        }
+#endif
+        if (++st == BULK_STAGES) {
+            st = 0;
+            parity ^= 1u;
+        }
+    }
+    add_lanes(cnt, even, odd);
+#if BULK_SLICED
+    finish_sliced(sliced, cnt);
+#endif
+    const uint4* vec = reinterpret_cast<const uint4*>(data);
+    const unsigned long long t = 1ull * blockIdx.x * BULK_THREADS + threadIdx.x, threads = 1ull * gridDim.x * BULK_THREADS;
+    for (unsigned long long j = pieces * (BULK_PIECE / 16) + t; j < length / 16; j += threads) {
+        unsigned e = 0, o = 0;
+        count_letters(load_now(vec + j), e, o);
+        add_lanes(cnt, e, o);
+    }
+    count_last_bytes(data, length, t, cnt);
+    merge_private(cnt, s, histo, partials, ticket);
+#endif
 }
 #else
 // 256 bins: a thread's private histogram is 256 16-bit counters in shared memory, laid out so

@@ -31,22 +31,25 @@ from pmppbench.compile import load_kernels  # noqa: E402
 from pmppbench.gpu import cupy  # noqa: E402
 from pmppbench.protocol import Protocol, measure  # noqa: E402
 
-# bins -> candidate defines. 7 bins: session 10's second call (results/h200/patterns10/verify/): the
-# shipped loop (PRIVATE_RING 0, PRIVATE_AHEAD 0, 8 loads, the tail one vector at a time) at 5 blocks per
-# SM, with 6 loads, with the last step's loads at once, and with the plain add of the '{' test
-# (PRIVATE_ADD_PTX 0: the build of the first call's commands). The first call timed L2 prefetch one and
-# two steps ahead (PRIVATE_AHEAD) and the ring of loads (PRIVATE_RING, 8 and 4 slots): all slower
-# (results/h200/patterns10/study.txt). Every candidate names all its knobs, so a change of the kernel's
-# defaults leaves it the same build. 256 bins: session 9's candidates (VECS 8, ATOMIC 1, RUNS 1, WARPS 3
-# is the default, with the last step's loads at once, SERIAL_TAIL 0);
-# results/h200/patterns9/histogram-study.txt is their call (and session 9's 7-bin PRIVATE_FMA, since
-# removed); the earlier calls' candidates are in results/h200/histogram-private/ and
+# bins -> candidate defines. Every candidate names all its knobs, so a change of the kernel's defaults
+# leaves it the same build. 7 bins: session 12's call (results/h200/session12/); the earlier calls' 7-bin
+# candidates (L2 prefetch ahead, the ring of loads, 6 loads, the plain add of the '{' test: all slower) are in
+# results/h200/patterns10/. 256 bins: session 9's candidates (VECS 8, ATOMIC 1, RUNS 1, WARPS 3 is the
+# default, with the last step's loads at once, SERIAL_TAIL 0); results/h200/patterns9/histogram-study.txt is
+# their call; the earlier calls' candidates are in results/h200/histogram-private/ and
 # results/h200/patterns-speed/.
 KNOBS = {
-    7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": b, "PRIVATE_SERIAL_TAIL": t}
-        for v, b, t in ((8, 5, 1), (6, 4, 1), (8, 4, 0))]
-    + [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 4, "PRIVATE_SERIAL_TAIL": 1,
-        "PRIVATE_ADD_PTX": 0}],
+    # 7 bins, session 12: the register loop (PRIVATE_RING 0, no prefetch ahead, 8 loads, the tail one vector at
+    # a time) with the nibble counters and the host's zeroing (session 11's shipped build), bit-sliced with the
+    # zeroing, and bit-sliced in one launch at other loads in flight, grids and tails; then bulk_private (the
+    # copy engine's ring: warps x stages x vectors a lane per piece), bit-sliced, one launch.
+    7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": b, "PRIVATE_SERIAL_TAIL": t,
+         "PRIVATE_SLICED": sl, "PRIVATE_ONE_LAUNCH": one}
+        for v, b, t, sl, one in ((8, 5, 1, 0, 0), (8, 5, 1, 1, 0), (8, 5, 0, 1, 1), (8, 6, 1, 1, 1), (4, 6, 1, 1, 1),
+                                 (12, 4, 1, 1, 1))]
+    + [{"kernel": "bulk_private", "BULK_WARPS": w, "BULK_STAGES": st, "BULK_VECS": v, "BULK_SLICED": 1,
+        "BULK_MIN_BLOCKS": b, "PRIVATE_ONE_LAUNCH": 1}
+       for w, st, v, b in ((8, 2, 4, 3), (8, 2, 4, 4), (4, 2, 8, 5))],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
           for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
 }
@@ -54,7 +57,15 @@ SHIPPED = ("warp_vec", "thread_private", "cub", "read")
 
 
 def label(knobs: dict) -> str:
-    return "thread_private " + " ".join(f"{k.removeprefix('PRIVATE_').lower()}={v}" for k, v in knobs.items())
+    kernel = knobs.get("kernel", "thread_private")
+    return kernel + " " + " ".join(f"{k.removeprefix('PRIVATE_').removeprefix('BULK_').lower()}={v}"
+                                   for k, v in knobs.items() if k != "kernel")
+
+
+def threads_of(knobs: dict, bins: int) -> int:
+    if knobs.get("kernel") == "bulk_private":
+        return 32 * knobs["BULK_WARPS"]
+    return 32 * knobs.get("PRIVATE_WARPS", 3) if bins == 256 else 256
 
 
 def main(argv=None) -> int:
@@ -62,17 +73,23 @@ def main(argv=None) -> int:
     ap.add_argument("--n", default=str(1 << 28), help="bytes, comma-separated")
     ap.add_argument("--bins", default="7,256", help="bin counts, comma-separated (7, 256)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--check-only", action="store_true",
+                    help="check every candidate bit for bit (also on text of every byte value), time nothing")
     args = ap.parse_args(argv)
     cp = cupy()
     dev = device.current()
     print(f"# {dev.name}, {dev.sm_count} SMs", flush=True)
     w = workloads.get("histogram")
     rows = []
+    texts = ("uniform", "one_letter") + (("every_byte",) if args.check_only else ())
     for n, bins, text in ((int(n), b, t) for n in args.n.split(",") for b in map(int, args.bins.split(","))
-                          for t in ("uniform", "one_letter")):
-        shape = {"n": n, "bins": bins, "input": text}
+                          for t in texts):
+        shape = {"n": n, "bins": bins, "input": "uniform" if text == "every_byte" else text}
         kernels = load_kernels("histogram", w.kernel_names(), w.defines(shape))
         inputs = w.make_inputs(shape, np.random.default_rng(0))
+        if text == "every_byte":  # the uniform letter text has no byte outside a-z
+            inputs = {"text": np.random.default_rng(1).integers(0, 256, n, dtype=np.uint8)}
+            shape = {**shape, "input": text}
         ref = w.reference(shape, inputs, w.variant("thread_private"))
         variants = [w.variant(v) for v in SHIPPED]
         w.prebuild(shape, variants)
@@ -82,18 +99,25 @@ def main(argv=None) -> int:
         for v, job in jobs.items():
             runs[v] = job.run
         text_d, histo = ctx["text"], ctx["histo"]
+        partials = cp.zeros(7 * 32 * dev.sm_count, dtype=cp.uint32)  # the 7-bin kernels' block counts (any grid)
+        ticket = cp.zeros(1, dtype=cp.uint32)
         for knobs in KNOBS[bins]:
-            defines = {**w.defines(shape), **knobs}
-            k = load_kernels("histogram", ["thread_private"], defines)["thread_private"]
-            threads = 32 * knobs.get("PRIVATE_WARPS", 3) if bins == 256 else 256
+            kernel = knobs.get("kernel", "thread_private")
+            defines = {**w.defines(shape), **{d: v for d, v in knobs.items() if d != "kernel"}}
+            k = load_kernels("histogram", [kernel], defines)[kernel]
+            threads = threads_of(knobs, bins)
             per_sm = occupancy.api_active_blocks(k, threads)
             grid = max(1, min(-(-max(n // 16, 1) // threads), per_sm * dev.sm_count))
             key = label(knobs)
             info[key] = {"regs": k.registers, "per_sm": per_sm, "grid": grid}
 
-            def run(k=k, grid=grid, threads=threads, n=n):
-                histo.fill(0)
-                k((grid,), (threads,), (text_d, np.uint64(n), histo))
+            if bins == 7 and knobs.get("PRIVATE_ONE_LAUNCH", 1):  # no zeroing: the last block writes the bins
+                def run(k=k, grid=grid, threads=threads, n=n):
+                    k((grid,), (threads,), (text_d, np.uint64(n), histo, partials, ticket))
+            else:
+                def run(k=k, grid=grid, threads=threads, n=n):
+                    histo.fill(0)
+                    k((grid,), (threads,), (text_d, np.uint64(n), histo, partials, ticket)[:5 if bins == 7 else 3])
             runs[key] = run
         good = {}
         for key, run in runs.items():
@@ -111,6 +135,10 @@ def main(argv=None) -> int:
             else:
                 rows.append({"shape": w.label(shape), "cand": key, "check": "FAIL"})
                 print(f"FAIL {w.label(shape)} {key}: {got[:8]} vs {ref[:8]}", flush=True)
+        if args.check_only:
+            rows += [{"shape": w.label(shape), "cand": key, "check": "PASS"} for key in good]
+            print(f"{w.label(shape)}: {len(good)} PASS", flush=True)
+            continue
         times = {k: [] for k in good}
         for r in range(2):
             order = list(good) if r == 0 else list(good)[::-1]
@@ -132,10 +160,10 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps(rows, indent=1))
     print("\n# shape | candidate | ms | % of read | x vs cub")
     for r in rows:
-        if r["check"] == "PASS":
+        if r["check"] == "PASS" and "ms" in r:
             print(f"{r['shape']:36} {r['cand']:58} {r['ms']:>8} {r['pct_read']:>6} {r['x_vs_cub']}")
         else:
-            print(f"{r['shape']:36} {r['cand']:58} FAIL")
+            print(f"{r['shape']:36} {r['cand']:58} {r['check']}")
     return 0
 
 

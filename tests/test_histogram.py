@@ -167,6 +167,8 @@ struct Index { unsigned x, y, z; };
 static Index threadIdx, blockIdx, blockDim, gridDim;
 inline void __syncthreads() {}
 inline void __syncwarp() {}
+inline void __threadfence() {}
+template <class T> inline T __ldcg(const T* p) { return *p; }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned old = *p; *p += v; return old; }
 inline unsigned atomicXor(unsigned* p, unsigned v) { unsigned old = *p; *p ^= v; return old; }
 inline unsigned __shfl_down_sync(unsigned, unsigned v, int) { return v; }
@@ -196,7 +198,22 @@ int main() {  // harness < bytes (a multiple of 16) > counts (BINS unsigned)
     int c;
     while ((c = std::getchar()) != EOF) text.push_back((unsigned char)c);
     std::vector<unsigned> out(BINS, 0);
-#if BINS == 7
+#if BINS == 7 && defined(SLICED)
+    // count_sliced over groups of 4 vectors, the rest by count_letters, then finish_sliced
+    std::vector<uint4> vecs(text.size() / 16);
+    std::memcpy(vecs.data(), text.data(), 16 * vecs.size());
+    unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
+    Sliced st;
+    size_t j = 0;
+    for (; j + 4 <= vecs.size(); j += 4) count_sliced(&vecs[j], st, cnt);
+    for (; j < vecs.size(); ++j) {
+        unsigned even = 0, odd = 0;
+        count_letters(vecs[j], even, odd);
+        add_lanes(cnt, even, odd);
+    }
+    finish_sliced(st, cnt);
+    for (int b = 0; b < 7; ++b) out[b] = cnt[b];
+#elif BINS == 7
 #ifndef STRIDE
 #define STRIDE 1
 #endif
@@ -267,6 +284,19 @@ def test_thread_private_counts_every_byte_value_on_the_cpu(tmp_path, bins):
     np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, bins), text), ref)
 
 
+def test_the_bit_sliced_count_is_exact_on_the_cpu(tmp_path):
+    """count_sliced (one-hot bytes by a byte-permute lookup, a Harley-Seal tree of carry-save
+    adders, popcounts of its weight-16 carry) on every byte value in every position, random bytes
+    and long runs of one letter (which carry through every level of the tree); a tree that drops
+    its top carry must FAIL."""
+    text = every_byte_everywhere()
+    text = np.concatenate([text, np.full(16 * 4 * 300, ord("q"), dtype=np.uint8)])
+    ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
+    np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, 7, "SLICED"), text), ref)
+    got = harness_counts(build_harness(tmp_path, 7, "SLICED", "MUTATE_SLICED_CARRY"), text)
+    assert not np.array_equal(got, ref)
+
+
 @pytest.mark.parametrize("stride", [1, 7, 37, 1000, 6000])
 def test_the_ring_counts_each_vector_once_on_the_cpu(tmp_path, stride):
     """count_thread (PRIVATE_RING) for every thread of a grid of `stride` threads over 5,176 vectors:
@@ -322,6 +352,36 @@ def test_thread_private_mutations_fail(define, bins, text):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("define,expected", [(None, [True, True, True]), ("MUTATE_TICKET", [True, False, False])])
+def test_one_launch_sets_its_ticket_back_for_the_next_call(define, expected):
+    """The 7-bin thread_private is one launch with no zeroing: its last block writes every bin and
+    sets the ticket word back to 0. Three calls on three texts, each checked: all exact, the ticket
+    0 after them. MUTATE_TICKET leaves the ticket at the grid size: the first call is right and no
+    later call finds its last block (the poisoned histogram stays), so those checks must fail."""
+    from pmppbench.compile import load_kernels
+    from pmppbench.gpu import cupy
+
+    cp = cupy()
+    w = hist.Histogram()
+    shape = {"n": 1000003, "bins": 7, "input": "uniform"}
+    defines = {**w.defines(shape), **({define: 1} if define else {})}
+    variant = w.variant("thread_private")
+    texts = [w.make_inputs(shape, np.random.default_rng(seed)) for seed in (1, 2, 3)]
+    ctx = w.setup(shape, texts[0], load_kernels("histogram", w.kernel_names(), defines))
+    job = w.job(variant, shape, ctx)
+    assert job.reset is None and len(job.launches) == 1
+    exact = []
+    for text in texts:
+        ctx["text"].set(text["text"])
+        job.poison()
+        job.run()
+        exact.append(bool(np.array_equal(cp.asnumpy(job.output()), w.reference(shape, text, variant))))
+    assert exact == expected
+    if define is None:
+        assert int(ctx["ticket"].get()[0]) == 0
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("n", [1, 31, 1000003, (1 << 24) + 7])
 def test_the_ring_of_loads_passes_at_the_edges(n):
     """The study's PRIVATE_RING build of the 7-bin kernel: exact at the edge sizes, both inputs."""
@@ -331,8 +391,9 @@ def test_the_ring_of_loads_passes_at_the_edges(n):
 
 
 def test_the_studys_knobs_compile_without_spills():
-    """Every candidate studies/histogram_private.py times is a compile of thread_private with
-    other -D knobs; each builds for sm_90 with no local memory, as the default does."""
+    """Every candidate studies/histogram_private.py times is a compile of thread_private (or, for 7
+    bins, bulk_private) with other -D knobs; each builds for sm_90 with no local memory, as the
+    default does, and with the shared memory its knobs say."""
     import importlib.util
 
     root = Path(__file__).resolve().parent.parent
@@ -341,6 +402,13 @@ def test_the_studys_knobs_compile_without_spills():
     spec.loader.exec_module(study)
     for bins, sets in study.KNOBS.items():
         for knobs in sets:
-            report = compile_unit("histogram", ["thread_private"], "sm_90", {"BINS": bins, **knobs}).ptxas["thread_private"]
+            kernel = knobs.get("kernel", "thread_private")
+            defines = {"BINS": bins, **{k: v for k, v in knobs.items() if k != "kernel"}}
+            report = compile_unit("histogram", [kernel], "sm_90", defines).ptxas[kernel]
             assert (report.spill_stores, report.stack_bytes) == (0, 0), (bins, knobs)
-            assert report.static_smem == (28 if bins == 7 else 16384 * knobs["PRIVATE_WARPS"])
+            if bins == 256:
+                assert report.static_smem == 16384 * knobs["PRIVATE_WARPS"]
+                continue
+            merge = 28 + 4 * knobs["PRIVATE_ONE_LAUNCH"]  # the block's counts (and the last-block flag)
+            ring = knobs["BULK_WARPS"] * knobs["BULK_STAGES"] * (512 * knobs["BULK_VECS"] + 8) if kernel != "thread_private" else 0
+            assert ring <= report.static_smem - merge < ring + 128, (knobs, report.static_smem)  # + alignment
