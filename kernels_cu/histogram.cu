@@ -321,14 +321,13 @@ __device__ __forceinline__ unsigned byte_down(unsigned x, int k) { return k == 0
 __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshift_l(0u, 1u, amount); }  // 1 << (amount % 32)
 
 #if BINS == 7
-// 7 bins: the private histogram is eight 4-bit counters in one register (nibble j counts bin
-// j - 1; nibble 0 counts the bytes that are no letter and is dropped). A byte adds
-// 1 << (4 * (bin + 1)): one funnel shift, whose amount is the low 5 bits of a register, so no
-// byte is masked out of its word first. letter_shifts finds the four amounts of a word at once
-// (SWAR: 7 instructions for 4 bytes, no per-byte compare or select). About 78 instructions per
-// 16 bytes (the sm_90 SASS of the loop), most of them on the integer (ALU) pipe; moving the adds to
-// IMADs on the multiply-add pipe (busy with the IMAD.HIs) gained nothing (session 8), keeping the
-// '{' test's add a VIADD off the integer pipe did (letter_shifts; README, "Histogram").
+// 7 bins: a thread's private histogram lives in bit-sliced counters (PRIVATE_SLICED, count_sliced:
+// each byte becomes a one-hot byte, 16 words at a time go through a tree of carry-save adders and
+// only its top carry is popcounted), about 64 instructions per 16 bytes in the sm_90 SASS of the
+// loop; the nibble counters before it (count_letters: eight 4-bit counters in one register, a
+// funnel shift per byte, 78 per 16 bytes) still count the tail's vectors. Most of either is on the
+// integer (ALU) pipe, half a warp instruction per clock, which is what the count per byte is
+// weighed against (README, "Histogram", has the times).
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
 #define PRIVATE_MIN_BLOCKS 5  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
@@ -513,16 +512,17 @@ __device__ __forceinline__ void count_last_bytes(const unsigned char* data, unsi
 
 // The threads' private histograms into the block's (s, zeroed before): the warp adds its 32
 // copies by shuffles, lane 0 adds the warp's into s. Then, with PRIVATE_ONE_LAUNCH (the default),
-// the call is one launch and needs no reset: each block writes its 7 counts to partials and takes
-// a ticket (after a fence, so its counts are visible first), and the block that takes the last
-// ticket adds every block's counts and writes the histogram, then sets the ticket word back to 0
-// for the next call (the last-block pattern of the CUDA samples' threadFenceReduction). Without it
-// every block adds its counts into the histogram by global atomics, which the host zeroes first.
+// the call is one launch and needs no reset: each block adds its 7 counts into the accumulator
+// acc by global atomics and takes a ticket (after a fence, so that its counts are in acc first);
+// the block that takes the last ticket moves acc into the histogram with atomicExch, which leaves
+// acc at 0, and sets the ticket back to 0, both ready for the next call (the last-block pattern of
+// the CUDA samples' threadFenceReduction, with one round trip to L2 for the last block's reads).
+// Without it every block adds its counts into the histogram, which the host zeroes first.
 #ifndef PRIVATE_ONE_LAUNCH
 #define PRIVATE_ONE_LAUNCH 1
 #endif
-__device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo,
-                                              unsigned* partials, unsigned* ticket) {
+__device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo, unsigned* acc,
+                                              unsigned* ticket) {
 #pragma unroll
     for (int b = 0; b < 7; ++b) {
         unsigned v = cnt[b];
@@ -532,20 +532,13 @@ __device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned
     __syncthreads();
 #if PRIVATE_ONE_LAUNCH
     __shared__ unsigned last;
-    if (threadIdx.x < BINS) partials[7ull * blockIdx.x + threadIdx.x] = s[threadIdx.x];
+    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&acc[threadIdx.x], s[threadIdx.x]);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     __syncthreads();
     if (!last) return;
-    __threadfence();
-    const unsigned lane = threadIdx.x % 32;
-    for (unsigned b = threadIdx.x / 32; b < BINS; b += blockDim.x / 32) {  // a warp per bin
-        unsigned v = 0;
-        for (unsigned j = lane; j < gridDim.x; j += 32) v += __ldcg(&partials[7ull * j + b]);
-        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-        if (lane == 0) histo[b] = v;
-    }
+    if (threadIdx.x < BINS) histo[threadIdx.x] = atomicExch(&acc[threadIdx.x], 0u);
 #ifndef MUTATE_TICKET  // tests/test_histogram.py: a ticket left at gridDim.x must FAIL the next call
     if (threadIdx.x == 0) *ticket = 0u;
 #endif
@@ -626,7 +619,7 @@ __device__ __forceinline__ void count_thread(const uint4* __restrict__ vec, unsi
 // they all fit at once (no second, partial wave).
 extern "C" __global__ void __launch_bounds__(PRIVATE_THREADS, PRIVATE_MIN_BLOCKS)
 thread_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo,
-               unsigned* __restrict__ partials, unsigned* __restrict__ ticket) {
+               unsigned* __restrict__ acc, unsigned* __restrict__ ticket) {
     __shared__ unsigned s[BINS];
     if (threadIdx.x < BINS) s[threadIdx.x] = 0u;
     __syncthreads();
@@ -691,7 +684,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 #endif
 #endif
     count_last_bytes(data, length, 1ull * blockIdx.x * PRIVATE_THREADS + threadIdx.x, cnt);
-    merge_private(cnt, s, histo, partials, ticket);
+    merge_private(cnt, s, histo, acc, ticket);
 }
 
 // ---- bulk_private (sm_90): thread_private's counting, the text brought by the copy engine ----
@@ -728,7 +721,7 @@ static_assert(BULK_WARPS * BULK_STAGES * BULK_PIECE <= 46 * 1024, "the rings mus
 
 extern "C" __global__ void __launch_bounds__(BULK_THREADS, BULK_MIN_BLOCKS)
 bulk_private(const unsigned char* __restrict__ data, unsigned long long length, unsigned* __restrict__ histo,
-             unsigned* __restrict__ partials, unsigned* __restrict__ ticket) {
+             unsigned* __restrict__ acc, unsigned* __restrict__ ticket) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __shared__ __align__(128) uint4 ring[BULK_WARPS][BULK_STAGES][32 * BULK_VECS];
     __shared__ unsigned long long full[BULK_WARPS][BULK_STAGES];
@@ -791,7 +784,7 @@ bulk_private(const unsigned char* __restrict__ data, unsigned long long length, 
         add_lanes(cnt, e, o);
     }
     count_last_bytes(data, length, t, cnt);
-    merge_private(cnt, s, histo, partials, ticket);
+    merge_private(cnt, s, histo, acc, ticket);
 #endif
 }
 #else

@@ -39,17 +39,17 @@ from pmppbench.protocol import Protocol, measure  # noqa: E402
 # their call; the earlier calls' candidates are in results/h200/histogram-private/ and
 # results/h200/patterns-speed/.
 KNOBS = {
-    # 7 bins, session 12: the register loop (PRIVATE_RING 0, no prefetch ahead, 8 loads, the tail one vector at
-    # a time) with the nibble counters and the host's zeroing (session 11's shipped build), bit-sliced with the
-    # zeroing, and bit-sliced in one launch at other loads in flight, grids and tails; then bulk_private (the
-    # copy engine's ring: warps x stages x vectors a lane per piece), bit-sliced, one launch.
-    7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": v, "PRIVATE_MIN_BLOCKS": b, "PRIVATE_SERIAL_TAIL": t,
-         "PRIVATE_SLICED": sl, "PRIVATE_ONE_LAUNCH": one}
-        for v, b, t, sl, one in ((8, 5, 1, 0, 0), (8, 5, 1, 1, 0), (8, 5, 0, 1, 1), (8, 6, 1, 1, 1), (4, 6, 1, 1, 1),
-                                 (12, 4, 1, 1, 1))]
-    + [{"kernel": "bulk_private", "BULK_WARPS": w, "BULK_STAGES": st, "BULK_VECS": v, "BULK_SLICED": 1,
-        "BULK_MIN_BLOCKS": b, "PRIVATE_ONE_LAUNCH": 1}
-       for w, st, v, b in ((8, 2, 4, 3), (8, 2, 4, 4), (4, 2, 8, 5))],
+    # 7 bins, session 12's third call: the register loop (PRIVATE_RING 0, no prefetch ahead, 8 loads, the tail
+    # one vector at a time) with the nibble counters and the host's zeroing (session 11's shipped build), then
+    # bit-sliced with the zeroing and bit-sliced in one launch (the accumulator and atomicExch); bulk_private
+    # (the copy engine's ring, 8 warps x 2 stages x 4 vectors a lane, the second call's best) both ways. The
+    # second call's other candidates (6 blocks per SM, 4 or 12 loads, the tail's loads at once, a ring of 4
+    # warps x 2 x 8) lost to these, and its one launch was the slower last-block form (every block's
+    # counts read by the last one: results/h200/session12/).
+    7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 5, "PRIVATE_SERIAL_TAIL": 1,
+         "PRIVATE_SLICED": sl, "PRIVATE_ONE_LAUNCH": one} for sl, one in ((0, 0), (1, 0), (1, 1))]
+    + [{"kernel": "bulk_private", "BULK_WARPS": 8, "BULK_STAGES": 2, "BULK_VECS": 4, "BULK_SLICED": 1,
+        "BULK_MIN_BLOCKS": 3, "PRIVATE_ONE_LAUNCH": one} for one in (0, 1)],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
           for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
 }
@@ -99,8 +99,7 @@ def main(argv=None) -> int:
         for v, job in jobs.items():
             runs[v] = job.run
         text_d, histo = ctx["text"], ctx["histo"]
-        partials = cp.zeros(7 * 32 * dev.sm_count, dtype=cp.uint32)  # the 7-bin kernels' block counts (any grid)
-        ticket = cp.zeros(1, dtype=cp.uint32)
+        acc, ticket = cp.zeros(7, dtype=cp.uint32), cp.zeros(1, dtype=cp.uint32)  # the 7-bin kernels' one launch
         for knobs in KNOBS[bins]:
             kernel = knobs.get("kernel", "thread_private")
             defines = {**w.defines(shape), **{d: v for d, v in knobs.items() if d != "kernel"}}
@@ -113,11 +112,11 @@ def main(argv=None) -> int:
 
             if bins == 7 and knobs.get("PRIVATE_ONE_LAUNCH", 1):  # no zeroing: the last block writes the bins
                 def run(k=k, grid=grid, threads=threads, n=n):
-                    k((grid,), (threads,), (text_d, np.uint64(n), histo, partials, ticket))
+                    k((grid,), (threads,), (text_d, np.uint64(n), histo, acc, ticket))
             else:
                 def run(k=k, grid=grid, threads=threads, n=n):
                     histo.fill(0)
-                    k((grid,), (threads,), (text_d, np.uint64(n), histo, partials, ticket)[:5 if bins == 7 else 3])
+                    k((grid,), (threads,), (text_d, np.uint64(n), histo, acc, ticket)[:5 if bins == 7 else 3])
             runs[key] = run
         good = {}
         for key, run in runs.items():

@@ -168,9 +168,9 @@ static Index threadIdx, blockIdx, blockDim, gridDim;
 inline void __syncthreads() {}
 inline void __syncwarp() {}
 inline void __threadfence() {}
-template <class T> inline T __ldcg(const T* p) { return *p; }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned old = *p; *p += v; return old; }
 inline unsigned atomicXor(unsigned* p, unsigned v) { unsigned old = *p; *p ^= v; return old; }
+inline unsigned atomicExch(unsigned* p, unsigned v) { unsigned old = *p; *p = v; return old; }
 inline unsigned __shfl_down_sync(unsigned, unsigned v, int) { return v; }
 inline unsigned __activemask() { return 0xffffffffu; }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }

@@ -97,8 +97,8 @@ class Histogram(Workload):
             raise UsageError(f"histogram: --bins takes 7 or 256, got {shape.get('bins')!r}")
 
     def device_bytes(self, shape):
-        # + the 7-bin thread_private's per-block counts and ticket (a block per BLOCK bytes at most)
-        return shape["n"] + 4 * shape["bins"] * (self.blocks(shape, "privatized") + 2) + 28 * self.blocks(shape, "n/a") + 4
+        # + the 7-bin thread_private's accumulator and ticket
+        return shape["n"] + 4 * shape["bins"] * (self.blocks(shape, "privatized") + 2) + 32
 
     def tolerance_for(self, shape):
         return Tolerance("exact")  # counts: bit for bit
@@ -168,7 +168,10 @@ class Histogram(Workload):
         return device_context(kernels, text=cp.asarray(inputs["text"]), histo=cp.empty(bins, dtype=cp.uint32),
                               # privatized's copies: its kernel leaves them zero after each call
                               copies=cp.zeros(self.blocks(shape, "privatized") * bins, dtype=cp.uint32),
-                              xor=cp.empty(1, dtype=cp.uint32), peers={})
+                              xor=cp.empty(1, dtype=cp.uint32), peers={},
+                              # the 7-bin thread_private's accumulator and ticket: 0 between calls (its last
+                              # block leaves them so)
+                              acc=cp.zeros(7, dtype=cp.uint32), ticket=cp.zeros(1, dtype=cp.uint32))
 
     def levels(self, shape) -> tuple[int, int]:
         """CUB's [lower, upper) for the shape's bins: a-z and two past it in 7 bins of four, or every byte."""
@@ -197,10 +200,7 @@ class Histogram(Workload):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), out))
             return staged_job((launch,), out, reset=lambda: out.fill(0))
         if variant.name == "thread_private" and bins == 7:  # one launch, no reset (PRIVATE_ONE_LAUNCH)
-            if ctx.get("partials") is None or ctx["partials"].size < 7 * grid[0]:
-                ctx["partials"] = cp.zeros(7 * grid[0], dtype=cp.uint32)  # each block's counts
-                ctx["ticket"] = cp.zeros(1, dtype=cp.uint32)  # 0 between calls: the last block resets it
-            args = (text, np.uint64(n), histo, ctx["partials"], ctx["ticket"])
+            args = (text, np.uint64(n), histo, ctx["acc"], ctx["ticket"])
             return staged_job((Launch(kernels[variant.kernel], grid, block, args),), histo)
         if variant.name in ("warp_vec", "thread_private"):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), histo))
