@@ -39,17 +39,17 @@ from pmppbench.protocol import Protocol, measure  # noqa: E402
 # their call; the earlier calls' candidates are in results/h200/histogram-private/ and
 # results/h200/patterns-speed/.
 KNOBS = {
-    # 7 bins, session 12's third call: the register loop (PRIVATE_RING 0, no prefetch ahead, 8 loads, the tail
-    # one vector at a time) with the nibble counters and the host's zeroing (session 11's shipped build), then
-    # bit-sliced with the zeroing and bit-sliced in one launch (the accumulator and atomicExch); bulk_private
-    # (the copy engine's ring, 8 warps x 2 stages x 4 vectors a lane, the second call's best) both ways. The
-    # second call's other candidates (6 blocks per SM, 4 or 12 loads, the tail's loads at once, a ring of 4
-    # warps x 2 x 8) lost to these, and its one launch was the slower last-block form (every block's
-    # counts read by the last one: results/h200/session12/).
+    # 7 bins, session 12 (results/h200/session12/): the register loop (PRIVATE_RING 0, no prefetch ahead, 8
+    # loads, the tail one vector at a time) with the nibble counters (session 11's shipped build) and
+    # bit-sliced (the shipped build since); bulk_private, the copy engine's ring (HISTOGRAM_BULK_STUDY), at
+    # 8 warps x 2 stages x 4 vectors a lane and 4 x 4 x 4. The session's other candidates lost to these: 6
+    # blocks per SM, 4 or 12 loads, the tail's loads at once, rings of 4 x 3 x 4, 4 x 2 x 8, 2 x 4 x 8, the
+    # nibble counters in a ring, and one launch with no zeroing (the last block moving an accumulator into
+    # the histogram, or reading every block's counts).
     7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 5, "PRIVATE_SERIAL_TAIL": 1,
-         "PRIVATE_SLICED": sl, "PRIVATE_ONE_LAUNCH": one} for sl, one in ((0, 0), (1, 0), (1, 1))]
-    + [{"kernel": "bulk_private", "BULK_WARPS": 8, "BULK_STAGES": 2, "BULK_VECS": 4, "BULK_SLICED": 1,
-        "BULK_MIN_BLOCKS": 3, "PRIVATE_ONE_LAUNCH": one} for one in (0, 1)],
+         "PRIVATE_SLICED": sl} for sl in (0, 1)]
+    + [{"kernel": "bulk_private", "HISTOGRAM_BULK_STUDY": 1, "BULK_WARPS": w, "BULK_STAGES": st, "BULK_VECS": 4,
+        "BULK_SLICED": 1, "BULK_MIN_BLOCKS": b} for w, st, b in ((8, 2, 3), (4, 4, 5))],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
           for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
 }
@@ -99,7 +99,6 @@ def main(argv=None) -> int:
         for v, job in jobs.items():
             runs[v] = job.run
         text_d, histo = ctx["text"], ctx["histo"]
-        acc, ticket = cp.zeros(7, dtype=cp.uint32), cp.zeros(1, dtype=cp.uint32)  # the 7-bin kernels' one launch
         for knobs in KNOBS[bins]:
             kernel = knobs.get("kernel", "thread_private")
             defines = {**w.defines(shape), **{d: v for d, v in knobs.items() if d != "kernel"}}
@@ -110,13 +109,9 @@ def main(argv=None) -> int:
             key = label(knobs)
             info[key] = {"regs": k.registers, "per_sm": per_sm, "grid": grid}
 
-            if bins == 7 and knobs.get("PRIVATE_ONE_LAUNCH", 1):  # no zeroing: the last block writes the bins
-                def run(k=k, grid=grid, threads=threads, n=n):
-                    k((grid,), (threads,), (text_d, np.uint64(n), histo, acc, ticket))
-            else:
-                def run(k=k, grid=grid, threads=threads, n=n):
-                    histo.fill(0)
-                    k((grid,), (threads,), (text_d, np.uint64(n), histo, acc, ticket)[:5 if bins == 7 else 3])
+            def run(k=k, grid=grid, threads=threads, n=n):
+                histo.fill(0)
+                k((grid,), (threads,), (text_d, np.uint64(n), histo))
             runs[key] = run
         good = {}
         for key, run in runs.items():

@@ -11,13 +11,11 @@ block in global memory), `shared_private` (Fig. 9.10), `coarsened_contiguous` (F
 beyond the book, `warp_vec` (16-byte loads; for 7 bins, counts in the byte lanes of a 64-bit
 register, no atomic per byte; for 256 bins, runs aggregated per thread and a sub-histogram per
 warp) and `thread_private` (a private histogram per thread: 7 bins as one-hot bytes added in
-bit-sliced counters, four bytes at a time, and one launch per call: the last block writes the
-histogram; 256 bins in a column of 16-bit counters in shared memory that only its lane touches,
-so no bank conflict and no contention on any input). Peer: `cub` (DeviceHistogram::HistogramEven
-through cuda.compute). Roof: `read`, the same bytes read once in 16-byte loads. Counts are
+bit-sliced counters, four bytes at a time; 256 bins in a column of 16-bit counters in shared
+memory that only its lane touches, so no bank conflict and no contention on any input). Peer:
+`cub` (DeviceHistogram::HistogramEven through cuda.compute). Roof: `read`, the same bytes read once in 16-byte loads. Counts are
 exact: the check is bit for bit. Every call zeroes the histogram first (the variant's reset,
-inside the timed call; CUB's call zeroes its own histogram too), except the 7-bin
-`thread_private`'s, which writes every bin itself.
+inside the timed call; CUB's call zeroes its own histogram too).
 """
 
 from __future__ import annotations
@@ -75,8 +73,8 @@ class Histogram(Workload):
         Variant("warp_vec", "warp_vec", "16-byte loads 4 in flight; 7 bins: counts in a register's byte lanes, no "
                 "atomic per byte; 256 bins: runs aggregated per thread, a sub-histogram per warp"),
         Variant("thread_private", "thread_private", "a private histogram per thread, no atomic contention: 7 bins "
-                "as one-hot bytes in bit-sliced counters (one launch: the last block writes the histogram), 256 in a "
-                "shared column per lane (conflict-free); 16-byte loads, 8 in flight"),
+                "as one-hot bytes in bit-sliced counters, 256 in a shared column per lane (conflict-free); 16-byte "
+                "loads, 8 in flight"),
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )
@@ -97,8 +95,7 @@ class Histogram(Workload):
             raise UsageError(f"histogram: --bins takes 7 or 256, got {shape.get('bins')!r}")
 
     def device_bytes(self, shape):
-        # + the 7-bin thread_private's accumulator and ticket
-        return shape["n"] + 4 * shape["bins"] * (self.blocks(shape, "privatized") + 2) + 32
+        return shape["n"] + 4 * shape["bins"] * (self.blocks(shape, "privatized") + 2)
 
     def tolerance_for(self, shape):
         return Tolerance("exact")  # counts: bit for bit
@@ -168,10 +165,7 @@ class Histogram(Workload):
         return device_context(kernels, text=cp.asarray(inputs["text"]), histo=cp.empty(bins, dtype=cp.uint32),
                               # privatized's copies: its kernel leaves them zero after each call
                               copies=cp.zeros(self.blocks(shape, "privatized") * bins, dtype=cp.uint32),
-                              xor=cp.empty(1, dtype=cp.uint32), peers={},
-                              # the 7-bin thread_private's accumulator and ticket: 0 between calls (its last
-                              # block leaves them so)
-                              acc=cp.zeros(7, dtype=cp.uint32), ticket=cp.zeros(1, dtype=cp.uint32))
+                              xor=cp.empty(1, dtype=cp.uint32), peers={})
 
     def levels(self, shape) -> tuple[int, int]:
         """CUB's [lower, upper) for the shape's bins: a-z and two past it in 7 bins of four, or every byte."""
@@ -199,9 +193,6 @@ class Histogram(Workload):
             out = ctx["xor"]
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), out))
             return staged_job((launch,), out, reset=lambda: out.fill(0))
-        if variant.name == "thread_private" and bins == 7:  # one launch, no reset (PRIVATE_ONE_LAUNCH)
-            args = (text, np.uint64(n), histo, ctx["acc"], ctx["ticket"])
-            return staged_job((Launch(kernels[variant.kernel], grid, block, args),), histo)
         if variant.name in ("warp_vec", "thread_private"):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), histo))
             return staged_job((launch,), histo, reset=lambda: histo.fill(0))
@@ -213,9 +204,6 @@ class Histogram(Workload):
         return staged_job((Launch(kernel, grid, block, args),), histo, reset=lambda: histo.fill(0))
 
     def call_note(self, shape):
-        if shape["bins"] == 7:
-            return ("each call zeroes the histogram, then 1 launch (thread_private: 1 launch, no zeroing, its last "
-                    "block writes every bin; cub: HistogramEven, which zeroes its own)")
         return "each call zeroes the histogram, then 1 launch (cub: HistogramEven, which zeroes its own)"
 
     def traffic(self, shape, variant, device=None):
