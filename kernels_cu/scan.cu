@@ -538,6 +538,66 @@ __device__ __forceinline__ T look_back(unsigned long long* status, unsigned long
     return prefix;
 }
 
+// LB_WIDE 1: the look-back by the whole block, LB_THREADS predecessors' words a step instead of 32.
+// Warps 1-7 would otherwise wait at the barrier while warp 0 looks back; a tile's nearest PREFIX is
+// about as far back as the tiles started during one look-back, and a warp covers 32 of them per
+// L2 round trip, so the walk itself can be the look-back's time. Every thread reads one word; the
+// block waits until none is unwritten (a barrier that ORs the flags), finds the nearest PREFIX
+// from the warps' ballots in shared memory, and adds the words up to it (warp sums, then the warps'
+// in a fixed order): the same sum, the words added in another grouping. The barriers are
+// block-uniform: every thread takes the same number of steps.
+#ifndef LB_WIDE
+#define LB_WIDE 0
+#endif
+__device__ __forceinline__ T look_back_wide(unsigned long long* status, unsigned long long id, unsigned epoch, T total) {
+    constexpr unsigned WARPS = LB_THREADS / 32;
+    __shared__ unsigned s_done[WARPS];
+    __shared__ T s_sum[WARPS];
+    const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+    if (id == 0) {
+        if (t == 0) publish(status, 0, epoch, PREFIX, total);
+        return T(0);
+    }
+    if (t == 0) publish(status, id, epoch, AGGREGATE, total);
+    T prefix = T(0);
+    long long nearest = (long long)id - 1;  // the window's first predecessor
+    while (true) {
+        const long long j = nearest - t;
+        unsigned long long word = 0ull;  // tiles before 0 read as a PREFIX of 0
+        unsigned flag = PREFIX;
+        if (j >= 0) {
+            word = peek(status, j);
+            flag = flag_of(word, epoch);
+        }
+        while (__syncthreads_or(flag == 0u)) {
+            if (flag == 0u) {
+                word = peek(status, j);
+                flag = flag_of(word, epoch);
+            }
+        }
+#ifdef MUTATE_AGGREGATE_AS_PREFIX
+        const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
+#else
+        const unsigned done = __ballot_sync(FULL, flag == PREFIX);
+#endif
+        if (lane == 0) s_done[warp] = done;
+        __syncthreads();
+        unsigned upto = LB_THREADS;  // the nearest PREFIX's thread: the words of threads 0 .. upto count
+#pragma unroll
+        for (int w = WARPS - 1; w >= 0; --w)
+            if (s_done[w]) upto = 32 * w + __ffs(s_done[w]) - 1;
+        const T part = warp_sum(t <= upto ? value_of(word) : T(0));
+        if (lane == 0) s_sum[warp] = part;
+        __syncthreads();
+#pragma unroll
+        for (unsigned w = 0; w < WARPS; ++w) prefix += s_sum[w];
+        if (upto < LB_THREADS) break;
+        nearest -= LB_THREADS;
+    }
+    if (t == 0) publish(status, id, epoch, PREFIX, prefix + total);
+    return prefix;
+}
+
 // lookback: decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
 // Decoupled Look-back", NVIDIA 2016), one block per tile. A tile publishes its AGGREGATE as soon
 // as its own scan has its total, before it knows anything of its predecessors, then looks back
@@ -600,6 +660,13 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #if LB_PROFILE
     if (threadIdx.x == 0) c2 = clock64();
 #endif
+#if LB_WIDE
+    const T prefix = look_back_wide(status, id, epoch, LTile::warps_before(warps, LTile::WARPS));
+#if LB_PROFILE
+    if (threadIdx.x == 0) c3 = clock64();
+#endif
+    tile.store(out, base, n, prefix, warps);
+#else
     if (threadIdx.x < 32) {
         const T prefix = look_back(status, id, epoch, LTile::warps_before(warps, LTile::WARPS));
         if (threadIdx.x == 0) s_prefix = prefix;
@@ -609,6 +676,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #endif
     __syncthreads();
     tile.store(out, base, n, s_prefix, warps);
+#endif
 #if LB_PROFILE
     if (threadIdx.x == 0) {
         unsigned long long* stamp = status + tiles + LB_STAMPS * id;

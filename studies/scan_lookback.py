@@ -45,22 +45,25 @@ from pmppbench.workloads import scan as sc  # noqa: E402
 # row `lookback`; results/h200/patterns9/ has session 9's list (ahead 0, 0.5, 2, 3 on the 8-row tile, ahead
 # 1 on 16 x 256 and 16 x 128). In results/h200/scan10/ (commit 38e5cd3) the row `lookback` was the
 # persistent (8, 256, 4) and this list's one entry the shipped kernel.
-KNOBS = [(8, 256, 1, 1, 1, 0, 0.5)]
+# Session 12 adds an eighth knob, LB_WIDE (1: the look-back by the whole block, 256 words a step; 0: by
+# warp 0, 32 a step), and its candidates beside the shipped kernel.
+KNOBS = [(8, 256, 1, 1, 1, 0, 0.5, 0), (8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1),
+         (8, 256, 4, 1, 1, 0, 0.25, 1), (12, 256, 3, 1, 1, 0, 0.5, 1)]
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 SHIPPED = ("lookback", "cub", "memcpy")
 
 
 def defines_of(knobs) -> dict:
-    rows, threads, blocks, prefetch, ticket, backoff, _ = knobs
+    rows, threads, blocks, prefetch, ticket, backoff, _, wide = knobs
     return {"LB_ROWS": rows, "LB_THREADS": threads, "LB_MIN_BLOCKS": blocks, "LB_PREFETCH": prefetch,
-            "LB_TICKET": ticket, "LB_BACKOFF": backoff}
+            "LB_TICKET": ticket, "LB_BACKOFF": backoff, "LB_WIDE": wide}
 
 
 def label(knobs) -> str:
-    rows, threads, blocks, prefetch, ticket, backoff, ahead = knobs
+    rows, threads, blocks, prefetch, ticket, backoff, ahead, wide = knobs
     return (f"lookback rows={rows} threads={threads} minb={blocks} pf={prefetch} ticket={ticket} sleep={backoff} "
-            f"ahead={ahead}")
+            f"ahead={ahead} wide={wide}")
 
 
 def pdefines_of(knobs) -> dict:
@@ -122,6 +125,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="f32,i32")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--profile", action="store_true", help="the LB_PROFILE phases at 2^26 f32 only")
+    ap.add_argument("--no-persistent", action="store_true", help="leave lookback_persistent's candidates out")
     args = ap.parse_args(argv)
     cp = cupy()
     w = workloads.get("scan")
@@ -153,7 +157,7 @@ def main(argv=None) -> int:
                     k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
                 runs[label(knobs)] = run
                 info[label(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead, "knobs": knobs}
-            for knobs in PKNOBS:
+            for knobs in [] if args.no_persistent else PKNOBS:
                 k = load_kernels("scan", ["lookback_persistent"], {**w.defines(shape), **pdefines_of(knobs)})[
                     "lookback_persistent"]
                 rows_, threads, blocks = knobs
