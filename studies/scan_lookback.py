@@ -52,6 +52,7 @@ KNOBS = [(8, 256, 1, 1, 1, 0, 0.5, 0), (8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4,
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 SHIPPED = ("lookback", "cub", "memcpy")
+PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
 
 
 def defines_of(knobs) -> dict:
@@ -88,7 +89,7 @@ def profile(w, cp) -> None:
     x = cp.asarray(w.make_inputs(shape, np.random.default_rng(0))["x"])
     out = cp.empty_like(x)
     clock_khz = device.current().sm_clock_mhz * 1e3  # NVML's maximum SM clock: the clocks -> time scale
-    k = load_kernels("scan", ["lookback"], {**w.defines(shape), "LB_PROFILE": 1})["lookback"]
+    k = load_kernels("scan", ["lookback"], {**w.defines(shape), **PROFILE_DEFINES})["lookback"]
     tiles = sc.tiles_of(n, sc.LOOKBACK_TILE)
     for waves in (0, 1):
         ahead = ahead_of(k, sc.LOOKBACK_THREADS, waves)
