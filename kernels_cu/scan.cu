@@ -438,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 }
 
 // lookback's tile, LB_THREADS threads x LB_ROWS 16-byte vectors (pmppbench/workloads/scan.py
-// mirrors them as LOOKBACK_ROWS, LOOKBACK_THREADS): 8192 elements, domino's tile. At most 64 registers (the launch bound),
+// mirrors them as LOOKBACK_ROWS, LOOKBACK_THREADS): 8192 elements, domino's tile. 63 registers,
 // so 4 blocks (128 KB of loads) per SM. Larger tiles (fewer look-backs per byte) were no faster
 // once the tile is prefetched (docs/scan.md): 12 rows at 3 blocks per SM gained about 2% but need
 // the 80-register cap, under which the int build spills.
@@ -449,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 #define LB_THREADS 256
 #endif
 #ifndef LB_MIN_BLOCKS
-#define LB_MIN_BLOCKS 4  // blocks per SM the launch bound asks the register count to allow: 64 registers
+#define LB_MIN_BLOCKS 1  // blocks per SM the launch bound asks the register count to allow
 #endif
 // LB_PREFETCH: thread 0 asks L2 for the tile its block index would get (cp.async.bulk.prefetch,
 // one instruction, no registers) before it takes its ticket, so DRAM's latency runs under the
@@ -538,8 +538,8 @@ __device__ __forceinline__ T look_back(unsigned long long* status, unsigned long
     return prefix;
 }
 
-// LB_WIDE 1 (the default; 0: look_back, warp 0 alone): the look-back by the whole block,
-// LB_THREADS predecessors' words a step instead of 32.
+// LB_WIDE 1 (a study knob; the default 0 is look_back, warp 0 alone): the look-back by the whole
+// block, LB_THREADS predecessors' words a step instead of 32.
 // Warps 1-7 would otherwise wait at the barrier while warp 0 looks back; a tile's nearest PREFIX is
 // about as far back as the tiles started during one look-back, and a warp covers 32 of them per
 // L2 round trip, so the walk itself can be the look-back's time. Every thread reads one word; the
@@ -548,7 +548,7 @@ __device__ __forceinline__ T look_back(unsigned long long* status, unsigned long
 // in a fixed order): the same sum, the words added in another grouping. The barriers are
 // block-uniform: every thread takes the same number of steps.
 #ifndef LB_WIDE
-#define LB_WIDE 1
+#define LB_WIDE 0
 #endif
 __device__ __forceinline__ T look_back_wide(unsigned long long* status, unsigned long long id, unsigned epoch, T total) {
     constexpr unsigned WARPS = LB_THREADS / 32;
