@@ -16,8 +16,6 @@
 #ifndef CFACTOR
 #define CFACTOR 32  // PMPP 9.6: inputs per thread in the coarsened kernels
 #endif
-#include "mbarrier.cuh"  // bulk_private's ring (sm_90)
-
 #define NONE 0xffffffffu  // a byte that is counted in no bin (not a lowercase letter)
 
 __device__ __forceinline__ unsigned bin_of(unsigned char c) {
@@ -172,6 +170,21 @@ __device__ __forceinline__ void add_word(unsigned* mine, unsigned& prev, unsigne
     for (int k = 0; k < 4; ++k) add_run(mine, prev, run, bin_of((unsigned char)(w >> (8 * k))));
 }
 
+// 7 bins: the threads' private histograms (warp_vec's, thread_private's) into the block's (s,
+// zeroed before), then one global atomic per bin: the warp adds its 32 copies by shuffles, lane 0
+// adds the warp's into s. (One launch with no zeroing by the host, the last block moving an
+// accumulator into the histogram, measured no faster: README, "Histogram".)
+__device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo) {
+#pragma unroll
+    for (int b = 0; b < 7; ++b) {
+        unsigned v = cnt[b];
+        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
+    }
+    __syncthreads();
+    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
+}
+
 #if BINS == 7
 // warp_vec for the letter histogram: no atomic per byte at all. Byte k of a 64-bit register
 // counts bin k (byte 7 counts the bytes that are no letter, and is dropped): each input byte
@@ -218,14 +231,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
     for (; j < nv; j += stride) flush(cnt, count_vec(vec[j]));
     const unsigned long long tail = 16 * nv + 1ull * blockIdx.x * BLOCK + threadIdx.x;
     if (tail < length) flush(cnt, count_word(data[tail]));  // the length % 16 last bytes
-#pragma unroll
-    for (int b = 0; b < 7; ++b) {
-        unsigned v = cnt[b];
-        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
-    }
-    __syncthreads();
-    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
+    merge_private(cnt, s, histo);
 }
 #else
 extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char* __restrict__ data,
@@ -365,16 +371,17 @@ __device__ __forceinline__ void prefetch_line(const void* p) {
 #endif
 }
 
-// Byte k of the result: 4 * (bin + 1) if byte k of w is a lowercase letter, else 0.
-// h + 0x23 puts (h - 0x5d) / 4 in bits 2-4 and sets bit 7 from h >= 0x5d on: for the four bytes
-// 0x5d-0x60 below 'a' bits 2-4 are 0 (the dropped nibble), so no test against 'a' is needed;
-// above 'z', '{' and '|' (0x7b, 0x7c) would land in bin 6 and are cut by the test against '{'
-// (0x7d-0x7f land in nibble 0 anyway). Bytes >= 128 are cut by bit 7 of w.
-__device__ __forceinline__ unsigned letter_shifts(unsigned w) {
-    const unsigned h = w & 0x7f7f7f7fu;                   // 7 low bits of each byte: no add carries into a neighbour
-    const unsigned shift = h + 0x23232323u;               // bit 7: h >= 0x5d; bits 2-4: bin + 1 for a letter
+// The SWAR letter test of a word's four bytes: `shift` = h + 0x23 per byte (h: the byte's 7 low
+// bits, so no add carries into a neighbour) puts (h - 0x5d) / 4 in bits 2-4 and sets bit 7 from
+// h >= 0x5d on; the result has bit 7 set in the bytes that are lowercase letters (or 0x5d-0x60,
+// whose bits 2-4 are 0). For those four bytes below 'a' bits 2-4 are 0 (no bin), so no test
+// against 'a' is needed; above 'z', '{' and '|' (0x7b, 0x7c) would land in bin 6 and are cut by
+// the test against '{' (0x7d-0x7f land in 0 anyway). Bytes >= 128 are cut by bit 7 of w.
+__device__ __forceinline__ unsigned letter_bits(unsigned w, unsigned& shift) {
+    const unsigned h = w & 0x7f7f7f7fu;
+    shift = h + 0x23232323u;  // bit 7: h >= 0x5d; bits 2-4: bin + 1 for a letter
 #ifdef MUTATE_RANGE  // tests/test_histogram.py: letting '{' and '|' into bin 6 must FAIL
-    const unsigned letter = shift & ~w & 0x80808080u;
+    return shift & ~w & 0x80808080u;
 #else
     // bit 7: h >= '{' (0x7b). As PTX (PRIVATE_ADD_PTX), so that the compiler cannot fold the ~ below
     // into the add (IADD3 -h - 0x05050506, on the integer pipe, where this add is a VIADD off it);
@@ -385,8 +392,14 @@ __device__ __forceinline__ unsigned letter_shifts(unsigned w) {
 #else
     const unsigned ge_brace = h + 0x05050505u;
 #endif
-    const unsigned letter = shift & ~w & ~ge_brace & 0x80808080u;  // bit 7: 'a' <= byte <= 'z' (or 0x5d-0x60)
+    return shift & ~w & ~ge_brace & 0x80808080u;
 #endif
+}
+
+// Byte k of the result: 4 * (bin + 1) if byte k of w is a lowercase letter, else 0.
+__device__ __forceinline__ unsigned letter_shifts(unsigned w) {
+    unsigned shift;
+    const unsigned letter = letter_bits(w, shift);
     return shift & __umulhi(letter, 0x1cu << 25);  // 0x1c in a letter's byte: 0x80 * 0x1c / 2^7, one IMAD.HI
 }
 
@@ -413,13 +426,14 @@ __device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, uns
     for (int b = 0; b < 7; ++b) cnt[b] += (b % 2 ? even >> (8 * ((b + 1) / 2)) : odd >> (8 * (b / 2))) & 0xffu;
 }
 
-// Bit-sliced counting (the study knobs PRIVATE_SLICED and BULK_SLICED): a word's four bytes become
-// one-hot bytes (bit b of byte k set if byte k is a letter of bin b) by two byte permutes, the
-// second a table lookup of the four bins at once; 16 such words are added bit by bit in a
-// Harley-Seal tree of carry-save adders (two logic instructions per adder) into four words of
-// bit-sliced counters (ones, twos, fours, eights per bit position), and only the tree's one
-// carry of weight 16 per 16 words is counted by popcounts. About 14 instructions per word against
-// the nibble counters' 19.
+// Bit-sliced counting (thread_private's main loop, PRIVATE_SLICED; bulk_private's, BULK_SLICED):
+// a word's four bytes become one-hot bytes (bit b of byte k set if byte k is a letter of bin b)
+// by two byte permutes, the second a table lookup of the four bins at once; 16 such words are
+// added bit by bit in a Harley-Seal tree of carry-save adders (two logic instructions per adder)
+// into four words of bit-sliced counters (ones, twos, fours, eights per bit position), and only
+// the tree's one carry of weight 16 per 16 words is counted by popcounts. About 16 instructions
+// per word in the loop's sm_90 SASS, against the nibble counters' 19.
+
 // prmt as PTX: __byte_perm reads 3 bits of each selector nibble, and the compiler masks the
 // selector first to say so (a LOP3 a word); these selectors' nibbles are 0-7 already.
 __device__ __forceinline__ unsigned permute(unsigned lo, unsigned hi, unsigned sel) {
@@ -433,15 +447,8 @@ __device__ __forceinline__ unsigned permute(unsigned lo, unsigned hi, unsigned s
 }
 
 __device__ __forceinline__ unsigned letter_onehot(unsigned w) {
-    const unsigned h = w & 0x7f7f7f7fu;
-    const unsigned shift = h + 0x23232323u;  // bits 2-4: bin + 1 for a letter (letter_shifts)
-#if defined(__CUDA_ARCH__) && PRIVATE_ADD_PTX
-    unsigned ge_brace;
-    asm("add.u32 %0, %1, 0x05050505;" : "=r"(ge_brace) : "r"(h));
-#else
-    const unsigned ge_brace = h + 0x05050505u;
-#endif
-    const unsigned letter = shift & ~w & ~ge_brace & 0x80808080u;
+    unsigned shift;
+    const unsigned letter = letter_bits(w, shift);
     // bin + 1 in bits 0-2 of a letter's byte, 0 in any other byte: (shift >> 2) & 7 per letter
     const unsigned idx = __umulhi(shift, 1u << 30) & __umulhi(letter, 0x07u << 25);
     const unsigned pairs = __umulhi(idx, 1u << 28) + idx;  // byte 0: i0 | i1 << 4, byte 2: i2 | i3 << 4
@@ -508,21 +515,6 @@ __device__ __forceinline__ void count_last_bytes(const unsigned char* data, unsi
         add_lanes(cnt, even, odd);
     }
 #endif
-}
-
-// The threads' private histograms into the block's (s, zeroed before), then one global atomic per
-// bin: the warp adds its 32 copies by shuffles, lane 0 adds the warp's into s. (One launch with no
-// zeroing by the host, the last block moving an accumulator into the histogram, measured no faster:
-// README, "Histogram".)
-__device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo) {
-#pragma unroll
-    for (int b = 0; b < 7; ++b) {
-        unsigned v = cnt[b];
-        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
-    }
-    __syncthreads();
-    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
 }
 
 // A ring slot's load for the next step, under a predicate that is false only on the thread's last
@@ -665,6 +657,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 }
 
 #ifdef HISTOGRAM_BULK_STUDY  // studies/histogram_private.py defines it; the workload never launches bulk_private
+#include "mbarrier.cuh"  // bulk_private's ring (sm_90)
 // ---- bulk_private (sm_90): thread_private's counting, the text brought by the copy engine ----
 // thread_private keeps DRAM busy only with the loads its threads hold in registers: a warp issues
 // its step's loads, then counts, and while it counts its next step is not asked for. Here each
