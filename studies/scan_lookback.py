@@ -46,10 +46,13 @@ from pmppbench.workloads import scan as sc  # noqa: E402
 # 1 on 16 x 256 and 16 x 128). In results/h200/scan10/ (commit 38e5cd3) the row `lookback` was the
 # persistent (8, 256, 4) and this list's one entry the shipped kernel.
 # Session 12 adds an eighth knob, LB_WIDE (1: the look-back by the whole block, 256 words a step; 0: by
-# warp 0, 32 a step, the shipped kernel), and its candidates beside the shipped kernel; they were slower
-# (results/h200/build-ae25dec/scan-study.txt, where the row `lookback` is the first of them).
-KNOBS = [(8, 256, 1, 1, 1, 0, 0.5, 0), (8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1),
-         (8, 256, 4, 1, 1, 0, 0.25, 1), (12, 256, 3, 1, 1, 0, 0.5, 1)]
+# warp 0, 32 a step, the shipped kernel); its candidates (WIDE_KNOBS, beside the shipped kernel) were
+# slower (results/h200/build-ae25dec/scan-study.txt, where the row `lookback` is the first of them).
+WIDE_KNOBS = [(8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1), (8, 256, 4, 1, 1, 0, 0.25, 1),
+              (12, 256, 3, 1, 1, 0, 0.5, 1)]
+# Then the shipped warp-0 look-back at other distances ahead (session 12's last call; the row `lookback`
+# is 0.5 waves).
+KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.75)]
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 SHIPPED = ("lookback", "cub", "memcpy")

@@ -393,7 +393,8 @@ def test_the_studys_candidates_and_the_profile_build_compile_without_spills():
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)
     base = {"ELEM": "int", "EXCLUSIVE": 0}  # the int inclusive build has the most registers
-    builds = [("lookback", study.defines_of(k)) for k in study.KNOBS] + [("lookback", study.PROFILE_DEFINES)]
+    builds = [("lookback", study.defines_of(k)) for k in study.KNOBS + study.WIDE_KNOBS]
+    builds += [("lookback", study.PROFILE_DEFINES)]
     builds += [("lookback_persistent", study.pdefines_of(k)) for k in study.PKNOBS]
     for kernel, defines in builds:
         report = compile_unit("scan", [kernel], "sm_90", {**base, **defines}).ptxas[kernel]
