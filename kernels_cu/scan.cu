@@ -606,7 +606,7 @@ __device__ __forceinline__ T look_back_wide(unsigned long long* status, unsigned
 // chain of domino's L2 round trips becomes a few reads. The shipped `lookback` (its persistent
 // form below was slower).
 //
-// `ahead` (the host's: half a wave of resident blocks, pmppbench/workloads/scan.py; 0 turns it
+// `ahead` (the host's: a quarter wave of resident blocks, pmppbench/workloads/scan.py; 0 turns it
 // off): once a block has its tile, thread 0 also asks L2 for the tile `ahead` places further on,
 // one a later block will take. The copy engine then reads later tiles from DRAM while this wave
 // scans, waits in its look-back and stores, and a block's own loads meet L2 (a short latency)

@@ -185,20 +185,20 @@ def test_the_lookback_tile_is_the_kernels():
     assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS
 
 
-def test_lookback_prefetches_half_a_wave_of_resident_blocks_ahead(monkeypatch):
+def test_lookback_prefetches_a_quarter_wave_of_resident_blocks_ahead(monkeypatch):
     """`ahead` (lookback's last argument) is LOOKBACK_AHEAD_WAVES of the blocks resident at once:
     the occupancy API's blocks per SM for the loaded kernel times the SMs; domino takes none."""
     asked = []
     monkeypatch.setattr(sc.occupancy, "api_active_blocks", lambda k, threads: asked.append((k, threads)) or 4)
-    assert sc.LOOKBACK_AHEAD_WAVES == 0.5
-    assert sc.lookback_ahead("K", 132) == 264 and asked == [("K", sc.LOOKBACK_THREADS)]
+    assert sc.LOOKBACK_AHEAD_WAVES == 0.25
+    assert sc.lookback_ahead("K", 132) == 132 and asked == [("K", sc.LOOKBACK_THREADS)]
     assert sc.lookback_ahead("K", 132, waves=1) == 528
     shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
     ctx = {"x": "x", "out": "out", "status": {"lookback": "S", "domino": "D"}, "ticket": {"lookback": "T", "domino": "U"},
            "kernels": {"lookback": "LB", "domino": "DO"}, "device": SimpleNamespace(sm_count=132)}
     launch = W.job(W.variant("lookback"), shape, ctx).launches[0]
     assert launch.kernel == "LB" and launch.grid == (8192,)
-    assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192), np.uint64(264))
+    assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192), np.uint64(132))
     assert W.job(W.variant("domino"), shape, ctx).launches[0].args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
 
 

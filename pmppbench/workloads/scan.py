@@ -57,7 +57,7 @@ LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 # L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
 # (the distances measured: docs/scan.md).
-LOOKBACK_AHEAD_WAVES = 0.5
+LOOKBACK_AHEAD_WAVES = 0.25
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback")
@@ -110,7 +110,7 @@ class Scan(Workload):
         Variant("domino", "domino", "PMPP 11.6: one pass, tiles in start order, each waits for its predecessor's "
                 "prefix (adjacent synchronization)"),
         Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
-                "element tiles in 16-byte vectors, each tile prefetched to L2 half a wave of resident blocks ahead"),
+                "element tiles in 16-byte vectors, each tile prefetched to L2 a quarter wave of resident blocks ahead"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
