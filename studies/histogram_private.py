@@ -1,18 +1,24 @@
-"""Candidates of the histogram's thread_private kernel, timed in one process beside CUB, the read
-roof and warp_vec (README's histogram section says which results they produced).
+"""Candidates of the histogram's thread_private kernel (and, for 7 bins, of the study kernel
+bulk_private), timed in one process beside CUB, the read roof and warp_vec (README's histogram
+section says which results they produced).
 
-Run on a GPU machine:  python3 studies/histogram_private.py [--n BYTES[,BYTES...]] [--bins 7,256] [--json FILE]
+Run on a GPU machine:
+  python3 studies/histogram_private.py [--n BYTES[,BYTES...]] [--bins 7,256] [--json FILE] [--check-only]
 
-For every shape (2^28 bytes unless --n says other sizes; 7 and 256 bins; uniform and one_letter text) each candidate is a
-compile of kernels_cu/histogram.cu's thread_private with other -D knobs (PRIVATE_VECS: 16-byte
-loads in flight per thread; for 7 bins PRIVATE_AHEAD: steps asked of L2 ahead, PRIVATE_RING: the ring
-of loads; for 256 bins PRIVATE_ATOMIC: shared atomicAdd or load-add-store,
-PRIVATE_RUNS: a vector of 16 equal bytes counted at once, PRIVATE_WARPS: warps of 16 KB per
-block), on a grid of as many blocks per SM as fit (the occupancy API) times the SMs. The
-shipped variants (warp_vec, thread_private, cub, read) run through the workload's own jobs.
-Every candidate is checked bit for bit against the NumPy histogram first; then all of a shape's
-candidates are timed together under one alternating protocol (batches visit them in order, then
-reversed), twice, and the better median of the two is kept.
+For every shape (2^28 bytes unless --n says other sizes; 7 and 256 bins; uniform and one_letter
+text) each candidate is a compile of kernels_cu/histogram.cu's thread_private with other -D knobs
+(PRIVATE_VECS: 16-byte loads in flight per thread; for 7 bins PRIVATE_SLICED: the bit-sliced count
+or the nibble counters, PRIVATE_AHEAD: steps asked of L2 ahead, PRIVATE_RING: the ring of loads;
+for 256 bins PRIVATE_ATOMIC: shared atomicAdd or load-add-store, PRIVATE_RUNS: a vector of 16
+equal bytes counted at once, PRIVATE_WARPS: warps of 16 KB per block), or of bulk_private
+(HISTOGRAM_BULK_STUDY; BULK_WARPS, BULK_STAGES, BULK_VECS: the copy engine's ring), on a grid of
+as many blocks per SM as fit (the occupancy API) times the SMs. The shipped variants (warp_vec,
+thread_private, cub, read) run through the workload's own jobs. Every candidate is checked bit for
+bit against the NumPy histogram first; then all of a shape's candidates are timed together under
+one alternating protocol (batches visit them in order, then reversed), twice, and the better
+median of the two is kept. --check-only checks every candidate, on text of every byte value too
+(CUB's row differs there by design: its seventh bin of four spans y, z, '{' and '|'), and times
+nothing.
 """
 
 from __future__ import annotations
