@@ -539,14 +539,14 @@ __device__ __forceinline__ T look_back(unsigned long long* status, unsigned long
 }
 
 // LB_WIDE 1 (a study knob; the default 0 is look_back, warp 0 alone): the look-back by the whole
-// block, LB_THREADS predecessors' words a step instead of 32.
-// Warps 1-7 would otherwise wait at the barrier while warp 0 looks back; a tile's nearest PREFIX is
-// about as far back as the tiles started during one look-back, and a warp covers 32 of them per
-// L2 round trip, so the walk itself can be the look-back's time. Every thread reads one word; the
-// block waits until none is unwritten (a barrier that ORs the flags), finds the nearest PREFIX
-// from the warps' ballots in shared memory, and adds the words up to it (warp sums, then the warps'
-// in a fixed order): the same sum, the words added in another grouping. The barriers are
-// block-uniform: every thread takes the same number of steps.
+// block, LB_THREADS predecessors' words a step instead of 32. Warps 1-7 would otherwise wait at
+// the barrier while warp 0 looks back, and a tile's nearest PREFIX is about as far back as the
+// tiles that started during one look-back, so the walk might have been the wait; measured, it is
+// not (1-5% slower at most shapes: docs/scan.md). Every thread reads one word; the block waits
+// until none is unwritten (a barrier that ORs the flags), finds the nearest PREFIX from the warps'
+// ballots in shared memory, and adds the words up to it (warp sums, then the warps' in a fixed
+// order): the same sum, the words added in another grouping. The barriers are block-uniform:
+// every thread takes the same number of steps.
 #ifndef LB_WIDE
 #define LB_WIDE 0
 #endif
