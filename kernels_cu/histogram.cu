@@ -426,7 +426,7 @@ __device__ __forceinline__ void add_lanes(unsigned (&cnt)[7], unsigned even, uns
     for (int b = 0; b < 7; ++b) cnt[b] += (b % 2 ? even >> (8 * ((b + 1) / 2)) : odd >> (8 * (b / 2))) & 0xffu;
 }
 
-// Bit-sliced counting (thread_private's main loop, PRIVATE_SLICED; bulk_private's, BULK_SLICED):
+// Bit-sliced counting (thread_private's main loop, PRIVATE_SLICED; bulk_private's):
 // a word's four bytes become one-hot bytes (bit b of byte k set if byte k is a letter of bin b)
 // by two byte permutes, the second a table lookup of the four bins at once; 16 such words are
 // added bit by bit in a Harley-Seal tree of carry-save adders (two logic instructions per adder)
@@ -621,7 +621,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
             uint4 v[V];
 #pragma unroll
             for (int k = 0; k < V; ++k) v[k] = load_now(vec + j + k * stride);  // all loads first
-#if PRIVATE_SLICED
+#if PRIVATE_SLICED  // straight into cnt: the byte lanes (even, odd) stay 0, the nibble count's alone
 #pragma unroll
             for (int k = 0; k < V; k += 4) count_sliced(v + k, sliced, cnt);
 #else
@@ -678,18 +678,14 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 #define BULK_STAGES 2  // pieces a warp has in its ring
 #endif
 #ifndef BULK_VECS
-#define BULK_VECS 4  // 16-byte vectors a lane per piece: a piece is 2 KB
-#endif
-#ifndef BULK_SLICED
-#define BULK_SLICED 1  // count_sliced (BULK_VECS a multiple of 4); 0: count_letters
+#define BULK_VECS 4  // 16-byte vectors a lane per piece (a multiple of 4, count_sliced's): a piece is 2 KB
 #endif
 #ifndef BULK_MIN_BLOCKS
 #define BULK_MIN_BLOCKS 3  // blocks per SM, the launch bound's register cap (the study sizes the grid)
 #endif
 #define BULK_THREADS (BULK_WARPS * 32)
 constexpr unsigned BULK_PIECE = 32 * 16 * BULK_VECS;  // bytes
-static_assert(BULK_VECS >= 1 && BULK_VECS <= 15, "BULK_VECS: a byte lane takes 16 per vector, at most 15 vectors");
-static_assert(!BULK_SLICED || BULK_VECS % 4 == 0, "BULK_SLICED counts 4 vectors at a time");
+static_assert(BULK_VECS >= 4 && BULK_VECS % 4 == 0, "BULK_VECS: count_sliced counts 4 vectors at a time");
 static_assert(BULK_WARPS * BULK_STAGES * BULK_PIECE <= 46 * 1024, "the rings must fit in static shared memory");
 
 extern "C" __global__ void __launch_bounds__(BULK_THREADS, BULK_MIN_BLOCKS)
@@ -713,10 +709,8 @@ bulk_private(const unsigned char* __restrict__ data, unsigned long long length, 
     }
     __syncthreads();  // s zeroed, the barriers initialised
     unsigned cnt[7] = {0, 0, 0, 0, 0, 0, 0};
-    unsigned even = 0, odd = 0, held = 0, st = 0, parity = 0;
-#if BULK_SLICED
+    unsigned st = 0, parity = 0;
     Sliced sliced;
-#endif
     for (unsigned long long i = 0; i < mine; ++i) {
         mbar_wait(&bar[st], parity);
         uint4 v[BULK_VECS];
@@ -727,27 +721,14 @@ bulk_private(const unsigned char* __restrict__ data, unsigned long long length, 
             async_proxy_fence();
             bulk_load(stage[st], data + (first + (i + BULK_STAGES) * warps) * BULK_PIECE, BULK_PIECE, &bar[st]);
         }
-#if BULK_SLICED
 #pragma unroll
         for (int k = 0; k < BULK_VECS; k += 4) count_sliced(v + k, sliced, cnt);
-#else
-#pragma unroll
-        for (int k = 0; k < BULK_VECS; ++k) count_letters(v[k], even, odd);
-        if (++held == 15 / BULK_VECS) {
-            add_lanes(cnt, even, odd);
-            even = odd = 0;
-            held = 0;
-        }
-#endif
         if (++st == BULK_STAGES) {
             st = 0;
             parity ^= 1u;
         }
     }
-    add_lanes(cnt, even, odd);
-#if BULK_SLICED
     finish_sliced(sliced, cnt);
-#endif
     const uint4* vec = reinterpret_cast<const uint4*>(data);
     const unsigned long long t = 1ull * blockIdx.x * BULK_THREADS + threadIdx.x, threads = 1ull * gridDim.x * BULK_THREADS;
     for (unsigned long long j = pieces * (BULK_PIECE / 16) + t; j < length / 16; j += threads) {

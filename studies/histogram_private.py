@@ -55,7 +55,7 @@ KNOBS = {
     7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 5, "PRIVATE_SERIAL_TAIL": 1,
          "PRIVATE_SLICED": sl} for sl in (0, 1)]
     + [{"kernel": "bulk_private", "HISTOGRAM_BULK_STUDY": 1, "BULK_WARPS": w, "BULK_STAGES": st, "BULK_VECS": 4,
-        "BULK_SLICED": 1, "BULK_MIN_BLOCKS": b} for w, st, b in ((8, 2, 3), (4, 4, 5))],
+        "BULK_MIN_BLOCKS": b} for w, st, b in ((8, 2, 3), (4, 4, 5))],
     256: [{"PRIVATE_ATOMIC": a, "PRIVATE_RUNS": r, "PRIVATE_VECS": v, "PRIVATE_WARPS": w, **t}
           for a, r, v, w, t in ((1, 1, 8, 3, {"PRIVATE_SERIAL_TAIL": 1}), (1, 0, 8, 3, {}), (1, 1, 12, 3, {}))],
 }

@@ -13,9 +13,10 @@ register, no atomic per byte; for 256 bins, runs aggregated per thread and a sub
 warp) and `thread_private` (a private histogram per thread: 7 bins as one-hot bytes added in
 bit-sliced counters, four bytes at a time; 256 bins in a column of 16-bit counters in shared
 memory that only its lane touches, so no bank conflict and no contention on any input). Peer:
-`cub` (DeviceHistogram::HistogramEven through cuda.compute). Roof: `read`, the same bytes read once in 16-byte loads. Counts are
-exact: the check is bit for bit. Every call zeroes the histogram first (the variant's reset,
-inside the timed call; CUB's call zeroes its own histogram too).
+`cub` (DeviceHistogram::HistogramEven through cuda.compute). Roof: `read`, the same bytes read
+once in 16-byte loads. Counts are exact: the check is bit for bit. Every call zeroes the
+histogram first (the variant's reset, inside the timed call; CUB's call zeroes its own
+histogram too).
 """
 
 from __future__ import annotations

@@ -5,10 +5,8 @@
 # Usage: bash studies/memory_roof/best_run.sh OUTDIR
 set -u
 out=${1:?usage: best_run.sh OUTDIR}
-export PYTHONUNBUFFERED=1
-py=${PYTHON:-python3}
 deadline=${DEADLINE:-60}
-source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
+source "$(dirname "$0")/steps.sh"  # $py; begin; step SECONDS LOG command...; finish
 begin
 step 12 best.txt $py -m pmppbench all --config studies/memory_roof/pitch_best.toml --out "$out/best1.json"
 step 25 short-kernel-gap.txt bash studies/short_kernel_gap_run.sh "$out/short-kernel-gap" 2 1,2

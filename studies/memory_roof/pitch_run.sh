@@ -7,10 +7,8 @@
 # Usage: bash studies/memory_roof/pitch_run.sh OUTDIR [STUDY_ROUNDS]
 set -u
 out=${1:?usage: pitch_run.sh OUTDIR [STUDY_ROUNDS]}
-export PYTHONUNBUFFERED=1
-py=${PYTHON:-python3}
 deadline=${DEADLINE:-175}
-source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
+source "$(dirname "$0")/steps.sh"  # $py; begin; step SECONDS LOG command...; finish
 begin
 step 40 gpu-tests.txt $py -m pytest -q -m gpu -p no:cacheprovider tests/test_transpose.py -k "tma or 64_bit"
 step 45 transpose.txt $py -m pmppbench all --config studies/memory_roof/pitch10.toml --out "$out/transpose1.json"

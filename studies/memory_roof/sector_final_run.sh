@@ -8,10 +8,8 @@
 # Usage: bash studies/memory_roof/sector_final_run.sh OUTDIR
 set -u
 out=${1:?usage: sector_final_run.sh OUTDIR}
-export PYTHONUNBUFFERED=1
-py=${PYTHON:-python3}
 deadline=${DEADLINE:-150}
-source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
+source "$(dirname "$0")/steps.sh"  # $py; begin; step SECONDS LOG command...; finish
 begin
 step 15 check.txt $py -m pmppbench all --config studies/memory_roof/sector_check.toml --check-only
 step 20 time.txt $py -m pmppbench all --config studies/memory_roof/sector_final.toml --out "$out/time1.json"

@@ -7,10 +7,8 @@
 # Usage: bash studies/memory_roof/sector_run.sh OUTDIR
 set -u
 out=${1:?usage: sector_run.sh OUTDIR}
-export PYTHONUNBUFFERED=1
-py=${PYTHON:-python3}
 deadline=${DEADLINE:-140}
-source "$(dirname "$0")/steps.sh"  # begin; step SECONDS LOG command...; finish
+source "$(dirname "$0")/steps.sh"  # $py; begin; step SECONDS LOG command...; finish
 forms=coarsened_sector,coarsened_sector_vec,coarsened_sector_tall,coarsened_sector_tall_vec
 begin
 step 20 check.txt $py -m pmppbench all --config studies/memory_roof/sector_check.toml --check-only

@@ -1,7 +1,10 @@
 # Sourced by the memory-roof device scripts: `step SECONDS LOG CMD...` runs CMD for at most SECONDS
 # and never past $deadline (seconds of the script's SECONDS), its output appended to $out/LOG, and
 # records each step's limit, exit status and time in $out/steps.txt; a step with under 5 s left is
-# skipped and said so.
+# skipped and said so. The scripts run Python as $py (PYTHON, default python3), unbuffered.
+export PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}
+
 step() {
   local limit=$1 log=$2; shift 2
   local left=$((deadline - SECONDS))
