@@ -48,17 +48,46 @@ constexpr int WG_STAGE_BYTES = 48 * 1024;              // A's and B's k-tiles, i
 template <int P> struct WgElem {
     using T = unsigned short;
     static constexpr int BYTES = 2, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 128, BN = 256;
-    static constexpr int A_BYTES = BM * WG_ROW;
+    static constexpr int A_BYTES = BM * WG_ROW, GROUP_M = 16;  // GROUP_M: the tile order's (wg_tile_at)
 };
 template <> struct WgElem<0> {
     using T = unsigned int;
     static constexpr int BYTES = 4, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 256, BN = 128;
-    static constexpr int A_BYTES = BM * WG_ROW;
+    static constexpr int A_BYTES = BM * WG_ROW, GROUP_M = 8;
 };
 static_assert(WgElem<0>::A_BYTES + WgElem<0>::BK * WgElem<0>::BN * 4 == WG_STAGE_BYTES &&
               WgElem<1>::A_BYTES + WgElem<1>::BK * WgElem<1>::BN * 2 == WG_STAGE_BYTES, "one stage size");
 // dynamic shared memory: the stages, 1024 bytes of slack to align them (the swizzle's unit), the barriers
 constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
+
+// The tile order. Blocks start in the order of their linear index, and a wave (one block an SM)
+// in C's row-major tile order covers a few tile rows across all of N: at 8192^3 BF16, 132 tiles
+// of 128 x 256 are about 4 of the 64 tile rows, so every wave reads all of B (128 MB) for 4 rows
+// of A, far more than the 50 MB L2 keeps. The grouped order (Triton's matmul tutorial, CUTLASS's
+// swizzle) walks C in groups of G tile rows, column by column inside a group: a wave is a patch
+// of G rows by 132 / G columns, which reads G * BM + (132 / G) * BN rows of A and B per k, least
+// at G = sqrt(132 * BN / BM): 16 for the 128 x 256 tiles, 8 for TF32's 256 x 128 (WgElem::GROUP_M).
+// Measured at 8192^3 BF16: 2-4% faster than row-major, equal at 4096^3 (docs/tensor_cores.md).
+// WG_GROUP_M overrides the precision's G (1: row-major; studies/gemm_tile_order.py).
+// Tile t of the order -> (tile row, tile column); a last group shorter than G is walked the same
+// way over its rows, so the order is a permutation of the tiles at every shape.
+#ifndef WG_GROUP_M
+#define WG_GROUP_M 0
+#endif
+template <int P> __host__ __device__ constexpr int wg_group_m() { return WG_GROUP_M > 0 ? WG_GROUP_M : WgElem<P>::GROUP_M; }
+
+template <int G>
+__device__ __forceinline__ void wg_tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+    if (G <= 1) {
+        tm = t / tiles_n;
+        tn = t % tiles_n;
+        return;
+    }
+    const int span = G * tiles_n, g = t / span, first = g * G, r = t - g * span;
+    const int rows = min(tiles_m - first, G);
+    tm = first + r % rows;
+    tn = r / rows;
+}
 
 struct __align__(64) TmaMap { unsigned long long words[16]; };  // CUtensorMap: 128 opaque bytes
 
@@ -295,7 +324,10 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
     unsigned char* smem = wg_raw + ((1024 - (smem_addr(wg_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     const int tid = threadIdx.x, wg = tid / 128;
-    const int m0 = blockIdx.y * WgElem<P>::BM, n0 = blockIdx.x * WgElem<P>::BN;
+    int tm = blockIdx.y, tn = blockIdx.x;  // this block's tile: its grid position, or in the grouped order
+    if (wg_group_m<P>() > 1)
+        wg_tile_at<wg_group_m<P>()>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, tm, tn);
+    const int m0 = tm * WgElem<P>::BM, n0 = tn * WgElem<P>::BN;
     const int KT = (K + WG_BK - 1) / WG_BK;
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
     auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WgElem<P>::A_BYTES; };
@@ -355,7 +387,7 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
 // Without TMA the consumers store the stages themselves, synchronised by a named barrier of
 // their 256 threads (barrier 1), and the producer has nothing to do.
 // PERSIST (the rung wgmma_persist): one block an SM (the host launches min(tiles, SMs)), each
-// taking tiles blockIdx.x, + gridDim.x, ... in C's row-major tile order. The stages' use count
+// taking tiles blockIdx.x, + gridDim.x, ... of the tile order (wg_tile_at). The stages' use count
 // runs on across tiles, so the producer loads the next tile's first stages while the consumers
 // still store this one's C (the epilogue no longer leaves the tensor cores idle), and no block
 // is launched, or its barriers initialised, per tile. Without it a block is one tile, as before.
@@ -379,7 +411,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
     const int tid = threadIdx.x, wg = tid / 128;
     const int KT = (K + WG_BK - 1) / WG_BK;
     constexpr int BM = WgElem<P>::BM, BN = WgElem<P>::BN;
-    const int tiles_n = (N + BN - 1) / BN, tiles = tiles_n * ((M + BM - 1) / BM);
+    const int tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM, tiles = tiles_n * tiles_m;
     const int first = PERSIST ? blockIdx.x : blockIdx.y * tiles_n + blockIdx.x;  // the 2-D grid: one tile
     const int stride = PERSIST ? gridDim.x : tiles;
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
@@ -397,7 +429,9 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
         if (TMA && tid == 0) {
             int use = 0;  // the stages' use count, over this block's tiles
             for (int tile = first; tile < tiles; tile += stride) {
-                const int m0 = tile / tiles_n * BM, n0 = tile % tiles_n * BN;
+                int tm, tn;
+                wg_tile_at<wg_group_m<P>()>(tile, tiles_m, tiles_n, tm, tn);
+                const int m0 = tm * BM, n0 = tn * BN;
                 for (int kt = 0; kt < KT; ++kt, ++use) {
                     const int s = use % WG_STAGES;
                     if (use >= WG_STAGES)  // both consumers are done with the tile this stage held before
@@ -411,7 +445,9 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
         const int cw = wg - 1, t128 = tid % 128;  // the consumer's 64 rows
         int use = 0;
         for (int tile = first; tile < tiles; tile += stride) {
-            const int m0 = tile / tiles_n * BM, n0 = tile % tiles_n * BN;
+            int tm, tn;
+            wg_tile_at<wg_group_m<P>()>(tile, tiles_m, tiles_n, tm, tn);
+            const int m0 = tm * BM, n0 = tn * BN;
             float d[128];
 #pragma unroll
             for (int i = 0; i < 128; ++i)

@@ -311,6 +311,17 @@ def test_wgmma_needs_sm_90a_plain_sm_90_refuses_it():
         compile_unit("gemm", ["wgmma_tc<1, true>"], "sm_90", use_cache=False)
 
 
+def test_the_grouped_tile_order_builds_for_sm_90a():
+    """gemm_wgmma.cuh's WG_GROUP_M (studies/gemm_tile_order.py builds it beside the shipped
+    kernels): every wgmma kernel compiles with it, without spills or serialized wgmma."""
+    names = [k for k in tensor.kernel_names() if k.startswith("wgmma")]
+    unit = compile_unit("gemm", names, "sm_90a", {"WG_GROUP_M": 8}, use_cache=False)
+    for name in names:
+        r = unit.ptxas[name]
+        assert 0 < r.registers <= 255 and r.spill_stores == 0 and r.spill_loads == 0, f"{name}: {r}"
+    assert "C7513" not in unit.log and "C7515" not in unit.log and "serialized" not in unit.log
+
+
 # ---- TMA maps (encoded by the driver on the GPU; their layout here) --------------------------
 
 def test_tma_layouts_are_the_kernels_boxes():
@@ -393,8 +404,8 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
     # persistent blocks: the consumers' walk over the tiles off the producer's (C stored one tile
     # column over); a walk that waits for tiles never loaded would hang, not FAIL
     "wgmma_persist_wrong_origin": ("wgmma_ws_tc<1, true, true>",
-                                   "tile % tiles_n * BN;\n            float d[128];",
-                                   "(tile + 1) % tiles_n * BN;\n            float d[128];"),
+                                   "n0 = tn * BN;\n            float d[128];",
+                                   "n0 = (tn + 1) % tiles_n * BN;\n            float d[128];"),
 }
 # Not kept: wgmma_ws's consumers without their wait on `full` faulted on the H200 (unspecified
 # launch failure, results/h200/tensor8/run2/gpu-mutants.txt): caught, but as a dead context, not
@@ -448,6 +459,29 @@ def test_every_rung_passes_odd_shapes(p):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("p", ["bf16", "tf32"])
+def test_the_grouped_tile_order_covers_every_tile(p):
+    """The wgmma rungs built with WG_GROUP_M = 3 pass where the tile rows are no multiple of 3
+    (a short last group) and where there are fewer rows than a group: a tile the order missed
+    keeps its poison and FAILs, one it visited twice races."""
+    from gpu_helpers import assert_all_pass  # noqa: PLC0415
+
+    from pmppbench.runner import run_shape  # noqa: PLC0415
+
+    class Grouped(type(W)):
+        def defines(self, shape):
+            return {**super().defines(shape), "WG_GROUP_M": 3}
+
+    g = Grouped()
+    rungs = [g.variant(n) for n in ("wgmma", "wgmma_ws", "wgmma_persist")]
+    rows = []
+    for i, (m, n, k) in enumerate(((4097, 4104, 1032), (1000, 2056, 264), (129, 264, 136), (8, 4104, 64))):
+        rows += run_shape(g, shape(m, n, k, p), protocol=g.protocol, check_only=True, seed=3 + i, variants=rungs)
+    assert len(rows) == 12
+    assert_all_pass(rows)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_mutants_fail(name, tmp_path):
     from pmppbench.runner import run_shape  # noqa: PLC0415
@@ -459,7 +493,10 @@ def test_mutants_fail(name, tmp_path):
 
     mutant = Variant("mutant", kernel, f"{name}", source=str(src), like=mutant_like(kernel))
     k = 1020 if "false" in kernel else 1024  # the path without TMA: K not a multiple of 8
-    rows = run_shape(W, shape(512, 384, k, p), protocol=W.protocol, check_only=True, seed=2, variants=[mutant])
+    # each mutant its own inputs: a missed wait reads whatever the stage held, and the shared
+    # memory left by the previous mutant's run of the same inputs would be the right tiles
+    seed = 2 + list(MUTATIONS).index(name)
+    rows = run_shape(W, shape(512, 384, k, p), protocol=W.protocol, check_only=True, seed=seed, variants=[mutant])
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail or rows[0].error
 
 
