@@ -9,7 +9,8 @@ wave of blocks reads a patch of A and B rather than all of B for a few tile rows
 the rung alone are the shipped kernels (the workload's own jobs: the precision's own G, 16 for BF16
 and FP16, 8 for TF32). Every candidate is checked against the workload's reference under the
 workload's tolerance before it is timed; then a shape's candidates are timed together under one
-alternating protocol, twice (the second round in the other order), and the better median is kept.
+alternating protocol, in --rounds rounds (each in the other order); the best median is kept, and beside
+it each round's ratio to cuBLAS's median of that round.
 Beside each median: NVML's SM clock over the batches and the board's mean power after each batch
 (one figure a round), since the 8192^3 rows run under the power cap and a tile order that reads
 fewer bytes may draw less.
@@ -89,6 +90,8 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", default="8192:bf16,8192:fp16,4096:bf16,4096x4096x1024:bf16")
     ap.add_argument("--groups", default="1,8,16", help="WG_GROUP_M values to build beside the shipped kernels")
     ap.add_argument("--rungs", default=",".join(RUNGS))
+    ap.add_argument("--batches", type=int, default=5, help="timed batches a candidate a round (20 calls each)")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds, each in the other order")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     cp = cupy()
@@ -115,10 +118,10 @@ def main(argv=None) -> int:
         times = {k: [] for k in good}
         clock = {k: [] for k in good}
         watts = {k: [] for k in good}
-        for r in range(2):
-            order = list(good) if r == 0 else list(good)[::-1]
+        for r in range(args.rounds):
+            order = list(good) if r % 2 == 0 else list(good)[::-1]
             obs = PowerObserver(watch) if watch.available else None
-            t = measure({k: good[k] for k in order}, Protocol(warmup=3, batches=5, reps=20, alternate=True),
+            t = measure({k: good[k] for k in order}, Protocol(warmup=3, batches=args.batches, reps=20, alternate=True),
                         observer=obs)
             for k in good:
                 times[k].append(t[k].median_ms)
@@ -132,6 +135,9 @@ def main(argv=None) -> int:
             row = {"shape": label, "cand": key, "check": "PASS", "ms": round(ms, 4),
                    "ms_repeats": "/".join(f"{v:.4f}" for v in ts), "tflops": round(flops / ms / 1e9, 1),
                    "pct_cublas": round(100 * best_cublas / ms, 1) if best_cublas else None,
+                   # against cuBLAS's median of the same round: the batches shared its clocks
+                   "pct_cublas_rounds": "/".join(f"{100 * c / v:.1f}" for c, v in zip(times["cublas"], ts))
+                   if "cublas" in times else "",
                    "clocks": clock[key], "watts": [round(x, 1) for x in watts[key]]}
             rows.append(row)
             print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
@@ -139,10 +145,11 @@ def main(argv=None) -> int:
         cp.get_default_memory_pool().free_all_blocks()
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
-    print("\n# shape | candidate | ms (two rounds) | TFLOP/s | % of cuBLAS | W")
+    print("\n# shape | candidate | ms (each round) | TFLOP/s | % of cuBLAS (best medians) | % of cuBLAS each round | W")
     for r in rows:
         if r["check"] == "PASS":
             print(f"{r['shape']:28} {r['cand']:20} {r['ms_repeats']:>16} {r['tflops']:>8} {r['pct_cublas']:>6} "
+                  f"{r['pct_cublas_rounds']:>12} "
                   f"{'/'.join(str(x) for x in r['watts'])}")
         else:
             print(f"{r['shape']:28} {r['cand']:20} FAIL {r['detail']}")
