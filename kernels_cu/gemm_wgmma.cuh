@@ -76,6 +76,16 @@ constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
 #endif
 template <int P> __host__ __device__ constexpr int wg_group_m() { return WG_GROUP_M > 0 ? WG_GROUP_M : WgElem<P>::GROUP_M; }
 
+// Only a grid of more than one wave is walked in groups: where every tile starts at once (2048^3,
+// 128 tiles) the grouped order saves no bytes and measured 1% slower than row-major. %nsmid is at
+// least the number of SMs (their ids need not be contiguous), so a grid of about one wave may keep
+// the row-major order, where it costs nothing.
+__device__ __forceinline__ int wg_sm_ids() {
+    unsigned n;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(n));
+    return static_cast<int>(n);
+}
+
 template <int G>
 __device__ __forceinline__ void wg_tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
     if (G <= 1) {
@@ -325,7 +335,7 @@ wgmma_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     const int tid = threadIdx.x, wg = tid / 128;
     int tm = blockIdx.y, tn = blockIdx.x;  // this block's tile: its grid position, or in the grouped order
-    if (wg_group_m<P>() > 1)
+    if (wg_group_m<P>() > 1 && static_cast<int>(gridDim.x * gridDim.y) > wg_sm_ids())
         wg_tile_at<wg_group_m<P>()>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, tm, tn);
     const int m0 = tm * WgElem<P>::BM, n0 = tn * WgElem<P>::BN;
     const int KT = (K + WG_BK - 1) / WG_BK;
@@ -414,6 +424,13 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
     const int tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM, tiles = tiles_n * tiles_m;
     const int first = PERSIST ? blockIdx.x : blockIdx.y * tiles_n + blockIdx.x;  // the 2-D grid: one tile
     const int stride = PERSIST ? gridDim.x : tiles;
+    const bool grouped = wg_group_m<P>() > 1 && tiles > wg_sm_ids();  // more than one wave (wg_sm_ids)
+    auto tile_at = [&](int tile, int& tm, int& tn) {
+        if (grouped)
+            wg_tile_at<wg_group_m<P>()>(tile, tiles_m, tiles_n, tm, tn);
+        else
+            wg_tile_at<1>(tile, tiles_m, tiles_n, tm, tn);
+    };
     auto stage_a = [&](int s) { return smem + s * WG_STAGE_BYTES; };
     auto stage_b = [&](int s) { return smem + s * WG_STAGE_BYTES + WgElem<P>::A_BYTES; };
     if (tid == 0) {
@@ -430,7 +447,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
             int use = 0;  // the stages' use count, over this block's tiles
             for (int tile = first; tile < tiles; tile += stride) {
                 int tm, tn;
-                wg_tile_at<wg_group_m<P>()>(tile, tiles_m, tiles_n, tm, tn);
+                tile_at(tile, tm, tn);
                 const int m0 = tm * BM, n0 = tn * BN;
                 for (int kt = 0; kt < KT; ++kt, ++use) {
                     const int s = use % WG_STAGES;
@@ -446,7 +463,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
         int use = 0;
         for (int tile = first; tile < tiles; tile += stride) {
             int tm, tn;
-            wg_tile_at<wg_group_m<P>()>(tile, tiles_m, tiles_n, tm, tn);
+            tile_at(tile, tm, tn);
             const int m0 = tm * BM, n0 = tn * BN;
             float d[128];
 #pragma unroll

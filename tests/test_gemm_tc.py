@@ -462,8 +462,9 @@ def test_every_rung_passes_odd_shapes(p):
 @pytest.mark.parametrize("p", ["bf16", "tf32"])
 def test_the_grouped_tile_order_covers_every_tile(p):
     """The wgmma rungs built with WG_GROUP_M = 3 pass where the tile rows are no multiple of 3
-    (a short last group) and where there are fewer rows than a group: a tile the order missed
-    keeps its poison and FAILs, one it visited twice races."""
+    (a short last group), where there are fewer rows than a group (each grid of more than one
+    wave, so that it is walked in groups) and on a grid of one wave (row-major): a tile the
+    order missed keeps its poison and FAILs, one it visited twice races."""
     from gpu_helpers import assert_all_pass  # noqa: PLC0415
 
     from pmppbench.runner import run_shape  # noqa: PLC0415
@@ -475,7 +476,8 @@ def test_the_grouped_tile_order_covers_every_tile(p):
     g = Grouped()
     rungs = [g.variant(n) for n in ("wgmma", "wgmma_ws", "wgmma_persist")]
     rows = []
-    for i, (m, n, k) in enumerate(((4097, 4104, 1032), (1000, 2056, 264), (129, 264, 136), (8, 4104, 64))):
+    # tile rows (BF16's 128 / TF32's 256): 32 / 16, 8 / 4, 2 / 1 in grids of 300-1300 tiles; then 2 x 2
+    for i, (m, n, k) in enumerate(((4000, 4104, 264), (1000, 40000, 136), (200, 40000, 64), (129, 264, 136))):
         rows += run_shape(g, shape(m, n, k, p), protocol=g.protocol, check_only=True, seed=3 + i, variants=rungs)
     assert len(rows) == 12
     assert_all_pass(rows)
