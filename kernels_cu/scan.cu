@@ -278,27 +278,30 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
     // (one barrier). The warps' prefixes and the tile's total are read from there when needed,
     // not held in registers across a look-back.
     __device__ __forceinline__ void scan(T* warps) {
-        const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
         T carry = T(0);
 #pragma unroll
-        for (int r = 0; r < ROWS; ++r) {
-            v[r].y += v[r].x;
-            v[r].z += v[r].y;
-            v[r].w += v[r].z;
-            const T inclusive = warp_inclusive(v[r].w);
-            const T left = __shfl_up_sync(FULL, inclusive, 1);
-            const T pre = lane ? carry + left : carry;  // the vector's exclusive prefix within the warp's part
-            carry += __shfl_sync(FULL, inclusive, 31);
-            // The outputs within the warp's part, in place (no second array of prefixes: the
-            // registers go to more rows). Exclusive: each element's left neighbour's inclusive.
-#if EXCLUSIVE && !defined(MUTATE_OFF_BY_ONE)
-            v[r].w = pre + v[r].z; v[r].z = pre + v[r].y; v[r].y = pre + v[r].x; v[r].x = pre;
-#else
-            v[r].x += pre; v[r].y += pre; v[r].z += pre; v[r].w += pre;
-#endif
-        }
-        if (lane == 0) warps[warp] = carry;
+        for (int r = 0; r < ROWS; ++r) scan_row(v[r], carry);
+        if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = carry;
         __syncthreads();
+    }
+
+    // One row of a warp's part: the vector v replaced by its outputs within the warp's part (no
+    // second array of prefixes: the registers go to more rows), `carry` (the warp's earlier rows)
+    // by the running total. Exclusive: each element's left neighbour's inclusive.
+    static __device__ __forceinline__ void scan_row(V& v, T& carry) {
+        const unsigned lane = threadIdx.x % 32;
+        v.y += v.x;
+        v.z += v.y;
+        v.w += v.z;
+        const T inclusive = warp_inclusive(v.w);
+        const T left = __shfl_up_sync(FULL, inclusive, 1);
+        const T pre = lane ? carry + left : carry;  // the vector's exclusive prefix within the warp's part
+        carry += __shfl_sync(FULL, inclusive, 31);
+#if EXCLUSIVE && !defined(MUTATE_OFF_BY_ONE)
+        v.w = pre + v.z; v.z = pre + v.y; v.y = pre + v.x; v.x = pre;
+#else
+        v.x += pre; v.y += pre; v.z += pre; v.w += pre;
+#endif
     }
 
     // The sum of the warps' totals before warp `upto` (WARPS: the whole tile's), in warp order.
@@ -688,6 +691,145 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
         stamp[4] = t0;
     }
 #endif
+}
+
+// ---- the look-back with its tile staged in shared memory (studies/scan_lookback.py) ---------
+// lookback holds its scanned tile in registers through the look-back's wait, more than half a
+// block's life (docs/scan.md), and at 63 registers an SM holds 4 of its blocks: what an SM has in
+// flight is bounded by the registers of blocks that mostly wait. lookback_staged keeps the tile
+// in shared memory instead, brought there by the copy engine (sm_90's cp.async.bulk, one
+// instruction from thread 0, counted on an mbarrier), scans it there in place a row at a time and
+// stores it from there after the look-back, so a thread holds one vector at a time and the SM's
+// shared memory, not its registers, sets the blocks per SM: 6 of 32 KB tiles (LS_ROWS 8 x
+// LS_THREADS 256 x 4 elements). The tile's layout, scan and look-back are lookback's, addition for
+// addition, so both give the same bits. Before sm_90 the threads copy the tile themselves.
+#include "mbarrier.cuh"
+#ifndef LS_ROWS
+#define LS_ROWS 8
+#endif
+#ifndef LS_THREADS
+#define LS_THREADS 256
+#endif
+#ifndef LS_BLOCKS
+#define LS_BLOCKS 6  // the launch bound's blocks per SM (registers); shared memory holds 6 tiles of 32 KB
+#endif
+// LS_BULK_STORE 1: the outputs are written back into the stage and the copy engine stores the tile
+// (cp.async.bulk from shared to global); 0: each thread stores its vectors (streamed).
+#ifndef LS_BULK_STORE
+#define LS_BULK_STORE 0
+#endif
+
+extern "C" __global__ void __launch_bounds__(LS_THREADS, LS_BLOCKS)
+lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
+                unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,
+                unsigned long long ahead) {
+    typedef Tile<LS_ROWS, LS_THREADS> STile;
+    constexpr unsigned VECS = STile::SIZE / 4;
+    __shared__ __align__(128) V stage[VECS];
+    __shared__ T warps[STile::WARPS];
+    __shared__ unsigned long long s_tile;
+    __shared__ unsigned s_epoch;
+    __shared__ T s_prefix;
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+    if (t == 0) {
+#if LB_PREFETCH
+        if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, STile::SIZE);  // the guess: its index
+#endif
+        const unsigned long long k = atomicAdd(ticket, 1ull);
+        s_epoch = unsigned(k / tiles);
+        s_tile = k % tiles;
+#if LB_PREFETCH
+        if (ahead) prefetch_tile(in, k % tiles + ahead, n, STile::SIZE);
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        const unsigned long long at = (k % tiles) * STile::SIZE;
+        if (at + STile::SIZE <= n) {  // a whole tile: the copy engine; the last one: the threads, below
+            mbar_init(&bar, 1);
+            mbar_init_fence();
+            bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
+        }
+#endif
+    }
+    __syncthreads();
+    const unsigned long long id = s_tile, base = id * STile::SIZE;
+    const unsigned epoch = s_epoch;
+    const bool whole = base + STile::SIZE <= n;
+    // Thread t's vector of row r: warp w's part is rows w * LS_ROWS .. of 32 vectors, as Tile's.
+    const unsigned mine = warp * LS_ROWS * 32 + lane;
+    const unsigned long long g = base + 4ull * mine;  // its first element
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (whole) {
+        mbar_wait(&bar, 0);
+    } else
+#endif
+    {
+        const int have = STile::remaining(g, n);
+#pragma unroll
+        for (int r = 0; r < LS_ROWS; ++r) {
+            V v;
+            if (whole) {
+                v = __ldg(reinterpret_cast<const V*>(in + g + 128 * r));
+            } else {
+                const T* e = in + g + 128 * r;
+                v.x = 128 * r < have ? e[0] : T(0);
+                v.y = 128 * r + 1 < have ? e[1] : T(0);
+                v.z = 128 * r + 2 < have ? e[2] : T(0);
+                v.w = 128 * r + 3 < have ? e[3] : T(0);
+            }
+            stage[mine + 32 * r] = v;  // read back by this thread only: no barrier
+        }
+    }
+    T carry = T(0);
+#pragma unroll 1  // one vector at a time: the row scans are a chain through `carry` anyway
+    for (int r = 0; r < LS_ROWS; ++r) {
+        V v = stage[mine + 32 * r];
+        STile::scan_row(v, carry);
+        stage[mine + 32 * r] = v;
+    }
+    if (lane == 0) warps[warp] = carry;
+    __syncthreads();
+    if (t < 32) {
+        const T prefix = look_back(status, id, epoch, STile::warps_before(warps, STile::WARPS));
+        if (t == 0) s_prefix = prefix;
+    }
+    __syncthreads();
+    const T left = s_prefix + STile::warps_before(warps, warp);
+#if LS_BULK_STORE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (whole) {
+#pragma unroll
+        for (int r = 0; r < LS_ROWS; ++r) {
+            V y = stage[mine + 32 * r];
+            y.x += left; y.y += left; y.z += left; y.w += left;
+            stage[mine + 32 * r] = y;
+        }
+        async_proxy_fence();  // the threads' writes ordered before the copy engine reads them
+        __syncthreads();
+        if (t == 0) {
+            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
+                         "cp.async.bulk.commit_group;\n"
+                         "cp.async.bulk.wait_group.read 0;\n"  // the stage read out before the block frees it
+                         ::"l"(out + base), "r"(smem_addr(stage)), "r"(unsigned(STile::SIZE * sizeof(T))) : "memory");
+        }
+        return;
+    }
+#endif
+    const int have = STile::remaining(g, n);
+#pragma unroll
+    for (int r = 0; r < LS_ROWS; ++r) {
+        const V v = stage[mine + 32 * r];
+        V y;
+        y.x = left + v.x; y.y = left + v.y; y.z = left + v.z; y.w = left + v.w;
+        T* e = out + g + 128 * r;
+        if (whole) {
+            __stcs(reinterpret_cast<V*>(e), y);
+        } else {
+            if (128 * r < have) e[0] = y.x;
+            if (128 * r + 1 < have) e[1] = y.y;
+            if (128 * r + 2 < have) e[2] = y.z;
+            if (128 * r + 3 < have) e[3] = y.w;
+        }
+    }
 }
 
 // ---- the persistent look-back (studies/scan_lookback.py's candidates, not a variant) ---------

@@ -55,6 +55,12 @@ WIDE_KNOBS = [(8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1), (8, 256,
 KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.75)]
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
+# lookback_staged (session 15: the tile in shared memory by the copy engine, so that a waiting block
+# holds no registers and shared memory sets the blocks per SM): (rows, threads, blocks per SM of the
+# launch bound, bulk store, ahead in waves of resident blocks).
+SKNOBS = [(8, 256, 6, 0, 0.25), (8, 256, 6, 0, 0.125), (8, 256, 6, 1, 0.25), (7, 256, 7, 0, 0.25),
+          (6, 256, 8, 0, 0.25), (8, 128, 12, 0, 0.25), (8, 128, 12, 0, 0.125)]
+FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
 
@@ -79,6 +85,16 @@ def pdefines_of(knobs) -> dict:
 def plabel(knobs) -> str:
     rows, threads, blocks = knobs
     return f"persistent rows={rows} threads={threads} blocks/SM={blocks}"
+
+
+def sdefines_of(knobs) -> dict:
+    rows, threads, blocks, bulk_store, _ = knobs
+    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_BULK_STORE": bulk_store}
+
+
+def slabel(knobs) -> str:
+    rows, threads, blocks, bulk_store, ahead = knobs
+    return f"staged rows={rows} threads={threads} blocks/SM={blocks} bulk_store={bulk_store} ahead={ahead}"
 
 
 def ahead_of(k, threads: int, waves: float) -> int:
@@ -115,6 +131,39 @@ def profile(w, cp) -> None:
               f"{np.percentile(life, 90):8.3f} {life.mean():8.3f}; last block starts at {start.max():.1f} us")
 
 
+def check_staged(w, cp, sizes, calls: int) -> int:
+    """Each SKNOBS build of lookback_staged at `sizes`, both dtypes and kinds, `calls` calls in a row
+    (each one checked: a rare ordering bug shows as a FAIL); returns the count of failed checks."""
+    failed = 0
+    for dtype in ("f32", "i32"):
+        for kind in sc.KINDS:
+            for n in sizes:
+                shape = {"n": n, "dtype": dtype, "kind": kind}
+                inputs = w.make_inputs(shape, np.random.default_rng(n))
+                ref = device_copy(w.reference(shape, inputs, w.variant("lookback")))
+                x = cp.asarray(inputs["x"])
+                out = cp.empty_like(x)
+                for knobs in SKNOBS:
+                    k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})[
+                        "lookback_staged"]
+                    threads = knobs[1]
+                    tiles = sc.tiles_of(n, knobs[0] * threads * 4)
+                    status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+                    ahead = ahead_of(k, threads, knobs[4])
+                    tol = Tolerance("exact") if dtype == "i32" else Tolerance("elementwise", rtol=bound(knobs, n))
+                    bad = 0
+                    for _ in range(calls):
+                        out.fill(np.nan if dtype == "f32" else -7)
+                        k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles),
+                                                 np.uint64(ahead)))
+                        if not compare(out, ref, tol).passed:
+                            bad += 1
+                    failed += bad
+                    print(f"{'PASS' if not bad else 'FAIL'} n={n} {dtype} {kind} {slabel(knobs)}: "
+                          f"{calls - bad}/{calls} calls right", flush=True)
+    return failed
+
+
 def bound(knobs, n: int) -> float:
     """scan.py's look-back bound (Scan.additions_depth) for this candidate's tile (either kernel's)."""
     rows, threads = knobs[0], knobs[1]
@@ -131,12 +180,24 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--profile", action="store_true", help="the LB_PROFILE phases at 2^26 f32 only")
     ap.add_argument("--no-persistent", action="store_true", help="leave lookback_persistent's candidates out")
+    ap.add_argument("--families", default=",".join(FAMILIES),
+                    help="candidate families, comma-separated: lookback (KNOBS), persistent (PKNOBS), staged (SKNOBS)")
+    ap.add_argument("--check-staged", metavar="SIZES",
+                    help="only check lookback_staged's candidates at these sizes (comma-separated N), --calls each")
+    ap.add_argument("--calls", type=int, default=20)
     args = ap.parse_args(argv)
     cp = cupy()
     w = workloads.get("scan")
+    if args.check_staged:
+        failed = check_staged(w, cp, [int(v) for v in args.check_staged.split(",")], args.calls)
+        print(f"{failed} failed checks")
+        return 1 if failed else 0
     if args.profile:
         profile(w, cp)
         return 0
+    families = set(args.families.split(","))
+    if args.no_persistent:
+        families.discard("persistent")
     rows = []
     for dtype in args.dtypes.split(","):
         for log in (int(s) for s in args.sizes.split(",")):
@@ -152,7 +213,7 @@ def main(argv=None) -> int:
             runs = {name: job.run for name, job in jobs.items()}
             x, out = ctx["x"], ctx["out"]
             info = {}
-            for knobs in KNOBS:
+            for knobs in KNOBS if "lookback" in families else []:
                 k = load_kernels("scan", ["lookback"], {**w.defines(shape), **defines_of(knobs)})["lookback"]
                 tiles = sc.tiles_of(n, knobs[0] * knobs[1] * 4)
                 status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
@@ -162,7 +223,20 @@ def main(argv=None) -> int:
                     k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
                 runs[label(knobs)] = run
                 info[label(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead, "knobs": knobs}
-            for knobs in [] if args.no_persistent else PKNOBS:
+            for knobs in SKNOBS if "staged" in families else []:
+                k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})[
+                    "lookback_staged"]
+                threads = knobs[1]
+                tiles = sc.tiles_of(n, knobs[0] * threads * 4)
+                status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+                ahead = ahead_of(k, threads, knobs[4])
+
+                def srun(k=k, tiles=tiles, threads=threads, status=status, ticket=ticket, ahead=ahead):
+                    k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
+                runs[slabel(knobs)] = srun
+                info[slabel(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead,
+                                       "resident": occupancy.api_active_blocks(k, threads), "knobs": knobs}
+            for knobs in PKNOBS if "persistent" in families else []:
                 k = load_kernels("scan", ["lookback_persistent"], {**w.defines(shape), **pdefines_of(knobs)})[
                     "lookback_persistent"]
                 rows_, threads, blocks = knobs
