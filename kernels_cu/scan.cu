@@ -732,6 +732,11 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     __shared__ T s_prefix;
     __shared__ __align__(8) unsigned long long bar;
     const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+#if LB_PROFILE
+    long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
+    unsigned long long t0 = 0;
+    if (t == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+#endif
     if (t == 0) {
 #if LB_PREFETCH
         if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, STile::SIZE);  // the guess: its index
@@ -739,6 +744,9 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         const unsigned long long k = atomicAdd(ticket, 1ull);
         s_epoch = unsigned(k / tiles);
         s_tile = k % tiles;
+#if LB_PROFILE
+        c1 = clock64();
+#endif
 #if LB_PREFETCH
         if (ahead) prefetch_tile(in, k % tiles + ahead, n, STile::SIZE);
 #endif
@@ -789,11 +797,17 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     }
     if (lane == 0) warps[warp] = carry;
     __syncthreads();
+#if LB_PROFILE
+    if (t == 0) c2 = clock64();
+#endif
     if (t < 32) {
         const T prefix = look_back(status, id, epoch, STile::warps_before(warps, STile::WARPS));
         if (t == 0) s_prefix = prefix;
     }
     __syncthreads();
+#if LB_PROFILE
+    if (t == 0) c3 = clock64();
+#endif
     const T left = s_prefix + STile::warps_before(warps, warp);
 #if LS_BULK_STORE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (whole) {
@@ -830,6 +844,16 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
             if (128 * r + 3 < have) e[3] = y.w;
         }
     }
+#if LB_PROFILE
+    if (t == 0) {
+        unsigned long long* stamp = status + tiles + LB_STAMPS * id;
+        stamp[0] = c1 - c0;
+        stamp[1] = c2 - c1;
+        stamp[2] = c3 - c2;
+        stamp[3] = clock64() - c3;
+        stamp[4] = t0;
+    }
+#endif
 }
 
 // ---- the persistent look-back (studies/scan_lookback.py's candidates, not a variant) ---------

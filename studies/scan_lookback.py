@@ -16,8 +16,8 @@ against the workload's reference under its own tile count's float bound (int32: 
 timed; then all of a shape's candidates are timed together under one alternating protocol, twice,
 and the better median kept.
 
---profile (2^26 float32 only): the LB_PROFILE build of session 9's lookback, with `ahead` off and on,
-after two warm calls: where each tile's block spent its time (the ticket; the load and the tile
+--profile (2^26 float32 only): the LB_PROFILE builds of the shipped lookback and of lookback_staged
+(SKNOBS[0]), a quarter wave ahead (sessions 9-10: lookback with `ahead` 0 and one wave), after two warm calls: where each tile's block spent its time (the ticket; the load and the tile
 scan; the look-back's wait; the stores' issue), in microseconds at the device's maximum SM clock
 (NVML), as percentiles over the tiles.
 """
@@ -102,27 +102,30 @@ def ahead_of(k, threads: int, waves: float) -> int:
     return int(waves * occupancy.api_active_blocks(k, threads) * device.current().sm_count)
 
 
-def profile(w, cp) -> None:
-    """The LB_PROFILE build at 2^26 float32, `ahead` off and one wave: the phases of each tile's block."""
+def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1)) -> None:
+    """The LB_PROFILE build at 2^26 float32, `ahead` at each of `waves_list`: the phases of each tile's
+    block. `kernel`: lookback, or lookback_staged with SKNOBS[0]'s tile."""
     n = 1 << 26
     shape = {"n": n, "dtype": "f32", "kind": "inclusive"}
     x = cp.asarray(w.make_inputs(shape, np.random.default_rng(0))["x"])
     out = cp.empty_like(x)
     clock_khz = device.current().sm_clock_mhz * 1e3  # NVML's maximum SM clock: the clocks -> time scale
-    k = load_kernels("scan", ["lookback"], {**w.defines(shape), **PROFILE_DEFINES})["lookback"]
-    tiles = sc.tiles_of(n, sc.LOOKBACK_TILE)
-    for waves in (0, 1):
-        ahead = ahead_of(k, sc.LOOKBACK_THREADS, waves)
+    extra = sdefines_of(SKNOBS[0]) if kernel == "lookback_staged" else {}
+    k = load_kernels("scan", [kernel], {**w.defines(shape), **PROFILE_DEFINES, **extra})[kernel]
+    threads = SKNOBS[0][1] if extra else sc.LOOKBACK_THREADS
+    tiles = sc.tiles_of(n, (SKNOBS[0][0] * 4 * threads) if extra else sc.LOOKBACK_TILE)
+    for waves in waves_list:
+        ahead = ahead_of(k, threads, waves)
         status, ticket = cp.zeros(tiles * 6, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
         for _ in range(3):  # two warm calls, then the one read
-            k((tiles,), (sc.LOOKBACK_THREADS,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles),
-                                                 np.uint64(ahead)))
+            k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
         cp.cuda.Device().synchronize()
         stamps = cp.asnumpy(status[tiles:]).reshape(tiles, 5).astype(np.float64)
         us = stamps[:, :4] / (clock_khz / 1e3)  # clocks -> microseconds
         start = (stamps[:, 4] - stamps[:, 4].min()) / 1e3
-        print(f"# profile 2^26 f32 ahead={ahead} tiles ({waves} waves), per tile [us] p10 / p50 / p90 / mean "
-              f"(SM clock {clock_khz / 1e3:.0f} MHz)")
+        print(f"# profile {kernel} 2^26 f32 ahead={ahead} tiles ({waves} waves), per tile [us] p10 / p50 / p90 / "
+              f"mean (SM clock {clock_khz / 1e3:.0f} MHz; resident blocks per SM "
+              f"{occupancy.api_active_blocks(k, threads)})")
         for i, phase in enumerate(("ticket", "load+scan", "look-back wait", "store issue")):
             p10, p50, p90 = np.percentile(us[:, i], [10, 50, 90])
             print(f"  {phase:15} {p10:8.3f} {p50:8.3f} {p90:8.3f} {us[:, i].mean():8.3f}")
@@ -193,7 +196,8 @@ def main(argv=None) -> int:
         print(f"{failed} failed checks")
         return 1 if failed else 0
     if args.profile:
-        profile(w, cp)
+        profile(w, cp, "lookback", (0.25,))
+        profile(w, cp, "lookback_staged", (0.25,))
         return 0
     families = set(args.families.split(","))
     if args.no_persistent:
