@@ -183,6 +183,10 @@ def test_the_lookback_tile_is_the_kernels():
     # lookback_persistent (the study's candidates) has the same default tile, and a block count per SM
     assert int(re.search(r"#define LP_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS
     assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS
+    # lookback_staged: the tile scan.py mirrors, the same size as lookback's
+    assert int(re.search(r"#define LS_ROWS (\d+)", text).group(1)) == sc.STAGED_ROWS
+    assert int(re.search(r"#define LS_THREADS (\d+)", text).group(1)) == sc.STAGED_THREADS
+    assert sc.STAGED_TILE == sc.LOOKBACK_TILE
 
 
 def test_lookback_prefetches_a_quarter_wave_of_resident_blocks_ahead(monkeypatch):
@@ -210,6 +214,7 @@ def test_the_persistent_grid_is_blocks_per_sm_capped_at_the_tiles():
 @pytest.mark.parametrize("flag, kernel", [
     ("MUTATE_DOWNSWEEP_BARRIER", "brent_kung<int>"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_persistent"),
     ("MUTATE_OFF_BY_ONE", "lookback_persistent"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback"),
+    ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_staged"), ("MUTATE_OFF_BY_ONE", "lookback_staged"),
 ])
 def test_each_mutation_changes_the_machine_code(flag, kernel):
     """A mutation that compiled to the same code could never FAIL: each one must change its kernel."""
@@ -296,6 +301,8 @@ def test_the_64_bit_path():
     ("MUTATE_AGGREGATE_AS_PREFIX", "lookback", "inclusive"),
     ("MUTATE_OFF_BY_ONE", "kogge_stone", "exclusive"),
     ("MUTATE_OFF_BY_ONE", "lookback", "exclusive"),
+    ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_staged", "inclusive"),
+    ("MUTATE_OFF_BY_ONE", "lookback_staged", "exclusive"),
 ])
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
 def test_mutations_fail(flag, variant, kind, dtype):
@@ -309,7 +316,7 @@ CALLS = 200  # single-pass calls checked one by one: a rare ordering bug shows a
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
 def test_single_pass_scans_stay_right_call_after_call(dtype):
-    """domino and lookback, CALLS calls each on the same buffers (the ticket and the status words
+    """domino, lookback and lookback_staged, CALLS calls each on the same buffers (the ticket and the status words
     carry over from call to call): every call's output checked. int32 is exact, so every call
     is bit for bit the same; float32 look-back may add its predecessors in another order from
     call to call, and each call must still be inside the bound."""
@@ -319,7 +326,7 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
 
     cp = cupy()
     shape = {"n": (1 << 22) + 3, "dtype": dtype, "kind": "inclusive"}
-    variants = [W.variant("domino"), W.variant("lookback")]
+    variants = [W.variant(v) for v in sc.SINGLE_PASS]
     with prepared(W, shape, variants, seed=5) as (inputs, ctx):
         ref = device_copy(W.reference(shape, inputs, variants[0]))
         for v in variants:

@@ -53,6 +53,9 @@ SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened"
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
 LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu (lookback_persistent's too)
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
+# lookback_staged: LS_ROWS, LS_THREADS in scan.cu, the same tile held in shared memory, not registers
+STAGED_ROWS, STAGED_THREADS = 8, 256
+STAGED_TILE = STAGED_THREADS * STAGED_ROWS * 4
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
 # L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
@@ -60,8 +63,10 @@ LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 LOOKBACK_AHEAD_WAVES = 0.25
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
-SINGLE_PASS = ("domino", "lookback")
-PASS_TILES = {"domino": (PASS_TILE, PASS_THREADS), "lookback": (LOOKBACK_TILE, LOOKBACK_THREADS)}
+SINGLE_PASS = ("domino", "lookback", "lookback_staged")
+LOOKBACKS = ("lookback", "lookback_staged")  # the decoupled look-backs: one bound, one `ahead`
+PASS_TILES = {"domino": (PASS_TILE, PASS_THREADS), "lookback": (LOOKBACK_TILE, LOOKBACK_THREADS),
+              "lookback_staged": (STAGED_TILE, STAGED_THREADS)}
 LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
 INT_LIMIT = 1000  # int32 inputs: +-[1, INT_LIMIT], never 0 (a dropped element changes every later prefix)
 KINDS = ("inclusive", "exclusive")
@@ -78,7 +83,8 @@ CHUNK = 1 << 24  # host reference: prefix sums of this many inputs per thread, t
 # left neighbour, one per row for the warp's earlier rows, 8 for the warps to the left and 2 to
 # compose the output.
 TILE_DEPTH = {"kogge_stone": 10, "brent_kung": 21, "coarsened": 17, "hierarchical": 3 + 5 + 1 + 4 + 8 + 2,
-              "domino": 3 + 5 + 1 + 8 + 8 + 2, "lookback": 3 + 5 + 1 + LOOKBACK_ROWS + LOOKBACK_THREADS // 32 + 2}
+              "domino": 3 + 5 + 1 + 8 + 8 + 2, "lookback": 3 + 5 + 1 + LOOKBACK_ROWS + LOOKBACK_THREADS // 32 + 2,
+              "lookback_staged": 3 + 5 + 1 + STAGED_ROWS + STAGED_THREADS // 32 + 2}
 SUMS_DEPTH = 4 + 5 + 1 + 32 + 1  # scan_sums within a chunk: a thread's 4, the warp, its 32 warps, the carry
 ADD_DEPTH = 1  # add_carries
 
@@ -111,6 +117,9 @@ class Scan(Workload):
                 "prefix (adjacent synchronization)"),
         Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
                 "element tiles in 16-byte vectors, each tile prefetched to L2 a quarter wave of resident blocks ahead"),
+        Variant("lookback_staged", "lookback_staged", f"lookback with the {STAGED_TILE}-element tile brought to shared "
+                "memory by the copy engine and scanned there: a waiting block holds no tile in registers, so more "
+                "blocks per SM"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
@@ -170,7 +179,7 @@ class Scan(Workload):
         tiles = tiles_of(n, PASS_TILES[name][0]) if name in PASS_TILES else 0
         if name == "domino":  # one addition per tile: the prefix passes from tile to tile
             return TILE_DEPTH[name] + tiles + 1
-        if name == "lookback":  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
+        if name in LOOKBACKS:  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
             return TILE_DEPTH[name] + tiles + 5 * -(-tiles // 32) + 1
         return max(self.additions_depth(self.variant(v), shape) for v in (*THREE_KERNEL, *SINGLE_PASS))
 
@@ -264,8 +273,8 @@ class Scan(Workload):
         if variant.name in SINGLE_PASS:
             kernel = kernels[variant.kernel]
             args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(grid[0]))
-            if variant.name == "lookback":
-                args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count)),)
+            if variant.name in LOOKBACKS:
+                args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count, threads=block[0])),)
             return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
             index = index or self.index_type(shape)
@@ -315,10 +324,10 @@ class Scan(Workload):
         return Traffic(bytes=8 * n, flops=flops, extra={"passes": passes})
 
 
-def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES) -> int:
-    """lookback's `ahead`: `waves` waves of the blocks that are resident at once on the GPU (the
-    occupancy API's blocks per SM for the loaded kernel, times the SMs), in tiles."""
-    return int(waves * occupancy.api_active_blocks(kernel, LOOKBACK_THREADS) * sm_count)
+def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES, threads: int = LOOKBACK_THREADS) -> int:
+    """lookback's and lookback_staged's `ahead`: `waves` waves of the blocks that are resident at
+    once on the GPU (the occupancy API's blocks per SM for the loaded kernel, times the SMs), in tiles."""
+    return int(waves * occupancy.api_active_blocks(kernel, threads) * sm_count)
 
 
 def lookback_grid(n: int, sm_count: int, blocks_per_sm: int, tile: int = LOOKBACK_TILE) -> int:
