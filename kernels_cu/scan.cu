@@ -285,6 +285,18 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
         __syncthreads();
     }
 
+    // The sum of a thread's ROWS vectors (the first at `at`, rows 32 vectors apart): (x + y) +
+    // (z + w) per vector, the rows added in order, 2 + ROWS additions deep.
+    static __device__ __forceinline__ T rows_sum(const V* at) {
+        T s = T(0);
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            const V v = at[32 * r];
+            s += (v.x + v.y) + (v.z + v.w);
+        }
+        return s;
+    }
+
     // One row of a warp's part: the vector v replaced by its outputs within the warp's part (no
     // second array of prefixes: the registers go to more rows), `carry` (the warp's earlier rows)
     // by the running total. Exclusive: each element's left neighbour's inclusive.
@@ -719,7 +731,38 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_BULK_STORE 0
 #endif
 
-extern "C" __global__ void __launch_bounds__(LS_THREADS, LS_BLOCKS)
+// The launch bound's blocks per SM where shared memory holds fewer 32 KB tiles than LS_BLOCKS: 100 KB
+// an SM on sm_86, sm_89 and sm_120 (3 tiles), 164 KB on sm_80 (4), 64 KB on sm_75 (1); 228 KB on
+// sm_90 holds LS_BLOCKS' 6. A bound the SM cannot reach would only cost registers (spills).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define LS_BOUND 1
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 800
+#define LS_BOUND (LS_BLOCKS < 4 ? LS_BLOCKS : 4)
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDA_ARCH__ >= 1200)
+#define LS_BOUND (LS_BLOCKS < 3 ? LS_BLOCKS : 3)
+#else
+#define LS_BOUND LS_BLOCKS
+#endif
+
+// LS_EARLY 1: the tile's total by a reduction before any scan, the aggregate published on it,
+// and the parts scanned during the look-back (below); 0: lookback's order, scan then look back.
+#ifndef LS_EARLY
+#define LS_EARLY 1
+#endif
+
+// One warp's part of a staged tile (its lane's first vector at `part`, rows 32 vectors apart)
+// scanned in place: each output within the part, as Tile::scan_row leaves it in registers.
+__device__ __forceinline__ void scan_part(V* part) {
+    T carry = T(0);
+#pragma unroll 1  // a row at a time (the registers: 6 blocks of 256 threads leave 40 a thread)
+    for (int r = 0; r < LS_ROWS; ++r) {
+        V v = part[32 * r];
+        Tile<LS_ROWS, LS_THREADS>::scan_row(v, carry);
+        part[32 * r] = v;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(LS_THREADS, LS_BOUND)
 lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
                 unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,
                 unsigned long long ahead) {
@@ -788,6 +831,27 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
             stage[mine + 32 * r] = v;  // read back by this thread only: no barrier
         }
     }
+#if LS_EARLY
+    // The warps' totals first, by a reduction (no scan on the way to the aggregate), so the tile's
+    // AGGREGATE is published as soon as its bytes land; warp 0 then looks back while the other
+    // warps scan the parts in place, warp 1 also warp 0's part after its own.
+    {
+        T sum = STile::rows_sum(stage + warp * LS_ROWS * 32 + lane);
+        sum = warp_sum(sum);
+        if (lane == 0) warps[warp] = sum;
+    }
+    __syncthreads();
+#if LB_PROFILE
+    if (t == 0) c2 = clock64();
+#endif
+    if (warp == 0) {
+        const T prefix = look_back(status, id, epoch, STile::warps_before(warps, STile::WARPS));
+        if (t == 0) s_prefix = prefix;
+    } else {
+        scan_part(stage + warp * LS_ROWS * 32 + lane);
+        if (warp == 1) scan_part(stage + lane);
+    }
+#else
     T carry = T(0);
 #pragma unroll 1  // one vector at a time: the row scans are a chain through `carry` anyway
     for (int r = 0; r < LS_ROWS; ++r) {
@@ -804,6 +868,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         const T prefix = look_back(status, id, epoch, STile::warps_before(warps, STile::WARPS));
         if (t == 0) s_prefix = prefix;
     }
+#endif
     __syncthreads();
 #if LB_PROFILE
     if (t == 0) c3 = clock64();

@@ -57,9 +57,11 @@ KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.7
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # lookback_staged (session 15: the tile in shared memory by the copy engine, so that a waiting block
 # holds no registers and shared memory sets the blocks per SM): (rows, threads, blocks per SM of the
-# launch bound, bulk store, ahead in waves of resident blocks).
-SKNOBS = [(8, 256, 6, 0, 0.25), (8, 256, 6, 0, 0.125), (8, 256, 6, 1, 0.25), (7, 256, 7, 0, 0.25),
-          (6, 256, 8, 0, 0.25), (8, 128, 12, 0, 0.25), (8, 128, 12, 0, 0.125)]
+# launch bound, bulk store, ahead in waves of resident blocks, early aggregate). Call 1
+# (results/h200/session15/call1/, early=0, the only form then) timed bulk_store=1, 7 x 256 x 7 and
+# 8 x 128 x 12 at ahead 0.25 too: none faster than 8 x 256 x 6 at 2^26-2^28.
+SKNOBS = [(8, 256, 6, 0, 0.25, 1), (8, 256, 6, 0, 0.125, 1), (8, 256, 6, 0, 0.25, 0), (6, 256, 8, 0, 0.25, 1),
+          (7, 256, 7, 0, 0.25, 1), (8, 128, 12, 0, 0.25, 1), (8, 128, 12, 0, 0.125, 1)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -88,13 +90,15 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, bulk_store, _ = knobs
-    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_BULK_STORE": bulk_store}
+    rows, threads, blocks, bulk_store, _, early = knobs
+    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_BULK_STORE": bulk_store,
+            "LS_EARLY": early}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, bulk_store, ahead = knobs
-    return f"staged rows={rows} threads={threads} blocks/SM={blocks} bulk_store={bulk_store} ahead={ahead}"
+    rows, threads, blocks, bulk_store, ahead, early = knobs
+    return (f"staged rows={rows} threads={threads} blocks/SM={blocks} bulk_store={bulk_store} ahead={ahead} "
+            f"early={early}")
 
 
 def ahead_of(k, threads: int, waves: float) -> int:

@@ -84,7 +84,10 @@ CHUNK = 1 << 24  # host reference: prefix sums of this many inputs per thread, t
 # compose the output.
 TILE_DEPTH = {"kogge_stone": 10, "brent_kung": 21, "coarsened": 17, "hierarchical": 3 + 5 + 1 + 4 + 8 + 2,
               "domino": 3 + 5 + 1 + 8 + 8 + 2, "lookback": 3 + 5 + 1 + LOOKBACK_ROWS + LOOKBACK_THREADS // 32 + 2,
-              "lookback_staged": 3 + 5 + 1 + STAGED_ROWS + STAGED_THREADS // 32 + 2}
+              # lookback_staged: an element of an earlier warp passes through its thread's sum of
+              # rows (2 + rows), the warp sum (5), the warps to the left (8) and 2 to compose; one of
+              # its own warp through the in-warp scan (3 + 5 + 1 + rows) and 2
+              "lookback_staged": max(2 + STAGED_ROWS + 5 + STAGED_THREADS // 32, 3 + 5 + 1 + STAGED_ROWS) + 2}
 SUMS_DEPTH = 4 + 5 + 1 + 32 + 1  # scan_sums within a chunk: a thread's 4, the warp, its 32 warps, the carry
 ADD_DEPTH = 1  # add_carries
 
