@@ -744,6 +744,12 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_BOUND LS_BLOCKS
 #endif
 
+// LS_SPLIT 1: the tile in one copy per warp's part, each on its own barrier, so a warp sums its part
+// as soon as that part lands; 0: one copy of the whole tile.
+#ifndef LS_SPLIT
+#define LS_SPLIT 1
+#endif
+
 // LS_EARLY 1: the tile's total by a reduction before any scan, the aggregate published on it,
 // and the parts scanned during the look-back (below); 0: lookback's order, scan then look back.
 #ifndef LS_EARLY
@@ -773,7 +779,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     __shared__ unsigned long long s_tile;
     __shared__ unsigned s_epoch;
     __shared__ T s_prefix;
-    __shared__ __align__(8) unsigned long long bar;
+    __shared__ __align__(8) unsigned long long bar[LS_SPLIT ? STile::WARPS : 1];
     const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
 #if LB_PROFILE
     long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
@@ -796,9 +802,19 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         const unsigned long long at = (k % tiles) * STile::SIZE;
         if (at + STile::SIZE <= n) {  // a whole tile: the copy engine; the last one: the threads, below
-            mbar_init(&bar, 1);
+#if LS_SPLIT
+            constexpr unsigned PART = LS_ROWS * 128;  // a warp's part, in elements
+#pragma unroll
+            for (unsigned w = 0; w < STile::WARPS; ++w) mbar_init(&bar[w], 1);
             mbar_init_fence();
-            bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
+#pragma unroll
+            for (unsigned w = 0; w < STile::WARPS; ++w)
+                bulk_load(stage + w * PART / 4, in + at + w * PART, PART * sizeof(T), &bar[w]);
+#else
+            mbar_init(&bar[0], 1);
+            mbar_init_fence();
+            bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar[0]);
+#endif
         }
 #endif
     }
@@ -811,7 +827,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     const unsigned long long g = base + 4ull * mine;  // its first element
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (whole) {
-        mbar_wait(&bar, 0);
+        mbar_wait(&bar[LS_SPLIT ? warp : 0], 0);  // split: only this warp's part (all of them by the next barrier)
     } else
 #endif
     {

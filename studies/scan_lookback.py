@@ -60,8 +60,11 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # launch bound, bulk store, ahead in waves of resident blocks, early aggregate). Call 1
 # (results/h200/session15/call1/, early=0, the only form then) timed bulk_store=1, 7 x 256 x 7 and
 # 8 x 128 x 12 at ahead 0.25 too: none faster than 8 x 256 x 6 at 2^26-2^28.
-SKNOBS = [(8, 256, 6, 0, 0.25, 1), (8, 256, 6, 0, 0.125, 1), (8, 256, 6, 0, 0.25, 0), (6, 256, 8, 0, 0.25, 1),
-          (7, 256, 7, 0, 0.25, 1), (8, 128, 12, 0, 0.25, 1), (8, 128, 12, 0, 0.125, 1)]
+# Call 2 (early=1 added): early 8 x 256 x 6 fastest at 2^26 with ahead 0.125 (84.7-84.8% of memcpy),
+# 87.0-87.9% at 2^28; 6 x 256 x 8 and 7 x 256 x 7 within 1%; 8 x 128 x 12 slower. A seventh knob,
+# split: the tile in one copy per warp's part, each on its own barrier (LS_SPLIT).
+SKNOBS = [(8, 256, 6, 0, 0.125, 1, 1), (8, 256, 6, 0, 0.125, 1, 0), (8, 256, 6, 0, 0.25, 1, 1),
+          (7, 256, 7, 0, 0.125, 1, 1), (7, 256, 7, 0, 0.125, 1, 0), (6, 256, 8, 0, 0.125, 1, 1)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -90,15 +93,15 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, bulk_store, _, early = knobs
+    rows, threads, blocks, bulk_store, _, early, split = knobs
     return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_BULK_STORE": bulk_store,
-            "LS_EARLY": early}
+            "LS_EARLY": early, "LS_SPLIT": split}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, bulk_store, ahead, early = knobs
+    rows, threads, blocks, bulk_store, ahead, early, split = knobs
     return (f"staged rows={rows} threads={threads} blocks/SM={blocks} bulk_store={bulk_store} ahead={ahead} "
-            f"early={early}")
+            f"early={early} split={split}")
 
 
 def ahead_of(k, threads: int, waves: float) -> int:

@@ -61,6 +61,9 @@ STAGED_TILE = STAGED_THREADS * STAGED_ROWS * 4
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
 # (the distances measured: docs/scan.md).
 LOOKBACK_AHEAD_WAVES = 0.25
+# lookback_staged's: an eighth of its 6-block waves (99 tiles on the H200, about lookback's 132):
+# faster than a quarter at 2^24-2^26 in session 15's study (docs/scan.md)
+STAGED_AHEAD_WAVES = 0.125
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback", "lookback_staged")
@@ -121,8 +124,8 @@ class Scan(Workload):
         Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
                 "element tiles in 16-byte vectors, each tile prefetched to L2 a quarter wave of resident blocks ahead"),
         Variant("lookback_staged", "lookback_staged", f"lookback with the {STAGED_TILE}-element tile brought to shared "
-                "memory by the copy engine and scanned there: a waiting block holds no tile in registers, so more "
-                "blocks per SM"),
+                "memory by the copy engine (a copy per warp), its total published before the scan: a waiting block "
+                "holds no tile in registers, so 6 blocks per SM, not 4"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
@@ -277,7 +280,8 @@ class Scan(Workload):
             kernel = kernels[variant.kernel]
             args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(grid[0]))
             if variant.name in LOOKBACKS:
-                args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count, threads=block[0])),)
+                waves = STAGED_AHEAD_WAVES if variant.name == "lookback_staged" else LOOKBACK_AHEAD_WAVES
+                args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count, waves, threads=block[0])),)
             return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
             index = index or self.index_type(shape)
