@@ -705,25 +705,26 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #endif
 }
 
-// ---- the look-back with its tile staged in shared memory (studies/scan_lookback.py) ---------
+// ---- the look-back with its tile staged in shared memory (the variant lookback_staged) ---------
 // lookback holds its scanned tile in registers through the look-back's wait, more than half a
 // block's life (docs/scan.md), and at 63 registers an SM holds 4 of its blocks: what an SM has in
 // flight is bounded by the registers of blocks that mostly wait. lookback_staged keeps the tile
 // in shared memory instead, brought there by the copy engine (sm_90's cp.async.bulk, one
-// instruction from thread 0, counted on an mbarrier), scans it there in place a row at a time and
-// stores it from there after the look-back, so a thread holds one vector at a time and the SM's
-// shared memory, not its registers, sets the blocks per SM: 6 of 32 KB tiles (LS_ROWS 8 x
-// LS_THREADS 256 x 4 elements). The tile's layout, scan and look-back are lookback's, addition for
-// addition, so both give the same bits. Before sm_90 the threads copy the tile themselves.
+// instruction from thread 0, counted on an mbarrier), sums it there, publishes its aggregate,
+// scans it in place during the look-back and stores it from there, so a thread holds one vector
+// at a time and the SM's shared memory, not its registers, sets the blocks per SM: 7 tiles of
+// 28 KB (LS_ROWS 7 x LS_THREADS 256 x 4 elements) on the H200. The tile's layout, row scan and
+// look-back are lookback's. Before sm_90 the threads copy the tile themselves. The knobs below
+// are studies/scan_lookback.py's (SKNOBS); the measured forms: docs/scan.md, session 15.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
-#define LS_ROWS 8
+#define LS_ROWS 7
 #endif
 #ifndef LS_THREADS
 #define LS_THREADS 256
 #endif
 #ifndef LS_BLOCKS
-#define LS_BLOCKS 6  // the launch bound's blocks per SM (registers); shared memory holds 6 tiles of 32 KB
+#define LS_BLOCKS 7  // the launch bound's blocks per SM (registers: 32 a thread); 228 KB hold 7 tiles of 28 KB
 #endif
 // LS_BULK_STORE 1: the outputs are written back into the stage and the copy engine stores the tile
 // (cp.async.bulk from shared to global); 0: each thread stores its vectors (streamed).
@@ -731,9 +732,9 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_BULK_STORE 0
 #endif
 
-// The launch bound's blocks per SM where shared memory holds fewer 32 KB tiles than LS_BLOCKS: 100 KB
-// an SM on sm_86, sm_89 and sm_120 (3 tiles), 164 KB on sm_80 (4), 64 KB on sm_75 (1); 228 KB on
-// sm_90 holds LS_BLOCKS' 6. A bound the SM cannot reach would only cost registers (spills).
+// The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
+// SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
+// 228 KB on sm_90 holds LS_BLOCKS'. A bound the SM cannot reach would only cost registers (spills).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #define LS_BOUND 1
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 800
@@ -747,7 +748,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // LS_SPLIT 1: the tile in one copy per warp's part, each on its own barrier, so a warp sums its part
 // as soon as that part lands; 0: one copy of the whole tile.
 #ifndef LS_SPLIT
-#define LS_SPLIT 1
+#define LS_SPLIT 0
 #endif
 
 // LS_EARLY 1: the tile's total by a reduction before any scan, the aggregate published on it,
@@ -760,7 +761,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // scanned in place: each output within the part, as Tile::scan_row leaves it in registers.
 __device__ __forceinline__ void scan_part(V* part) {
     T carry = T(0);
-#pragma unroll 1  // a row at a time (the registers: 6 blocks of 256 threads leave 40 a thread)
+#pragma unroll 1  // a row at a time (the registers: 7 blocks of 256 threads leave 32 a thread)
     for (int r = 0; r < LS_ROWS; ++r) {
         V v = part[32 * r];
         Tile<LS_ROWS, LS_THREADS>::scan_row(v, carry);

@@ -183,10 +183,10 @@ def test_the_lookback_tile_is_the_kernels():
     # lookback_persistent (the study's candidates) has the same default tile, and a block count per SM
     assert int(re.search(r"#define LP_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS
     assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS
-    # lookback_staged: the tile scan.py mirrors, the same size as lookback's
+    # lookback_staged: the tile scan.py mirrors (7 rows: 7168 elements)
     assert int(re.search(r"#define LS_ROWS (\d+)", text).group(1)) == sc.STAGED_ROWS
     assert int(re.search(r"#define LS_THREADS (\d+)", text).group(1)) == sc.STAGED_THREADS
-    assert sc.STAGED_TILE == sc.LOOKBACK_TILE
+    assert sc.STAGED_TILE == 7168
 
 
 def test_lookback_prefetches_a_quarter_wave_of_resident_blocks_ahead(monkeypatch):

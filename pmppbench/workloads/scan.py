@@ -54,15 +54,15 @@ PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte v
 LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu (lookback_persistent's too)
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 # lookback_staged: LS_ROWS, LS_THREADS in scan.cu, the same tile held in shared memory, not registers
-STAGED_ROWS, STAGED_THREADS = 8, 256
+STAGED_ROWS, STAGED_THREADS = 7, 256  # 7168 elements: 7 tiles of 28 KB in 228 KB (session 15's study)
 STAGED_TILE = STAGED_THREADS * STAGED_ROWS * 4
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
 # L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
 # (the distances measured: docs/scan.md).
 LOOKBACK_AHEAD_WAVES = 0.25
-# lookback_staged's: an eighth of its 6-block waves (99 tiles on the H200, about lookback's 132):
-# faster than a quarter at 2^24-2^26 in session 15's study (docs/scan.md)
+# lookback_staged's: an eighth of its 7-block waves (115 tiles on the H200, about lookback's 132):
+# faster than a quarter at 2^24-2^28 in session 15's study (docs/scan.md)
 STAGED_AHEAD_WAVES = 0.125
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
@@ -124,8 +124,8 @@ class Scan(Workload):
         Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
                 "element tiles in 16-byte vectors, each tile prefetched to L2 a quarter wave of resident blocks ahead"),
         Variant("lookback_staged", "lookback_staged", f"lookback with the {STAGED_TILE}-element tile brought to shared "
-                "memory by the copy engine (a copy per warp), its total published before the scan: a waiting block "
-                "holds no tile in registers, so 6 blocks per SM, not 4"),
+                "memory by the copy engine, its total published before the scan: a waiting block "
+                "holds no tile in registers, so 7 blocks per SM, not 4"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
@@ -142,6 +142,7 @@ class Scan(Workload):
         multiple of the 4-element vector, a few million; past 2^31 once per dtype (f32
         inclusive, i32 exclusive: each dtype and each kind takes the 64-bit path once)."""
         sizes = tuple(sorted({1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, LOOKBACK_TILE, LOOKBACK_TILE + 1,
+                              STAGED_TILE, STAGED_TILE + 1,
                               100003, (1 << 20) + 2, (1 << 24) + 3}))
         shapes = [{"n": n, "dtype": d, "kind": k} for d in DTYPES for k in KINDS for n in sizes]
         return shapes + [{"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"},
