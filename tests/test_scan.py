@@ -208,7 +208,7 @@ def test_lookback_prefetches_a_quarter_wave_of_resident_blocks_ahead(monkeypatch
     ctx["status"]["lookback_staged"], ctx["ticket"]["lookback_staged"] = "SS", "ST"
     ctx["kernels"]["lookback_staged"] = "LS"
     launch = W.job(W.variant("lookback_staged"), shape, ctx).launches[0]
-    assert sc.STAGED_AHEAD_WAVES == 0.125 and launch.kernel == "LS" and launch.grid == (8192,)
+    assert sc.STAGED_AHEAD_WAVES == 0.125 and launch.kernel == "LS" and launch.grid == (sc.tiles_of(1 << 26, 7168),)
     assert launch.args[-1] == np.uint64(int(0.125 * 4 * 132)) and asked[-1] == ("LS", sc.STAGED_THREADS)
 
 
