@@ -496,6 +496,17 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 #endif
 #define LB_STAMPS 5
 
+// A tile's LB_STAMPS words: the clocks of the ticket, the load and tile scan (or sum), the
+// look-back's wait and the stores' issue, then the global timer at the block's start.
+__device__ __forceinline__ void write_stamps(unsigned long long* stamp, long long c0, long long c1, long long c2,
+                                             long long c3, unsigned long long t0) {
+    stamp[0] = c1 - c0;
+    stamp[1] = c2 - c1;
+    stamp[2] = c3 - c2;
+    stamp[3] = clock64() - c3;
+    stamp[4] = t0;
+}
+
 __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
@@ -694,14 +705,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
     tile.store(out, base, n, s_prefix, warps);
 #endif
 #if LB_PROFILE
-    if (threadIdx.x == 0) {
-        unsigned long long* stamp = status + tiles + LB_STAMPS * id;
-        stamp[0] = c1 - c0;
-        stamp[1] = c2 - c1;
-        stamp[2] = c3 - c2;
-        stamp[3] = clock64() - c3;
-        stamp[4] = t0;
-    }
+    if (threadIdx.x == 0) write_stamps(status + tiles + LB_STAMPS * id, c0, c1, c2, c3, t0);
 #endif
 }
 
@@ -929,14 +933,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         }
     }
 #if LB_PROFILE
-    if (t == 0) {
-        unsigned long long* stamp = status + tiles + LB_STAMPS * id;
-        stamp[0] = c1 - c0;
-        stamp[1] = c2 - c1;
-        stamp[2] = c3 - c2;
-        stamp[3] = clock64() - c3;
-        stamp[4] = t0;
-    }
+    if (t == 0) write_stamps(status + tiles + LB_STAMPS * id, c0, c1, c2, c3, t0);
 #endif
 }
 

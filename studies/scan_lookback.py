@@ -141,6 +141,16 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1)) -> None:
               f"{np.percentile(life, 90):8.3f} {life.mean():8.3f}; last block starts at {start.max():.1f} us")
 
 
+def staged_build(w, cp, shape, knobs):
+    """A lookback_staged candidate at `shape`: its kernel, threads, tile count, fresh status words
+    and ticket, and its `ahead` in tiles."""
+    k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})["lookback_staged"]
+    threads = knobs[1]
+    tiles = sc.tiles_of(shape["n"], knobs[0] * threads * 4)
+    status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+    return k, threads, tiles, status, ticket, ahead_of(k, threads, knobs[4])
+
+
 def check_staged(w, cp, sizes, calls: int) -> int:
     """Each SKNOBS build of lookback_staged at `sizes`, both dtypes and kinds, `calls` calls in a row
     (each one checked: a rare ordering bug shows as a FAIL); returns the count of failed checks."""
@@ -154,12 +164,7 @@ def check_staged(w, cp, sizes, calls: int) -> int:
                 x = cp.asarray(inputs["x"])
                 out = cp.empty_like(x)
                 for knobs in SKNOBS:
-                    k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})[
-                        "lookback_staged"]
-                    threads = knobs[1]
-                    tiles = sc.tiles_of(n, knobs[0] * threads * 4)
-                    status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
-                    ahead = ahead_of(k, threads, knobs[4])
+                    k, threads, tiles, status, ticket, ahead = staged_build(w, cp, shape, knobs)
                     tol = Tolerance("exact") if dtype == "i32" else Tolerance("elementwise", rtol=bound(knobs, n))
                     bad = 0
                     for _ in range(calls):
@@ -235,12 +240,7 @@ def main(argv=None) -> int:
                 runs[label(knobs)] = run
                 info[label(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead, "knobs": knobs}
             for knobs in SKNOBS if "staged" in families else []:
-                k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})[
-                    "lookback_staged"]
-                threads = knobs[1]
-                tiles = sc.tiles_of(n, knobs[0] * threads * 4)
-                status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
-                ahead = ahead_of(k, threads, knobs[4])
+                k, threads, tiles, status, ticket, ahead = staged_build(w, cp, shape, knobs)
 
                 def srun(k=k, tiles=tiles, threads=threads, status=status, ticket=ticket, ahead=ahead):
                     k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
