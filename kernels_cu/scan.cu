@@ -259,14 +259,26 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
         } else {  // the last tile: element by element, zero past n
             const int have = remaining(g, n);
 #pragma unroll
-            for (int r = 0; r < ROWS; ++r) {
-                const T* e = in + g + 128 * r;
-                v[r].x = 128 * r < have ? e[0] : T(0);
-                v[r].y = 128 * r + 1 < have ? e[1] : T(0);
-                v[r].z = 128 * r + 2 < have ? e[2] : T(0);
-                v[r].w = 128 * r + 3 < have ? e[3] : T(0);
-            }
+            for (int r = 0; r < ROWS; ++r) v[r] = load_part(in + g + 128 * r, have - 128 * r);
         }
+    }
+
+    // The vector at e with only its first `left` elements read (the rest zero): the last tile's.
+    static __device__ __forceinline__ V load_part(const T* e, int left) {
+        V v;
+        v.x = 0 < left ? e[0] : T(0);
+        v.y = 1 < left ? e[1] : T(0);
+        v.z = 2 < left ? e[2] : T(0);
+        v.w = 3 < left ? e[3] : T(0);
+        return v;
+    }
+
+    // y's first `left` elements stored at e: the last tile's.
+    static __device__ __forceinline__ void store_part(T* e, const V& y, int left) {
+        if (0 < left) e[0] = y.x;
+        if (1 < left) e[1] = y.y;
+        if (2 < left) e[2] = y.z;
+        if (3 < left) e[3] = y.w;
     }
 
     // Elements from g to n, clamped to [0, SIZE] (32-bit compares in the last tile's paths).
@@ -338,11 +350,7 @@ template <int ROWS, int THREADS = FAST_THREADS> struct Tile {
             if (base + SIZE <= n) {
                 __stcs(reinterpret_cast<V*>(e), y);  // streamed: no later reuse from cache
             } else {
-                const int have = remaining(g, n);
-                if (128 * r < have) e[0] = y.x;
-                if (128 * r + 1 < have) e[1] = y.y;
-                if (128 * r + 2 < have) e[2] = y.z;
-                if (128 * r + 3 < have) e[3] = y.w;
+                store_part(e, y, remaining(g, n) - 128 * r);
             }
         }
     }
@@ -523,6 +531,26 @@ __device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long ti
     if (bytes) prefetch_l2(in + at, bytes);
 }
 
+// Thread 0's ticket (the block's tile and the call's epoch to s_tile, s_epoch; the ticket returned),
+// with LB_PREFETCH's two asks of L2 around it: the tile its block index guesses before the atomic
+// (only the first `ahead` blocks, whose tiles nobody fetched ahead, or all when `ahead` is 0), the
+// tile `ahead` places on after it.
+__device__ __forceinline__ unsigned long long ticket_prefetched(const T* in, unsigned long long* ticket,
+                                                                unsigned long long tiles, unsigned long long n,
+                                                                unsigned long long size, unsigned long long ahead,
+                                                                unsigned long long* s_tile, unsigned* s_epoch) {
+#if LB_PREFETCH
+    if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, size);  // the guess: its index
+#endif
+    const unsigned long long k = atomicAdd(ticket, 1ull);
+    *s_epoch = unsigned(k / tiles);
+    *s_tile = k % tiles;
+#if LB_PREFETCH
+    if (ahead) prefetch_tile(in, k % tiles + ahead, n, size);
+#endif
+    return k;
+}
+
 // The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
 // AGGREGATE (tile 0: its PREFIX), reads the 32 nearest predecessors' words at once, waits until
 // none is unwritten, adds the aggregates back to the nearest PREFIX (one warp reduction) and, if
@@ -658,15 +686,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #endif
 #if LB_TICKET
     if (threadIdx.x == 0) {
-#if LB_PREFETCH
-        if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, LTile::SIZE);  // the guess: its index
-#endif
-        const unsigned long long k = atomicAdd(ticket, 1ull);
-        s_epoch = unsigned(k / tiles);
-        s_tile = k % tiles;
-#if LB_PREFETCH
-        if (ahead) prefetch_tile(in, k % tiles + ahead, n, LTile::SIZE);
-#endif
+        ticket_prefetched(in, ticket, tiles, n, LTile::SIZE, ahead, &s_tile, &s_epoch);
 #if LB_PROFILE
         c1 = clock64();
 #endif
@@ -718,8 +738,10 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // scans it in place during the look-back and stores it from there, so a thread holds one vector
 // at a time and the SM's shared memory, not its registers, sets the blocks per SM: 7 tiles of
 // 28 KB (LS_ROWS 7 x LS_THREADS 256 x 4 elements) on the H200. The tile's layout, row scan and
-// look-back are lookback's. Before sm_90 the threads copy the tile themselves. The knobs below
-// are studies/scan_lookback.py's (SKNOBS); the measured forms: docs/scan.md, session 15.
+// look-back are lookback's. Before sm_90 the threads copy the tile themselves. LS_ROWS, LS_THREADS
+// and LS_BLOCKS are studies/scan_lookback.py's knobs (SKNOBS); the forms measured slower and
+// removed (the scan before the look-back, a copy per warp's part, copy-engine stores):
+// docs/scan.md, session 15.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
 #define LS_ROWS 7
@@ -730,12 +752,6 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #ifndef LS_BLOCKS
 #define LS_BLOCKS 7  // the launch bound's blocks per SM (registers: 32 a thread); 228 KB hold 7 tiles of 28 KB
 #endif
-// LS_BULK_STORE 1: the outputs are written back into the stage and the copy engine stores the tile
-// (cp.async.bulk from shared to global); 0: each thread stores its vectors (streamed).
-#ifndef LS_BULK_STORE
-#define LS_BULK_STORE 0
-#endif
-
 // The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
 // SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
 // 228 KB on sm_90 holds LS_BLOCKS'. A bound the SM cannot reach would only cost registers (spills).
@@ -749,18 +765,6 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_BOUND (LS_BLOCKS < 6 ? LS_BLOCKS : 6)
 #else
 #define LS_BOUND LS_BLOCKS
-#endif
-
-// LS_SPLIT 1: the tile in one copy per warp's part, each on its own barrier, so a warp sums its part
-// as soon as that part lands; 0: one copy of the whole tile.
-#ifndef LS_SPLIT
-#define LS_SPLIT 0
-#endif
-
-// LS_EARLY 1: the tile's total by a reduction before any scan, the aggregate published on it,
-// and the parts scanned during the look-back (below); 0: lookback's order, scan then look back.
-#ifndef LS_EARLY
-#define LS_EARLY 1
 #endif
 
 // One warp's part of a staged tile (its lane's first vector at `part`, rows 32 vectors apart)
@@ -786,7 +790,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     __shared__ unsigned long long s_tile;
     __shared__ unsigned s_epoch;
     __shared__ T s_prefix;
-    __shared__ __align__(8) unsigned long long bar[LS_SPLIT ? STile::WARPS : 1];
+    __shared__ __align__(8) unsigned long long bar;
     const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
 #if LB_PROFILE
     long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
@@ -794,34 +798,16 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     if (t == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
 #endif
     if (t == 0) {
-#if LB_PREFETCH
-        if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, STile::SIZE);  // the guess: its index
-#endif
-        const unsigned long long k = atomicAdd(ticket, 1ull);
-        s_epoch = unsigned(k / tiles);
-        s_tile = k % tiles;
+        const unsigned long long k = ticket_prefetched(in, ticket, tiles, n, STile::SIZE, ahead, &s_tile, &s_epoch);
 #if LB_PROFILE
         c1 = clock64();
-#endif
-#if LB_PREFETCH
-        if (ahead) prefetch_tile(in, k % tiles + ahead, n, STile::SIZE);
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         const unsigned long long at = (k % tiles) * STile::SIZE;
         if (at + STile::SIZE <= n) {  // a whole tile: the copy engine; the last one: the threads, below
-#if LS_SPLIT
-            constexpr unsigned PART = LS_ROWS * 128;  // a warp's part, in elements
-#pragma unroll
-            for (unsigned w = 0; w < STile::WARPS; ++w) mbar_init(&bar[w], 1);
+            mbar_init(&bar, 1);
             mbar_init_fence();
-#pragma unroll
-            for (unsigned w = 0; w < STile::WARPS; ++w)
-                bulk_load(stage + w * PART / 4, in + at + w * PART, PART * sizeof(T), &bar[w]);
-#else
-            mbar_init(&bar[0], 1);
-            mbar_init_fence();
-            bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar[0]);
-#endif
+            bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
         }
 #endif
     }
@@ -834,7 +820,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     const unsigned long long g = base + 4ull * mine;  // its first element
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (whole) {
-        mbar_wait(&bar[LS_SPLIT ? warp : 0], 0);  // split: only this warp's part (all of them by the next barrier)
+        mbar_wait(&bar, 0);
     } else
 #endif
     {
@@ -844,7 +830,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
             V v;
             if (whole) {
                 v = __ldg(reinterpret_cast<const V*>(in + g + 128 * r));
-            } else {
+            } else {  // Tile::load_part written out: through the helper the sm_90 code differs
                 const T* e = in + g + 128 * r;
                 v.x = 128 * r < have ? e[0] : T(0);
                 v.y = 128 * r + 1 < have ? e[1] : T(0);
@@ -854,12 +840,11 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
             stage[mine + 32 * r] = v;  // read back by this thread only: no barrier
         }
     }
-#if LS_EARLY
     // The warps' totals first, by a reduction (no scan on the way to the aggregate), so the tile's
     // AGGREGATE is published as soon as its bytes land; warp 0 then looks back while the other
     // warps scan the parts in place, warp 1 also warp 0's part after its own.
     {
-        T sum = STile::rows_sum(stage + warp * LS_ROWS * 32 + lane);
+        T sum = STile::rows_sum(stage + mine);
         sum = warp_sum(sum);
         if (lane == 0) warps[warp] = sum;
     }
@@ -871,51 +856,14 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         const T prefix = look_back(status, id, epoch, STile::warps_before(warps, STile::WARPS));
         if (t == 0) s_prefix = prefix;
     } else {
-        scan_part(stage + warp * LS_ROWS * 32 + lane);
+        scan_part(stage + mine);
         if (warp == 1) scan_part(stage + lane);
     }
-#else
-    T carry = T(0);
-#pragma unroll 1  // one vector at a time: the row scans are a chain through `carry` anyway
-    for (int r = 0; r < LS_ROWS; ++r) {
-        V v = stage[mine + 32 * r];
-        STile::scan_row(v, carry);
-        stage[mine + 32 * r] = v;
-    }
-    if (lane == 0) warps[warp] = carry;
-    __syncthreads();
-#if LB_PROFILE
-    if (t == 0) c2 = clock64();
-#endif
-    if (t < 32) {
-        const T prefix = look_back(status, id, epoch, STile::warps_before(warps, STile::WARPS));
-        if (t == 0) s_prefix = prefix;
-    }
-#endif
     __syncthreads();
 #if LB_PROFILE
     if (t == 0) c3 = clock64();
 #endif
     const T left = s_prefix + STile::warps_before(warps, warp);
-#if LS_BULK_STORE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (whole) {
-#pragma unroll
-        for (int r = 0; r < LS_ROWS; ++r) {
-            V y = stage[mine + 32 * r];
-            y.x += left; y.y += left; y.z += left; y.w += left;
-            stage[mine + 32 * r] = y;
-        }
-        async_proxy_fence();  // the threads' writes ordered before the copy engine reads them
-        __syncthreads();
-        if (t == 0) {
-            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
-                         "cp.async.bulk.commit_group;\n"
-                         "cp.async.bulk.wait_group.read 0;\n"  // the stage read out before the block frees it
-                         ::"l"(out + base), "r"(smem_addr(stage)), "r"(unsigned(STile::SIZE * sizeof(T))) : "memory");
-        }
-        return;
-    }
-#endif
     const int have = STile::remaining(g, n);
 #pragma unroll
     for (int r = 0; r < LS_ROWS; ++r) {
@@ -925,7 +873,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         T* e = out + g + 128 * r;
         if (whole) {
             __stcs(reinterpret_cast<V*>(e), y);
-        } else {
+        } else {  // Tile::store_part written out, as the load above
             if (128 * r < have) e[0] = y.x;
             if (128 * r + 1 < have) e[1] = y.y;
             if (128 * r + 2 < have) e[2] = y.z;

@@ -57,14 +57,10 @@ KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.7
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # lookback_staged (session 15: the tile in shared memory by the copy engine, so that a waiting block
 # holds no registers and shared memory sets the blocks per SM): (rows, threads, blocks per SM of the
-# launch bound, bulk store, ahead in waves of resident blocks, early aggregate). Call 1
-# (results/h200/session15/call1/, early=0, the only form then) timed bulk_store=1, 7 x 256 x 7 and
-# 8 x 128 x 12 at ahead 0.25 too: none faster than 8 x 256 x 6 at 2^26-2^28.
-# Call 2 (early=1 added): early 8 x 256 x 6 fastest at 2^26 with ahead 0.125 (84.7-84.8% of memcpy),
-# 87.0-87.9% at 2^28; 6 x 256 x 8 and 7 x 256 x 7 within 1%; 8 x 128 x 12 slower. A seventh knob,
-# split: the tile in one copy per warp's part, each on its own barrier (LS_SPLIT).
-SKNOBS = [(8, 256, 6, 0, 0.125, 1, 1), (8, 256, 6, 0, 0.125, 1, 0), (8, 256, 6, 0, 0.25, 1, 1),
-          (7, 256, 7, 0, 0.125, 1, 1), (7, 256, 7, 0, 0.125, 1, 0), (6, 256, 8, 0, 0.125, 1, 1)]
+# launch bound, ahead in waves of resident blocks). Calls 1-3 (results/h200/session15/) also timed
+# forms since removed from scan.cu, each slower (docs/scan.md): the scan before the look-back,
+# copy-engine stores, a copy per warp's part; and 8 x 128 tiles at 12 per SM.
+SKNOBS = [(7, 256, 7, 0.125), (8, 256, 6, 0.125), (8, 256, 6, 0.25), (6, 256, 8, 0.25)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -93,15 +89,13 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, bulk_store, _, early, split = knobs
-    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_BULK_STORE": bulk_store,
-            "LS_EARLY": early, "LS_SPLIT": split}
+    rows, threads, blocks, _ = knobs
+    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, bulk_store, ahead, early, split = knobs
-    return (f"staged rows={rows} threads={threads} blocks/SM={blocks} bulk_store={bulk_store} ahead={ahead} "
-            f"early={early} split={split}")
+    rows, threads, blocks, ahead = knobs
+    return f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead}"
 
 
 def ahead_of(k, threads: int, waves: float) -> int:
@@ -148,7 +142,7 @@ def staged_build(w, cp, shape, knobs):
     threads = knobs[1]
     tiles = sc.tiles_of(shape["n"], knobs[0] * threads * 4)
     status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
-    return k, threads, tiles, status, ticket, ahead_of(k, threads, knobs[4])
+    return k, threads, tiles, status, ticket, ahead_of(k, threads, knobs[3])
 
 
 def check_staged(w, cp, sizes, calls: int) -> int:

@@ -64,10 +64,11 @@ LOOKBACK_AHEAD_WAVES = 0.25
 # lookback_staged's: an eighth of its 7-block waves (115 tiles on the H200, about lookback's 132):
 # faster than a quarter at 2^24-2^28 in session 15's study (docs/scan.md)
 STAGED_AHEAD_WAVES = 0.125
+AHEAD_WAVES = {"lookback": LOOKBACK_AHEAD_WAVES, "lookback_staged": STAGED_AHEAD_WAVES}
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback", "lookback_staged")
-LOOKBACKS = ("lookback", "lookback_staged")  # the decoupled look-backs: one bound, one `ahead`
+LOOKBACKS = ("lookback", "lookback_staged")  # the decoupled look-backs: one bound, an `ahead` each
 PASS_TILES = {"domino": (PASS_TILE, PASS_THREADS), "lookback": (LOOKBACK_TILE, LOOKBACK_THREADS),
               "lookback_staged": (STAGED_TILE, STAGED_THREADS)}
 LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
@@ -281,7 +282,7 @@ class Scan(Workload):
             kernel = kernels[variant.kernel]
             args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(grid[0]))
             if variant.name in LOOKBACKS:
-                waves = STAGED_AHEAD_WAVES if variant.name == "lookback_staged" else LOOKBACK_AHEAD_WAVES
+                waves = AHEAD_WAVES[variant.name]
                 args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count, waves, threads=block[0])),)
             return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
