@@ -538,9 +538,10 @@ __device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long ti
 __device__ __forceinline__ unsigned long long ticket_prefetched(const T* in, unsigned long long* ticket,
                                                                 unsigned long long tiles, unsigned long long n,
                                                                 unsigned long long size, unsigned long long ahead,
-                                                                unsigned long long* s_tile, unsigned* s_epoch) {
+                                                                unsigned long long* s_tile, unsigned* s_epoch,
+                                                                bool guess = true) {
 #if LB_PREFETCH
-    if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, size);  // the guess: its index
+    if (guess && (blockIdx.x < ahead || ahead == 0)) prefetch_tile(in, blockIdx.x, n, size);  // the guess: its index
 #endif
     const unsigned long long k = atomicAdd(ticket, 1ull);
     *s_epoch = unsigned(k / tiles);
@@ -551,20 +552,14 @@ __device__ __forceinline__ unsigned long long ticket_prefetched(const T* in, uns
     return k;
 }
 
-// The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
-// AGGREGATE (tile 0: its PREFIX), reads the 32 nearest predecessors' words at once, waits until
-// none is unwritten, adds the aggregates back to the nearest PREFIX (one warp reduction) and, if
-// no PREFIX was among them, moves 32 tiles further back; then publishes the tile's PREFIX and
-// returns the sum of every tile before it (in every lane). MUTATE_AGGREGATE_AS_PREFIX
-// (tests/test_scan.py) stops at the nearest word of either flag, taking an aggregate for a prefix.
-__device__ __forceinline__ T look_back(unsigned long long* status, unsigned long long id, unsigned epoch, T total) {
-    const unsigned lane = threadIdx.x;
+// The walk of a decoupled look-back by one warp (every lane): the sum of every tile before tile
+// `id` (> 0), `lane` the thread's lane. Reads the 32 nearest predecessors' words at once, waits until none is unwritten,
+// adds the aggregates back to the nearest PREFIX (one warp reduction) and, if no PREFIX was among
+// them, moves 32 tiles further back. MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the
+// nearest word of either flag, taking an aggregate for a prefix.
+__device__ __forceinline__ T walk_back(const unsigned long long* status, unsigned long long id, unsigned epoch,
+                                       unsigned lane) {
     T prefix = T(0);
-    if (id == 0) {
-        if (lane == 0) publish(status, 0, epoch, PREFIX, total);
-        return prefix;
-    }
-    if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
     long long nearest = (long long)id - 1;  // the window's first predecessor
     while (true) {
         const long long j = nearest - lane;
@@ -588,6 +583,20 @@ __device__ __forceinline__ T look_back(unsigned long long* status, unsigned long
         if (done) break;
         nearest -= 32;
     }
+    return prefix;
+}
+
+// The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
+// AGGREGATE (tile 0: its PREFIX), walks back (walk_back), then publishes the tile's PREFIX and
+// returns the sum of every tile before it (in every lane).
+__device__ __forceinline__ T look_back(unsigned long long* status, unsigned long long id, unsigned epoch, T total) {
+    const unsigned lane = threadIdx.x;
+    if (id == 0) {
+        if (lane == 0) publish(status, 0, epoch, PREFIX, total);
+        return T(0);
+    }
+    if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
+    const T prefix = walk_back(status, id, epoch, lane);
     if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
     return prefix;
 }
@@ -752,6 +761,24 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #ifndef LS_BLOCKS
 #define LS_BLOCKS 7  // the launch bound's blocks per SM (registers: 32 a thread); 228 KB hold 7 tiles of 28 KB
 #endif
+// LS_SPEC 1 (a study knob): thread 0 has the copy engine bring the tile its block index guesses
+// before it takes its ticket, so the copy runs under the ticket's atomic instead of after it (a
+// block holds its shared memory through the atomic's L2 round trip, about 6% of its life). The
+// ticket still decides the tile: where it names another one, thread 0 waits for the guessed bytes
+// to land (the stage cannot be written twice at once) and copies the ticket's tile, an L2 hit
+// when that tile's own block index copied it. Hopper only (the bulk copy).
+#ifndef LS_SPEC
+#define LS_SPEC 0
+#endif
+// LS_LOOKER 1 (a study knob): a ninth warp looks back from the moment the block has its ticket,
+// while the tile's bytes are still on their way, instead of warp 0 once the tile is summed; thread
+// 0 publishes the AGGREGATE when the sum is done and hands the total to the looker through shared
+// memory, the looker publishes the PREFIX. Where the walk back ends before the tile lands, the
+// PREFIX goes out as soon as the sum does. Warps 0-7 each scan their own part.
+#ifndef LS_LOOKER
+#define LS_LOOKER 0
+#endif
+#define LS_BLOCK (LS_THREADS + 32 * LS_LOOKER)  // the block's threads
 // The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
 // SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
 // 228 KB on sm_90 holds LS_BLOCKS'. A bound the SM cannot reach would only cost registers (spills).
@@ -779,7 +806,7 @@ __device__ __forceinline__ void scan_part(V* part) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(LS_THREADS, LS_BOUND)
+extern "C" __global__ void __launch_bounds__(LS_BLOCK, LS_BOUND)
 lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
                 unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,
                 unsigned long long ahead) {
@@ -791,6 +818,16 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     __shared__ unsigned s_epoch;
     __shared__ T s_prefix;
     __shared__ __align__(8) unsigned long long bar;
+#if LS_LOOKER
+    __shared__ T s_total;  // the tile's total, thread 0 to the looker
+    __shared__ __align__(8) unsigned long long handoff;  // its barrier (sm_90); before sm_90, a flag
+#endif
+#if LS_SPEC
+    __shared__ unsigned s_parity;  // the phase of bar the tile's bytes complete
+#define LS_PARITY s_parity
+#else
+#define LS_PARITY 0u
+#endif
     const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
 #if LB_PROFILE
     long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
@@ -798,6 +835,34 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     if (t == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
 #endif
     if (t == 0) {
+#if LS_LOOKER && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        mbar_init(&handoff, 1);  // made visible by the first barrier (the looker only waits on it)
+#elif LS_LOOKER
+        handoff = 0ull;  // a block that ran here before left it set
+#endif
+#if LS_SPEC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        constexpr unsigned BYTES = STile::SIZE * sizeof(T);
+        mbar_init(&bar, 1);
+        mbar_init_fence();
+        const unsigned long long guess = blockIdx.x;  // < tiles: the grid is one block per tile
+        const bool guessed = (guess + 1) * STile::SIZE <= n;
+        if (guessed) bulk_load(stage, in + guess * STile::SIZE, BYTES, &bar);
+        const unsigned long long k =
+            ticket_prefetched(in, ticket, tiles, n, STile::SIZE, ahead, &s_tile, &s_epoch, false);
+#if LB_PROFILE
+        c1 = clock64();
+#endif
+        const unsigned long long at = (k % tiles) * STile::SIZE;
+        unsigned parity = 0;
+        if (!guessed || at != guess * STile::SIZE) {  // not the guess: its bytes land first, then the ticket's
+            if (guessed) {
+                mbar_wait(&bar, 0);
+                parity = 1;
+            }
+            if (at + STile::SIZE <= n) bulk_load(stage, in + at, BYTES, &bar);
+        }
+        s_parity = parity;
+#else
         const unsigned long long k = ticket_prefetched(in, ticket, tiles, n, STile::SIZE, ahead, &s_tile, &s_epoch);
 #if LB_PROFILE
         c1 = clock64();
@@ -810,6 +875,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
             bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
         }
 #endif
+#endif
     }
     __syncthreads();
     const unsigned long long id = s_tile, base = id * STile::SIZE;
@@ -818,9 +884,12 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     // Thread t's vector of row r: warp w's part is rows w * LS_ROWS .. of 32 vectors, as Tile's.
     const unsigned mine = warp * LS_ROWS * 32 + lane;
     const unsigned long long g = base + 4ull * mine;  // its first element
+#if LS_LOOKER
+    if (warp < STile::WARPS) {
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (whole) {
-        mbar_wait(&bar, 0);
+        mbar_wait(&bar, LS_PARITY);
     } else
 #endif
     {
@@ -848,6 +917,40 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         sum = warp_sum(sum);
         if (lane == 0) warps[warp] = sum;
     }
+#if LS_LOOKER
+        asm volatile("bar.sync 1, %0;" ::"r"(LS_THREADS) : "memory");  // warps 0-7: the warps' totals
+        if (t == 0) {
+            const T total = STile::warps_before(warps, STile::WARPS);
+            publish(status, id, epoch, id ? AGGREGATE : PREFIX, total);
+            s_total = total;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+            mbar_arrive(&handoff);  // a release: s_total, and the AGGREGATE before the looker's PREFIX
+#else
+            __threadfence();
+            *reinterpret_cast<volatile unsigned long long*>(&handoff) = 1ull;
+#endif
+#if LB_PROFILE
+            c2 = clock64();
+#endif
+        }
+        scan_part(stage + mine);
+    } else {  // the looker
+        const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        mbar_wait(&handoff, 0);  // an acquire
+#else
+        while (!*reinterpret_cast<volatile unsigned long long*>(&handoff)) {
+        }
+        __threadfence_block();
+#endif
+        if (lane == 0) {
+            if (id) publish(status, id, epoch, PREFIX, prefix + *reinterpret_cast<volatile T*>(&s_total));
+            s_prefix = prefix;
+        }
+    }
+    __syncthreads();
+    if (warp == STile::WARPS) return;  // the stores are warps 0-7's
+#else
     __syncthreads();
 #if LB_PROFILE
     if (t == 0) c2 = clock64();
@@ -860,6 +963,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         if (warp == 1) scan_part(stage + lane);
     }
     __syncthreads();
+#endif
 #if LB_PROFILE
     if (t == 0) c3 = clock64();
 #endif

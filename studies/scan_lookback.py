@@ -60,7 +60,11 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # launch bound, ahead in waves of resident blocks). Calls 1-3 (results/h200/session15/) also timed
 # forms since removed from scan.cu, each slower (docs/scan.md): the scan before the look-back,
 # copy-engine stores, a copy per warp's part; and 8 x 128 tiles at 12 per SM.
-SKNOBS = [(7, 256, 7, 0.125), (8, 256, 6, 0.125), (8, 256, 6, 0.25), (6, 256, 8, 0.25)]
+# Session 16 adds LS_SPEC (the guessed tile copied before the ticket) and LS_LOOKER (a ninth warp
+# that looks back while the tile lands), and tiles of 10 rows at 5 per SM: (rows, threads, blocks,
+# ahead, spec, looker); the first is the shipped kernel.
+SKNOBS = [(7, 256, 7, 0.125, 0, 0), (7, 256, 7, 0.125, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.125, 1, 1),
+          (7, 256, 7, 0, 1, 1), (10, 256, 5, 0.125, 0, 0), (10, 256, 5, 0.125, 1, 1)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -89,13 +93,18 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _ = knobs
-    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks}
+    rows, threads, blocks, _, spec, looker = knobs
+    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_SPEC": spec, "LS_LOOKER": looker}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead = knobs
-    return f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead}"
+    rows, threads, blocks, ahead, spec, looker = knobs
+    return f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} spec={spec} looker={looker}"
+
+
+def sthreads(knobs) -> int:
+    """A lookback_staged candidate's block: its tile's threads and, with LS_LOOKER, the looker warp."""
+    return knobs[1] + 32 * knobs[5]
 
 
 def ahead_of(k, threads: int, waves: float) -> int:
@@ -103,18 +112,19 @@ def ahead_of(k, threads: int, waves: float) -> int:
     return int(waves * occupancy.api_active_blocks(k, threads) * device.current().sm_count)
 
 
-def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1)) -> None:
+def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0]) -> None:
     """The LB_PROFILE build at 2^26 float32, `ahead` at each of `waves_list`: the phases of each tile's
-    block. `kernel`: lookback, or lookback_staged with SKNOBS[0]'s tile."""
+    block. `kernel`: lookback, or lookback_staged with `knobs` (SKNOBS[0], the shipped tile, unless
+    told)."""
     n = 1 << 26
     shape = {"n": n, "dtype": "f32", "kind": "inclusive"}
     x = cp.asarray(w.make_inputs(shape, np.random.default_rng(0))["x"])
     out = cp.empty_like(x)
     clock_khz = device.current().sm_clock_mhz * 1e3  # NVML's maximum SM clock: the clocks -> time scale
-    extra = sdefines_of(SKNOBS[0]) if kernel == "lookback_staged" else {}
+    extra = sdefines_of(knobs) if kernel == "lookback_staged" else {}
     k = load_kernels("scan", [kernel], {**w.defines(shape), **PROFILE_DEFINES, **extra})[kernel]
-    threads = SKNOBS[0][1] if extra else sc.LOOKBACK_THREADS
-    tiles = sc.tiles_of(n, (SKNOBS[0][0] * 4 * threads) if extra else sc.LOOKBACK_TILE)
+    threads = sthreads(knobs) if extra else sc.LOOKBACK_THREADS
+    tiles = sc.tiles_of(n, (knobs[0] * 4 * knobs[1]) if extra else sc.LOOKBACK_TILE)
     for waves in waves_list:
         ahead = ahead_of(k, threads, waves)
         status, ticket = cp.zeros(tiles * 6, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
@@ -124,7 +134,7 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1)) -> None:
         stamps = cp.asnumpy(status[tiles:]).reshape(tiles, 5).astype(np.float64)
         us = stamps[:, :4] / (clock_khz / 1e3)  # clocks -> microseconds
         start = (stamps[:, 4] - stamps[:, 4].min()) / 1e3
-        print(f"# profile {kernel} 2^26 f32 ahead={ahead} tiles ({waves} waves), per tile [us] p10 / p50 / p90 / "
+        print(f"# profile {slabel(knobs) if extra else kernel} 2^26 f32 ahead={ahead} tiles ({waves} waves), per tile [us] p10 / p50 / p90 / "
               f"mean (SM clock {clock_khz / 1e3:.0f} MHz; resident blocks per SM "
               f"{occupancy.api_active_blocks(k, threads)})")
         for i, phase in enumerate(("ticket", "load+scan", "look-back wait", "store issue")):
@@ -139,8 +149,8 @@ def staged_build(w, cp, shape, knobs):
     """A lookback_staged candidate at `shape`: its kernel, threads, tile count, fresh status words
     and ticket, and its `ahead` in tiles."""
     k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})["lookback_staged"]
-    threads = knobs[1]
-    tiles = sc.tiles_of(shape["n"], knobs[0] * threads * 4)
+    threads = sthreads(knobs)
+    tiles = sc.tiles_of(shape["n"], knobs[0] * knobs[1] * 4)
     status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
     return k, threads, tiles, status, ticket, ahead_of(k, threads, knobs[3])
 
@@ -188,6 +198,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="f32,i32")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--profile", action="store_true", help="the LB_PROFILE phases at 2^26 f32 only")
+    ap.add_argument("--profile-staged", default="0", metavar="I,J",
+                    help="with --profile: the SKNOBS entries of lookback_staged to profile (indices)")
     ap.add_argument("--no-persistent", action="store_true", help="leave lookback_persistent's candidates out")
     ap.add_argument("--families", default=",".join(FAMILIES),
                     help="candidate families, comma-separated: lookback (KNOBS), persistent (PKNOBS), staged (SKNOBS)")
@@ -203,7 +215,8 @@ def main(argv=None) -> int:
         return 1 if failed else 0
     if args.profile:
         profile(w, cp, "lookback", (0.25,))
-        profile(w, cp, "lookback_staged", (0.25,))
+        for i in args.profile_staged.split(","):
+            profile(w, cp, "lookback_staged", (SKNOBS[int(i)][3],), SKNOBS[int(i)])
         return 0
     families = set(args.families.split(","))
     if args.no_persistent:
