@@ -538,10 +538,9 @@ __device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long ti
 __device__ __forceinline__ unsigned long long ticket_prefetched(const T* in, unsigned long long* ticket,
                                                                 unsigned long long tiles, unsigned long long n,
                                                                 unsigned long long size, unsigned long long ahead,
-                                                                unsigned long long* s_tile, unsigned* s_epoch,
-                                                                bool guess = true) {
+                                                                unsigned long long* s_tile, unsigned* s_epoch) {
 #if LB_PREFETCH
-    if (guess && (blockIdx.x < ahead || ahead == 0)) prefetch_tile(in, blockIdx.x, n, size);  // the guess: its index
+    if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, size);  // the guess: its index
 #endif
     const unsigned long long k = atomicAdd(ticket, 1ull);
     *s_epoch = unsigned(k / tiles);
@@ -761,14 +760,12 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #ifndef LS_BLOCKS
 #define LS_BLOCKS 7  // the launch bound's blocks per SM (registers: 32 a thread); 228 KB hold 7 tiles of 28 KB
 #endif
-// LS_SPEC 1 (a study knob): thread 0 has the copy engine bring the tile its block index guesses
-// before it takes its ticket, so the copy runs under the ticket's atomic instead of after it (a
-// block holds its shared memory through the atomic's L2 round trip, about 6% of its life). The
-// ticket still decides the tile: where it names another one, thread 0 waits for the guessed bytes
-// to land (the stage cannot be written twice at once) and copies the ticket's tile, an L2 hit
-// when that tile's own block index copied it. Hopper only (the bulk copy).
-#ifndef LS_SPEC
-#define LS_SPEC 0
+// LS_TICKET 0 (a study knob): the tile is the block index, CUB's numbering (it trusts blocks to
+// start in index order, which CUDA does not promise: the ticket's dynamic numbering is PMPP 11.6's
+// answer), so the copy goes out at once; the ticket's atomic only tells the call's epoch and runs
+// under the copy.
+#ifndef LS_TICKET
+#define LS_TICKET 1
 #endif
 // LS_LOOKER 1 (a study knob): a ninth warp looks back from the moment the block has its ticket,
 // while the tile's bytes are still on their way, instead of warp 0 once the tile is summed; thread
@@ -822,12 +819,6 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     __shared__ T s_total;  // the tile's total, thread 0 to the looker
     __shared__ __align__(8) unsigned long long handoff;  // its barrier (sm_90); before sm_90, a flag
 #endif
-#if LS_SPEC
-    __shared__ unsigned s_parity;  // the phase of bar the tile's bytes complete
-#define LS_PARITY s_parity
-#else
-#define LS_PARITY 0u
-#endif
     const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
 #if LB_PROFILE
     long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
@@ -840,40 +831,30 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #elif LS_LOOKER
         handoff = 0ull;  // a block that ran here before left it set
 #endif
-#if LS_SPEC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        constexpr unsigned BYTES = STile::SIZE * sizeof(T);
-        mbar_init(&bar, 1);
-        mbar_init_fence();
-        const unsigned long long guess = blockIdx.x;  // < tiles: the grid is one block per tile
-        const bool guessed = (guess + 1) * STile::SIZE <= n;
-        if (guessed) bulk_load(stage, in + guess * STile::SIZE, BYTES, &bar);
-        const unsigned long long k =
-            ticket_prefetched(in, ticket, tiles, n, STile::SIZE, ahead, &s_tile, &s_epoch, false);
-#if LB_PROFILE
-        c1 = clock64();
-#endif
-        const unsigned long long at = (k % tiles) * STile::SIZE;
-        unsigned parity = 0;
-        if (!guessed || at != guess * STile::SIZE) {  // not the guess: its bytes land first, then the ticket's
-            if (guessed) {
-                mbar_wait(&bar, 0);
-                parity = 1;
-            }
-            if (at + STile::SIZE <= n) bulk_load(stage, in + at, BYTES, &bar);
-        }
-        s_parity = parity;
-#else
+#if LS_TICKET
         const unsigned long long k = ticket_prefetched(in, ticket, tiles, n, STile::SIZE, ahead, &s_tile, &s_epoch);
 #if LB_PROFILE
         c1 = clock64();
 #endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         const unsigned long long at = (k % tiles) * STile::SIZE;
+#else
+        const unsigned long long at = blockIdx.x * STile::SIZE;
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         if (at + STile::SIZE <= n) {  // a whole tile: the copy engine; the last one: the threads, below
             mbar_init(&bar, 1);
             mbar_init_fence();
             bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
         }
+#endif
+#if !LS_TICKET
+#if LB_PREFETCH
+        if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, STile::SIZE);
+#endif
+        s_tile = blockIdx.x;
+        s_epoch = unsigned(atomicAdd(ticket, 1ull) / tiles);
+#if LB_PROFILE
+        c1 = clock64();
 #endif
 #endif
     }
@@ -889,7 +870,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (whole) {
-        mbar_wait(&bar, LS_PARITY);
+        mbar_wait(&bar, 0);
     } else
 #endif
     {

@@ -543,7 +543,9 @@ class _Device:
     ("9.0", 4100, 4100, "coarsened_tma_skew"), ("9.0", 8196, 8192, "coarsened_tma_skew"),  # M = 4 mod 8
     ("9.0", 10004, 10000, "coarsened_tma_skew"), ("9.0", 4, 4, "coarsened_tma_skew"),
     ("9.0", 4097, 4097, "coarsened_sector_vec"), ("9.0", 33, 31, "coarsened_sector_vec"),  # B's rows off a float4
-    ("9.0", 4097, 4100, "coarsened_sector_vec"), ("9.0", 32771, 65537, "coarsened_sector_vec"),  # the 64-bit shape
+    ("9.0", 4097, 4100, "coarsened_sector_tma"), ("9.0", 10001, 10000, "coarsened_sector_tma"),  # A's on a float4
+    ("9.0", 3, 4100, "coarsened_sector_vec"), ("9.0", 5, 4, "coarsened_sector_tma"),  # the map needs M >= 4
+    ("9.0", 32771, 65537, "coarsened_sector_vec"),  # the 64-bit shape
     ("9.0", 3, 4097, "coarsened_sector_vec"), ("9.0", (1 << 31) + 1, 4, "coarsened_sector_vec"),  # no TMA needed
     ("9.0", 4096, 4098, "coarsened"), ("9.0", 4100, 4097, "coarsened"),  # only A's rows off a float4
     ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates
