@@ -746,10 +746,13 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // scans it in place during the look-back and stores it from there, so a thread holds one vector
 // at a time and the SM's shared memory, not its registers, sets the blocks per SM: 7 tiles of
 // 28 KB (LS_ROWS 7 x LS_THREADS 256 x 4 elements) on the H200. The tile's layout, row scan and
-// look-back are lookback's. Before sm_90 the threads copy the tile themselves. LS_ROWS, LS_THREADS
-// and LS_BLOCKS are studies/scan_lookback.py's knobs (SKNOBS); the forms measured slower and
-// removed (the scan before the look-back, a copy per warp's part, copy-engine stores):
-// docs/scan.md, session 15.
+// walk back are lookback's. Two things shorten a block's life further (session 16): its tile is
+// its block index, so the copy leaves before the ticket's atomic returns (LS_TICKET), and a ninth
+// warp walks back while the copy is in flight (LS_LOOKER). Before sm_90 the threads copy the tile
+// themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET and LS_LOOKER are studies/scan_lookback.py's
+// knobs (SKNOBS); the forms measured slower and removed (the scan before the look-back, a copy per
+// warp's part, copy-engine stores; the block index's tile copied before the ticket): docs/scan.md,
+// sessions 15 and 16.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
 #define LS_ROWS 7
@@ -760,20 +763,23 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #ifndef LS_BLOCKS
 #define LS_BLOCKS 7  // the launch bound's blocks per SM (registers: 32 a thread); 228 KB hold 7 tiles of 28 KB
 #endif
-// LS_TICKET 0 (a study knob): the tile is the block index, CUB's numbering (it trusts blocks to
-// start in index order, which CUDA does not promise: the ticket's dynamic numbering is PMPP 11.6's
-// answer), so the copy goes out at once; the ticket's atomic only tells the call's epoch and runs
-// under the copy.
+// LS_TICKET: 0 (shipped) numbers the tiles by block index, as CUB does, so that thread 0 sends the
+// copy out at once; the ticket's atomic then only tells the call's epoch and runs under the copy.
+// It trusts blocks to start in index order: CUDA does not promise it (PMPP 11.6 takes a ticket for
+// that reason, and domino keeps one), but every NVIDIA GPU dispatches a grid's blocks so, CUB's scan
+// relies on it, and a hang would be one ERROR row (the worker's timeout), not a frozen run. 1: the
+// tile from the ticket, lookback's numbering: the tile's copy waits for the atomic's L2 round trip,
+// 1.0-1.2 us of a block's 13.5 (docs/scan.md, session 16: 2-6 points of memcpy's rate).
 #ifndef LS_TICKET
-#define LS_TICKET 1
+#define LS_TICKET 0
 #endif
-// LS_LOOKER 1 (a study knob): a ninth warp looks back from the moment the block has its ticket,
-// while the tile's bytes are still on their way, instead of warp 0 once the tile is summed; thread
-// 0 publishes the AGGREGATE when the sum is done and hands the total to the looker through shared
-// memory, the looker publishes the PREFIX. Where the walk back ends before the tile lands, the
-// PREFIX goes out as soon as the sum does. Warps 0-7 each scan their own part.
+// LS_LOOKER: 1 (shipped) gives the block a ninth warp that looks back from the moment the block
+// knows its tile, while the tile's bytes are still on their way; thread 0 publishes the AGGREGATE
+// once the sum is done and hands the total to the looker on an mbarrier, the looker publishes the
+// PREFIX, and warps 0-7 each scan their own part. Where the walk back ends before the tile lands,
+// the PREFIX goes out right after the sum. 0: warp 0 looks back once the tile is summed (session 15).
 #ifndef LS_LOOKER
-#define LS_LOOKER 0
+#define LS_LOOKER 1
 #endif
 #define LS_BLOCK (LS_THREADS + 32 * LS_LOOKER)  // the block's threads
 // The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
@@ -785,8 +791,8 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_BOUND (LS_BLOCKS < 4 ? LS_BLOCKS : 4)
 #elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDA_ARCH__ >= 1200)
 #define LS_BOUND (LS_BLOCKS < 3 ? LS_BLOCKS : 3)
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000  // sm_100: its code spills in 7 blocks' 32 registers
-#define LS_BOUND (LS_BLOCKS < 6 ? LS_BLOCKS : 6)
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000  // sm_100: its code spills in 6 blocks' 32 registers
+#define LS_BOUND (LS_BLOCKS < 5 ? LS_BLOCKS : 5)
 #else
 #define LS_BOUND LS_BLOCKS
 #endif

@@ -62,11 +62,13 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # copy-engine stores, a copy per warp's part; and 8 x 128 tiles at 12 per SM.
 # Session 16: LS_LOOKER (a ninth warp looks back while the tile lands) and LS_TICKET (0: the tile by
 # block index, the ticket only for the epoch), at other tiles and distances ahead: (rows, threads,
-# blocks, ahead, looker, ticket); the first is the shipped kernel. Its first call also timed LS_SPEC
-# (the block index's tile copied before the ticket, the ticket's tile after it where they differ),
-# slower everywhere and removed (commit d740115 builds it).
-SKNOBS = [(7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.125, 1, 1), (7, 256, 7, 0.1875, 1, 1), (7, 256, 7, 0.25, 1, 1),
-          (7, 256, 7, 0.125, 1, 0), (7, 256, 7, 0.25, 1, 0), (10, 256, 5, 0.125, 1, 1), (8, 256, 6, 0.125, 1, 1)]
+# blocks, ahead, looker, ticket); the first is the shipped kernel, the second session 15's. Call 1
+# also timed LS_SPEC (the block index's tile copied before the ticket, the ticket's tile after it
+# where they differ), slower everywhere and removed (commit d740115 builds it); calls 1-2's lists:
+# results/h200/session16/.
+SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.25, 0, 0), (7, 256, 7, 0.3125, 1, 0),
+          (7, 256, 7, 0.375, 1, 0), (7, 256, 7, 0.5, 1, 0), (8, 256, 6, 0.25, 1, 0), (8, 256, 6, 0.375, 1, 0),
+          (10, 256, 5, 0.25, 1, 0)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps

@@ -56,21 +56,23 @@ LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 # lookback_staged: LS_ROWS, LS_THREADS in scan.cu, the same tile held in shared memory, not registers
 STAGED_ROWS, STAGED_THREADS = 7, 256  # 7168 elements: 7 tiles of 28 KB in 228 KB (session 15's study)
 STAGED_TILE = STAGED_THREADS * STAGED_ROWS * 4
+STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker (LS_LOOKER, session 16)
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
 # L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
 # (the distances measured: docs/scan.md).
 LOOKBACK_AHEAD_WAVES = 0.25
-# lookback_staged's: an eighth of its 7-block waves (115 tiles on the H200, about lookback's 132):
-# faster than a quarter at 2^24-2^28 in session 15's study (docs/scan.md)
-STAGED_AHEAD_WAVES = 0.125
+# lookback_staged's: a quarter of its 7-block waves (231 tiles on the H200): with the tile by block
+# index the copy goes out at once, and a quarter beat an eighth at 2^26-2^28 in session 16's study
+# (session 15's ticketed form had an eighth: docs/scan.md)
+STAGED_AHEAD_WAVES = 0.25
 AHEAD_WAVES = {"lookback": LOOKBACK_AHEAD_WAVES, "lookback_staged": STAGED_AHEAD_WAVES}
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
 SINGLE_PASS = ("domino", "lookback", "lookback_staged")
 LOOKBACKS = ("lookback", "lookback_staged")  # the decoupled look-backs: one bound, an `ahead` each
 PASS_TILES = {"domino": (PASS_TILE, PASS_THREADS), "lookback": (LOOKBACK_TILE, LOOKBACK_THREADS),
-              "lookback_staged": (STAGED_TILE, STAGED_THREADS)}
+              "lookback_staged": (STAGED_TILE, STAGED_BLOCK)}  # (elements, threads of the block)
 LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
 INT_LIMIT = 1000  # int32 inputs: +-[1, INT_LIMIT], never 0 (a dropped element changes every later prefix)
 KINDS = ("inclusive", "exclusive")
@@ -125,8 +127,8 @@ class Scan(Workload):
         Variant("lookback", "lookback", f"one pass, decoupled look-back over 32 predecessors at once, {LOOKBACK_TILE}-"
                 "element tiles in 16-byte vectors, each tile prefetched to L2 a quarter wave of resident blocks ahead"),
         Variant("lookback_staged", "lookback_staged", f"lookback with the {STAGED_TILE}-element tile brought to shared "
-                "memory by the copy engine, its total published before the scan: a waiting block "
-                "holds no tile in registers, so 7 blocks per SM, not 4"),
+                "memory by the copy engine (7 blocks per SM, not 4), tiles by block index as CUB's, "
+                "a ninth warp looking back while the tile lands, its total published before the scan"),
         Variant("cub", None, "CUB DeviceScan (InclusiveSum / ExclusiveSum) through cuda.compute, temp storage reused"),
         Variant("memcpy", None, "the roof: the driver's device-to-device copy of the same 4*N bytes"),
     )
