@@ -66,9 +66,10 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # also timed LS_SPEC (the block index's tile copied before the ticket, the ticket's tile after it
 # where they differ), slower everywhere and removed (commit d740115 builds it); calls 1-2's lists:
 # results/h200/session16/.
-SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.25, 0, 0), (7, 256, 7, 0.3125, 1, 0),
-          (7, 256, 7, 0.375, 1, 0), (7, 256, 7, 0.5, 1, 0), (8, 256, 6, 0.25, 1, 0), (8, 256, 6, 0.375, 1, 0),
-          (10, 256, 5, 0.25, 1, 0)]
+# Call 4 adds a seventh knob, LB_BACKOFF (ns the looker sleeps before it reads a window with an
+# unwritten word again; 0 when left out).
+SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.3125, 1, 0), (8, 256, 6, 0.3125, 1, 0),
+          (7, 256, 7, 0.25, 1, 0, 64), (7, 256, 7, 0.25, 1, 0, 256), (7, 256, 7, 0.3125, 1, 0, 128)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -97,13 +98,15 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _, looker, ticket = knobs
-    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket}
+    rows, threads, blocks, _, looker, ticket, *backoff = knobs
+    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket,
+            "LB_BACKOFF": backoff[0] if backoff else 0}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead, looker, ticket = knobs
-    return f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
+    rows, threads, blocks, ahead, looker, ticket, *backoff = knobs
+    return (f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
+            + (f" sleep={backoff[0]}" if backoff else ""))
 
 
 def sthreads(knobs) -> int:
