@@ -68,8 +68,10 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # results/h200/session16/.
 # Call 4 adds a seventh knob, LB_BACKOFF (ns the looker sleeps before it reads a window with an
 # unwritten word again; 0 when left out).
-SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.3125, 1, 0), (8, 256, 6, 0.3125, 1, 0),
-          (7, 256, 7, 0.25, 1, 0, 64), (7, 256, 7, 0.25, 1, 0, 256), (7, 256, 7, 0.3125, 1, 0, 128)]
+# Call 5 an eighth, LS_LANE_WORDS (the looker's words per lane, 32 x that many a step; 1 when left
+# out).
+SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.25, 1, 0, 0, 2), (7, 256, 7, 0.25, 1, 0, 0, 4),
+          (7, 256, 7, 0.3125, 1, 0, 0, 4)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -98,15 +100,17 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _, looker, ticket, *backoff = knobs
+    rows, threads, blocks, _, looker, ticket, *rest = knobs
+    backoff, words = (*rest, 0, 1)[:2]
     return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket,
-            "LB_BACKOFF": backoff[0] if backoff else 0}
+            "LB_BACKOFF": backoff, "LS_LANE_WORDS": words}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead, looker, ticket, *backoff = knobs
+    rows, threads, blocks, ahead, looker, ticket, *rest = knobs
+    backoff, words = (*rest, 0, 1)[:2]
     return (f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
-            + (f" sleep={backoff[0]}" if backoff else ""))
+            + (f" sleep={backoff}" if backoff else "") + (f" words={words}" if words > 1 else ""))
 
 
 def sthreads(knobs) -> int:
