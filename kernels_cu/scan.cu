@@ -585,55 +585,6 @@ __device__ __forceinline__ T walk_back(const unsigned long long* status, unsigne
     return prefix;
 }
 
-// LS_LANE_WORDS > 1 (a study knob of lookback_staged's looker): the walk back reads that many
-// predecessors' words per lane, 32 x LS_LANE_WORDS a step, so that a wave of blocks that start at
-// once (a call's first, all with their aggregates out at about the same time) reaches a PREFIX in
-// fewer L2 round trips. Lane l holds words nearest - K l .. nearest - K l - K + 1; the nearest
-// PREFIX is the first word of the lowest lane that has one; a lane adds its words in order (K - 1
-// additions), then the warp sum: fewer additions per tile than the 32-word walk, so its bound holds.
-#ifndef LS_LANE_WORDS
-#define LS_LANE_WORDS 1
-#endif
-template <int K>
-__device__ __forceinline__ T walk_back_words(const unsigned long long* status, unsigned long long id, unsigned epoch,
-                                             unsigned lane) {
-    T prefix = T(0);
-    long long nearest = (long long)id - 1;
-    while (true) {
-        unsigned long long word[K];
-        unsigned flag[K];
-        while (true) {
-            bool unwritten = false;
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const long long j = nearest - (long long)(K * lane + k);
-                word[k] = j >= 0 ? peek(status, j) : 0ull;  // tiles before 0 read as a PREFIX of 0
-                flag[k] = j >= 0 ? flag_of(word[k], epoch) : PREFIX;
-                unwritten |= flag[k] == 0u;
-            }
-            if (!__any_sync(FULL, unwritten)) break;
-        }
-        int first = K;  // this lane's nearest PREFIX
-#pragma unroll
-        for (int k = K - 1; k >= 0; --k)
-#ifdef MUTATE_AGGREGATE_AS_PREFIX
-            if (flag[k] >= AGGREGATE) first = k;
-#else
-            if (flag[k] == PREFIX) first = k;
-#endif
-        const unsigned done = __ballot_sync(FULL, first < K);
-        const unsigned upto = done ? __ffs(done) - 1 : 31;
-        T mine = T(0);
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (lane < upto || (lane == upto && k <= first)) mine += value_of(word[k]);
-        prefix += warp_sum(mine);
-        if (done) break;
-        nearest -= 32 * K;
-    }
-    return prefix;
-}
-
 // The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
 // AGGREGATE (tile 0: its PREFIX), walks back (walk_back), then publishes the tile's PREFIX and
 // returns the sum of every tile before it (in every lane).
@@ -800,8 +751,8 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // warp walks back while the copy is in flight (LS_LOOKER). Before sm_90 the threads copy the tile
 // themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET and LS_LOOKER are studies/scan_lookback.py's
 // knobs (SKNOBS); the forms measured slower and removed (the scan before the look-back, a copy per
-// warp's part, copy-engine stores; the block index's tile copied before the ticket): docs/scan.md,
-// sessions 15 and 16.
+// warp's part, copy-engine stores; the block index's tile copied before the ticket; a looker that
+// reads 2 or 4 words a lane): docs/scan.md, sessions 15 and 16.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
 #define LS_ROWS 7
@@ -971,11 +922,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         }
         scan_part(stage + mine);
     } else {  // the looker
-#if LS_LANE_WORDS > 1
-        const T prefix = id ? walk_back_words<LS_LANE_WORDS>(status, id, epoch, lane) : T(0);
-#else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
-#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_wait(&handoff, 0);  // an acquire
 #else

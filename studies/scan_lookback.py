@@ -62,16 +62,12 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # copy-engine stores, a copy per warp's part; and 8 x 128 tiles at 12 per SM.
 # Session 16: LS_LOOKER (a ninth warp looks back while the tile lands) and LS_TICKET (0: the tile by
 # block index, the ticket only for the epoch), at other tiles and distances ahead: (rows, threads,
-# blocks, ahead, looker, ticket); the first is the shipped kernel, the second session 15's. Call 1
-# also timed LS_SPEC (the block index's tile copied before the ticket, the ticket's tile after it
-# where they differ), slower everywhere and removed (commit d740115 builds it); calls 1-2's lists:
-# results/h200/session16/.
-# Call 4 adds a seventh knob, LB_BACKOFF (ns the looker sleeps before it reads a window with an
-# unwritten word again; 0 when left out).
-# Call 5 an eighth, LS_LANE_WORDS (the looker's words per lane, 32 x that many a step; 1 when left
-# out).
-SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.25, 1, 0, 0, 2), (7, 256, 7, 0.25, 1, 0, 0, 4),
-          (7, 256, 7, 0.3125, 1, 0, 0, 4)]
+# blocks, ahead, looker, ticket[, LB_BACKOFF ns]); the first is the shipped kernel, the second session
+# 15's. results/h200/session16/ has each call's list: call 1 also timed LS_SPEC (the block index's
+# tile copied before the ticket, the ticket's after it where they differ), call 5 LS_LANE_WORDS (the
+# looker reading 2 or 4 words a lane), both slower and removed (commits d740115 and 63010b6 build them).
+SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.125, 1, 1), (7, 256, 7, 0.25, 0, 0),
+          (7, 256, 7, 0.3125, 1, 0), (8, 256, 6, 0.3125, 1, 0), (7, 256, 7, 0.25, 1, 0, 256)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -100,17 +96,15 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _, looker, ticket, *rest = knobs
-    backoff, words = (*rest, 0, 1)[:2]
+    rows, threads, blocks, _, looker, ticket, *backoff = knobs
     return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket,
-            "LB_BACKOFF": backoff, "LS_LANE_WORDS": words}
+            "LB_BACKOFF": backoff[0] if backoff else 0}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead, looker, ticket, *rest = knobs
-    backoff, words = (*rest, 0, 1)[:2]
+    rows, threads, blocks, ahead, looker, ticket, *backoff = knobs
     return (f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
-            + (f" sleep={backoff}" if backoff else "") + (f" words={words}" if words > 1 else ""))
+            + (f" sleep={backoff[0]}" if backoff else ""))
 
 
 def sthreads(knobs) -> int:
