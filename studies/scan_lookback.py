@@ -66,8 +66,10 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # 15's. results/h200/session16/ has each call's list: call 1 also timed LS_SPEC (the block index's
 # tile copied before the ticket, the ticket's after it where they differ), call 5 LS_LANE_WORDS (the
 # looker reading 2 or 4 words a lane), both slower and removed (commits d740115 and 63010b6 build them).
-SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.125, 1, 1), (7, 256, 7, 0.25, 0, 0),
-          (7, 256, 7, 0.3125, 1, 0), (8, 256, 6, 0.3125, 1, 0), (7, 256, 7, 0.25, 1, 0, 256)]
+# Call 6: an eighth knob, LS_LOOKER_EPOCH (the looker takes the epoch's ticket, its first window read
+# in the same round trip).
+SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.25, 1, 0, 0, 1),
+          (7, 256, 7, 0.3125, 1, 0, 0, 1), (7, 256, 7, 0.3125, 1, 0)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -96,15 +98,17 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _, looker, ticket, *backoff = knobs
+    rows, threads, blocks, _, looker, ticket, *rest = knobs
+    backoff, early = (*rest, 0, 0)[:2]
     return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket,
-            "LB_BACKOFF": backoff[0] if backoff else 0}
+            "LB_BACKOFF": backoff, "LS_LOOKER_EPOCH": early}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead, looker, ticket, *backoff = knobs
+    rows, threads, blocks, ahead, looker, ticket, *rest = knobs
+    backoff, early = (*rest, 0, 0)[:2]
     return (f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
-            + (f" sleep={backoff[0]}" if backoff else ""))
+            + (f" sleep={backoff}" if backoff else "") + (" epoch=looker" if early else ""))
 
 
 def sthreads(knobs) -> int:
