@@ -551,29 +551,21 @@ __device__ __forceinline__ unsigned long long ticket_prefetched(const T* in, uns
     return k;
 }
 
-// The walk of a decoupled look-back by one warp (every lane): the sum of every tile before tile
-// `id` (> 0), `lane` the thread's lane. Reads the 32 nearest predecessors' words at once, waits until none is unwritten,
+// The walk of a decoupled look-back by one warp (every lane `lane`): the sum of every tile before
+// tile `id` (> 0). Reads the 32 nearest predecessors' words at once, waits until none is unwritten,
 // adds the aggregates back to the nearest PREFIX (one warp reduction) and, if no PREFIX was among
 // them, moves 32 tiles further back. MUTATE_AGGREGATE_AS_PREFIX (tests/test_scan.py) stops at the
 // nearest word of either flag, taking an aggregate for a prefix.
-// READ: the first window's word was read already (`first`, read before the epoch was known).
-template <bool READ>
-__device__ __forceinline__ T walk_back_from(const unsigned long long* status, unsigned long long id, unsigned epoch,
-                                            unsigned lane, unsigned long long first) {
+__device__ __forceinline__ T walk_back(const unsigned long long* status, unsigned long long id, unsigned epoch,
+                                       unsigned lane) {
     T prefix = T(0);
     long long nearest = (long long)id - 1;  // the window's first predecessor
-    bool have = READ;
     while (true) {
         const long long j = nearest - lane;
         unsigned long long word;
         unsigned flag;
         while (true) {  // tiles before 0 read as a PREFIX of 0
-            if (READ && have) {
-                word = first;
-                have = false;
-            } else {
-                word = j >= 0 ? peek(status, j) : 0ull;
-            }
+            word = j >= 0 ? peek(status, j) : 0ull;
             flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
             if (!__any_sync(FULL, flag == 0u)) break;
 #if LB_BACKOFF
@@ -591,11 +583,6 @@ __device__ __forceinline__ T walk_back_from(const unsigned long long* status, un
         nearest -= 32;
     }
     return prefix;
-}
-
-__device__ __forceinline__ T walk_back(const unsigned long long* status, unsigned long long id, unsigned epoch,
-                                       unsigned lane) {
-    return walk_back_from<false>(status, id, epoch, lane, 0ull);
 }
 
 // The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
@@ -765,7 +752,8 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET and LS_LOOKER are studies/scan_lookback.py's
 // knobs (SKNOBS); the forms measured slower and removed (the scan before the look-back, a copy per
 // warp's part, copy-engine stores; the block index's tile copied before the ticket; a looker that
-// reads 2 or 4 words a lane): docs/scan.md, sessions 15 and 16.
+// reads 2 or 4 words a lane, or that takes the epoch's ticket itself): docs/scan.md, sessions 15
+// and 16.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
 #define LS_ROWS 7
@@ -795,18 +783,6 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_LOOKER 1
 #endif
 #define LS_BLOCK (LS_THREADS + 32 * LS_LOOKER)  // the block's threads
-// LS_LOOKER_EPOCH 1 (a study knob; sm_90, with the looker and the tile by block index): the looker
-// takes the ticket that tells the epoch, reading its first window of words in the same round trip,
-// and hands the epoch to thread 0 on an mbarrier; the block's first barrier then waits for nothing
-// but the copy's issue.
-#ifndef LS_LOOKER_EPOCH
-#define LS_LOOKER_EPOCH 0
-#endif
-#if LS_LOOKER_EPOCH && LS_LOOKER && !LS_TICKET && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define LS_LATE_EPOCH 1
-#else
-#define LS_LATE_EPOCH 0
-#endif
 // The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
 // SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
 // 228 KB on sm_90 holds LS_BLOCKS'. A bound the SM cannot reach would only cost registers (spills).
@@ -850,9 +826,6 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     __shared__ T s_total;  // the tile's total, thread 0 to the looker
     __shared__ __align__(8) unsigned long long handoff;  // its barrier (sm_90); before sm_90, a flag
 #endif
-#if LS_LATE_EPOCH
-    __shared__ __align__(8) unsigned long long epoch_bar;  // s_epoch, the looker to thread 0
-#endif
     const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
 #if LB_PROFILE
     long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
@@ -862,9 +835,6 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     if (t == 0) {
 #if LS_LOOKER && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_init(&handoff, 1);  // made visible by the first barrier (the looker only waits on it)
-#if LS_LATE_EPOCH
-        mbar_init(&epoch_bar, 1);
-#endif
 #elif LS_LOOKER
         handoff = 0ull;  // a block that ran here before left it set
 #endif
@@ -889,9 +859,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, STile::SIZE);
 #endif
         s_tile = blockIdx.x;
-#if !LS_LATE_EPOCH
         s_epoch = unsigned(atomicAdd(ticket, 1ull) / tiles);
-#endif
 #if LB_PROFILE
         c1 = clock64();
 #endif
@@ -899,11 +867,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     }
     __syncthreads();
     const unsigned long long id = s_tile, base = id * STile::SIZE;
-#if LS_LATE_EPOCH
-    unsigned epoch = 0;  // the looker's, then thread 0's once handed over
-#else
     const unsigned epoch = s_epoch;
-#endif
     const bool whole = base + STile::SIZE <= n;
     // Thread t's vector of row r: warp w's part is rows w * LS_ROWS .. of 32 vectors, as Tile's.
     const unsigned mine = warp * LS_ROWS * 32 + lane;
@@ -945,10 +909,6 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         asm volatile("bar.sync 1, %0;" ::"r"(LS_THREADS) : "memory");  // warps 0-7: the warps' totals
         if (t == 0) {
             const T total = STile::warps_before(warps, STile::WARPS);
-#if LS_LATE_EPOCH
-            mbar_wait(&epoch_bar, 0);
-            epoch = s_epoch;
-#endif
             publish(status, id, epoch, id ? AGGREGATE : PREFIX, total);
             s_total = total;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -963,20 +923,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         }
         scan_part(stage + mine);
     } else {  // the looker
-#if LS_LATE_EPOCH
-        unsigned long long k = 0;
-        if (lane == 0) k = atomicAdd(ticket, 1ull);
-        const long long j0 = (long long)id - 1 - lane;
-        const unsigned long long first = id && j0 >= 0 ? peek(status, j0) : 0ull;  // under the atomic
-        epoch = unsigned(__shfl_sync(FULL, k, 0) / tiles);
-        if (lane == 0) {
-            s_epoch = epoch;
-            mbar_arrive(&epoch_bar);
-        }
-        const T prefix = id ? walk_back_from<true>(status, id, epoch, lane, first) : T(0);
-#else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
-#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_wait(&handoff, 0);  // an acquire
 #else

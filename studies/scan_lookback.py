@@ -63,13 +63,12 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # Session 16: LS_LOOKER (a ninth warp looks back while the tile lands) and LS_TICKET (0: the tile by
 # block index, the ticket only for the epoch), at other tiles and distances ahead: (rows, threads,
 # blocks, ahead, looker, ticket[, LB_BACKOFF ns]); the first is the shipped kernel, the second session
-# 15's. results/h200/session16/ has each call's list: call 1 also timed LS_SPEC (the block index's
-# tile copied before the ticket, the ticket's after it where they differ), call 5 LS_LANE_WORDS (the
-# looker reading 2 or 4 words a lane), both slower and removed (commits d740115 and 63010b6 build them).
-# Call 6: an eighth knob, LS_LOOKER_EPOCH (the looker takes the epoch's ticket, its first window read
-# in the same round trip).
-SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.25, 1, 0, 0, 1),
-          (7, 256, 7, 0.3125, 1, 0, 0, 1), (7, 256, 7, 0.3125, 1, 0)]
+# 15's. results/h200/session16/ has each call's list. Knobs measured and removed from scan.cu: LS_SPEC
+# (call 1: the block index's tile copied before the ticket, the ticket's after it where they differ;
+# commit d740115 builds it), LS_LANE_WORDS (call 5: the looker reading 2 or 4 words a lane; 63010b6)
+# and LS_LOOKER_EPOCH (call 6: the looker taking the epoch's ticket itself, within 0.4 points; bc9dd8c).
+SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.125, 1, 1), (7, 256, 7, 0.25, 0, 0),
+          (7, 256, 7, 0.3125, 1, 0), (8, 256, 6, 0.3125, 1, 0), (7, 256, 7, 0.25, 1, 0, 256)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -98,17 +97,15 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _, looker, ticket, *rest = knobs
-    backoff, early = (*rest, 0, 0)[:2]
+    rows, threads, blocks, _, looker, ticket, *backoff = knobs
     return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket,
-            "LB_BACKOFF": backoff, "LS_LOOKER_EPOCH": early}
+            "LB_BACKOFF": backoff[0] if backoff else 0}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead, looker, ticket, *rest = knobs
-    backoff, early = (*rest, 0, 0)[:2]
+    rows, threads, blocks, ahead, looker, ticket, *backoff = knobs
     return (f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
-            + (f" sleep={backoff}" if backoff else "") + (" epoch=looker" if early else ""))
+            + (f" sleep={backoff[0]}" if backoff else ""))
 
 
 def sthreads(knobs) -> int:

@@ -11,3 +11,25 @@ step() {
     echo "$name rc=$rc $((SECONDS - t0)) s (at $((SECONDS - start)) s)" | tee -a "$STEPS_DIR/steps.txt"
     tail -n "${TAIL:-8}" "$STEPS_DIR/$name.txt"
 }
+
+# The device scripts' start and end (results/h200/*/call*/run.sh, run with $OUT set and .whl/ carried):
+# device_begin installs cuda-cccl's wheels from .whl/ into /tmp/cccl (the device has no network) and
+# puts them and the checkout on PYTHONPATH, sets STEPS_DIR=$OUT/logs and start, and writes the GPU's
+# clocks, temperature and power to gpu.txt; pack tars the logs to $OUT/logs.tgz (only 8 files come back
+# from the device, so a script packs after every step: a cut call still returns what ran); device_end
+# appends the GPU's state after the run and packs.
+device_begin() {
+    export PYTHONUNBUFFERED=1
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cccl .whl/*.whl || echo "cccl install failed"
+    export PYTHONPATH=$PWD:/tmp/cccl
+    STEPS_DIR=$OUT/logs
+    mkdir -p "$STEPS_DIR"
+    start=$SECONDS
+    gpu_state >"$STEPS_DIR/gpu.txt"
+}
+gpu_state() { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1; }
+pack() { tar czf "$OUT/logs.tgz" -C "$OUT" logs; }
+device_end() {
+    gpu_state >>"$STEPS_DIR/gpu.txt"
+    pack
+}

@@ -135,14 +135,25 @@ def pick(shape, compute_capability: str | None) -> str:
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
     if hopper and m % 4:
-        if n % 4 == 0 and m >= 4 and max(m, 4 * n) < 1 << 31:
-            return SECTOR_TMA.name
-        return SECTOR_VEC.name
+        return SECTOR_VEC.name if sector_tma_unavailable(m, n) else SECTOR_TMA.name
     if not hopper or n % 4 or max(m, n) >= 1 << 31:
         return "coarsened"
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
         return TMA.name
     return TMA_SKEW.name if m % 8 == 4 else TMA_WIDE.name
+
+
+def sector_tma_unavailable(m: int, n: int) -> str | None:
+    """Why coarsened_sector_tma cannot run at M x N, or None where it can: its map of A has floor(M / 4)
+    rows of 4N elements (TMA's coordinates are int32), and the copy engine faults on a box whose first
+    element is not on 16 bytes, which at N not a multiple of 4 some box's is."""
+    if n % 4:
+        return ("needs N a multiple of 4 (the copy engine faults on a box whose first element is not on "
+                "16 bytes)")
+    if m < 4 or max(m, 4 * n) >= 1 << 31:
+        return ("needs M >= 4 and 4N below 2^31, M too (its map has floor(M / 4) rows of 4N elements; TMA's "
+                "coordinates are int32)")
+    return None
 
 
 def rows_of_four_map(a, m: int, n: int) -> tma.TensorMap:
@@ -296,12 +307,9 @@ class Transpose(Workload):
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
             elif variant.name == SECTOR_TMA.name:
-                if n % 4:
-                    raise Unavailable(f"{variant.name} needs N a multiple of 4 (the copy engine faults on a box whose "
-                                      "first element is not on 16 bytes)")
-                if m < 4 or 4 * n >= 1 << 31:
-                    raise Unavailable(f"{variant.name} needs M >= 4 and 4N below 2^31 (its map has floor(M / 4) rows "
-                                      "of 4N elements; TMA's coordinates are int32)")
+                why = sector_tma_unavailable(m, n)
+                if why:
+                    raise Unavailable(f"{variant.name} {why}")
                 key = ("rows of four map", a.data.ptr)
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n)

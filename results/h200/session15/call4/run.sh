@@ -3,17 +3,11 @@
 # an eighth of a wave ahead): the patterns_sizes scan rows, the scan GPU tests, memcheck and racecheck.
 # Logs tarred after every step.
 set -u
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cccl .whl/*.whl || echo "cccl install failed"
-export PYTHONPATH=$PWD:/tmp/cccl
-STEPS_DIR=$OUT/logs; mkdir -p $STEPS_DIR; start=$SECONDS
 source studies/steps.sh
-pack() { tar czf $OUT/logs.tgz -C $OUT logs; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > $STEPS_DIR/gpu.txt 2>&1
+device_begin
 step sizes 80 python3 -m pmppbench all --config patterns_sizes --only scan --out $STEPS_DIR/sizes.csv; pack
 step gpu-scan 130 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_scan.py; pack
 for tool in memcheck racecheck; do
   step sanitizer-$tool 40 compute-sanitizer --tool $tool --print-limit 10 python3 -m pmppbench scan 100003 --variants lookback_staged --check-only; pack
 done
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $STEPS_DIR/gpu.txt 2>&1
-pack
+device_end

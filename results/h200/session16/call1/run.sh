@@ -4,13 +4,8 @@
 # and timed beside the shipped kernel, lookback, CUB and memcpy; their profile; coarsened_sector_tma at
 # M % 4 != 0, N % 4 == 0 under memcheck / racecheck and timed. Logs tarred after every step.
 set -u
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cccl .whl/*.whl || echo "cccl install failed"
-export PYTHONPATH=$PWD:/tmp/cccl
-STEPS_DIR=$OUT/logs; mkdir -p $STEPS_DIR; start=$SECONDS
 source studies/steps.sh
-pack() { tar czf $OUT/logs.tgz -C $OUT logs; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > $STEPS_DIR/gpu.txt 2>&1
+device_begin
 step check-edges 90 python3 studies/scan_lookback.py --check-staged 1,3,7168,7169,10240,10241,100003,16777219 --calls 10; pack
 step study 150 python3 studies/scan_lookback.py --families staged --sizes 20,24,26,28 --json $STEPS_DIR/study.json; pack
 step profile 40 python3 studies/scan_lookback.py --profile --profile-staged 0,1,2,3; pack
@@ -19,5 +14,4 @@ for tool in memcheck racecheck; do
   step scan-$tool 60 compute-sanitizer --tool $tool --print-limit 10 python3 studies/scan_lookback.py --check-staged 100003 --calls 1; pack
 done
 step tr-time 90 python3 -m pmppbench all --config studies/memory_roof/sector_tma16.toml --out $STEPS_DIR/tr16.csv; pack
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $STEPS_DIR/gpu.txt 2>&1
-pack
+device_end

@@ -5,13 +5,8 @@
 # pick (coarsened_sector_tma where M % 4 != 0 and N % 4 == 0) and best timed there. Logs tarred after
 # every step.
 set -u
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cccl .whl/*.whl || echo "cccl install failed"
-export PYTHONPATH=$PWD:/tmp/cccl
-STEPS_DIR=$OUT/logs; mkdir -p $STEPS_DIR; start=$SECONDS
 source studies/steps.sh
-pack() { tar czf $OUT/logs.tgz -C $OUT logs; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > $STEPS_DIR/gpu.txt 2>&1
+device_begin
 step check-edges 120 python3 studies/scan_lookback.py --check-staged 1,3,7168,7169,10240,10241,12288,12289,100003,16777219 --calls 10; pack
 step study 180 python3 studies/scan_lookback.py --families staged --sizes 20,24,26,28 --json $STEPS_DIR/study.json; pack
 step profile 40 python3 studies/scan_lookback.py --profile --profile-staged 0,1,4; pack
@@ -20,5 +15,4 @@ for tool in memcheck racecheck synccheck; do
 done
 step gpu-transpose 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_transpose.py; pack
 step tr-time 90 python3 -m pmppbench all --config studies/memory_roof/sector_tma16.toml --out $STEPS_DIR/tr16.csv; pack
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $STEPS_DIR/gpu.txt 2>&1
-pack
+device_end

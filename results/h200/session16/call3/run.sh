@@ -4,13 +4,8 @@
 # checks of every candidate, the scan GPU tests, memcheck / racecheck / synccheck, the patterns_sizes
 # scan rows and `all`. Logs tarred after every step.
 set -u
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cccl .whl/*.whl || echo "cccl install failed"
-export PYTHONPATH=$PWD:/tmp/cccl
-STEPS_DIR=$OUT/logs; mkdir -p $STEPS_DIR; start=$SECONDS
 source studies/steps.sh
-pack() { tar czf $OUT/logs.tgz -C $OUT logs; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > $STEPS_DIR/gpu.txt 2>&1
+device_begin
 step study 150 python3 studies/scan_lookback.py --families staged --sizes 20,24,26,28 --json $STEPS_DIR/study.json; pack
 step sizes 100 python3 -m pmppbench all --config patterns_sizes --only scan --out $STEPS_DIR/sizes.csv; pack
 step gpu-scan 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_scan.py; pack
@@ -20,5 +15,4 @@ done
 step all 90 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
 step profile 40 python3 studies/scan_lookback.py --profile --profile-staged 0,1; pack
 step check-edges 120 python3 studies/scan_lookback.py --check-staged 1,3,7168,7169,10240,10241,100003,16777219 --calls 10; pack
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $STEPS_DIR/gpu.txt 2>&1
-pack
+device_end
