@@ -498,14 +498,18 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
 // LB_PROFILE (studies/scan_lookback.py --profile only): each tile's thread 0 writes where its
 // block's time went, in SM clocks, to LB_STAMPS words after the tiles' status words (the study
 // allocates them): the ticket, the load and tile scan, the look-back's wait, the stores' issue,
-// and the global timer at the block's start.
+// the global timer at the block's start and at its end, and the windows its walk back read.
 #ifndef LB_PROFILE
 #define LB_PROFILE 0
 #endif
-#define LB_STAMPS 5
+#define LB_STAMPS 7
+#if LB_PROFILE
+__shared__ unsigned lb_windows;  // walk_back's windows (steps of 32 predecessors) in this block
+#endif
 
 // A tile's LB_STAMPS words: the clocks of the ticket, the load and tile scan (or sum), the
-// look-back's wait and the stores' issue, then the global timer at the block's start.
+// look-back's wait and the stores' issue, then the global timer at the block's start and end, and
+// the walk's windows.
 __device__ __forceinline__ void write_stamps(unsigned long long* stamp, long long c0, long long c1, long long c2,
                                              long long c3, unsigned long long t0) {
     stamp[0] = c1 - c0;
@@ -513,11 +517,49 @@ __device__ __forceinline__ void write_stamps(unsigned long long* stamp, long lon
     stamp[2] = c3 - c2;
     stamp[3] = clock64() - c3;
     stamp[4] = t0;
+#if LB_PROFILE
+    unsigned long long t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    stamp[5] = t1;
+    stamp[6] = lb_windows;
+#endif
 }
 
 __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
+}
+
+// LS_HINT (a study knob of lookback_staged; 0, shipped: none): L2 eviction priorities for the input's
+// lines. 1: the prefetch ahead marks them evict_last and the block's copy evict_first (kept until
+// read, then the first to go); 2: only the copy's evict_first.
+#ifndef LS_HINT
+#define LS_HINT 0
+#endif
+// LS_CONTROL (a study control, never a variant: its sums are wrong): the looker skips the walk back,
+// so the build times lookback_staged's copies, sums and stores without the chain between tiles.
+#ifndef LS_CONTROL
+#define LS_CONTROL 0
+#endif
+__device__ __forceinline__ unsigned long long l2_evict_last() {
+    unsigned long long p = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+#endif
+    return p;
+}
+__device__ __forceinline__ unsigned long long l2_evict_first() {
+    unsigned long long p = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+#endif
+    return p;
+}
+__device__ __forceinline__ void prefetch_l2_hinted(const void* p, unsigned bytes, unsigned long long policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes), "l"(policy)
+                 : "memory");
 #endif
 }
 
@@ -529,6 +571,12 @@ __device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long ti
     const unsigned long long at = tile * size;
     const unsigned bytes = at < n ? unsigned(min(n - at, size) * sizeof(T)) & ~15u : 0u;
     if (bytes) prefetch_l2(in + at, bytes);
+}
+__device__ __forceinline__ void prefetch_tile_hinted(const T* in, unsigned long long tile, unsigned long long n,
+                                                     unsigned long long size, unsigned long long policy) {
+    const unsigned long long at = tile * size;
+    const unsigned bytes = at < n ? unsigned(min(n - at, size) * sizeof(T)) & ~15u : 0u;
+    if (bytes) prefetch_l2_hinted(in + at, bytes, policy);
 }
 
 // Thread 0's ticket (the block's tile and the call's epoch to s_tile, s_epoch; the ticket returned),
@@ -561,6 +609,9 @@ __device__ __forceinline__ T walk_back(const unsigned long long* status, unsigne
     T prefix = T(0);
     long long nearest = (long long)id - 1;  // the window's first predecessor
     while (true) {
+#if LB_PROFILE
+        if (lane == 0) ++lb_windows;
+#endif
         const long long j = nearest - lane;
         unsigned long long word;
         unsigned flag;
@@ -690,7 +741,10 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #if LB_PROFILE
     long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
     unsigned long long t0 = 0;
-    if (threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    if (threadIdx.x == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        lb_windows = 0;
+    }
 #endif
 #if LB_TICKET
     if (threadIdx.x == 0) {
@@ -830,7 +884,10 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #if LB_PROFILE
     long long c0 = clock64(), c1 = 0, c2 = 0, c3 = 0;
     unsigned long long t0 = 0;
-    if (t == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    if (t == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        lb_windows = 0;
+    }
 #endif
     if (t == 0) {
 #if LS_LOOKER && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -851,12 +908,20 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         if (at + STile::SIZE <= n) {  // a whole tile: the copy engine; the last one: the threads, below
             mbar_init(&bar, 1);
             mbar_init_fence();
+#if LS_HINT
+            bulk_load_hinted(stage, in + at, STile::SIZE * sizeof(T), &bar, l2_evict_first());
+#else
             bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
+#endif
         }
 #endif
 #if !LS_TICKET
 #if LB_PREFETCH
+#if LS_HINT == 1
+        if (ahead) prefetch_tile_hinted(in, blockIdx.x + ahead, n, STile::SIZE, l2_evict_last());
+#else
         if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, STile::SIZE);
+#endif
 #endif
         s_tile = blockIdx.x;
         s_epoch = unsigned(atomicAdd(ticket, 1ull) / tiles);
@@ -923,7 +988,11 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         }
         scan_part(stage + mine);
     } else {  // the looker
+#if LS_CONTROL
+        const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
+#else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_wait(&handoff, 0);  // an acquire
 #else

@@ -67,8 +67,13 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # (call 1: the block index's tile copied before the ticket, the ticket's after it where they differ;
 # commit d740115 builds it), LS_LANE_WORDS (call 5: the looker reading 2 or 4 words a lane; 63010b6)
 # and LS_LOOKER_EPOCH (call 6: the looker taking the epoch's ticket itself, within 0.4 points; bc9dd8c).
-SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.125, 0, 1), (7, 256, 7, 0.125, 1, 1), (7, 256, 7, 0.25, 0, 0),
-          (7, 256, 7, 0.3125, 1, 0), (8, 256, 6, 0.3125, 1, 0), (7, 256, 7, 0.25, 1, 0, 256)]
+# Session 17: LS_HINT (L2 eviction priorities: 1, the prefetch evict_last and the copy evict_first; 2, the copy
+# evict_first alone) at a quarter wave ahead and further, and LS_CONTROL (the looker does not walk: the
+# data movement alone, unchecked), each tuple (rows, threads, blocks, ahead, looker, ticket, backoff, hint,
+# control); the first is the shipped kernel.
+SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.25, 1, 0, 0, 1), (7, 256, 7, 0.25, 1, 0, 0, 2),
+          (7, 256, 7, 0.375, 1, 0, 0, 1), (7, 256, 7, 0.5, 1, 0, 0, 1),
+          (7, 256, 7, 0.25, 1, 0, 0, 0, 1), (7, 256, 7, 0, 1, 0, 0, 0, 1)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -97,15 +102,23 @@ def plabel(knobs) -> str:
 
 
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _, looker, ticket, *backoff = knobs
+    rows, threads, blocks, _, looker, ticket, *more = knobs
+    backoff, hint, control = (list(more) + [0, 0, 0])[:3]
     return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket,
-            "LB_BACKOFF": backoff[0] if backoff else 0}
+            "LB_BACKOFF": backoff, "LS_HINT": hint, "LS_CONTROL": control}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead, looker, ticket, *backoff = knobs
+    rows, threads, blocks, ahead, looker, ticket, *more = knobs
+    backoff, hint, control = (list(more) + [0, 0, 0])[:3]
     return (f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
-            + (f" sleep={backoff[0]}" if backoff else ""))
+            + (f" sleep={backoff}" if backoff else "") + (f" hint={hint}" if hint else "")
+            + (" CONTROL(no walk, unchecked)" if control else ""))
+
+
+def is_control(knobs) -> bool:
+    """A candidate built with LS_CONTROL: timed for its data movement, its (wrong) sums not checked."""
+    return len(knobs) > 8 and bool(knobs[8])
 
 
 def sthreads(knobs) -> int:
@@ -118,7 +131,10 @@ def ahead_of(k, threads: int, waves: float) -> int:
     return int(waves * occupancy.api_active_blocks(k, threads) * device.current().sm_count)
 
 
-def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0]) -> None:
+STAMPS = 7  # scan.cu's LB_STAMPS
+
+
+def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0], out_dir: Path | None = None) -> None:
     """The LB_PROFILE build at 2^26 float32, `ahead` at each of `waves_list`: the phases of each tile's
     block. `kernel`: lookback, or lookback_staged with `knobs` (SKNOBS[0], the shipped tile, unless
     told)."""
@@ -133,11 +149,12 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0])
     tiles = sc.tiles_of(n, (knobs[0] * 4 * knobs[1]) if extra else sc.LOOKBACK_TILE)
     for waves in waves_list:
         ahead = ahead_of(k, threads, waves)
-        status, ticket = cp.zeros(tiles * 6, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+        status, ticket = cp.zeros(tiles * (1 + STAMPS), dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
         for _ in range(3):  # two warm calls, then the one read
             k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
         cp.cuda.Device().synchronize()
-        stamps = cp.asnumpy(status[tiles:]).reshape(tiles, 5).astype(np.float64)
+        raw = cp.asnumpy(status[tiles:]).reshape(tiles, STAMPS)
+        stamps = raw.astype(np.float64)
         us = stamps[:, :4] / (clock_khz / 1e3)  # clocks -> microseconds
         start = (stamps[:, 4] - stamps[:, 4].min()) / 1e3
         print(f"# profile {slabel(knobs) if extra else kernel} 2^26 f32 ahead={ahead} tiles ({waves} waves), per tile [us] p10 / p50 / p90 / "
@@ -149,6 +166,38 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0])
         life = us.sum(axis=1)
         print(f"  {'block life':15} {np.percentile(life, 10):8.3f} {np.median(life):8.3f} "
               f"{np.percentile(life, 90):8.3f} {life.mean():8.3f}; last block starts at {start.max():.1f} us")
+        timeline(raw, us, occupancy.api_active_blocks(k, threads) * device.current().sm_count)
+        if out_dir:
+            name = f"profile-{kernel}-{'-'.join(str(v) for v in knobs) if extra else waves}.npy"
+            np.save(out_dir / name, raw)
+            print(f"  raw stamps: {out_dir / name}")
+
+
+def timeline(raw, us, resident: int) -> None:
+    """Where a call's time goes over the grid, from the profile's global timers (start, end) and the
+    walk's windows: the first wave (the first `resident` tiles), the steady middle, the last wave."""
+    tiles = len(raw)
+    t0 = raw[:, 4].min()
+    start, end = (raw[:, 4] - t0) / 1e3, (raw[:, 5] - t0) / 1e3  # us from the first block's start
+    windows = raw[:, 6]
+    print(f"  call: first block starts 0, last block ends {end.max():.2f} us; first wave ({resident} tiles) ends by "
+          f"{end[:resident].max():.2f} us (median {np.median(end[:resident]):.2f})")
+    steady = slice(min(resident, tiles), max(tiles - resident, min(resident, tiles)))
+    if steady.stop - steady.start > resident:
+        s, e = start[steady], end[steady]
+        rate = (steady.stop - steady.start) / (e.max() - s.min())
+        print(f"  steady middle: {rate:.1f} tiles/us from {s.min():.2f} to {e.max():.2f} us; "
+              f"the last wave starts {start[-resident:].min():.2f}, ends {end.max():.2f} us")
+    bands = np.array_split(np.arange(tiles), 10)
+    print("  tenths of the grid: wait p50 us / windows mean / max / life p50 us")
+    for b in bands:
+        print(f"    tiles {b[0]:6}-{b[-1]:6}: {np.median(us[b, 2]):7.3f} {windows[b].mean():5.2f} "
+              f"{int(windows[b].max()):4} {np.median(us[b].sum(axis=1)):7.3f}")
+    first = np.arange(min(resident, tiles))
+    for lo, hi in ((0, 32), (32, 128), (128, 512), (512, len(first))):
+        b = first[lo:hi]
+        if len(b):
+            print(f"    first wave {lo}-{hi}: end p50 {np.median(end[b]):.2f} us, windows mean {windows[b].mean():.2f}")
 
 
 def staged_build(w, cp, shape, knobs):
@@ -173,7 +222,7 @@ def check_staged(w, cp, sizes, calls: int) -> int:
                 ref = device_copy(w.reference(shape, inputs, w.variant("lookback")))
                 x = cp.asarray(inputs["x"])
                 out = cp.empty_like(x)
-                for knobs in SKNOBS:
+                for knobs in (k for k in SKNOBS if not is_control(k)):
                     k, threads, tiles, status, ticket, ahead = staged_build(w, cp, shape, knobs)
                     tol = Tolerance("exact") if dtype == "i32" else Tolerance("elementwise", rtol=bound(knobs, n))
                     bad = 0
@@ -206,6 +255,7 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true", help="the LB_PROFILE phases at 2^26 f32 only")
     ap.add_argument("--profile-staged", default="0", metavar="I,J",
                     help="with --profile: the SKNOBS entries of lookback_staged to profile (indices)")
+    ap.add_argument("--profile-out", type=Path, help="with --profile: a folder for each profile's raw stamps (.npy)")
     ap.add_argument("--no-persistent", action="store_true", help="leave lookback_persistent's candidates out")
     ap.add_argument("--families", default=",".join(FAMILIES),
                     help="candidate families, comma-separated: lookback (KNOBS), persistent (PKNOBS), staged (SKNOBS)")
@@ -220,9 +270,9 @@ def main(argv=None) -> int:
         print(f"{failed} failed checks")
         return 1 if failed else 0
     if args.profile:
-        profile(w, cp, "lookback", (0.25,))
+        profile(w, cp, "lookback", (0.25,), out_dir=args.profile_out)
         for i in args.profile_staged.split(","):
-            profile(w, cp, "lookback_staged", (SKNOBS[int(i)][3],), SKNOBS[int(i)])
+            profile(w, cp, "lookback_staged", (SKNOBS[int(i)][3],), SKNOBS[int(i)], args.profile_out)
         return 0
     families = set(args.families.split(","))
     if args.no_persistent:
@@ -278,7 +328,7 @@ def main(argv=None) -> int:
                 out.fill(np.nan if dtype == "f32" else -7)
                 run()
                 cp.cuda.Device().synchronize()
-                if key == "memcpy":
+                if key == "memcpy" or (key in info and is_control(info[key]["knobs"])):
                     good[key] = run
                     continue
                 tol = (Tolerance("exact") if dtype == "i32" else
