@@ -533,7 +533,7 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 
 // LS_HINT (a study knob of lookback_staged; 0, shipped: none): L2 eviction priorities for the input's
 // lines. 1: the prefetch ahead marks them evict_last and the block's copy evict_first (kept until
-// read, then the first to go); 2: only the copy's evict_first.
+// read, then the first to go); 2: only the copy's evict_first; 3: only the prefetch's evict_last.
 #ifndef LS_HINT
 #define LS_HINT 0
 #endif
@@ -632,6 +632,59 @@ __device__ __forceinline__ T walk_back(const unsigned long long* status, unsigne
         prefix += warp_sum(lane <= upto && j >= 0 ? value_of(word) : T(0));
         if (done) break;
         nearest -= 32;
+    }
+    return prefix;
+}
+
+// LS_WINDOWS (a study knob of lookback_staged's looker; 1, shipped: walk_back): walk_back_far<W> reads
+// W windows of 32 predecessors in each round trip, the nearest first, and adds them up in walk_back's
+// order while each is written through; a window further back that held an unwritten word is read
+// again as the next round's nearest. Where the nearest PREFIX lies two or more windows back, as it
+// mostly does (the profile's windows), the walk takes one round trip of L2 instead of one a window.
+#ifndef LS_WINDOWS
+#define LS_WINDOWS 1
+#endif
+template <int W>
+__device__ __forceinline__ T walk_back_far(const unsigned long long* status, unsigned long long id, unsigned epoch,
+                                           unsigned lane) {
+    T prefix = T(0);
+    long long nearest = (long long)id - 1;  // the first window's first predecessor
+    while (true) {
+#if LB_PROFILE
+        if (lane == 0) ++lb_windows;
+#endif
+        unsigned long long word[W];
+        while (true) {  // until the nearest window has no unwritten word
+#pragma unroll
+            for (int w = 0; w < W; ++w) {
+                const long long j = nearest - 32 * w - lane;
+                word[w] = j >= 0 ? peek(status, j) : 0ull;
+            }
+            const unsigned flag = nearest - (long long)lane >= 0 ? flag_of(word[0], epoch) : PREFIX;
+            if (!__any_sync(FULL, flag == 0u)) break;
+        }
+        int used = 0;
+        bool found = false;
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            const long long j = nearest - 32 * w - lane;
+            const unsigned flag = j >= 0 ? flag_of(word[w], epoch) : PREFIX;
+            if (w > 0 && __any_sync(FULL, flag == 0u)) break;  // read again, as the next round's nearest
+#ifdef MUTATE_AGGREGATE_AS_PREFIX
+            const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
+#else
+            const unsigned done = __ballot_sync(FULL, flag == PREFIX);
+#endif
+            const unsigned upto = done ? __ffs(done) - 1 : 31;
+            prefix += warp_sum(lane <= upto && j >= 0 ? value_of(word[w]) : T(0));
+            used = w + 1;
+            if (done) {
+                found = true;
+                break;
+            }
+        }
+        if (found) break;
+        nearest -= 32 * used;
     }
     return prefix;
 }
@@ -908,7 +961,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         if (at + STile::SIZE <= n) {  // a whole tile: the copy engine; the last one: the threads, below
             mbar_init(&bar, 1);
             mbar_init_fence();
-#if LS_HINT
+#if LS_HINT == 1 || LS_HINT == 2
             bulk_load_hinted(stage, in + at, STile::SIZE * sizeof(T), &bar, l2_evict_first());
 #else
             bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
@@ -917,7 +970,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #endif
 #if !LS_TICKET
 #if LB_PREFETCH
-#if LS_HINT == 1
+#if LS_HINT == 1 || LS_HINT == 3
         if (ahead) prefetch_tile_hinted(in, blockIdx.x + ahead, n, STile::SIZE, l2_evict_last());
 #else
         if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, STile::SIZE);
@@ -990,6 +1043,8 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     } else {  // the looker
 #if LS_CONTROL
         const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
+#elif LS_WINDOWS > 1
+        const T prefix = id ? walk_back_far<LS_WINDOWS>(status, id, epoch, lane) : T(0);
 #else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
 #endif

@@ -55,6 +55,15 @@ WIDE_KNOBS = [(8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1), (8, 256,
 KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.75)]
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
+STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control", "windows")
+STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 1)
+
+
+def staged(**knobs) -> tuple:
+    """A lookback_staged candidate: STAGED_KNOBS in order, each STAGED_DEFAULTS' unless given."""
+    return tuple(knobs.get(k, d) for k, d in zip(STAGED_KNOBS, STAGED_DEFAULTS))
+
+
 # lookback_staged (session 15: the tile in shared memory by the copy engine, so that a waiting block
 # holds no registers and shared memory sets the blocks per SM): (rows, threads, blocks per SM of the
 # launch bound, ahead in waves of resident blocks). Calls 1-3 (results/h200/session15/) also timed
@@ -71,9 +80,10 @@ PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 # evict_first alone) at a quarter wave ahead and further, and LS_CONTROL (the looker does not walk: the
 # data movement alone, unchecked), each tuple (rows, threads, blocks, ahead, looker, ticket, backoff, hint,
 # control); the first is the shipped kernel.
-SKNOBS = [(7, 256, 7, 0.25, 1, 0), (7, 256, 7, 0.25, 1, 0, 0, 1), (7, 256, 7, 0.25, 1, 0, 0, 2),
-          (7, 256, 7, 0.375, 1, 0, 0, 1), (7, 256, 7, 0.5, 1, 0, 0, 1),
-          (7, 256, 7, 0.25, 1, 0, 0, 0, 1), (7, 256, 7, 0, 1, 0, 0, 0, 1)]
+SKNOBS = [staged(), staged(ahead=0.375, hint=1), staged(ahead=0.375, hint=1, windows=2),
+          staged(ahead=0.375, hint=1, windows=3), staged(ahead=0.375, hint=1, windows=4),
+          staged(ahead=0.3125, hint=1, windows=2), staged(ahead=0.4375, hint=1, windows=2),
+          staged(ahead=0.375, hint=3), staged(windows=2)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -101,24 +111,30 @@ def plabel(knobs) -> str:
     return f"persistent rows={rows} threads={threads} blocks/SM={blocks}"
 
 
+def sknobs(knobs) -> dict:
+    """A candidate's knobs by name (tuples of sessions 15-16 end early: the rest are the defaults)."""
+    return dict(zip(STAGED_KNOBS, tuple(knobs) + STAGED_DEFAULTS[len(knobs):]))
+
+
 def sdefines_of(knobs) -> dict:
-    rows, threads, blocks, _, looker, ticket, *more = knobs
-    backoff, hint, control = (list(more) + [0, 0, 0])[:3]
-    return {"LS_ROWS": rows, "LS_THREADS": threads, "LS_BLOCKS": blocks, "LS_LOOKER": looker, "LS_TICKET": ticket,
-            "LB_BACKOFF": backoff, "LS_HINT": hint, "LS_CONTROL": control}
+    k = sknobs(knobs)
+    return {"LS_ROWS": k["rows"], "LS_THREADS": k["threads"], "LS_BLOCKS": k["blocks"], "LS_LOOKER": k["looker"],
+            "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"],
+            "LS_WINDOWS": k["windows"]}
 
 
 def slabel(knobs) -> str:
-    rows, threads, blocks, ahead, looker, ticket, *more = knobs
-    backoff, hint, control = (list(more) + [0, 0, 0])[:3]
-    return (f"staged rows={rows} threads={threads} blocks/SM={blocks} ahead={ahead} looker={looker} ticket={ticket}"
-            + (f" sleep={backoff}" if backoff else "") + (f" hint={hint}" if hint else "")
-            + (" CONTROL(no walk, unchecked)" if control else ""))
+    k = sknobs(knobs)
+    return (f"staged rows={k['rows']} threads={k['threads']} blocks/SM={k['blocks']} ahead={k['ahead']} "
+            f"looker={k['looker']} ticket={k['ticket']}"
+            + (f" sleep={k['backoff']}" if k["backoff"] else "") + (f" hint={k['hint']}" if k["hint"] else "")
+            + (f" windows={k['windows']}" if k["windows"] != 1 else "")
+            + (" CONTROL(no walk, unchecked)" if k["control"] else ""))
 
 
 def is_control(knobs) -> bool:
     """A candidate built with LS_CONTROL: timed for its data movement, its (wrong) sums not checked."""
-    return len(knobs) > 8 and bool(knobs[8])
+    return bool(sknobs(knobs)["control"])
 
 
 def sthreads(knobs) -> int:
