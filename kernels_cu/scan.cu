@@ -531,16 +531,24 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #endif
 }
 
-// LS_HINT (a study knob of lookback_staged; 0, shipped: none): L2 eviction priorities for the input's
-// lines. 1: the prefetch ahead marks them evict_last and the block's copy evict_first (kept until
-// read, then the first to go); 2: only the copy's evict_first; 3: only the prefetch's evict_last.
+// LS_HINT: L2 eviction priorities for lookback_staged's input lines. 1 (shipped): the prefetch ahead
+// marks them evict_last and the block's copy evict_first, so a prefetched tile stays in L2 until its
+// block reads it and is the first to go after, and the prefetch can run further ahead (scan.py's
+// STAGED_AHEAD_WAVES) without its tiles leaving L2 first. Study knobs: 0, no hint; 2, the copy's
+// evict_first alone; 3, the prefetch's evict_last alone (docs/scan.md, session 17).
 #ifndef LS_HINT
-#define LS_HINT 0
+#define LS_HINT 1
 #endif
 // LS_CONTROL (a study control, never a variant: its sums are wrong): the looker skips the walk back,
 // so the build times lookback_staged's copies, sums and stores without the chain between tiles.
 #ifndef LS_CONTROL
 #define LS_CONTROL 0
+#endif
+// LS_POLL (a study knob; 0 shipped): 1, the looker's lane 0 spins on the nearest predecessor's word
+// alone until it is written, one sector a poll instead of the window's eight, and only then reads
+// the window (walk_back): fewer requests on the status lines that every publisher writes.
+#ifndef LS_POLL
+#define LS_POLL 0
 #endif
 __device__ __forceinline__ unsigned long long l2_evict_last() {
     unsigned long long p = 0;
@@ -1045,6 +1053,12 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
 #elif LS_WINDOWS > 1
         const T prefix = id ? walk_back_far<LS_WINDOWS>(status, id, epoch, lane) : T(0);
+#elif LS_POLL
+        if (id && lane == 0)
+            while (!flag_of(peek(status, id - 1), epoch)) {
+            }
+        __syncwarp();
+        const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
 #else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
 #endif

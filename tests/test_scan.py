@@ -204,13 +204,13 @@ def test_lookback_prefetches_a_quarter_wave_of_resident_blocks_ahead(monkeypatch
     assert launch.kernel == "LB" and launch.grid == (8192,)
     assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192), np.uint64(132))
     assert W.job(W.variant("domino"), shape, ctx).launches[0].args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
-    # lookback_staged: a quarter of its own resident blocks' wave (the API's count for its kernel)
+    # lookback_staged: three eighths of its own resident blocks' wave (the API's count for its kernel)
     ctx["status"]["lookback_staged"], ctx["ticket"]["lookback_staged"] = "SS", "ST"
     ctx["kernels"]["lookback_staged"] = "LS"
     launch = W.job(W.variant("lookback_staged"), shape, ctx).launches[0]
-    assert sc.STAGED_AHEAD_WAVES == 0.25 and launch.kernel == "LS" and launch.grid == (sc.tiles_of(1 << 26, 7168),)
+    assert sc.STAGED_AHEAD_WAVES == 0.375 and launch.kernel == "LS" and launch.grid == (sc.tiles_of(1 << 26, 7168),)
     assert launch.block == (sc.STAGED_THREADS + 32,)  # the tile's warps and the looker
-    assert launch.args[-1] == np.uint64(int(0.25 * 4 * 132)) and asked[-1] == ("LS", sc.STAGED_BLOCK)
+    assert launch.args[-1] == np.uint64(int(0.375 * 4 * 132)) and asked[-1] == ("LS", sc.STAGED_BLOCK)
 
 
 def test_the_persistent_grid_is_blocks_per_sm_capped_at_the_tiles():

@@ -62,10 +62,12 @@ STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker (LS_LOOK
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
 # (the distances measured: docs/scan.md).
 LOOKBACK_AHEAD_WAVES = 0.25
-# lookback_staged's: a quarter of its 7-block waves (231 tiles on the H200): with the tile by block
-# index the copy goes out at once, and a quarter beat an eighth at 2^26-2^28 in session 16's study
-# (session 15's ticketed form had an eighth: docs/scan.md)
-STAGED_AHEAD_WAVES = 0.25
+# lookback_staged's: three eighths of its 7-block waves (346 tiles on the H200). Its prefetch marks
+# the lines evict_last and the block's copy evict_first (scan.cu's LS_HINT), so that they stay in L2
+# until read and go first after: with that, three eighths beat a quarter (session 16's distance,
+# without hints) by 1-3 points at 2^24-2^28 in session 17's study; half a wave was slower again
+# (docs/scan.md)
+STAGED_AHEAD_WAVES = 0.375
 AHEAD_WAVES = {"lookback": LOOKBACK_AHEAD_WAVES, "lookback_staged": STAGED_AHEAD_WAVES}
 ADD_THREADS, SUMS_THREADS, SUMS_CHUNK = 256, 1024, 4096  # add_carries; scan_sums and its chunk
 THREE_KERNEL = tuple(SECTIONS)
