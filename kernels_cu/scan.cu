@@ -544,12 +544,30 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #ifndef LS_CONTROL
 #define LS_CONTROL 0
 #endif
-// LS_POLL (a study knob; 0 shipped): 1, the looker's lane 0 spins on the nearest predecessor's word
-// alone until it is written, one sector a poll instead of the window's eight, and only then reads
-// the window (walk_back): fewer requests on the status lines that every publisher writes.
+// LS_POLL: 1 (shipped), the looker's lane 0 spins on the nearest predecessor's word alone until it
+// is written (wait_nearest), one sector a poll instead of the window's eight, and only then reads the
+// window (walk_back): fewer requests on the status lines that every publisher writes, for one more
+// round trip once the nearest is in (session 17's study: 0.1-1.6 points at 2^20-2^28). 0: the
+// window from the first poll.
 #ifndef LS_POLL
-#define LS_POLL 0
+#define LS_POLL 1
 #endif
+// LS_FIRST (a study knob; 0 shipped): the first wave's prefetches. 1: a block skips the prefetch whose
+// tile is itself in the first wave (its own block copies it at the same moment); 2: a first-wave
+// block asks for its tile ahead only once its own tile has landed, so the first wave's copies meet
+// no prefetch in DRAM's queues. The first wave is LS_BOUND blocks on each of the GPU's SMs.
+#ifndef LS_FIRST
+#define LS_FIRST 0
+#endif
+
+// Spin (lane 0 of the calling warp) until the word of tile id - 1 is written in this call.
+__device__ __forceinline__ void wait_nearest(const unsigned long long* status, unsigned long long id, unsigned epoch,
+                                             unsigned lane) {
+    if (lane == 0)
+        while (!flag_of(peek(status, id - 1), epoch)) {
+        }
+    __syncwarp();
+}
 __device__ __forceinline__ unsigned long long l2_evict_last() {
     unsigned long long p = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -913,6 +931,23 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_BOUND LS_BLOCKS
 #endif
 
+// lookback_staged's ask of L2 for the tile `ahead` blocks on (0: none), with LS_HINT's priority.
+__device__ __forceinline__ void staged_prefetch(const T* in, unsigned long long n, unsigned long long size,
+                                                unsigned long long ahead) {
+#if LS_HINT == 1 || LS_HINT == 3
+    if (ahead) prefetch_tile_hinted(in, blockIdx.x + ahead, n, size, l2_evict_last());
+#else
+    if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, size);
+#endif
+}
+
+// Whether `tile`'s block starts in the grid's first wave (LS_FIRST): LS_BOUND blocks on each SM.
+__device__ __forceinline__ bool in_first_wave(unsigned long long tile) {
+    unsigned sms;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+    return tile < 1ull * LS_BOUND * sms;
+}
+
 // One warp's part of a staged tile (its lane's first vector at `part`, rows 32 vectors apart)
 // scanned in place: each output within the part, as Tile::scan_row leaves it in registers.
 __device__ __forceinline__ void scan_part(V* part) {
@@ -978,10 +1013,12 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #endif
 #if !LS_TICKET
 #if LB_PREFETCH
-#if LS_HINT == 1 || LS_HINT == 3
-        if (ahead) prefetch_tile_hinted(in, blockIdx.x + ahead, n, STile::SIZE, l2_evict_last());
+#if LS_FIRST == 1
+        if (!in_first_wave(blockIdx.x + ahead)) staged_prefetch(in, n, STile::SIZE, ahead);
+#elif LS_FIRST == 2
+        if (!in_first_wave(blockIdx.x)) staged_prefetch(in, n, STile::SIZE, ahead);  // the first wave's: below
 #else
-        if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, STile::SIZE);
+        staged_prefetch(in, n, STile::SIZE, ahead);
 #endif
 #endif
         s_tile = blockIdx.x;
@@ -1004,6 +1041,9 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (whole) {
         mbar_wait(&bar, 0);
+#if LB_PREFETCH && !LS_TICKET && LS_FIRST == 2
+        if (t == 0 && in_first_wave(blockIdx.x)) staged_prefetch(in, n, STile::SIZE, ahead);
+#endif
     } else
 #endif
     {
@@ -1053,13 +1093,10 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
 #elif LS_WINDOWS > 1
         const T prefix = id ? walk_back_far<LS_WINDOWS>(status, id, epoch, lane) : T(0);
-#elif LS_POLL
-        if (id && lane == 0)
-            while (!flag_of(peek(status, id - 1), epoch)) {
-            }
-        __syncwarp();
-        const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
 #else
+#if LS_POLL
+        if (id) wait_nearest(status, id, epoch, lane);
+#endif
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
