@@ -1091,13 +1091,15 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     } else {  // the looker
 #if LS_CONTROL
         const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
-#elif LS_WINDOWS > 1
-        const T prefix = id ? walk_back_far<LS_WINDOWS>(status, id, epoch, lane) : T(0);
 #else
 #if LS_POLL
         if (id) wait_nearest(status, id, epoch, lane);
 #endif
+#if LS_WINDOWS > 1
+        const T prefix = id ? walk_back_far<LS_WINDOWS>(status, id, epoch, lane) : T(0);
+#else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
+#endif
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_wait(&handoff, 0);  // an acquire

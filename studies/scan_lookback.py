@@ -84,9 +84,8 @@ def staged(**knobs) -> tuple:
 # alone: shipped after call 3) and LS_FIRST (the first wave's prefetches skipped or delayed). Candidates by name (staged(); STAGED_DEFAULTS is session 16's shipped kernel); the first is
 # the shipped kernel, the second session 16's.
 SHIPPED_STAGED = staged(ahead=0.375, hint=1, poll=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT, LS_POLL
-SKNOBS = [SHIPPED_STAGED, staged(), staged(ahead=0.375, hint=1), staged(ahead=0.375, hint=1, poll=1, first=1),
-          staged(ahead=0.375, hint=1, poll=1, first=2), staged(ahead=0.5, hint=1, poll=1, first=1),
-          staged(ahead=0.375, hint=1, poll=1, first=1, control=1)]
+SKNOBS = [SHIPPED_STAGED, staged(), staged(ahead=0.375, hint=1), staged(ahead=0.375, hint=1, poll=1, windows=2),
+          staged(ahead=0.375, hint=1, poll=1, windows=3), staged(ahead=0.4375, hint=1, poll=1, windows=2)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
