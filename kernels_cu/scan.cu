@@ -544,30 +544,8 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #ifndef LS_CONTROL
 #define LS_CONTROL 0
 #endif
-// LS_POLL: 1 (shipped), the looker's lane 0 spins on the nearest predecessor's word alone until it
-// is written (wait_nearest), one sector a poll instead of the window's eight, and only then reads the
-// window (walk_back): fewer requests on the status lines that every publisher writes, for one more
-// round trip once the nearest is in (session 17's study: 0.1-1.6 points at 2^20-2^28). 0: the
-// window from the first poll.
-#ifndef LS_POLL
-#define LS_POLL 1
-#endif
-// LS_FIRST (a study knob; 0 shipped): the first wave's prefetches. 1: a block skips the prefetch whose
-// tile is itself in the first wave (its own block copies it at the same moment); 2: a first-wave
-// block asks for its tile ahead only once its own tile has landed, so the first wave's copies meet
-// no prefetch in DRAM's queues. The first wave is LS_BOUND blocks on each of the GPU's SMs.
-#ifndef LS_FIRST
-#define LS_FIRST 0
-#endif
 
-// Spin (lane 0 of the calling warp) until the word of tile id - 1 is written in this call.
-__device__ __forceinline__ void wait_nearest(const unsigned long long* status, unsigned long long id, unsigned epoch,
-                                             unsigned lane) {
-    if (lane == 0)
-        while (!flag_of(peek(status, id - 1), epoch)) {
-        }
-    __syncwarp();
-}
+// L2 cache policies (createpolicy, sm_80 and newer) for the copy engine's hinted forms.
 __device__ __forceinline__ unsigned long long l2_evict_last() {
     unsigned long long p = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -658,59 +636,6 @@ __device__ __forceinline__ T walk_back(const unsigned long long* status, unsigne
         prefix += warp_sum(lane <= upto && j >= 0 ? value_of(word) : T(0));
         if (done) break;
         nearest -= 32;
-    }
-    return prefix;
-}
-
-// LS_WINDOWS (a study knob of lookback_staged's looker; 1, shipped: walk_back): walk_back_far<W> reads
-// W windows of 32 predecessors in each round trip, the nearest first, and adds them up in walk_back's
-// order while each is written through; a window further back that held an unwritten word is read
-// again as the next round's nearest. Where the nearest PREFIX lies two or more windows back, as it
-// mostly does (the profile's windows), the walk takes one round trip of L2 instead of one a window.
-#ifndef LS_WINDOWS
-#define LS_WINDOWS 1
-#endif
-template <int W>
-__device__ __forceinline__ T walk_back_far(const unsigned long long* status, unsigned long long id, unsigned epoch,
-                                           unsigned lane) {
-    T prefix = T(0);
-    long long nearest = (long long)id - 1;  // the first window's first predecessor
-    while (true) {
-#if LB_PROFILE
-        if (lane == 0) ++lb_windows;
-#endif
-        unsigned long long word[W];
-        while (true) {  // until the nearest window has no unwritten word
-#pragma unroll
-            for (int w = 0; w < W; ++w) {
-                const long long j = nearest - 32 * w - lane;
-                word[w] = j >= 0 ? peek(status, j) : 0ull;
-            }
-            const unsigned flag = nearest - (long long)lane >= 0 ? flag_of(word[0], epoch) : PREFIX;
-            if (!__any_sync(FULL, flag == 0u)) break;
-        }
-        int used = 0;
-        bool found = false;
-#pragma unroll
-        for (int w = 0; w < W; ++w) {
-            const long long j = nearest - 32 * w - lane;
-            const unsigned flag = j >= 0 ? flag_of(word[w], epoch) : PREFIX;
-            if (w > 0 && __any_sync(FULL, flag == 0u)) break;  // read again, as the next round's nearest
-#ifdef MUTATE_AGGREGATE_AS_PREFIX
-            const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);
-#else
-            const unsigned done = __ballot_sync(FULL, flag == PREFIX);
-#endif
-            const unsigned upto = done ? __ffs(done) - 1 : 31;
-            prefix += warp_sum(lane <= upto && j >= 0 ? value_of(word[w]) : T(0));
-            used = w + 1;
-            if (done) {
-                found = true;
-                break;
-            }
-        }
-        if (found) break;
-        nearest -= 32 * used;
     }
     return prefix;
 }
@@ -881,12 +806,14 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // 28 KB (LS_ROWS 7 x LS_THREADS 256 x 4 elements) on the H200. The tile's layout, row scan and
 // walk back are lookback's. Two things shorten a block's life further (session 16): its tile is
 // its block index, so the copy leaves before the ticket's atomic returns (LS_TICKET), and a ninth
-// warp walks back while the copy is in flight (LS_LOOKER). Before sm_90 the threads copy the tile
-// themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET and LS_LOOKER are studies/scan_lookback.py's
-// knobs (SKNOBS); the forms measured slower and removed (the scan before the look-back, a copy per
-// warp's part, copy-engine stores; the block index's tile copied before the ticket; a looker that
-// reads 2 or 4 words a lane, or that takes the epoch's ticket itself): docs/scan.md, sessions 15
-// and 16.
+// warp walks back while the copy is in flight (LS_LOOKER). The tile fetched ahead is kept in L2
+// until its block copies it (LS_HINT, session 17), so the prefetch runs further ahead. Before sm_90
+// the threads copy the tile themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET, LS_LOOKER, LS_HINT
+// and LS_CONTROL are studies/scan_lookback.py's knobs (SKNOBS); the forms measured slower and removed
+// (the scan before the look-back, a copy per warp's part, copy-engine stores; the block index's tile
+// copied before the ticket; a looker that reads 2 or 4 words a lane, takes the epoch's ticket
+// itself, reads several windows a round trip or polls one word first; the first wave's prefetches
+// skipped): docs/scan.md, sessions 15-17.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
 #define LS_ROWS 7
@@ -939,13 +866,6 @@ __device__ __forceinline__ void staged_prefetch(const T* in, unsigned long long 
 #else
     if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, size);
 #endif
-}
-
-// Whether `tile`'s block starts in the grid's first wave (LS_FIRST): LS_BOUND blocks on each SM.
-__device__ __forceinline__ bool in_first_wave(unsigned long long tile) {
-    unsigned sms;
-    asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
-    return tile < 1ull * LS_BOUND * sms;
 }
 
 // One warp's part of a staged tile (its lane's first vector at `part`, rows 32 vectors apart)
@@ -1013,13 +933,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #endif
 #if !LS_TICKET
 #if LB_PREFETCH
-#if LS_FIRST == 1
-        if (!in_first_wave(blockIdx.x + ahead)) staged_prefetch(in, n, STile::SIZE, ahead);
-#elif LS_FIRST == 2
-        if (!in_first_wave(blockIdx.x)) staged_prefetch(in, n, STile::SIZE, ahead);  // the first wave's: below
-#else
         staged_prefetch(in, n, STile::SIZE, ahead);
-#endif
 #endif
         s_tile = blockIdx.x;
         s_epoch = unsigned(atomicAdd(ticket, 1ull) / tiles);
@@ -1041,9 +955,6 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (whole) {
         mbar_wait(&bar, 0);
-#if LB_PREFETCH && !LS_TICKET && LS_FIRST == 2
-        if (t == 0 && in_first_wave(blockIdx.x)) staged_prefetch(in, n, STile::SIZE, ahead);
-#endif
     } else
 #endif
     {
@@ -1092,14 +1003,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #if LS_CONTROL
         const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
 #else
-#if LS_POLL
-        if (id) wait_nearest(status, id, epoch, lane);
-#endif
-#if LS_WINDOWS > 1
-        const T prefix = id ? walk_back_far<LS_WINDOWS>(status, id, epoch, lane) : T(0);
-#else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
-#endif
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_wait(&handoff, 0);  // an acquire

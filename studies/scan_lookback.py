@@ -55,9 +55,8 @@ WIDE_KNOBS = [(8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1), (8, 256,
 KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.75)]
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
-STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control", "windows",
-                "poll", "first")
-STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 1, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead)
+STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control")
+STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead)
 
 
 def staged(**knobs) -> tuple:
@@ -77,15 +76,16 @@ def staged(**knobs) -> tuple:
 # (call 1: the block index's tile copied before the ticket, the ticket's after it where they differ;
 # commit d740115 builds it), LS_LANE_WORDS (call 5: the looker reading 2 or 4 words a lane; 63010b6)
 # and LS_LOOKER_EPOCH (call 6: the looker taking the epoch's ticket itself, within 0.4 points; bc9dd8c).
-# Session 17 (calls 1-2, results/h200/session17/): LS_HINT (L2 eviction priorities: 1, the prefetch evict_last
-# and the copy evict_first, shipped with three eighths of a wave ahead; 2, the copy's alone; 3, the
-# prefetch's alone), LS_CONTROL (the looker does not walk: the data movement alone, unchecked), LS_WINDOWS (the
-# looker reads 2-4 windows a round trip: 1-4 points slower), LS_POLL (lane 0 spins on the nearest word
-# alone: shipped after call 3) and LS_FIRST (the first wave's prefetches skipped or delayed). Candidates by name (staged(); STAGED_DEFAULTS is session 16's shipped kernel); the first is
-# the shipped kernel, the second session 16's.
-SHIPPED_STAGED = staged(ahead=0.375, hint=1, poll=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT, LS_POLL
-SKNOBS = [SHIPPED_STAGED, staged(), staged(ahead=0.375, hint=1), staged(ahead=0.375, hint=1, poll=1, windows=2),
-          staged(ahead=0.375, hint=1, poll=1, windows=3), staged(ahead=0.4375, hint=1, poll=1, windows=2)]
+# Session 17 (results/h200/session17/): LS_HINT (L2 eviction priorities: 1, the prefetch evict_last and the
+# copy evict_first, shipped with three eighths of a wave ahead; 2, the copy's alone; 3, the prefetch's alone)
+# and LS_CONTROL (the looker does not walk: the data movement alone, timed unchecked). Measured and removed
+# from scan.cu (commit 8c1c899 builds them): LS_WINDOWS (the looker reads 2-4 windows a round trip: 1-4
+# points slower), LS_POLL (lane 0 spins on the nearest word alone before the window: within 0.5 points)
+# and LS_FIRST (the first wave's prefetches skipped or delayed: no gain). Candidates by name (staged();
+# STAGED_DEFAULTS is session 16's shipped kernel); the first is the shipped kernel, the second session 16's.
+SHIPPED_STAGED = staged(ahead=0.375, hint=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT
+SKNOBS = [SHIPPED_STAGED, staged(), staged(ahead=0.375, hint=2), staged(ahead=0.375, hint=3),
+          staged(ahead=0.5, hint=1), staged(ahead=0.375, hint=1, control=1), staged(ahead=0, hint=1, control=1)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -121,8 +121,7 @@ def sknobs(knobs) -> dict:
 def sdefines_of(knobs) -> dict:
     k = sknobs(knobs)
     return {"LS_ROWS": k["rows"], "LS_THREADS": k["threads"], "LS_BLOCKS": k["blocks"], "LS_LOOKER": k["looker"],
-            "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"],
-            "LS_WINDOWS": k["windows"], "LS_POLL": k["poll"], "LS_FIRST": k["first"]}
+            "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"]}
 
 
 def slabel(knobs) -> str:
@@ -130,8 +129,6 @@ def slabel(knobs) -> str:
     return (f"staged rows={k['rows']} threads={k['threads']} blocks/SM={k['blocks']} ahead={k['ahead']} "
             f"looker={k['looker']} ticket={k['ticket']}"
             + (f" sleep={k['backoff']}" if k["backoff"] else "") + f" hint={k['hint']}"
-            + (f" windows={k['windows']}" if k["windows"] != 1 else "") + (" poll=1" if k["poll"] else "")
-            + (f" first={k['first']}" if k["first"] else "")
             + (" CONTROL(no walk, unchecked)" if k["control"] else ""))
 
 
