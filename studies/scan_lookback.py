@@ -84,8 +84,9 @@ def staged(**knobs) -> tuple:
 # and LS_FIRST (the first wave's prefetches skipped or delayed: no gain). Candidates by name (staged();
 # STAGED_DEFAULTS is session 16's shipped kernel); the first is the shipped kernel, the second session 16's.
 SHIPPED_STAGED = staged(ahead=0.375, hint=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT
-SKNOBS = [SHIPPED_STAGED, staged(), staged(ahead=0.375, hint=2), staged(ahead=0.375, hint=3),
-          staged(ahead=0.5, hint=1), staged(ahead=0.375, hint=1, control=1), staged(ahead=0, hint=1, control=1)]
+SKNOBS = [SHIPPED_STAGED, staged(), staged(rows=12, threads=128, blocks=9, ahead=0.375, hint=1),
+          staged(rows=13, threads=128, blocks=8, ahead=0.375, hint=1), staged(rows=9, threads=192, blocks=8, ahead=0.375, hint=1),
+          staged(rows=12, threads=128, blocks=9, ahead=0.3125, hint=1)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
