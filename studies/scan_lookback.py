@@ -83,6 +83,8 @@ def staged(**knobs) -> tuple:
 # points slower), LS_POLL (lane 0 spins on the nearest word alone before the window: within 0.5 points)
 # and LS_FIRST (the first wave's prefetches skipped or delayed: no gain). Candidates by name (staged();
 # STAGED_DEFAULTS is session 16's shipped kernel); the first is the shipped kernel, the second session 16's.
+# Call 6's list (below): narrower blocks for more tile bytes per SM (216 KB against 196 KB), 0.2-2.6 points
+# slower.
 SHIPPED_STAGED = staged(ahead=0.375, hint=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT
 SKNOBS = [SHIPPED_STAGED, staged(), staged(rows=12, threads=128, blocks=9, ahead=0.375, hint=1),
           staged(rows=13, threads=128, blocks=8, ahead=0.375, hint=1), staged(rows=9, threads=192, blocks=8, ahead=0.375, hint=1),
