@@ -525,12 +525,6 @@ __device__ __forceinline__ void write_stamps(unsigned long long* stamp, long lon
 #endif
 }
 
-__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
-
 // LS_HINT: L2 eviction priorities for lookback_staged's input lines. 1 (shipped): the prefetch ahead
 // marks them evict_last and the block's copy evict_first, so a prefetched tile stays in L2 until its
 // block reads it and is the first to go after, and the prefetch can run further ahead (scan.py's
@@ -545,42 +539,44 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #define LS_CONTROL 0
 #endif
 
-// L2 cache policies (createpolicy, sm_80 and newer) for the copy engine's hinted forms.
-__device__ __forceinline__ unsigned long long l2_evict_last() {
+#define LS_HINT_PREFETCH (LS_HINT == 1 || LS_HINT == 3)  // the prefetch's evict_last
+#define LS_HINT_COPY (LS_HINT == 1 || LS_HINT == 2)      // the copy's evict_first
+
+// An L2 cache policy (createpolicy, sm_80 and newer) for the copy engine's hinted forms: every line
+// it names evict_last (LAST) or evict_first.
+template <bool LAST>
+__device__ __forceinline__ unsigned long long l2_policy() {
     unsigned long long p = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    if constexpr (LAST)
+        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    else
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
 #endif
     return p;
 }
-__device__ __forceinline__ unsigned long long l2_evict_first() {
-    unsigned long long p = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-#endif
-    return p;
-}
-__device__ __forceinline__ void prefetch_l2_hinted(const void* p, unsigned bytes, unsigned long long policy) {
+
+// `bytes` at p asked of L2; KEEP: marked evict_last (LS_HINT), so that they stay until read.
+template <bool KEEP = false>
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes), "l"(policy)
-                 : "memory");
+    if constexpr (KEEP)
+        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes),
+                     "l"(l2_policy<true>()) : "memory");
+    else
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 #endif
 }
 
 // Tile `tile` of the input asked of L2 (its bytes up to n, a multiple of 16: tiles start at
 // multiples of 4 elements, so every tile is 16-byte aligned; a last tile's odd elements are read
-// from DRAM by the load itself).
+// from DRAM by the load itself); KEEP as prefetch_l2's.
+template <bool KEEP = false>
 __device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long tile, unsigned long long n,
                                               unsigned long long size) {
     const unsigned long long at = tile * size;
     const unsigned bytes = at < n ? unsigned(min(n - at, size) * sizeof(T)) & ~15u : 0u;
-    if (bytes) prefetch_l2(in + at, bytes);
-}
-__device__ __forceinline__ void prefetch_tile_hinted(const T* in, unsigned long long tile, unsigned long long n,
-                                                     unsigned long long size, unsigned long long policy) {
-    const unsigned long long at = tile * size;
-    const unsigned bytes = at < n ? unsigned(min(n - at, size) * sizeof(T)) & ~15u : 0u;
-    if (bytes) prefetch_l2_hinted(in + at, bytes, policy);
+    if (bytes) prefetch_l2<KEEP>(in + at, bytes);
 }
 
 // Thread 0's ticket (the block's tile and the call's epoch to s_tile, s_epoch; the ticket returned),
@@ -858,16 +854,6 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_BOUND LS_BLOCKS
 #endif
 
-// lookback_staged's ask of L2 for the tile `ahead` blocks on (0: none), with LS_HINT's priority.
-__device__ __forceinline__ void staged_prefetch(const T* in, unsigned long long n, unsigned long long size,
-                                                unsigned long long ahead) {
-#if LS_HINT == 1 || LS_HINT == 3
-    if (ahead) prefetch_tile_hinted(in, blockIdx.x + ahead, n, size, l2_evict_last());
-#else
-    if (ahead) prefetch_tile(in, blockIdx.x + ahead, n, size);
-#endif
-}
-
 // One warp's part of a staged tile (its lane's first vector at `part`, rows 32 vectors apart)
 // scanned in place: each output within the part, as Tile::scan_row leaves it in registers.
 __device__ __forceinline__ void scan_part(V* part) {
@@ -924,8 +910,8 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         if (at + STile::SIZE <= n) {  // a whole tile: the copy engine; the last one: the threads, below
             mbar_init(&bar, 1);
             mbar_init_fence();
-#if LS_HINT == 1 || LS_HINT == 2
-            bulk_load_hinted(stage, in + at, STile::SIZE * sizeof(T), &bar, l2_evict_first());
+#if LS_HINT_COPY
+            bulk_load_hinted(stage, in + at, STile::SIZE * sizeof(T), &bar, l2_policy<false>());
 #else
             bulk_load(stage, in + at, STile::SIZE * sizeof(T), &bar);
 #endif
@@ -933,7 +919,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #endif
 #if !LS_TICKET
 #if LB_PREFETCH
-        staged_prefetch(in, n, STile::SIZE, ahead);
+        if (ahead) prefetch_tile<LS_HINT_PREFETCH>(in, blockIdx.x + ahead, n, STile::SIZE);
 #endif
         s_tile = blockIdx.x;
         s_epoch = unsigned(atomicAdd(ticket, 1ull) / tiles);
