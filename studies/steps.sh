@@ -13,7 +13,8 @@ step() {
 }
 
 # The device scripts' start and end (results/h200/*/call*/run.sh, run with $OUT set and .whl/ carried):
-# device_begin installs cuda-cccl's wheels from .whl/ into /tmp/cccl (the device has no network) and
+# device_begin installs cuda-cccl's wheels from .whl/ into /tmp/cccl (cuda-core and cuda-pathfinder from
+# .whl/extra/ where the image's do not import it) (the device has no network) and
 # puts them and the checkout on PYTHONPATH, sets STEPS_DIR=$OUT/logs and start, and writes the GPU's
 # clocks, temperature and power to gpu.txt; pack tars the logs to $OUT/logs.tgz (only 8 files come back
 # from the device, so a script packs after every step: a cut call still returns what ran); device_end
@@ -22,6 +23,10 @@ device_begin() {
     export PYTHONUNBUFFERED=1
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cccl .whl/*.whl || echo "cccl install failed"
     export PYTHONPATH=$PWD:/tmp/cccl
+    # the image's cuda-core / cuda-pathfinder serve where they import cuda.compute; else .whl/extra/'s
+    python3 -c "import cuda.compute" 2>/dev/null || { ls .whl/extra/*.whl >/dev/null 2>&1 &&
+        python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cccl .whl/extra/*.whl; }
+    python3 -c "import cuda.compute, cuda.core; print('cuda.compute', cuda.core.__version__)" || echo "cuda.compute does not import"
     STEPS_DIR=$OUT/logs
     mkdir -p "$STEPS_DIR"
     start=$SECONDS
