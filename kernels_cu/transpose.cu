@@ -230,12 +230,19 @@ __device__ __forceinline__ void sector_load_float4s(const float* __restrict__ a,
     }
 }
 
+// Element j of v (j = 0 .. 3, not known at compile time) by selects, not a local-memory index.
+__device__ __forceinline__ float pick4(const float (&v)[4], int j) {
+    return j == 0 ? v[0] : j == 1 ? v[1] : j == 2 ? v[2] : v[3];
+}
+
 // Lane q of a half-warp writes its float4s of row x0 + xl of B (the row's piece: columns y0 - s ..
 // y0 - s + ROWS - 1, s its floats before a sector; clipped to 0 .. M - 1), float4 q + 16h reading
-// A's rows at tile rows SECTOR_SHIFT - s + 4(q + 16h) .. +3 through at(r), column xl.
-template <int ROWS, class At>
+// A's rows at tile rows SECTOR_SHIFT - s + 4(q + 16h) .. +3 through at(r), column xl. TURNED, its k-th
+// read is row r + (k + rot) % 4 (rot 0 .. 3, per lane): a layout whose bank depends on the row's
+// phase (coarsened_sector_tma_any) turns one half-warp's reads to keep them off the other's banks.
+template <int ROWS, bool TURNED = false, class At>
 __device__ __forceinline__ void sector_write(float* __restrict__ b, size_t m, size_t n, size_t x0, size_t y0, int xl,
-                                             int q, At at) {
+                                             int q, At at, int rot = 0) {
     if (x0 + xl >= n) return;
     float* row = b + (x0 + xl) * m;
     const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
@@ -244,7 +251,14 @@ __device__ __forceinline__ void sector_write(float* __restrict__ b, size_t m, si
         const int j = q + 16 * h;                       // float4 j of the row's piece
         const int r = SECTOR_SHIFT - s + 4 * j;         // tile row of its first element
         const long long c = (long long)y0 - s + 4 * j;  // B's column of its first element
-        const float e[4] = {at(r), at(r + 1), at(r + 2), at(r + 3)};
+        float e[4] = {at(r), at(r + 1), at(r + 2), at(r + 3)};
+        if constexpr (TURNED) {  // the same rows, the k-th read row r + (k + rot) % 4 (the loads above are dead)
+            float v[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v[k] = at(r + ((k + rot) & 3));
+#pragma unroll
+            for (int i = 0; i < 4; ++i) e[i] = pick4(v, (i - rot) & 3);  // back in row order
+        }
         if (c >= 0 && c + 4 <= (long long)m) {
             __stcs(reinterpret_cast<float4*>(row + c), make_float4(e[0], e[1], e[2], e[3]));
         } else {  // the row's first or last piece: clipped
@@ -331,13 +345,13 @@ __device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
     }
 }
 
-// BOXES boxes of 32 columns x ROWS rows into `tile` by the copy engine, box i at i * BOX_STRIDE
+// BOXES boxes of BOX_COLS columns x ROWS rows into `tile` by the copy engine, box i at i * BOX_STRIDE
 // floats and at the map's coordinates where(i, inner, outer): thread 0 hands them over on one
 // mbarrier; every thread returns once the engine has counted all their bytes.
-template <int BOXES, int ROWS, int BOX_STRIDE, class Where>
+template <int BOXES, int ROWS, int BOX_STRIDE, int BOX_COLS = 32, class Where>
 __device__ __forceinline__ void tma_load_boxes(const TransposeMap& map, float* tile, unsigned long long* bar, int tid,
                                                Where where) {
-    constexpr int BOX_FLOATS = 32 * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
+    constexpr int BOX_FLOATS = BOX_COLS * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
     const unsigned b_addr = smem_address(bar);
     if (tid == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
@@ -578,6 +592,62 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
     for (int i = 0; i < SECTOR_COLS / 16; ++i) {
         const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
         sector_write<ROWS>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return *sector_tma_at(tile, r, xl); });
+    }
+}
+
+// coarsened_sector_tma_any (sm_90, run only when named; any N): coarsened_sector_tma with every box
+// started on 16 bytes, so that the copy engine serves odd N too. Phase p's rows of A (the tile rows
+// r = p mod 4) start at inner coordinate pN + x0 of the rows-of-four map, d_p = pN mod 4 floats past
+// 16 bytes (x0 is a multiple of 64): the box of phase p starts d_p floats early and is 68 columns
+// wide (64 + the largest d_p; 272 bytes, allowed without a swizzle, whose boxes stop at 128), 18
+// rows of four: one box a phase, four a tile. Tile row r, column c is box r % 4, box row r / 4,
+// word c + d_{r % 4}; the words before d_p belong to the previous row of A and those past 64 + d_p
+// to the next (or lie past the map: zeros), read by no lane that writes B.
+// Banks: box rows are 68 words (4 mod 32) and the boxes 1248 words apart (0 mod 32: the engine
+// writes to 128-byte aligned addresses), so a word's bank is 4 (r / 4) + c + d_p mod 32. The 16
+// lanes of a half-warp read rows 4 apart, all of one phase, 16 consecutive box rows: 8 banks, 2
+// lanes each, all of one class c + d_p mod 4. The other half-warp (B's row xl + 1: column c + 1,
+// its rows shifted by M mod 8) is in class c + 1 + d_p' with p' - p = rot - M mod 4; with N odd
+// d_p = pN mod 4 runs through every class, and rot = (1 + MN) N mod 4 puts it 2 classes away
+// (with N even every rot works: the classes then differ by an odd number). 2 lanes a bank per
+// warp read, as coarsened_sector_tma's swizzled boxes.
+constexpr int ANY_COLS = SECTOR_COLS + 4;                                 // 68: up to 3 floats early
+constexpr int ANY_BOX = (ANY_COLS * SECTOR_GROUPS + 31) / 32 * 32;       // 1224 -> 1248 floats apart
+
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
+                         float* __restrict__ b, size_t m, size_t n) {
+    static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
+    constexpr int TROWS = ROWS + SECTOR_SHIFT;
+    __shared__ __align__(128) float tile[4 * ANY_BOX];
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
+    const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
+    const int n4 = int(n % 4);
+    auto at = [&](int r, int c) -> float& {
+        const int p = r % 4;
+        return tile[p * ANY_BOX + (r / 4) * ANY_COLS + c + ((p * n4) & 3)];
+    };
+    tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& inner, int& outer) {
+        inner = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
+        outer = int(top / 4);
+    });
+    const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
+    if (top + TROWS > tail) {  // block-uniform: A's last M % 4 rows, after the engine's zeros landed
+        const long long y = tail + tid / SECTOR_COLS;
+        const int c = tid % SECTOR_COLS;
+        if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n) at(int(y - top), c) = a[y * n + x0 + c];
+        __syncthreads();
+    }
+    const int lane = tid % 32, warp = tid / 32;
+    const int rot = lane / 16 && n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
+#pragma unroll
+    for (int i = 0; i < SECTOR_COLS / 16; ++i) {
+        const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
+        sector_write<ROWS, true>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return at(r, xl); }, rot);
     }
 }
 #endif

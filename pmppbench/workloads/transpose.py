@@ -32,7 +32,8 @@ where M is not a multiple of 4, the first where N is) moves every row piece of B
 starts its piece up to 7 columns early (its address mod 32 bytes), so the grid has tile rows up to
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
-TMA through a map of A's rows four at a time.
+TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
+of its boxes on 16 bytes.
 """
 
 from __future__ import annotations
@@ -94,10 +95,15 @@ def sector_form(rows: int, vec: bool) -> Variant:
 SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_TILE}>",
                      "coarsened_sector's pieces of B, A's tile loaded by TMA through a map of A's rows four at a time "
                      "(8 swizzled boxes of 32 columns x 18 such rows); N a multiple of 4", needs="sm_90")
-SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA)
+SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}>",
+                         "coarsened_sector_tma with each phase's box started on 16 bytes (4 unswizzled boxes of 68 "
+                         "columns x 18 rows of four, up to 3 columns early): any N", needs="sm_90")
+SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
+                SECTOR_TMA_ANY)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
+SECTOR_ANY_BOX = (COARSENED_TILE + 4, SECTOR_BOX[1])  # coarsened_sector_tma_any's: 68 columns (up to 3 early) x 18
 NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
 
 
@@ -156,13 +162,23 @@ def sector_tma_unavailable(m: int, n: int) -> str | None:
     return None
 
 
-def rows_of_four_map(a, m: int, n: int) -> tma.TensorMap:
+def sector_tma_any_unavailable(m: int, n: int) -> str | None:
+    """Why coarsened_sector_tma_any cannot run at M x N, or None where it can: the map's limits
+    (its boxes start on 16 bytes at any N)."""
+    if m < 4 or max(m, 4 * n) >= 1 << 31:
+        return ("needs M >= 4 and 4N below 2^31, M too (its map has floor(M / 4) rows of 4N elements; TMA's "
+                "coordinates are int32)")
+    return None
+
+
+def rows_of_four_map(a, m: int, n: int, box=SECTOR_BOX, swizzle: bool = True) -> tma.TensorMap:
     """coarsened_sector_tma's map of A (M x N FP32, row-major): 4N contiguous elements (A's rows
     4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes (legal for any N; the engine still
     needs each box's first element on 16 bytes, so the host runs it only where N is a multiple of 4),
     SECTOR_BOX boxes, the 128-byte swizzle, zeros past the edges; A's last M % 4 rows are not in it
-    (the kernel loads them)."""
-    return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), SECTOR_BOX)
+    (the kernel loads them). coarsened_sector_tma_any's is the same with SECTOR_ANY_BOX boxes and no
+    swizzle (its rows of 272 bytes are past the swizzle's 128)."""
+    return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle)
 
 
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
@@ -306,13 +322,15 @@ class Transpose(Workload):
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
-            elif variant.name == SECTOR_TMA.name:
-                why = sector_tma_unavailable(m, n)
+            elif variant.name in (SECTOR_TMA.name, SECTOR_TMA_ANY.name):
+                anywhere = variant.name == SECTOR_TMA_ANY.name
+                why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")
-                key = ("rows of four map", a.data.ptr)
+                key = ("rows of four map", a.data.ptr, anywhere)
                 if key not in ctx:
-                    ctx[key] = rows_of_four_map(a, m, n)
+                    ctx[key] = (rows_of_four_map(a, m, n, SECTOR_ANY_BOX, swizzle=False) if anywhere
+                                else rows_of_four_map(a, m, n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))

@@ -33,6 +33,7 @@ from pmppbench.errors import EnvironmentProblem
 DATA_TYPE = {"bf16": 9, "fp16": 6, "tf32": 7, "fp32": 7}  # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32
 ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
 INTERLEAVE_NONE = 0
+SWIZZLE_NONE = 0
 SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
 OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: elements past the tensor are zeros
@@ -56,12 +57,14 @@ def b_layout(k: int, n: int, precision: str) -> tuple[tuple[int, int], tuple[int
     return (n, k), (ELEMENT_BYTES[precision] * n,), (row_elements(precision), row_elements(precision))
 
 
-def check_layout(sizes, strides, box, precision: str) -> None:
+def check_layout(sizes, strides, box, precision: str, swizzle: bool = True) -> None:
     """What cuTensorMapEncodeTiled requires of these maps, said before the driver says less."""
     if any(s % 16 for s in strides):
         raise ValueError(f"TMA: row strides {strides} B must be multiples of 16")
-    if box[0] * ELEMENT_BYTES[precision] > ROW_BYTES or any(b > 256 for b in box):
+    if swizzle and box[0] * ELEMENT_BYTES[precision] > ROW_BYTES:
         raise ValueError(f"TMA: box {box} too large for the 128-byte swizzle")
+    if any(b > 256 for b in box) or box[0] * ELEMENT_BYTES[precision] % 16:
+        raise ValueError(f"TMA: box {box} must be at most 256 a side and its rows a multiple of 16 bytes")
     if any(s < 1 or s >= 1 << 32 for s in sizes):
         raise ValueError(f"TMA: sizes {sizes} outside 1 .. 2^32 - 1")
 
@@ -84,8 +87,9 @@ def _encode():
 class TensorMap:
     """One encoded map: 128 bytes kept 64-byte aligned on the host, `arg` the kernel argument."""
 
-    def __init__(self, precision: str, pointer: int, sizes, strides, box):
-        check_layout(sizes, strides, box, precision)
+    def __init__(self, precision: str, pointer: int, sizes, strides, box, swizzle: bool = True):
+        """`swizzle`: the 128-byte swizzle (the wgmma rungs' and most transpose forms'), else none."""
+        check_layout(sizes, strides, box, precision, swizzle)
         self._buffer = np.zeros(MAP_BYTES + 64, dtype=np.uint8)
         start = -self._buffer.ctypes.data % 64
         self.words = self._buffer[start:start + MAP_BYTES]
@@ -93,7 +97,7 @@ class TensorMap:
         rank = len(sizes)
         result = _encode()(self.words.ctypes.data, DATA_TYPE[precision], rank, pointer, (u64 * rank)(*sizes),
                            (u64 * (rank - 1))(*strides), (u32 * rank)(*box), (u32 * rank)(*([1] * rank)),
-                           INTERLEAVE_NONE, SWIZZLE_128B, L2_PROMOTION_256B, OOB_FILL_ZERO)
+                           INTERLEAVE_NONE, SWIZZLE_128B if swizzle else SWIZZLE_NONE, L2_PROMOTION_256B, OOB_FILL_ZERO)
         if result != 0:
             raise RuntimeError(f"cuTensorMapEncodeTiled failed (CUresult {result}) for sizes {sizes}, "
                                f"strides {strides}, box {box}")
