@@ -384,7 +384,7 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     from pmppbench import device
     from pmppbench.workloads.base import arch_meets
 
-    forms = [f for f in SECTOR_FORMS if f != "coarsened_sector_tma"]
+    forms = [f for f in SECTOR_FORMS if "_tma" not in f]  # the TMA forms below, on sm_90
     shapes = [shape(m, n) for m, n in ((7, 129), (33, 4097), (4097, 33), (4097, 4095), (4097, 4097), (4100, 4097),
                                        (4097, 4100), (67, 133), (130, 70), (1001, 3003), (4096, 4096), (4098, 4102),
                                        (1, 1), (3, 4097), (1, 70))]
@@ -547,10 +547,12 @@ class _Device:
     ("9.0", 8192, 8196, "coarsened_tma_store_wide"), ("9.0", 64, 4, "coarsened_tma_store_wide"),
     ("9.0", 4100, 4100, "coarsened_tma_skew"), ("9.0", 8196, 8192, "coarsened_tma_skew"),  # M = 4 mod 8
     ("9.0", 10004, 10000, "coarsened_tma_skew"), ("9.0", 4, 4, "coarsened_tma_skew"),
-    ("9.0", 4097, 4097, "coarsened_sector_vec"), ("9.0", 33, 31, "coarsened_sector_vec"),  # B's rows off a float4
+    ("9.0", 4097, 4097, "coarsened_sector_tma_any"), ("9.0", 33, 31, "coarsened_sector_tma_any"),  # neither on a float4
+    ("9.0", 6146, 6146, "coarsened_sector_tma_any"), ("9.0", 10001, 10001, "coarsened_sector_tma_any"),
     ("9.0", 4097, 4100, "coarsened_sector_tma"), ("9.0", 10001, 10000, "coarsened_sector_tma"),  # A's on a float4
     ("9.0", 3, 4100, "coarsened_sector_vec"), ("9.0", 5, 4, "coarsened_sector_tma"),  # the map needs M >= 4
-    ("9.0", 32771, 65537, "coarsened_sector_vec"),  # the 64-bit shape
+    ("9.0", 32771, 65537, "coarsened_sector_tma_any"),  # the 64-bit shape
+    ("9.0", 5, 1 << 29, "coarsened_sector_vec"),  # 4N past int32
     ("9.0", 3, 4097, "coarsened_sector_vec"), ("9.0", (1 << 31) + 1, 4, "coarsened_sector_vec"),  # no TMA needed
     ("9.0", 4096, 4098, "coarsened"), ("9.0", 4100, 4097, "coarsened"),  # only A's rows off a float4
     ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates

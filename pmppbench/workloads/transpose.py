@@ -27,8 +27,8 @@ the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte
 in the default table, runs the form `pick` names for the GPU and shape (docs/memory_roof.md,
 "Session 10" and "Session 11").
 
-`coarsened_sector` (every arch, run only when named; `_tma` and `_vec` are best's forms on Hopper
-where M is not a multiple of 4, the first where N is) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
+`coarsened_sector` (every arch, run only when named; `_tma` and `_tma_any` are best's forms on
+Hopper where M is not a multiple of 4, the first where N is, `_vec` where neither map serves) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
 starts its piece up to 7 columns early (its address mod 32 bytes), so the grid has tile rows up to
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
@@ -119,7 +119,7 @@ BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
                "coarsened_tma_store_wide elsewhere; where M is not a multiple of 4, coarsened_sector_tma if N is "
-               "and coarsened_sector_vec if not; coarsened otherwise")
+               "and coarsened_sector_tma_any if not; coarsened otherwise")
 
 
 def pick(shape, compute_capability: str | None) -> str:
@@ -134,14 +134,18 @@ def pick(shape, compute_capability: str | None) -> str:
     neighbouring block writes too), every row piece of B moved onto sectors: coarsened_sector_tma
     where N is a multiple of 4 (A by the copy engine as rows of four; 1.5-6.4 points above the
     thread-loaded form at 5 of 6 such shapes, 1.1 below at 4097 x 4100: "Session 16"), else
-    coarsened_sector_vec (A read as aligned float4s, the fastest sector form there; the engine faults
-    on boxes that do not start on 16 bytes). Where only N is not a multiple of 4
+    coarsened_sector_tma_any (its boxes started on 16 bytes: +0.7 to +5.3 points over the
+    thread-loaded coarsened_sector_vec from 5001 x 5003 to 10001^2, 1 below at 4097^2 and
+    4099 x 4101: "Session 18"); coarsened_sector_vec where neither map serves (M < 4, 4N past
+    int32). Where only N is not a multiple of 4
     (B's rows on a float4), coarsened, which measured above the sector forms there (docs/memory_roof.md,
     "Session 11"). Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
     if hopper and m % 4:
-        return SECTOR_VEC.name if sector_tma_unavailable(m, n) else SECTOR_TMA.name
+        form, unavailable = (SECTOR_TMA, sector_tma_unavailable) if n % 4 == 0 else (SECTOR_TMA_ANY,
+                                                                                    sector_tma_any_unavailable)
+        return SECTOR_VEC.name if unavailable(m, n) else form.name
     if not hopper or n % 4 or max(m, n) >= 1 << 31:
         return "coarsened"
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
