@@ -563,20 +563,23 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
     return swizzled(line, (c % 32) / 4) + c % 4;
 }
 
-template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
-__global__ void __launch_bounds__(256, 8)
-coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a, float* __restrict__ b,
-                     size_t m, size_t n) {
+// The TMA sector forms' one tile: A's rows y0 - 8 .. y0 + 63 by the engine (BOXES boxes of BOX_COLS
+// columns x 18 rows of four, box i BOX_STRIDE floats into `tile`, at inner coordinate inner(i, x0)),
+// A's last M % 4 rows by the block, then the half-warps' pieces of B, tile row r, column c read as
+// at(r, c); TURNED, the second half-warp's reads turned by rot (sector_write).
+template <int ROWS, int BOXES, int BOX_STRIDE, int BOX_COLS, bool TURNED, class Inner, class At>
+__device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, const float* __restrict__ a,
+                                                float* __restrict__ b, size_t m, size_t n, float* tile,
+                                                unsigned long long* bar, Inner inner, At at, int rot = 0) {
     static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
-    __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
-    __shared__ __align__(8) unsigned long long bar;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
     const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
     const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
-    tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& inner, int& outer) {
-        inner = (box / 2) * int(n) + int(x0) + (box % 2) * 32;
+    tma_load_boxes<BOXES, SECTOR_GROUPS, BOX_STRIDE, BOX_COLS>(a4_map, tile, bar, tid,
+                                                              [&](int box, int& in, int& outer) {
+        in = inner(box, x0);
         outer = int(top / 4);
     });
     const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
@@ -584,15 +587,27 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
         const long long y = tail + tid / SECTOR_COLS;
         const int c = tid % SECTOR_COLS;
         if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n)
-            *sector_tma_at(tile, int(y - top), c) = a[y * n + x0 + c];
+            at(int(y - top), c) = a[y * n + x0 + c];
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32;
 #pragma unroll
     for (int i = 0; i < SECTOR_COLS / 16; ++i) {
         const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
-        sector_write<ROWS>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return *sector_tma_at(tile, r, xl); });
+        sector_write<ROWS, TURNED>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return at(r, xl); },
+                                   lane / 16 ? rot : 0);
     }
+}
+
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a, float* __restrict__ b,
+                     size_t m, size_t n) {
+    __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
+    __shared__ __align__(8) unsigned long long bar;
+    sector_tma_tile<ROWS, 8, SECTOR_BOX, 32, false>(
+        a4_map, a, b, m, n, tile, &bar, [&](int box, size_t x0) { return (box / 2) * int(n) + int(x0) + (box % 2) * 32; },
+        [&](int r, int c) -> float& { return *sector_tma_at(tile, r, c); });
 }
 
 // coarsened_sector_tma_any (sm_90, run only when named; any N): coarsened_sector_tma with every box
@@ -618,36 +633,16 @@ template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm
 __global__ void __launch_bounds__(256, 8)
 coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
                          float* __restrict__ b, size_t m, size_t n) {
-    static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
-    constexpr int TROWS = ROWS + SECTOR_SHIFT;
     __shared__ __align__(128) float tile[4 * ANY_BOX];
     __shared__ __align__(8) unsigned long long bar;
-    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
-    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
-    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
-    const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
-    const int n4 = int(n % 4);
-    auto at = [&](int r, int c) -> float& {
-        const int p = r % 4;
-        return tile[p * ANY_BOX + (r / 4) * ANY_COLS + c + ((p * n4) & 3)];
-    };
-    tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& inner, int& outer) {
-        inner = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
-        outer = int(top / 4);
-    });
-    const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
-    if (top + TROWS > tail) {  // block-uniform: A's last M % 4 rows, after the engine's zeros landed
-        const long long y = tail + tid / SECTOR_COLS;
-        const int c = tid % SECTOR_COLS;
-        if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n) at(int(y - top), c) = a[y * n + x0 + c];
-        __syncthreads();
-    }
-    const int lane = tid % 32, warp = tid / 32;
-    const int rot = lane / 16 && n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-#pragma unroll
-    for (int i = 0; i < SECTOR_COLS / 16; ++i) {
-        const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
-        sector_write<ROWS, true>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return at(r, xl); }, rot);
-    }
+    const int n4 = int(n % 4);  // d_p = p * n4 mod 4
+    const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
+    sector_tma_tile<ROWS, 4, ANY_BOX, ANY_COLS, true>(
+        a4_map, a, b, m, n, tile, &bar, [&](int p, size_t x0) { return p * int(n) + int(x0) - ((p * n4) & 3); },  // on 16 B
+        [&](int r, int c) -> float& {
+            const int p = r % 4;
+            return tile[p * ANY_BOX + (r / 4) * ANY_COLS + c + ((p * n4) & 3)];
+        },
+        rot);
 }
 #endif
