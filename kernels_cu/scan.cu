@@ -538,16 +538,6 @@ __device__ __forceinline__ void write_stamps(unsigned long long* stamp, long lon
 #ifndef LS_CONTROL
 #define LS_CONTROL 0
 #endif
-// LS_GROUPS (a study knob, session 19): a two-level look-back. The tiles form groups of 32 (tiles
-// 32g .. 32g + 31) and each group has a status word after the tiles' (status + tiles + g), written
-// by its last tile's looker: the group's AGGREGATE (the sum of its 32 tiles) once that looker has
-// seen its 31 predecessors' words, its PREFIX with the tile's. A looker reads its own group's
-// earlier tiles (one window, as walk_back's first), and if none of them has a PREFIX, walks the
-// groups' words instead of the tiles': 32 groups (1024 tiles) a round trip. Session 17's profile had
-// the first wave's last tiles walk 4-6.5 windows of tiles (2.2-3 later on), a round trip each.
-#ifndef LS_GROUPS
-#define LS_GROUPS 0
-#endif
 
 #define LS_HINT_PREFETCH (LS_HINT == 1 || LS_HINT == 3)  // the prefetch's evict_last
 #define LS_HINT_COPY (LS_HINT == 1 || LS_HINT == 2)      // the copy's evict_first
@@ -660,43 +650,6 @@ __device__ __forceinline__ T look_back(unsigned long long* status, unsigned long
     if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
     return prefix;
 }
-
-#if LS_GROUPS
-// LS_GROUPS' walk for tile `id` (> 0) by the looker warp, `total` the tile's own total (read
-// only by the group's last tile, once `ready` says it is there): the sum of every tile before
-// `id`. Publishes the group's AGGREGATE where `id` is the group's last tile; the caller publishes
-// the tile's PREFIX and, for the last tile, the group's (group_prefix).
-template <class Ready>
-__device__ __forceinline__ T walk_back_grouped(unsigned long long* status, unsigned long long tiles,
-                                               unsigned long long id, unsigned epoch, unsigned lane,
-                                               const Ready& ready) {
-    const unsigned r = unsigned(id % 32);  // the tiles of the group before this one: r
-    const unsigned long long group = id / 32;
-    const long long j = (long long)id - 1 - lane;  // lane 0 the nearest, as walk_back's window
-    const bool mine = lane < r;
-    unsigned long long word;
-    unsigned flag;
-    while (true) {
-        word = mine ? peek(status, j) : 0ull;
-        flag = mine ? flag_of(word, epoch) : AGGREGATE;
-        if (!__any_sync(FULL, flag == 0u)) break;
-    }
-#ifdef MUTATE_AGGREGATE_AS_PREFIX
-    const unsigned done = __ballot_sync(FULL, mine && flag >= AGGREGATE);
-#else
-    const unsigned done = __ballot_sync(FULL, mine && flag == PREFIX);
-#endif
-    const unsigned upto = done ? __ffs(done) - 1 : 31;
-    T prefix = warp_sum(lane <= upto && mine ? value_of(word) : T(0));
-    if (done) return prefix;
-    if (r == 31 && group + 1 < (tiles + 31) / 32) {  // the group's aggregate, for the groups after it
-        const T total = ready();
-        if (lane == 0) publish(status + tiles, group, epoch, AGGREGATE, prefix + total);
-    }
-    if (group) prefix += walk_back(status + tiles, group, epoch, lane);
-    return prefix;
-}
-#endif
 
 // LB_WIDE 1 (a study knob; the default 0 is look_back, warp 0 alone): the look-back by the whole
 // block, LB_THREADS predecessors' words a step instead of 32. Warps 1-7 would otherwise wait at
@@ -856,7 +809,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // (the scan before the look-back, a copy per warp's part, copy-engine stores; the block index's tile
 // copied before the ticket; a looker that reads 2 or 4 words a lane, takes the epoch's ticket
 // itself, reads several windows a round trip or polls one word first; the first wave's prefetches
-// skipped): docs/scan.md, sessions 15-17.
+// skipped; a two-level look-back over groups of 32 tiles): docs/scan.md, sessions 15-17 and 19.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
 #define LS_ROWS 7
@@ -1033,30 +986,20 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         }
         scan_part(stage + mine);
     } else {  // the looker
-        auto ready = [&]() -> T {  // the tile's total, once thread 0 has handed it over
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            mbar_wait(&handoff, 0);  // an acquire
-#else
-            while (!*reinterpret_cast<volatile unsigned long long*>(&handoff)) {
-            }
-            __threadfence_block();
-#endif
-            return *reinterpret_cast<volatile T*>(&s_total);
-        };
 #if LS_CONTROL
         const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
-#elif LS_GROUPS
-        const T prefix = id ? walk_back_grouped(status, tiles, id, epoch, lane, ready) : T(0);
 #else
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
 #endif
-        const T total = ready();
-        if (lane == 0) {
-            if (id) publish(status, id, epoch, PREFIX, prefix + total);
-#if LS_GROUPS
-            if (id % 32 == 31 && id / 32 + 1 < (tiles + 31) / 32)
-                publish(status + tiles, id / 32, epoch, PREFIX, prefix + total);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        mbar_wait(&handoff, 0);  // an acquire
+#else
+        while (!*reinterpret_cast<volatile unsigned long long*>(&handoff)) {
+        }
+        __threadfence_block();
 #endif
+        if (lane == 0) {
+            if (id) publish(status, id, epoch, PREFIX, prefix + *reinterpret_cast<volatile T*>(&s_total));
             s_prefix = prefix;
         }
     }
@@ -1097,7 +1040,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         }
     }
 #if LB_PROFILE
-    if (t == 0) write_stamps(status + tiles + LS_GROUPS * ((tiles + 31) / 32) + LB_STAMPS * id, c0, c1, c2, c3, t0);
+    if (t == 0) write_stamps(status + tiles + LB_STAMPS * id, c0, c1, c2, c3, t0);
 #endif
 }
 

@@ -55,8 +55,8 @@ WIDE_KNOBS = [(8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1), (8, 256,
 KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.75)]
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
-STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control", "groups")
-STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead)
+STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control")
+STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead)
 
 
 def staged(**knobs) -> tuple:
@@ -85,10 +85,14 @@ def staged(**knobs) -> tuple:
 # STAGED_DEFAULTS is session 16's shipped kernel); the first is the shipped kernel, the second session 16's.
 # Call 6's list (below): narrower blocks for more tile bytes per SM (216 KB against 196 KB), 0.2-2.6 points
 # slower.
+# Session 19 (results/h200/session19/call2/): LS_GROUPS, a two-level look-back (groups of 32 tiles with their
+# own status words, written by each group's last tile; a looker reads its group's earlier tiles, then 32
+# groups a round trip): one window walked instead of 2.2-5.7, 1.5-3.5 points slower at 2^24-2^28. Removed
+# from scan.cu after the call (commit 96da13f builds it).
 SHIPPED_STAGED = staged(ahead=0.375, hint=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT
-# Session 19: LS_GROUPS (the two-level look-back) at the shipped distance ahead and around it.
-SKNOBS = [SHIPPED_STAGED, staged(ahead=0.375, hint=1, groups=1), staged(ahead=0.3125, hint=1, groups=1),
-          staged(ahead=0.4375, hint=1, groups=1)]
+SKNOBS = [SHIPPED_STAGED, staged(), staged(rows=12, threads=128, blocks=9, ahead=0.375, hint=1),
+          staged(rows=13, threads=128, blocks=8, ahead=0.375, hint=1), staged(rows=9, threads=192, blocks=8, ahead=0.375, hint=1),
+          staged(rows=12, threads=128, blocks=9, ahead=0.3125, hint=1)]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -124,8 +128,7 @@ def sknobs(knobs) -> dict:
 def sdefines_of(knobs) -> dict:
     k = sknobs(knobs)
     return {"LS_ROWS": k["rows"], "LS_THREADS": k["threads"], "LS_BLOCKS": k["blocks"], "LS_LOOKER": k["looker"],
-            "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"],
-            "LS_GROUPS": k["groups"]}
+            "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"]}
 
 
 def slabel(knobs) -> str:
@@ -133,7 +136,7 @@ def slabel(knobs) -> str:
     return (f"staged rows={k['rows']} threads={k['threads']} blocks/SM={k['blocks']} ahead={k['ahead']} "
             f"looker={k['looker']} ticket={k['ticket']}"
             + (f" sleep={k['backoff']}" if k["backoff"] else "") + f" hint={k['hint']}"
-            + (" groups=1" if k["groups"] else "") + (" CONTROL(no walk, unchecked)" if k["control"] else ""))
+            + (" CONTROL(no walk, unchecked)" if k["control"] else ""))
 
 
 def is_control(knobs) -> bool:
@@ -169,12 +172,11 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0],
     tiles = sc.tiles_of(n, (knobs[0] * 4 * knobs[1]) if extra else sc.LOOKBACK_TILE)
     for waves in waves_list:
         ahead = ahead_of(k, threads, waves)
-        status, ticket = cp.zeros(tiles * (1 + STAMPS) + -(-tiles // 32), dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
+        status, ticket = cp.zeros(tiles * (1 + STAMPS), dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
         for _ in range(3):  # two warm calls, then the one read
             k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
         cp.cuda.Device().synchronize()
-        first = tiles + (-(-tiles // 32) if extra and sknobs(knobs)["groups"] else 0)  # after LS_GROUPS' words
-        raw = cp.asnumpy(status[first:first + tiles * STAMPS]).reshape(tiles, STAMPS)
+        raw = cp.asnumpy(status[tiles:]).reshape(tiles, STAMPS)
         stamps = raw.astype(np.float64)
         us = stamps[:, :4] / (clock_khz / 1e3)  # clocks -> microseconds
         start = (stamps[:, 4] - stamps[:, 4].min()) / 1e3
@@ -227,7 +229,7 @@ def staged_build(w, cp, shape, knobs):
     k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})["lookback_staged"]
     threads = sthreads(knobs)
     tiles = sc.tiles_of(shape["n"], knobs[0] * knobs[1] * 4)
-    status, ticket = cp.zeros(tiles + -(-tiles // 32), dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)  # LS_GROUPS' words after the tiles'
+    status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
     return k, threads, tiles, status, ticket, ahead_of(k, threads, knobs[3])
 
 
@@ -264,9 +266,6 @@ def bound(knobs, n: int) -> float:
     rows, threads = knobs[0], knobs[1]
     tiles = sc.tiles_of(n, threads * rows * 4)
     d = 3 + 5 + 1 + rows + threads // 32 + 2 + tiles + 5 * -(-tiles // 32) + 1
-    if len(knobs) > 9 and knobs[9]:  # LS_GROUPS: each group's word adds its 2 additions, its walk a 5-step tree
-        groups = -(-tiles // 32)
-        d += 2 * groups + 5 * -(-groups // 32) + 2
     du = min(d, max(n - 1, 1)) * sc.UNIT_ROUNDOFF
     return du / (1 - du)
 
