@@ -567,7 +567,7 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
 // columns x 18 rows of four, box i BOX_STRIDE floats into `tile`, at inner coordinate inner(i, x0)),
 // A's last M % 4 rows by the block, then the half-warps' pieces of B, tile row r, column c read as
 // at(r, c); TURNED, the second half-warp's reads turned by rot (sector_write).
-template <int ROWS, int BOXES, int BOX_STRIDE, int BOX_COLS, bool TURNED, int COLS = SECTOR_COLS, class Inner, class At>
+template <int ROWS, int BOXES, int BOX_STRIDE, int BOX_COLS, bool TURNED, class Inner, class At>
 __device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, const float* __restrict__ a,
                                                 float* __restrict__ b, size_t m, size_t n, float* tile,
                                                 unsigned long long* bar, Inner inner, At at, int rot = 0) {
@@ -575,7 +575,7 @@ __device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, cons
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
-    const size_t x0 = t / gridDim.y * COLS, y0 = t % gridDim.y * ROWS;
+    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
     const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
     tma_load_boxes<BOXES, SECTOR_GROUPS, BOX_STRIDE, BOX_COLS>(a4_map, tile, bar, tid,
                                                               [&](int box, int& in, int& outer) {
@@ -584,18 +584,15 @@ __device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, cons
     });
     const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
     if (top + TROWS > tail) {  // block-uniform: A's last M % 4 rows, after the engine's zeros landed
-#pragma unroll
-        for (int k = tid; k < 4 * COLS; k += 256) {  // 4 rows of COLS: one pass at 64 columns, two at 128
-            const long long y = tail + k / COLS;
-            const int c = k % COLS;
-            if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n)
-                at(int(y - top), c) = a[y * n + x0 + c];
-        }
+        const long long y = tail + tid / SECTOR_COLS;
+        const int c = tid % SECTOR_COLS;
+        if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n)
+            at(int(y - top), c) = a[y * n + x0 + c];
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32;
 #pragma unroll
-    for (int i = 0; i < COLS / 16; ++i) {
+    for (int i = 0; i < SECTOR_COLS / 16; ++i) {
         const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
         sector_write<ROWS, TURNED>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return at(r, xl); },
                                    lane / 16 ? rot : 0);
@@ -629,32 +626,22 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
 // d_p = pN mod 4 runs through every class, and rot = (1 + MN) N mod 4 puts it 2 classes away
 // (with N even every rot works: the classes then differ by an odd number). 2 lanes a bank per
 // warp read, as coarsened_sector_tma's swizzled boxes.
-// COLS 128 (coarsened_sector_tma_any_wide, session 19): the same with tiles of 128 columns of A
-// (128 rows of B) and boxes of 132: a box row of 64 floats that starts d_p floats into 16 bytes
-// reads 9 sectors for its 8 wherever it does not start on 32 bytes, 132 read 17 for 16 (ncu at
-// 8193^2 put the 64-column form's SMs at the model's DRAM bytes, so the 9th sector is L2-to-SM
-// traffic). Box rows of 132 words are still 4 mod 32 and the boxes 2400 words apart (0 mod 32), so
-// the bank formula, and rot, are unchanged; 38 KB of tile a block, 5 blocks an SM.
-template <int COLS>
-struct AnyBox {
-    static constexpr int cols = COLS + 4;                                  // up to 3 floats early
-    static constexpr int words = (cols * SECTOR_GROUPS + 31) / 32 * 32;    // 68: 1248 apart; 132: 2400
-};
+constexpr int ANY_COLS = SECTOR_COLS + 4;                                 // 68: up to 3 floats early
+constexpr int ANY_BOX = (ANY_COLS * SECTOR_GROUPS + 31) / 32 * 32;       // 1224 -> 1248 floats apart
 
-template <int ROWS, int COLS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
-__global__ void __launch_bounds__(256, COLS == 64 ? 8 : 5)
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
 coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
                          float* __restrict__ b, size_t m, size_t n) {
-    typedef AnyBox<COLS> Box;
-    __shared__ __align__(128) float tile[4 * Box::words];
+    __shared__ __align__(128) float tile[4 * ANY_BOX];
     __shared__ __align__(8) unsigned long long bar;
     const int n4 = int(n % 4);  // d_p = p * n4 mod 4
     const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-    sector_tma_tile<ROWS, 4, Box::words, Box::cols, true, COLS>(
+    sector_tma_tile<ROWS, 4, ANY_BOX, ANY_COLS, true>(
         a4_map, a, b, m, n, tile, &bar, [&](int p, size_t x0) { return p * int(n) + int(x0) - ((p * n4) & 3); },  // on 16 B
         [&](int r, int c) -> float& {
             const int p = r % 4;
-            return tile[p * Box::words + (r / 4) * Box::cols + c + ((p * n4) & 3)];
+            return tile[p * ANY_BOX + (r / 4) * ANY_COLS + c + ((p * n4) & 3)];
         },
         rot);
 }
