@@ -345,6 +345,29 @@ __device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
     }
 }
 
+// A load by the copy engine onto one mbarrier, in three steps: thread 0 arms the barrier for the
+// bytes to come (tma_arm) and hands over each box (tma_box); then every thread waits (tma_wait).
+__device__ __forceinline__ void tma_arm(unsigned b_addr, unsigned bytes) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void tma_box(const TransposeMap& map, float* dst, unsigned b_addr, int inner, int outer) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+        ::"r"(smem_address(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(b_addr), "r"(inner), "r"(outer)
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_wait(unsigned b_addr) {
+    __syncthreads();  // the barrier is initialised before anyone waits on it
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(b_addr) : "memory");
+}
+
 // BOXES boxes of BOX_COLS columns x ROWS rows into `tile` by the copy engine, box i at i * BOX_STRIDE
 // floats and at the map's coordinates where(i, inner, outer): thread 0 hands them over on one
 // mbarrier; every thread returns once the engine has counted all their bytes.
@@ -354,27 +377,15 @@ __device__ __forceinline__ void tma_load_boxes(const TransposeMap& map, float* t
     constexpr int BOX_FLOATS = BOX_COLS * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
     const unsigned b_addr = smem_address(bar);
     if (tid == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
-                     "r"(unsigned(BOXES * BOX_FLOATS * sizeof(float)))
-                     : "memory");
+        tma_arm(b_addr, unsigned(BOXES * BOX_FLOATS * sizeof(float)));
 #pragma unroll
         for (int box = 0; box < BOXES; ++box) {
             int inner, outer;
             where(box, inner, outer);
-            asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
-                "r"(b_addr), "r"(inner), "r"(outer)
-                : "memory");
+            tma_box(map, tile + box * BOX_STRIDE, b_addr, inner, outer);
         }
     }
-    __syncthreads();  // the barrier is initialised before anyone waits on it
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(b_addr) : "memory");
+    tma_wait(b_addr);
 }
 
 // A's tile (x0, y0) into `tile` by the copy engine: two boxes of 32 columns x ROWS rows, side by side.
@@ -563,25 +574,20 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
     return swizzled(line, (c % 32) / 4) + c % 4;
 }
 
-// The TMA sector forms' one tile: A's rows y0 - 8 .. y0 + 63 by the engine (BOXES boxes of BOX_COLS
-// columns x 18 rows of four, box i BOX_STRIDE floats into `tile`, at inner coordinate inner(i, x0)),
-// A's last M % 4 rows by the block, then the half-warps' pieces of B, tile row r, column c read as
-// at(r, c); TURNED, the second half-warp's reads turned by rot (sector_write).
-template <int ROWS, int BOXES, int BOX_STRIDE, int BOX_COLS, bool TURNED, class Inner, class At>
-__device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, const float* __restrict__ a,
-                                                float* __restrict__ b, size_t m, size_t n, float* tile,
-                                                unsigned long long* bar, Inner inner, At at, int rot = 0) {
+// The TMA sector forms' one tile: A's rows y0 - 8 .. y0 + 63 by the engine (load(x0, top / 4, tid):
+// the form's boxes of 18 rows of four from the map's row top / 4, every thread back once they have
+// landed), A's last M % 4 rows by the block, then the half-warps' pieces of B, tile row r, column c
+// read as at(r, c); TURNED, the second half-warp's reads turned by rot (sector_write).
+template <int ROWS, bool TURNED, class Load, class At>
+__device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, float* __restrict__ b, size_t m,
+                                                size_t n, Load load, At at, int rot = 0) {
     static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
     const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
     const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
-    tma_load_boxes<BOXES, SECTOR_GROUPS, BOX_STRIDE, BOX_COLS>(a4_map, tile, bar, tid,
-                                                              [&](int box, int& in, int& outer) {
-        in = inner(box, x0);
-        outer = int(top / 4);
-    });
+    load(x0, int(top / 4), tid);
     const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
     if (top + TROWS > tail) {  // block-uniform: A's last M % 4 rows, after the engine's zeros landed
         const long long y = tail + tid / SECTOR_COLS;
@@ -605,8 +611,14 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
                      size_t m, size_t n) {
     __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
     __shared__ __align__(8) unsigned long long bar;
-    sector_tma_tile<ROWS, 8, SECTOR_BOX, 32, false>(
-        a4_map, a, b, m, n, tile, &bar, [&](int box, size_t x0) { return (box / 2) * int(n) + int(x0) + (box % 2) * 32; },
+    sector_tma_tile<ROWS, false>(
+        a, b, m, n,
+        [&](size_t x0, int outer, int tid) {
+            tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& in, int& out) {
+                in = (box / 2) * int(n) + int(x0) + (box % 2) * 32;
+                out = outer;
+            });
+        },
         [&](int r, int c) -> float& { return *sector_tma_at(tile, r, c); });
 }
 
@@ -637,11 +649,67 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
     __shared__ __align__(8) unsigned long long bar;
     const int n4 = int(n % 4);  // d_p = p * n4 mod 4
     const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-    sector_tma_tile<ROWS, 4, ANY_BOX, ANY_COLS, true>(
-        a4_map, a, b, m, n, tile, &bar, [&](int p, size_t x0) { return p * int(n) + int(x0) - ((p * n4) & 3); },  // on 16 B
+    sector_tma_tile<ROWS, true>(
+        a, b, m, n,
+        [&](size_t x0, int outer, int tid) {
+            tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& in, int& out) {
+                in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
+                out = outer;
+            });
+        },
         [&](int r, int c) -> float& {
             const int p = r % 4;
             return tile[p * ANY_BOX + (r / 4) * ANY_COLS + c + ((p * n4) & 3)];
+        },
+        rot);
+}
+
+// coarsened_sector_tma_split (sm_90, run only when named; any N): coarsened_sector_tma_any's phases,
+// each started d_p floats early on 16 bytes, but each phase's 68 columns brought in as coarsened_sector_tma's
+// two swizzled boxes of 32 columns (A's columns x0 - d_p .. x0 - d_p + 63) and an edge box of the
+// 4 after them (16 bytes, the engine's narrowest; unswizzled, through a second map of the same rows of
+// four): the swizzled 128-byte box rows of the form that reads 93% where A's rows start on 16 bytes,
+// at any N. Where N is a multiple of 4 every d_p is 0: no edge box is loaded and none is read.
+// Tile row r, column c is word w = c + d_p of phase p = r % 4: box row r / 4 of swizzled box
+// (p, w / 32) (sector_tma_at), or for w >= 64, word w - 64 of row r / 4 of edge box p.
+// Banks: a half-warp's 16 consecutive box rows of one phase take each of a swizzled box's 8 chunk
+// slots twice, word w % 4 of it (8 banks, 2 lanes each); in an edge box (rows of 4 words, boxes 96
+// words apart, all 0 mod 32) the same 8 banks 4k + w % 4. So, as in coarsened_sector_tma_any, a
+// read's bank class is c + d_p mod 4, and the same turn puts the other half-warp 2 classes away.
+constexpr int EDGE_COLS = 4;                                           // 16 bytes
+constexpr int EDGE_BOX = (EDGE_COLS * SECTOR_GROUPS + 31) / 32 * 32;  // 72 -> 96 floats apart: 128-byte aligned
+
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_tma_split(const __grid_constant__ TransposeMap a4_map, const __grid_constant__ TransposeMap edge_map,
+                           const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+    __shared__ __align__(1024) float tile[8 * SECTOR_BOX + 4 * EDGE_BOX];
+    __shared__ __align__(8) unsigned long long bar;
+    float* edge = tile + 8 * SECTOR_BOX;
+    const int n4 = int(n % 4);  // d_p = p * n4 mod 4
+    const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
+    sector_tma_tile<ROWS, true>(
+        a, b, m, n,
+        [&](size_t x0, int outer, int tid) {
+            constexpr unsigned BOX_BYTES = 32 * SECTOR_GROUPS * sizeof(float);
+            constexpr unsigned EDGE_BYTES = EDGE_COLS * SECTOR_GROUPS * sizeof(float);
+            const unsigned b_addr = smem_address(&bar);
+            if (tid == 0) {
+                tma_arm(b_addr, 8 * BOX_BYTES + (n4 ? 4 * EDGE_BYTES : 0));
+#pragma unroll
+                for (int p = 0; p < 4; ++p) {
+                    const int in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
+                    tma_box(a4_map, tile + (2 * p) * SECTOR_BOX, b_addr, in, outer);
+                    tma_box(a4_map, tile + (2 * p + 1) * SECTOR_BOX, b_addr, in + 32, outer);
+                    if (n4) tma_box(edge_map, edge + p * EDGE_BOX, b_addr, in + 64, outer);
+                }
+            }
+            tma_wait(b_addr);
+        },
+        [&](int r, int c) -> float& {
+            const int p = r % 4, w = c + ((p * n4) & 3);
+            if (w < 64) return *sector_tma_at(tile, r, w);
+            return edge[p * EDGE_BOX + (r / 4) * EDGE_COLS + w - 64];
         },
         rot);
 }
