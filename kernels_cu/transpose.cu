@@ -269,6 +269,50 @@ __device__ __forceinline__ void sector_write(float* __restrict__ b, size_t m, si
     }
 }
 
+// e[j] = v[(j - rot) % 4], rot = by1 + 2 by2: two rounds of selects (by 1, then by 2), not a branch.
+__device__ __forceinline__ void rotate4(const float (&v)[4], float (&e)[4], bool by1, bool by2) {
+    float u[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) u[j] = by1 ? v[(j + 3) & 3] : v[j];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) e[j] = by2 ? u[(j + 2) & 3] : u[j];
+}
+
+// sector_write for a layout whose tile rows are runs of words (column c of tile row r at
+// row_word(r) + c: coarsened_sector_tma_any's), ROWS = 64: lane q of a half-warp writes float4 q of
+// B's rows x0 + xl0 + 16i, i = 0 .. 3. 16M is a multiple of 8, so each of those rows starts the same
+// s floats before a sector as the first: the lane's four reads and its float4's place in the row are
+// the first row's, 16 columns on, computed once, and a row costs four shared loads at fixed offsets,
+// the turn's selects and one store (sector_write works all of it out again for every row).
+template <int ROWS, class RowWord>
+__device__ __forceinline__ void sector_write_rows(float* __restrict__ b, size_t m, size_t n, size_t x0, size_t y0,
+                                                  int xl0, int q, RowWord row_word, int rot) {
+    static_assert(ROWS == 64, "one float4 a lane and row of B");
+    float* row = b + (x0 + xl0) * m;
+    const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
+    const int r = SECTOR_SHIFT - s + 4 * q;                                 // tile row of its first element
+    const float* at[4];  // the k-th read: row r + (k + rot) % 4 (sector_write's turn)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) at[k] = row_word(r + ((k + rot) & 3)) + xl0;
+    const long long c = (long long)y0 - s + 4 * q;  // B's column of its first element
+    const bool whole = c >= 0 && c + 4 <= (long long)m, by1 = rot & 1, by2 = rot & 2;
+#pragma unroll
+    for (int i = 0; i < SECTOR_COLS / 16; ++i, row += 16 * m) {
+        if (x0 + xl0 + 16 * i >= n) return;
+        float v[4], e[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = at[k][16 * i];
+        rotate4(v, e, by1, by2);  // back in row order
+        if (whole) {
+            __stcs(reinterpret_cast<float4*>(row + c), make_float4(e[0], e[1], e[2], e[3]));
+        } else {  // the row's first or last piece: clipped
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                if (c + k >= 0 && c + k < (long long)m) row[c + k] = e[k];
+        }
+    }
+}
+
 // Blocks per SM: as many as the registers of the loads in flight allow without a spill on any
 // arch (ptxas, sm_75 to sm_120): at most 40, 64, 64 and 80 registers.
 template <int ROWS, bool VEC_LOADS>
@@ -578,9 +622,9 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
 // the form's boxes of 18 rows of four from the map's row top / 4, every thread back once they have
 // landed), A's last M % 4 rows by the block, then the half-warps' pieces of B, tile row r, column c
 // read as at(r, c); TURNED, the second half-warp's reads turned by rot (sector_write).
-template <int ROWS, bool TURNED, class Load, class At>
+template <int ROWS, bool TURNED, bool RUNS = false, class Load, class At, class RowWord = int>
 __device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, float* __restrict__ b, size_t m,
-                                                size_t n, Load load, At at, int rot = 0) {
+                                                size_t n, Load load, At at, int rot = 0, RowWord row_word = 0) {
     static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
@@ -597,11 +641,15 @@ __device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, flo
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32;
+    if constexpr (RUNS) {  // the layout's rows are runs of words, row r's at row_word(r)
+        sector_write_rows<ROWS>(b, m, n, x0, y0, 2 * warp + lane / 16, lane % 16, row_word, lane / 16 ? rot : 0);
+    } else {
 #pragma unroll
-    for (int i = 0; i < SECTOR_COLS / 16; ++i) {
-        const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
-        sector_write<ROWS, TURNED>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return at(r, xl); },
-                                   lane / 16 ? rot : 0);
+        for (int i = 0; i < SECTOR_COLS / 16; ++i) {
+            const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
+            sector_write<ROWS, TURNED>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return at(r, xl); },
+                                       lane / 16 ? rot : 0);
+        }
     }
 }
 
@@ -664,6 +712,32 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
         rot);
 }
 
+// coarsened_sector_tma_any_runs (sm_90, run only when named; any N): coarsened_sector_tma_any with
+// B written by sector_write_rows (its tile rows are runs of words): the same loads, reads and
+// stores, with each lane's addresses worked out once for its four rows of B.
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_tma_any_runs(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
+                              float* __restrict__ b, size_t m, size_t n) {
+    __shared__ __align__(128) float tile[4 * ANY_BOX];
+    __shared__ __align__(8) unsigned long long bar;
+    const int n4 = int(n % 4);  // d_p = p * n4 mod 4
+    const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
+    const auto row_word = [&](int r) -> float* {  // tile row r (>= 0), column 0
+        const int p = r & 3;
+        return tile + p * ANY_BOX + (r >> 2) * ANY_COLS + ((p * n4) & 3);
+    };
+    sector_tma_tile<ROWS, true, true>(
+        a, b, m, n,
+        [&](size_t x0, int outer, int tid) {
+            tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& in, int& out) {
+                in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
+                out = outer;
+            });
+        },
+        [&](int r, int c) -> float& { return row_word(r)[c]; }, rot, row_word);
+}
+
 // coarsened_sector_tma_split (sm_90, run only when named; any N): coarsened_sector_tma_any's phases,
 // each started d_p floats early on 16 bytes, but each phase's 68 columns brought in as coarsened_sector_tma's
 // two swizzled boxes of 32 columns (A's columns x0 - d_p .. x0 - d_p + 63) and an edge box of the
@@ -706,10 +780,11 @@ coarsened_sector_tma_split(const __grid_constant__ TransposeMap a4_map, const __
             }
             tma_wait(b_addr);
         },
-        [&](int r, int c) -> float& {
+        [&](int r, int c) -> float& {  // both places computed, one picked: a select, not a branch at every read
             const int p = r % 4, w = c + ((p * n4) & 3);
-            if (w < 64) return *sector_tma_at(tile, r, w);
-            return edge[p * EDGE_BOX + (r / 4) * EDGE_COLS + w - 64];
+            float* swizzled_word = sector_tma_at(tile, r, w & 63);
+            float* edge_word = edge + p * EDGE_BOX + (r / 4) * EDGE_COLS + (w & 3);
+            return *(w < 64 ? swizzled_word : edge_word);
         },
         rot);
 }

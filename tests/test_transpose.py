@@ -26,7 +26,7 @@ TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
                 "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_tma_split"]  # run only when named (the last three sm_90)
+                "coarsened_sector_tma_any_runs", "coarsened_sector_tma_split"]  # run only when named (the last four sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -402,10 +402,10 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     assert "multiple of 4" in skipped[0].check_detail and "M >= 4" in skipped[1].check_detail
     anyn = [shape(m, n) for m, n in ((67, 133), (130, 67), (4097, 4097), (4099, 4101), (4, 5), (5, 7), (4098, 4097),
                                      (4096, 4097), (1001, 3003), (4097, 4100), (8193, 8195))]
-    anyn_forms = ["coarsened_sector_tma_any", "coarsened_sector_tma_split"]
+    anyn_forms = ["coarsened_sector_tma_any", "coarsened_sector_tma_any_runs", "coarsened_sector_tma_split"]
     rows = check_rows("transpose", anyn, variants=anyn_forms)
     assert_all_pass(rows)
-    assert len(rows) == 2 * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
+    assert len(rows) == len(anyn_forms) * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
 
 
 @pytest.mark.gpu
