@@ -278,22 +278,24 @@ __device__ __forceinline__ void rotate4(const float (&v)[4], float (&e)[4], bool
     for (int j = 0; j < 4; ++j) e[j] = by2 ? u[(j + 2) & 3] : u[j];
 }
 
-// sector_write for a layout whose tile rows are runs of words (column c of tile row r at
-// row_word(r) + c: coarsened_sector_tma_any's), ROWS = 64: lane q of a half-warp writes float4 q of
-// B's rows x0 + xl0 + 16i, i = 0 .. 3. 16M is a multiple of 8, so each of those rows starts the same
-// s floats before a sector as the first: the lane's four reads and its float4's place in the row are
-// the first row's, 16 columns on, computed once, and a row costs four shared loads at fixed offsets,
-// the turn's selects and one store (sector_write works all of it out again for every row).
-template <int ROWS, class RowWord>
+// sector_write for ROWS = 64 with each lane's reads worked out once: lane q of a half-warp writes
+// float4 q of B's rows x0 + xl0 + 16i, i = 0 .. 3. 16M is a multiple of 8, so each of those rows
+// starts the same s floats before a sector as the first: the lane reads the same four tile rows
+// for all of them, and its float4 has the same place in each. first(r) is the word of tile row r,
+// column xl0, next(word, i) that of column xl0 + 16i (a fixed step for coarsened_sector_tma_any's
+// rows of words, a flip of the swizzled chunk and a box on for coarsened_sector_tma's), so a row of
+// B costs four shared loads, the turn's selects and one store (sector_write works all of it out
+// again for every row).
+template <int ROWS, class First, class Next>
 __device__ __forceinline__ void sector_write_rows(float* __restrict__ b, size_t m, size_t n, size_t x0, size_t y0,
-                                                  int xl0, int q, RowWord row_word, int rot) {
+                                                  int xl0, int q, First first, Next next, int rot) {
     static_assert(ROWS == 64, "one float4 a lane and row of B");
     float* row = b + (x0 + xl0) * m;
     const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
     const int r = SECTOR_SHIFT - s + 4 * q;                                 // tile row of its first element
     const float* at[4];  // the k-th read: row r + (k + rot) % 4 (sector_write's turn)
 #pragma unroll
-    for (int k = 0; k < 4; ++k) at[k] = row_word(r + ((k + rot) & 3)) + xl0;
+    for (int k = 0; k < 4; ++k) at[k] = first(r + ((k + rot) & 3));
     const long long c = (long long)y0 - s + 4 * q;  // B's column of its first element
     const bool whole = c >= 0 && c + 4 <= (long long)m, by1 = rot & 1, by2 = rot & 2;
 #pragma unroll
@@ -301,7 +303,7 @@ __device__ __forceinline__ void sector_write_rows(float* __restrict__ b, size_t 
         if (x0 + xl0 + 16 * i >= n) return;
         float v[4], e[4];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) v[k] = at[k][16 * i];
+        for (int k = 0; k < 4; ++k) v[k] = *next(at[k], i);
         rotate4(v, e, by1, by2);  // back in row order
         if (whole) {
             __stcs(reinterpret_cast<float4*>(row + c), make_float4(e[0], e[1], e[2], e[3]));
@@ -622,9 +624,10 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
 // the form's boxes of 18 rows of four from the map's row top / 4, every thread back once they have
 // landed), A's last M % 4 rows by the block, then the half-warps' pieces of B, tile row r, column c
 // read as at(r, c); TURNED, the second half-warp's reads turned by rot (sector_write).
-template <int ROWS, bool TURNED, bool RUNS = false, class Load, class At, class RowWord = int>
+template <int ROWS, bool TURNED, bool RUNS = false, class Load, class At, class First = int, class Next = int>
 __device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, float* __restrict__ b, size_t m,
-                                                size_t n, Load load, At at, int rot = 0, RowWord row_word = 0) {
+                                                size_t n, Load load, At at, int rot = 0, First first = 0,
+                                                Next next = 0) {
     static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
@@ -641,8 +644,10 @@ __device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, flo
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32;
-    if constexpr (RUNS) {  // the layout's rows are runs of words, row r's at row_word(r)
-        sector_write_rows<ROWS>(b, m, n, x0, y0, 2 * warp + lane / 16, lane % 16, row_word, lane / 16 ? rot : 0);
+    if constexpr (RUNS) {  // each lane's reads worked out once (sector_write_rows)
+        const int xl0 = 2 * warp + lane / 16;
+        sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, lane % 16, [&](int r) { return first(r, xl0); }, next,
+                                lane / 16 ? rot : 0);
     } else {
 #pragma unroll
         for (int i = 0; i < SECTOR_COLS / 16; ++i) {
@@ -668,6 +673,32 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
             });
         },
         [&](int r, int c) -> float& { return *sector_tma_at(tile, r, c); });
+}
+
+// coarsened_sector_tma_runs (sm_90, run only when named, N a multiple of 4): coarsened_sector_tma with
+// B written by sector_write_rows. A lane's columns xl0 + 16i (xl0 < 16) lie in box i / 2 of their
+// phase, chunk xl0 / 4 + 4 (i % 2): bit 2 of the chunk flips for odd i, and with it bit 4 of the
+// swizzled word (chunk ^ (box row % 8), times 4), so column xl0 + 16i is word w ^ 16(i % 2) + (i / 2)
+// boxes on (the boxes are 768 words apart, so bit 4 of a word's index is its chunk's bit 2).
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_tma_runs(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
+                          float* __restrict__ b, size_t m, size_t n) {
+    __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
+    __shared__ __align__(8) unsigned long long bar;
+    sector_tma_tile<ROWS, false, true>(
+        a, b, m, n,
+        [&](size_t x0, int outer, int tid) {
+            tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& in, int& out) {
+                in = (box / 2) * int(n) + int(x0) + (box % 2) * 32;
+                out = outer;
+            });
+        },
+        [&](int r, int c) -> float& { return *sector_tma_at(tile, r, c); }, 0,
+        [&](int r, int c) -> const float* { return sector_tma_at(tile, r, c); },
+        [&](const float* w, int i) -> const float* {  // on the word's index, so the load stays a shared one
+            return tile + ((int(w - tile) ^ (16 * (i & 1))) + (i / 2) * SECTOR_BOX);
+        });
 }
 
 // coarsened_sector_tma_any (sm_90, run only when named; any N): coarsened_sector_tma with every box
@@ -723,9 +754,9 @@ coarsened_sector_tma_any_runs(const __grid_constant__ TransposeMap a4_map, const
     __shared__ __align__(8) unsigned long long bar;
     const int n4 = int(n % 4);  // d_p = p * n4 mod 4
     const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-    const auto row_word = [&](int r) -> float* {  // tile row r (>= 0), column 0
+    const auto word = [&](int r, int c) -> float* {  // tile row r (>= 0), column c
         const int p = r & 3;
-        return tile + p * ANY_BOX + (r >> 2) * ANY_COLS + ((p * n4) & 3);
+        return tile + p * ANY_BOX + (r >> 2) * ANY_COLS + ((p * n4) & 3) + c;
     };
     sector_tma_tile<ROWS, true, true>(
         a, b, m, n,
@@ -735,7 +766,8 @@ coarsened_sector_tma_any_runs(const __grid_constant__ TransposeMap a4_map, const
                 out = outer;
             });
         },
-        [&](int r, int c) -> float& { return row_word(r)[c]; }, rot, row_word);
+        [&](int r, int c) -> float& { return *word(r, c); }, rot, word,
+        [](const float* w, int i) { return w + 16 * i; });  // rows of words: column c + 16i is 16 words on
 }
 
 // coarsened_sector_tma_split (sm_90, run only when named; any N): coarsened_sector_tma_any's phases,

@@ -25,8 +25,8 @@ TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
-                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_tma_any_runs", "coarsened_sector_tma_split"]  # run only when named (the last four sm_90)
+                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_runs", "coarsened_sector_tma_any",
+                "coarsened_sector_tma_any_runs", "coarsened_sector_tma_split"]  # run only when named (the last five sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -395,8 +395,9 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     if not arch_meets(device.current().compute_capability, "sm_90"):
         return
     aligned = [shape(m, n) for m, n in ((67, 132), (130, 68), (4097, 4100), (4, 4), (5, 8), (4098, 4096))]
-    rows = check_rows("transpose", aligned, variants=["coarsened_sector_tma"])
+    rows = check_rows("transpose", aligned, variants=["coarsened_sector_tma", "coarsened_sector_tma_runs"])
     assert_all_pass(rows)
+    assert len(rows) == 2 * len(aligned)
     skipped = check_rows("transpose", [shape(67, 133), shape(3, 4)], variants=["coarsened_sector_tma"])
     assert [r.check for r in skipped] == ["SKIP", "SKIP"]
     assert "multiple of 4" in skipped[0].check_detail and "M >= 4" in skipped[1].check_detail

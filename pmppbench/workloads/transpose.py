@@ -98,6 +98,9 @@ SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_T
 SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}>",
                          "coarsened_sector_tma with each phase's box started on 16 bytes (4 unswizzled boxes of 68 "
                          "columns x 18 rows of four, up to 3 columns early): any N", needs="sm_90")
+SECTOR_TMA_RUNS = Variant("coarsened_sector_tma_runs", f"coarsened_sector_tma_runs<{COARSENED_TILE}>",
+                          "coarsened_sector_tma with each lane's shared and global addresses worked out once for "
+                          "its four rows of B; N a multiple of 4", needs="sm_90")
 SECTOR_TMA_ANY_RUNS = Variant("coarsened_sector_tma_any_runs", f"coarsened_sector_tma_any_runs<{COARSENED_TILE}>",
                               "coarsened_sector_tma_any with each lane's shared and global addresses worked out "
                               "once for its four rows of B", needs="sm_90")
@@ -105,7 +108,7 @@ SECTOR_TMA_SPLIT = Variant("coarsened_sector_tma_split", f"coarsened_sector_tma_
                            "coarsened_sector_tma_any's phases, each as two swizzled boxes of 32 columns and an edge "
                            "box of 4 (a second map): any N", needs="sm_90")
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_TMA_ANY_RUNS, SECTOR_TMA_SPLIT)
+                SECTOR_TMA_RUNS, SECTOR_TMA_ANY, SECTOR_TMA_ANY_RUNS, SECTOR_TMA_SPLIT)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
@@ -331,8 +334,9 @@ class Transpose(Workload):
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
-            elif variant.name in (SECTOR_TMA.name, SECTOR_TMA_ANY.name, SECTOR_TMA_ANY_RUNS.name, SECTOR_TMA_SPLIT.name):
-                anywhere = variant.name != SECTOR_TMA.name
+            elif variant.name in (SECTOR_TMA.name, SECTOR_TMA_RUNS.name, SECTOR_TMA_ANY.name, SECTOR_TMA_ANY_RUNS.name,
+                                  SECTOR_TMA_SPLIT.name):
+                anywhere = variant.name not in (SECTOR_TMA.name, SECTOR_TMA_RUNS.name)
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")
