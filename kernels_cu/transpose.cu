@@ -230,19 +230,12 @@ __device__ __forceinline__ void sector_load_float4s(const float* __restrict__ a,
     }
 }
 
-// Element j of v (j = 0 .. 3, not known at compile time) by selects, not a local-memory index.
-__device__ __forceinline__ float pick4(const float (&v)[4], int j) {
-    return j == 0 ? v[0] : j == 1 ? v[1] : j == 2 ? v[2] : v[3];
-}
-
 // Lane q of a half-warp writes its float4s of row x0 + xl of B (the row's piece: columns y0 - s ..
 // y0 - s + ROWS - 1, s its floats before a sector; clipped to 0 .. M - 1), float4 q + 16h reading
-// A's rows at tile rows SECTOR_SHIFT - s + 4(q + 16h) .. +3 through at(r), column xl. TURNED, its k-th
-// read is row r + (k + rot) % 4 (rot 0 .. 3, per lane): a layout whose bank depends on the row's
-// phase (coarsened_sector_tma_any) turns one half-warp's reads to keep them off the other's banks.
-template <int ROWS, bool TURNED = false, class At>
+// A's rows at tile rows SECTOR_SHIFT - s + 4(q + 16h) .. +3 through at(r), column xl.
+template <int ROWS, class At>
 __device__ __forceinline__ void sector_write(float* __restrict__ b, size_t m, size_t n, size_t x0, size_t y0, int xl,
-                                             int q, At at, int rot = 0) {
+                                             int q, At at) {
     if (x0 + xl >= n) return;
     float* row = b + (x0 + xl) * m;
     const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
@@ -252,13 +245,6 @@ __device__ __forceinline__ void sector_write(float* __restrict__ b, size_t m, si
         const int r = SECTOR_SHIFT - s + 4 * j;         // tile row of its first element
         const long long c = (long long)y0 - s + 4 * j;  // B's column of its first element
         float e[4] = {at(r), at(r + 1), at(r + 2), at(r + 3)};
-        if constexpr (TURNED) {  // the same rows, the k-th read row r + (k + rot) % 4 (the loads above are dead)
-            float v[4];
-#pragma unroll
-            for (int k = 0; k < 4; ++k) v[k] = at(r + ((k + rot) & 3));
-#pragma unroll
-            for (int i = 0; i < 4; ++i) e[i] = pick4(v, (i - rot) & 3);  // back in row order
-        }
         if (c >= 0 && c + 4 <= (long long)m) {
             __stcs(reinterpret_cast<float4*>(row + c), make_float4(e[0], e[1], e[2], e[3]));
         } else {  // the row's first or last piece: clipped
@@ -622,12 +608,12 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
 
 // The TMA sector forms' one tile: A's rows y0 - 8 .. y0 + 63 by the engine (load(x0, top / 4, tid):
 // the form's boxes of 18 rows of four from the map's row top / 4, every thread back once they have
-// landed), A's last M % 4 rows by the block, then the half-warps' pieces of B, tile row r, column c
-// read as at(r, c); TURNED, the second half-warp's reads turned by rot (sector_write).
-template <int ROWS, bool TURNED, bool RUNS = false, class Load, class At, class First = int, class Next = int>
+// landed), A's last M % 4 rows by the block (tile row r, column c at at(r, c)), then the half-warps'
+// pieces of B by sector_write_rows (first, next: the layout's words), the second half-warp's reads
+// turned by rot.
+template <int ROWS, class Load, class At, class First, class Next>
 __device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, float* __restrict__ b, size_t m,
-                                                size_t n, Load load, At at, int rot = 0, First first = 0,
-                                                Next next = 0) {
+                                                size_t n, Load load, At at, int rot, First first, Next next) {
     static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
@@ -643,50 +629,22 @@ __device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, flo
             at(int(y - top), c) = a[y * n + x0 + c];
         __syncthreads();
     }
-    const int lane = tid % 32, warp = tid / 32;
-    if constexpr (RUNS) {  // each lane's reads worked out once (sector_write_rows)
-        const int xl0 = 2 * warp + lane / 16;
-        sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, lane % 16, [&](int r) { return first(r, xl0); }, next,
-                                lane / 16 ? rot : 0);
-    } else {
-#pragma unroll
-        for (int i = 0; i < SECTOR_COLS / 16; ++i) {
-            const int xl = 2 * (warp + 8 * i) + lane / 16;  // rows xl, xl + 1 of B's tile per warp
-            sector_write<ROWS, TURNED>(b, m, n, x0, y0, xl, lane % 16, [&](int r) { return at(r, xl); },
-                                       lane / 16 ? rot : 0);
-        }
-    }
+    const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16;  // B's rows xl0 + 16i
+    sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, lane % 16, [&](int r) { return first(r, xl0); }, next,
+                            lane / 16 ? rot : 0);
 }
 
+// B's rows are written by sector_write_rows: a lane's columns xl0 + 16i (xl0 < 16) lie in box i / 2
+// of their phase, chunk xl0 / 4 + 4 (i % 2): bit 2 of the chunk flips for odd i, and with it bit 4
+// of the swizzled word (chunk ^ (box row % 8), times 4; the boxes are 768 words apart), so column
+// xl0 + 16i is word w ^ 16 (i % 2), i / 2 boxes on.
 template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
 __global__ void __launch_bounds__(256, 8)
 coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a, float* __restrict__ b,
                      size_t m, size_t n) {
     __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
     __shared__ __align__(8) unsigned long long bar;
-    sector_tma_tile<ROWS, false>(
-        a, b, m, n,
-        [&](size_t x0, int outer, int tid) {
-            tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& in, int& out) {
-                in = (box / 2) * int(n) + int(x0) + (box % 2) * 32;
-                out = outer;
-            });
-        },
-        [&](int r, int c) -> float& { return *sector_tma_at(tile, r, c); });
-}
-
-// coarsened_sector_tma_runs (sm_90, run only when named, N a multiple of 4): coarsened_sector_tma with
-// B written by sector_write_rows. A lane's columns xl0 + 16i (xl0 < 16) lie in box i / 2 of their
-// phase, chunk xl0 / 4 + 4 (i % 2): bit 2 of the chunk flips for odd i, and with it bit 4 of the
-// swizzled word (chunk ^ (box row % 8), times 4), so column xl0 + 16i is word w ^ 16(i % 2) + (i / 2)
-// boxes on (the boxes are 768 words apart, so bit 4 of a word's index is its chunk's bit 2).
-template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
-__global__ void __launch_bounds__(256, 8)
-coarsened_sector_tma_runs(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
-                          float* __restrict__ b, size_t m, size_t n) {
-    __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
-    __shared__ __align__(8) unsigned long long bar;
-    sector_tma_tile<ROWS, false, true>(
+    sector_tma_tile<ROWS>(
         a, b, m, n,
         [&](size_t x0, int outer, int tid) {
             tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& in, int& out) {
@@ -728,37 +686,11 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
     __shared__ __align__(8) unsigned long long bar;
     const int n4 = int(n % 4);  // d_p = p * n4 mod 4
     const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-    sector_tma_tile<ROWS, true>(
-        a, b, m, n,
-        [&](size_t x0, int outer, int tid) {
-            tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& in, int& out) {
-                in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
-                out = outer;
-            });
-        },
-        [&](int r, int c) -> float& {
-            const int p = r % 4;
-            return tile[p * ANY_BOX + (r / 4) * ANY_COLS + c + ((p * n4) & 3)];
-        },
-        rot);
-}
-
-// coarsened_sector_tma_any_runs (sm_90, run only when named; any N): coarsened_sector_tma_any with
-// B written by sector_write_rows (its tile rows are runs of words): the same loads, reads and
-// stores, with each lane's addresses worked out once for its four rows of B.
-template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
-__global__ void __launch_bounds__(256, 8)
-coarsened_sector_tma_any_runs(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
-                              float* __restrict__ b, size_t m, size_t n) {
-    __shared__ __align__(128) float tile[4 * ANY_BOX];
-    __shared__ __align__(8) unsigned long long bar;
-    const int n4 = int(n % 4);  // d_p = p * n4 mod 4
-    const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
     const auto word = [&](int r, int c) -> float* {  // tile row r (>= 0), column c
         const int p = r & 3;
         return tile + p * ANY_BOX + (r >> 2) * ANY_COLS + ((p * n4) & 3) + c;
     };
-    sector_tma_tile<ROWS, true, true>(
+    sector_tma_tile<ROWS>(
         a, b, m, n,
         [&](size_t x0, int outer, int tid) {
             tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& in, int& out) {
@@ -768,56 +700,5 @@ coarsened_sector_tma_any_runs(const __grid_constant__ TransposeMap a4_map, const
         },
         [&](int r, int c) -> float& { return *word(r, c); }, rot, word,
         [](const float* w, int i) { return w + 16 * i; });  // rows of words: column c + 16i is 16 words on
-}
-
-// coarsened_sector_tma_split (sm_90, run only when named; any N): coarsened_sector_tma_any's phases,
-// each started d_p floats early on 16 bytes, but each phase's 68 columns brought in as coarsened_sector_tma's
-// two swizzled boxes of 32 columns (A's columns x0 - d_p .. x0 - d_p + 63) and an edge box of the
-// 4 after them (16 bytes, the engine's narrowest; unswizzled, through a second map of the same rows of
-// four): the swizzled 128-byte box rows of the form that reads 93% where A's rows start on 16 bytes,
-// at any N. Where N is a multiple of 4 every d_p is 0: no edge box is loaded and none is read.
-// Tile row r, column c is word w = c + d_p of phase p = r % 4: box row r / 4 of swizzled box
-// (p, w / 32) (sector_tma_at), or for w >= 64, word w - 64 of row r / 4 of edge box p.
-// Banks: a half-warp's 16 consecutive box rows of one phase take each of a swizzled box's 8 chunk
-// slots twice, word w % 4 of it (8 banks, 2 lanes each); in an edge box (rows of 4 words, boxes 96
-// words apart, all 0 mod 32) the same 8 banks 4k + w % 4. So, as in coarsened_sector_tma_any, a
-// read's bank class is c + d_p mod 4, and the same turn puts the other half-warp 2 classes away.
-constexpr int EDGE_COLS = 4;                                           // 16 bytes
-constexpr int EDGE_BOX = (EDGE_COLS * SECTOR_GROUPS + 31) / 32 * 32;  // 72 -> 96 floats apart: 128-byte aligned
-
-template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
-__global__ void __launch_bounds__(256, 8)
-coarsened_sector_tma_split(const __grid_constant__ TransposeMap a4_map, const __grid_constant__ TransposeMap edge_map,
-                           const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    __shared__ __align__(1024) float tile[8 * SECTOR_BOX + 4 * EDGE_BOX];
-    __shared__ __align__(8) unsigned long long bar;
-    float* edge = tile + 8 * SECTOR_BOX;
-    const int n4 = int(n % 4);  // d_p = p * n4 mod 4
-    const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-    sector_tma_tile<ROWS, true>(
-        a, b, m, n,
-        [&](size_t x0, int outer, int tid) {
-            constexpr unsigned BOX_BYTES = 32 * SECTOR_GROUPS * sizeof(float);
-            constexpr unsigned EDGE_BYTES = EDGE_COLS * SECTOR_GROUPS * sizeof(float);
-            const unsigned b_addr = smem_address(&bar);
-            if (tid == 0) {
-                tma_arm(b_addr, 8 * BOX_BYTES + (n4 ? 4 * EDGE_BYTES : 0));
-#pragma unroll
-                for (int p = 0; p < 4; ++p) {
-                    const int in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
-                    tma_box(a4_map, tile + (2 * p) * SECTOR_BOX, b_addr, in, outer);
-                    tma_box(a4_map, tile + (2 * p + 1) * SECTOR_BOX, b_addr, in + 32, outer);
-                    if (n4) tma_box(edge_map, edge + p * EDGE_BOX, b_addr, in + 64, outer);
-                }
-            }
-            tma_wait(b_addr);
-        },
-        [&](int r, int c) -> float& {  // both places computed, one picked: a select, not a branch at every read
-            const int p = r % 4, w = c + ((p * n4) & 3);
-            float* swizzled_word = sector_tma_at(tile, r, w & 63);
-            float* edge_word = edge + p * EDGE_BOX + (r / 4) * EDGE_COLS + (w & 3);
-            return *(w < 64 ? swizzled_word : edge_word);
-        },
-        rot);
 }
 #endif

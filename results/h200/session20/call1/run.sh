@@ -13,7 +13,7 @@ for tool in memcheck racecheck; do
   done
 done
 for i in 1 2 3; do
-  step split-$i 150 python3 -m pmppbench all --config studies/memory_roof/sector_split20.toml --out $STEPS_DIR/split-$i.csv; pack
+  step split-$i 150 python3 -m pmppbench all --config results/h200/session20/call1/sector_split20.toml --out $STEPS_DIR/split-$i.csv; pack
 done
 step counters 150 python3 -m pmppbench transpose 8193 8193 --variants coarsened_sector_tma_any,coarsened_sector_tma_split,memcpy --counters --out $STEPS_DIR/counters-8193.csv; pack
 device_end

@@ -15,7 +15,7 @@ for tool in memcheck racecheck; do
   done
 done
 for i in 1 2 3; do
-  step split-$i 150 python3 -m pmppbench all --config studies/memory_roof/sector_split20.toml --out $STEPS_DIR/split-$i.csv; pack
+  step split-$i 150 python3 -m pmppbench all --config results/h200/session20/call2/sector_split20.toml --out $STEPS_DIR/split-$i.csv; pack
 done
 M=smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio
 step ncu-8193 200 ncu --metrics $M -k regex:coarsened --csv python3 -m pmppbench transpose 8193 8193 2 --variants coarsened_sector_tma_any,coarsened_sector_tma_any_runs,coarsened_sector_tma_split,coarsened_sector_vec --check-only; pack

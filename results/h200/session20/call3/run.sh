@@ -14,7 +14,7 @@ for tool in memcheck racecheck; do
   done
 done
 for i in 1 2 3; do
-  step runs-$i 150 python3 -m pmppbench all --config studies/memory_roof/sector_runs20.toml --out $STEPS_DIR/runs-$i.csv; pack
+  step runs-$i 150 python3 -m pmppbench all --config results/h200/session20/call3/sector_runs20.toml --out $STEPS_DIR/runs-$i.csv; pack
 done
 M=smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio
 step ncu-10001x10000 200 ncu --metrics $M -k regex:coarsened --csv python3 -m pmppbench transpose 10001 10000 2 --variants coarsened_sector_tma,coarsened_sector_tma_runs,coarsened_sector_tma_any_runs --check-only; pack
