@@ -279,7 +279,7 @@ __device__ __forceinline__ void sector_write_rows(float* __restrict__ b, size_t 
     float* row = b + (x0 + xl0) * m;
     const int s = int(reinterpret_cast<size_t>(row) / sizeof(float) % 8);  // floats of the row before a sector
     const int r = SECTOR_SHIFT - s + 4 * q;                                 // tile row of its first element
-    decltype(first(0)) at[4];  // the k-th read: row r + (k + rot) % 4 (sector_write's turn)
+    const float* at[4];  // the k-th read: row r + (k + rot) % 4 (sector_write's turn)
 #pragma unroll
     for (int k = 0; k < 4; ++k) at[k] = first(r + ((k + rot) & 3));
     const long long c = (long long)y0 - s + 4 * q;  // B's column of its first element
@@ -700,72 +700,5 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
         },
         [&](int r, int c) -> float& { return *word(r, c); }, rot, word,
         [](const float* w, int i) { return w + 16 * i; });  // rows of words: column c + 16i is 16 words on
-}
-// coarsened_sector_tma_split (sm_90, run only when named; any N): coarsened_sector_tma_any's phases,
-// each started d_p floats early on 16 bytes, but each phase's 68 columns brought in as
-// coarsened_sector_tma's two swizzled boxes of 32 columns (A's columns x0 - d_p .. x0 - d_p + 63) and
-// an edge box of the 4 after them (16 bytes, the engine's narrowest; unswizzled, through a second map
-// of the same rows of four): the 128-byte swizzled box rows with which coarsened_sector_tma reads
-// 5 points more than coarsened_sector_tma_any where both run (docs/memory_roof.md, "Session 20").
-// Where N is a multiple of 4 every d_p is 0: no edge box is loaded and none is read.
-// Tile row r, column c is word w = c + d_p of phase p = r % 4: box row r / 4 of swizzled box
-// (p, w / 32) (sector_tma_at), or for w >= 64, word w - 64 of row r / 4 of edge box p.
-// Banks: a half-warp's 16 consecutive box rows of one phase take each of a swizzled box's 8 chunk
-// slots twice, word w % 4 of it (8 banks, 2 lanes each); in an edge box (rows of 4 words, boxes 96
-// words apart, all 0 mod 32) the same 8 banks 4k + w % 4. So, as in coarsened_sector_tma_any, a
-// read's bank class is c + d_p mod 4, and the same turn puts the other half-warp 2 classes away.
-// sector_write_rows: a lane's read of row r for its columns xl0 + 16i is column w + 16i, w = xl0 + d_p
-// (0 .. 18): adding 16 flips the chunk's bit 2 (word ^ 16) and moves one box on where w % 32 >= 16,
-// adding 32 moves one box on; w + 48 is past the second box, in the edge box, where w >= 16.
-constexpr int EDGE_COLS = 4;                                           // 16 bytes
-constexpr int EDGE_BOX = (EDGE_COLS * SECTOR_GROUPS + 31) / 32 * 32;  // 72 -> 96 floats apart: 128-byte aligned
-
-struct SplitReads { const float *at0, *at1, *at3; };  // columns w, w + 16 and w + 48 (w + 32: at0 a box on)
-
-template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
-__global__ void __launch_bounds__(256, 8)
-coarsened_sector_tma_split(const __grid_constant__ TransposeMap a4_map, const __grid_constant__ TransposeMap edge_map,
-                           const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
-    __shared__ __align__(1024) float tile[8 * SECTOR_BOX + 4 * EDGE_BOX];
-    __shared__ __align__(8) unsigned long long bar;
-    float* edge = tile + 8 * SECTOR_BOX;
-    const int n4 = int(n % 4);  // d_p = p * n4 mod 4
-    const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-    sector_tma_tile<ROWS>(
-        a, b, m, n,
-        [&](size_t x0, int outer, int tid) {
-            constexpr unsigned BOX_BYTES = 32 * SECTOR_GROUPS * sizeof(float);
-            constexpr unsigned EDGE_BYTES = EDGE_COLS * SECTOR_GROUPS * sizeof(float);
-            const unsigned b_addr = smem_address(&bar);
-            if (tid == 0) {
-                tma_arm(b_addr, 8 * BOX_BYTES + (n4 ? 4 * EDGE_BYTES : 0));
-#pragma unroll
-                for (int p = 0; p < 4; ++p) {
-                    const int in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
-                    tma_box(a4_map, tile + (2 * p) * SECTOR_BOX, b_addr, in, outer);
-                    tma_box(a4_map, tile + (2 * p + 1) * SECTOR_BOX, b_addr, in + 32, outer);
-                    if (n4) tma_box(edge_map, edge + p * EDGE_BOX, b_addr, in + 64, outer);
-                }
-            }
-            tma_wait(b_addr);
-        },
-        [&](int r, int c) -> float& {  // both places computed, one picked: a select, not a branch
-            const int p = r % 4, w = c + ((p * n4) & 3);
-            float* swizzled_word = sector_tma_at(tile, r, w & 63);
-            float* edge_word = edge + p * EDGE_BOX + (r / 4) * EDGE_COLS + (w & 3);
-            return *(w < 64 ? swizzled_word : edge_word);
-        },
-        rot,
-        [&](int r, int c) -> SplitReads {  // c = xl0 < 16
-            const int p = r & 3, w = c + ((p * n4) & 3);
-            const bool high = w >= 16;
-            const float* at0 = sector_tma_at(tile, r, w);
-            const int flipped = int(at0 - tile) ^ 16;
-            return {at0, tile + flipped + (high ? SECTOR_BOX : 0),
-                    high ? edge + p * EDGE_BOX + (r >> 2) * EDGE_COLS + (w - 16) : tile + flipped + SECTOR_BOX};
-        },
-        [](const SplitReads& reads, int i) -> const float* {
-            return i == 0 ? reads.at0 : i == 1 ? reads.at1 : i == 2 ? reads.at0 + SECTOR_BOX : reads.at3;
-        });
 }
 #endif

@@ -25,8 +25,7 @@ TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
-                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_tma_split"]  # run only when named (the last three sm_90)
+                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any"]  # run only when named (the last two sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -402,10 +401,9 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     assert "multiple of 4" in skipped[0].check_detail and "M >= 4" in skipped[1].check_detail
     anyn = [shape(m, n) for m, n in ((67, 133), (130, 67), (4097, 4097), (4099, 4101), (4, 5), (5, 7), (4098, 4097),
                                      (4096, 4097), (1001, 3003), (4097, 4100), (8193, 8195))]
-    anyn_forms = ["coarsened_sector_tma_any", "coarsened_sector_tma_split"]
-    rows = check_rows("transpose", anyn, variants=anyn_forms)
+    rows = check_rows("transpose", anyn, variants=["coarsened_sector_tma_any"])
     assert_all_pass(rows)
-    assert len(rows) == len(anyn_forms) * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
+    assert len(rows) == len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
 
 
 @pytest.mark.gpu
@@ -688,52 +686,37 @@ def test_the_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_o
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
 
 
-def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | None = None,
-                              split: bool = False) -> np.ndarray:
+def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | None = None) -> np.ndarray:
     """coarsened_sector_tma_any's index map, word by word of its shared memory (kernels_cu/transpose.cu):
     box p (of 68 x 18) from the map of rows of four at inner coordinate pN + x0 - d_p (d_p = pN mod 4,
     on 16 bytes), 1248 words apart; A's last M % 4 rows by the block; each half-warp's reads of its row
-    of B, the second half-warp's turned by rot. With `split`, coarsened_sector_tma_split's layout of the
-    same 68 columns: two 128-byte swizzled boxes of 32 (768 words apart) and an edge box of 4 (96 words
-    apart, after the 8 others; loaded only where N is not a multiple of 4). `banks`, when given,
-    collects each warp read's banks (32 lanes) to hold the conflict claim against; asserts that no
-    element of B is written twice."""
+    of B, the second half-warp's turned by rot. `banks`, when given, collects each warp read's banks
+    (32 lanes) to hold the conflict claim against; asserts that no element of B is written twice."""
     m, n = a.shape
     flat = a.ravel()
     b = np.full(n * m, np.nan, dtype=a.dtype)
-    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_tma_split" if split else "coarsened_sector_tma_any"),
-                             shape(m, n))
+    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_tma_any"), shape(m, n))
     cols, groups = transpose.SECTOR_ANY_BOX
     box_words = -(-cols * groups // 32) * 32
-    swizzled_words = -(-32 * groups // 256) * 256  # boxes 1024-byte aligned
-    edge_words = -(-transpose.EDGE_BOX[0] * groups // 32) * 32
-    smem_words = 8 * swizzled_words + 4 * edge_words if split else 4 * box_words
     rows4, n4 = m // 4, n % 4
 
     def map_at(outer, inner):
         return flat[outer * 4 * n + inner] if 0 <= outer < rows4 and 0 <= inner < 4 * n else 0.0
 
-    def place(p, i, w):  # the shared word of phase p's box row i, column w (0 .. 67) of its 68
-        if not split:
-            return p * box_words + i * cols + w
-        if w < 64:  # the 128-byte swizzle: chunk q of box row i at chunk q ^ (i % 8)
-            return (2 * p + w // 32) * swizzled_words + i * 32 + (((w % 32) // 4) ^ (i % 8)) * 4 + w % 4
-        return 8 * swizzled_words + p * edge_words + i * 4 + w - 64
-
     def word(r, c):  # the kernel's at(r, c)
         p = r % 4
-        return place(p, r // 4, c + (p * n4) % 4)
+        return p * box_words + (r // 4) * cols + c + (p * n4) % 4
 
     for t in range(gx * gy):
         x0, y0 = t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
         top = y0 - 8
-        smem = np.full(smem_words, np.nan, dtype=a.dtype)
+        smem = np.full(4 * box_words, np.nan, dtype=a.dtype)
         for p in range(4):
             inner0 = p * n + x0 - (p * n4) % 4
             assert inner0 % 4 == 0  # every box on 16 bytes
             for i in range(groups):
-                for cc in range(cols if n4 or not split else 64):  # split: no edge box where N % 4 == 0
-                    smem[place(p, i, cc)] = map_at(top // 4 + i, inner0 + cc)
+                for cc in range(cols):
+                    smem[p * box_words + i * cols + cc] = map_at(top // 4 + i, inner0 + cc)
         for y in range(rows4 * 4, m):
             if top <= y < top + 4 * groups:
                 for c in range(min(COARSENED_TILE, n - x0)):
@@ -765,15 +748,13 @@ def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | No
 @pytest.mark.parametrize("m, n", [(4, 4), (7, 129), (67, 133), (130, 67), (69, 5), (9, 65), (135, 75), (133, 70),
                                   (65, 129), (77, 131)])
 @pytest.mark.parametrize("b_offset", [0, 3])
-@pytest.mark.parametrize("split", [False, True], ids=["any", "split"])
-def test_the_any_n_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_offset, split):
+def test_the_any_n_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_offset):
     """Boxes started up to 3 columns early (every N mod 4), the block's own loads of the last M % 4
     rows, the pieces covering B exactly once with A^T; and every warp read at most 2 lanes a bank
-    (the turned half-warp off the other's banks), whatever M and N mod 4: both layouts of the 68
-    columns (coarsened_sector_tma_any's and coarsened_sector_tma_split's)."""
+    (the turned half-warp off the other's banks), whatever M and N mod 4."""
     a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
     banks: list = []
-    b = _sector_tma_any_emulation(a, b_offset, banks, split)
+    b = _sector_tma_any_emulation(a, b_offset, banks)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
     worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks) if banks else 0
     assert worst <= 2, f"{worst} lanes on one bank"
@@ -819,28 +800,3 @@ def test_the_sector_tma_forms_step_from_a_lanes_first_row_of_b_to_its_next_three
             assert [at(r, xl0 + 16 * i) for i in range(4)] == [(w ^ (16 * (i & 1))) + (i // 2) * box for i in range(4)]
     # and every lane's four rows of B start the same floats before a sector: (xl0 + 16i) M = xl0 M mod 8
     assert all((16 * i * m) % 8 == 0 for m in (1, 3, 4097, 8193) for i in range(4))
-
-
-def test_the_split_forms_reads_step_as_the_kernel_says():
-    """coarsened_sector_tma_split's sector_write_rows reads (kernels_cu/transpose.cu, SplitReads): a
-    lane's column w = xl0 + d_p of a row, then w + 16 (the word ^ 16, a box on where w >= 16), w + 32
-    (a box on) and w + 48 (the edge box where w >= 16, else the word ^ 16 a box on), held against the
-    layout's own index (the emulation's place) for every tile row, xl0 and d_p."""
-    box = -(-32 * (COARSENED_TILE + 8) // 4 // 256) * 256
-    edge_words = -(-transpose.EDGE_BOX[0] * (COARSENED_TILE + 8) // 4 // 32) * 32
-
-    def place(p, g, w):
-        if w < 64:
-            return (2 * p + w // 32) * box + g * 32 + (((w % 32) // 4) ^ (g % 8)) * 4 + w % 4
-        return 8 * box + p * edge_words + g * 4 + w - 64
-
-    for r in range(COARSENED_TILE + 8):
-        p, g = r % 4, r // 4
-        for d in range(4):
-            for xl0 in range(16):
-                w = xl0 + d
-                at0 = place(p, g, w)
-                high = w >= 16
-                at1 = (at0 ^ 16) + (box if high else 0)
-                at3 = 8 * box + p * edge_words + g * 4 + (w - 16) if high else (at0 ^ 16) + box
-                assert [at0, at1, at0 + box, at3] == [place(p, g, w + 16 * i) for i in range(4)]

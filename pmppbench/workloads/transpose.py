@@ -98,16 +98,12 @@ SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_T
 SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}>",
                          "coarsened_sector_tma with each phase's box started on 16 bytes (4 unswizzled boxes of 68 "
                          "columns x 18 rows of four, up to 3 columns early): any N", needs="sm_90")
-SECTOR_TMA_SPLIT = Variant("coarsened_sector_tma_split", f"coarsened_sector_tma_split<{COARSENED_TILE}>",
-                           "coarsened_sector_tma_any's phases, each as two swizzled boxes of 32 columns and an edge "
-                           "box of 4 (a second map): any N", needs="sm_90")
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_TMA_SPLIT)
+                SECTOR_TMA_ANY)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
 SECTOR_ANY_BOX = (COARSENED_TILE + 4, SECTOR_BOX[1])  # coarsened_sector_tma_any's: 68 columns (up to 3 early) x 18
-EDGE_BOX = (4, SECTOR_BOX[1])  # coarsened_sector_tma_split's edge boxes: the 4 columns after its two swizzled ones
 NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
 
 
@@ -181,9 +177,8 @@ def rows_of_four_map(a, m: int, n: int, box=SECTOR_BOX) -> tma.TensorMap:
     4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes (legal for any N; the engine still
     needs each box's first element on 16 bytes, so coarsened_sector_tma runs only where N is a
     multiple of 4), SECTOR_BOX boxes with the 128-byte swizzle, zeros past the edges; A's last M % 4
-    rows are not in it (the kernel loads them). Other boxes are unswizzled: SECTOR_ANY_BOX,
-    coarsened_sector_tma_any's (its rows of 272 bytes are past the swizzle's 128), and EDGE_BOX,
-    coarsened_sector_tma_split's second map."""
+    rows are not in it (the kernel loads them). With SECTOR_ANY_BOX, coarsened_sector_tma_any's:
+    unswizzled (its rows of 272 bytes are past the swizzle's 128)."""
     return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=box == SECTOR_BOX)
 
 
@@ -328,20 +323,16 @@ class Transpose(Workload):
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
-            elif variant.name in (SECTOR_TMA.name, SECTOR_TMA_ANY.name, SECTOR_TMA_SPLIT.name):
-                anywhere = variant.name != SECTOR_TMA.name
+            elif variant.name in (SECTOR_TMA.name, SECTOR_TMA_ANY.name):
+                anywhere = variant.name == SECTOR_TMA_ANY.name
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")
-                boxes = {SECTOR_TMA.name: [SECTOR_BOX], SECTOR_TMA_ANY.name: [SECTOR_ANY_BOX],
-                         SECTOR_TMA_SPLIT.name: [SECTOR_BOX, EDGE_BOX]}[variant.name]
-                maps = []
-                for box in boxes:
-                    key = ("rows of four map", a.data.ptr, box)  # one map per buffer and box
-                    if key not in ctx:
-                        ctx[key] = rows_of_four_map(a, m, n, box)
-                    maps.append(ctx[key].arg)
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (*maps, a, b, np.uint64(m), np.uint64(n)))
+                box = SECTOR_ANY_BOX if anywhere else SECTOR_BOX
+                key = ("rows of four map", a.data.ptr, box)  # one map per buffer and box
+                if key not in ctx:
+                    ctx[key] = rows_of_four_map(a, m, n, box)
+                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
