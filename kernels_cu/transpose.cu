@@ -265,14 +265,14 @@ __device__ __forceinline__ void rotate4(const float (&v)[4], float (&e)[4], bool
 }
 
 // sector_write for ROWS = 64 with each lane's reads worked out once: lane q of a half-warp writes
-// float4 q of B's rows x0 + xl0 + 16i, i < COLS / 16 (the tile's columns of A). 16M is a multiple of 8, so each of those rows
+// float4 q of B's rows x0 + xl0 + 16i, i = 0 .. 3. 16M is a multiple of 8, so each of those rows
 // starts the same s floats before a sector as the first: the lane reads the same four tile rows
 // for all of them, and its float4 has the same place in each. first(r) is the word of tile row r,
 // column xl0, next(word, i) that of column xl0 + 16i (a fixed step for coarsened_sector_tma_any's
 // rows of words, a flip of the swizzled chunk and a box on for coarsened_sector_tma's), so a row of
 // B costs four shared loads, the turn's selects and one store (sector_write works all of it out
 // again for every row).
-template <int ROWS, int COLS, class First, class Next>
+template <int ROWS, class First, class Next>
 __device__ __forceinline__ void sector_write_rows(float* __restrict__ b, size_t m, size_t n, size_t x0, size_t y0,
                                                   int xl0, int q, First first, Next next, int rot) {
     static_assert(ROWS == 64, "one float4 a lane and row of B");
@@ -285,7 +285,7 @@ __device__ __forceinline__ void sector_write_rows(float* __restrict__ b, size_t 
     const long long c = (long long)y0 - s + 4 * q;  // B's column of its first element
     const bool whole = c >= 0 && c + 4 <= (long long)m, by1 = rot & 1, by2 = rot & 2;
 #pragma unroll
-    for (int i = 0; i < COLS / 16; ++i, row += 16 * m) {
+    for (int i = 0; i < SECTOR_COLS / 16; ++i, row += 16 * m) {
         if (x0 + xl0 + 16 * i >= n) return;
         float v[4], e[4];
 #pragma unroll
@@ -611,30 +611,26 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
 // landed), A's last M % 4 rows by the block (tile row r, column c at at(r, c)), then the half-warps'
 // pieces of B by sector_write_rows (first, next: the layout's words), the second half-warp's reads
 // turned by rot.
-template <int ROWS, int COLS, class Load, class At, class First, class Next>
+template <int ROWS, class Load, class At, class First, class Next>
 __device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, float* __restrict__ b, size_t m,
                                                 size_t n, Load load, At at, int rot, First first, Next next) {
     static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
-    const size_t x0 = t / gridDim.y * COLS, y0 = t % gridDim.y * ROWS;
+    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
     const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
     load(x0, int(top / 4), tid);
     const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
     if (top + TROWS > tail) {  // block-uniform: A's last M % 4 rows, after the engine's zeros landed
-#pragma unroll
-        for (int pass = 0; pass < 4 * COLS / 256; ++pass) {  // 4 rows of COLS: one pass at 64 columns, two at 128
-            const int k = tid + 256 * pass;
-            const long long y = tail + k / COLS;
-            const int c = k % COLS;
-            if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n)
-                at(int(y - top), c) = a[y * n + x0 + c];
-        }
+        const long long y = tail + tid / SECTOR_COLS;
+        const int c = tid % SECTOR_COLS;
+        if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n)
+            at(int(y - top), c) = a[y * n + x0 + c];
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16;  // B's rows xl0 + 16i
-    sector_write_rows<ROWS, COLS>(b, m, n, x0, y0, xl0, lane % 16, [&](int r) { return first(r, xl0); }, next,
+    sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, lane % 16, [&](int r) { return first(r, xl0); }, next,
                             lane / 16 ? rot : 0);
 }
 
@@ -648,7 +644,7 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
                      size_t m, size_t n) {
     __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
     __shared__ __align__(8) unsigned long long bar;
-    sector_tma_tile<ROWS, SECTOR_COLS>(
+    sector_tma_tile<ROWS>(
         a, b, m, n,
         [&](size_t x0, int outer, int tid) {
             tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& in, int& out) {
@@ -679,34 +675,25 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
 // d_p = pN mod 4 runs through every class, and rot = (1 + MN) N mod 4 puts it 2 classes away
 // (with N even every rot works: the classes then differ by an odd number). 2 lanes a bank per
 // warp read, as coarsened_sector_tma's swizzled boxes.
-// COLS 128 (coarsened_sector_tma_any_wide): the same with tiles of 128 columns of A (128 rows of B)
-// and boxes of 132: box rows off 128 bytes then take 5 lines for 528 bytes where 68 take 3 for 272
-// (docs/memory_roof.md, "Session 20"). Box rows of 132 words are still 4 mod 32 and the boxes 2400
-// words apart (0 mod 32), so the bank formula, and rot, are unchanged; 38 KB of tile a block, 5 an SM.
-template <int COLS>
-struct AnyBox {
-    static constexpr int cols = COLS + 4;                                // up to 3 floats early
-    static constexpr int words = (cols * SECTOR_GROUPS + 31) / 32 * 32;  // 68: 1248 apart; 132: 2400
-};
+constexpr int ANY_COLS = SECTOR_COLS + 4;                                 // 68: up to 3 floats early
+constexpr int ANY_BOX = (ANY_COLS * SECTOR_GROUPS + 31) / 32 * 32;       // 1224 -> 1248 floats apart
 
-template <int ROWS, int COLS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
-__global__ void __launch_bounds__(256, COLS == 64 ? 8 : 5)
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
 coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
                          float* __restrict__ b, size_t m, size_t n) {
-    typedef AnyBox<COLS> Box;
-    __shared__ __align__(128) float tile[4 * Box::words];
+    __shared__ __align__(128) float tile[4 * ANY_BOX];
     __shared__ __align__(8) unsigned long long bar;
     const int n4 = int(n % 4);  // d_p = p * n4 mod 4
     const int rot = n4 % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
     const auto word = [&](int r, int c) -> float* {  // tile row r (>= 0), column c
         const int p = r & 3;
-        return tile + p * Box::words + (r >> 2) * Box::cols + ((p * n4) & 3) + c;
+        return tile + p * ANY_BOX + (r >> 2) * ANY_COLS + ((p * n4) & 3) + c;
     };
-    sector_tma_tile<ROWS, COLS>(
+    sector_tma_tile<ROWS>(
         a, b, m, n,
         [&](size_t x0, int outer, int tid) {
-            tma_load_boxes<4, SECTOR_GROUPS, Box::words, Box::cols>(a4_map, tile, &bar, tid,
-                                                                      [&](int p, int& in, int& out) {
+            tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& in, int& out) {
                 in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
                 out = outer;
             });

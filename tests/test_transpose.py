@@ -25,8 +25,7 @@ TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
-                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_tma_any_wide"]  # run only when named (the last three sm_90)
+                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any"]  # run only when named (the last two sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -402,9 +401,9 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     assert "multiple of 4" in skipped[0].check_detail and "M >= 4" in skipped[1].check_detail
     anyn = [shape(m, n) for m, n in ((67, 133), (130, 67), (4097, 4097), (4099, 4101), (4, 5), (5, 7), (4098, 4097),
                                      (4096, 4097), (1001, 3003), (4097, 4100), (8193, 8195))]
-    rows = check_rows("transpose", anyn, variants=["coarsened_sector_tma_any", "coarsened_sector_tma_any_wide"])
+    rows = check_rows("transpose", anyn, variants=["coarsened_sector_tma_any"])
     assert_all_pass(rows)
-    assert len(rows) == 2 * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
+    assert len(rows) == len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
 
 
 @pytest.mark.gpu
@@ -687,21 +686,17 @@ def test_the_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_o
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
 
 
-def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | None = None,
-                              form: str = "coarsened_sector_tma_any") -> np.ndarray:
+def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | None = None) -> np.ndarray:
     """coarsened_sector_tma_any's index map, word by word of its shared memory (kernels_cu/transpose.cu):
     box p (of 68 x 18) from the map of rows of four at inner coordinate pN + x0 - d_p (d_p = pN mod 4,
     on 16 bytes), 1248 words apart; A's last M % 4 rows by the block; each half-warp's reads of its row
     of B, the second half-warp's turned by rot. `banks`, when given, collects each warp read's banks
-    (32 lanes) to hold the conflict claim against; asserts that no element of B is written twice.
-    `form` coarsened_sector_tma_any_wide: tiles of 128 columns, boxes of 132 (2400 words apart)."""
+    (32 lanes) to hold the conflict claim against; asserts that no element of B is written twice."""
     m, n = a.shape
     flat = a.ravel()
     b = np.full(n * m, np.nan, dtype=a.dtype)
-    (gx, gy), _ = W.geometry(W.variant(form), shape(m, n))
-    wide = form == "coarsened_sector_tma_any_wide"
-    cols, groups = transpose.SECTOR_ANY_WIDE_BOX if wide else transpose.SECTOR_ANY_BOX
-    tile_cols = transpose.ANY_WIDE_COLS if wide else COARSENED_TILE
+    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_tma_any"), shape(m, n))
+    cols, groups = transpose.SECTOR_ANY_BOX
     box_words = -(-cols * groups // 32) * 32
     rows4, n4 = m // 4, n % 4
 
@@ -713,7 +708,7 @@ def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | No
         return p * box_words + (r // 4) * cols + c + (p * n4) % 4
 
     for t in range(gx * gy):
-        x0, y0 = t // gy * tile_cols, t % gy * COARSENED_TILE
+        x0, y0 = t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
         top = y0 - 8
         smem = np.full(4 * box_words, np.nan, dtype=a.dtype)
         for p in range(4):
@@ -724,11 +719,11 @@ def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | No
                     smem[p * box_words + i * cols + cc] = map_at(top // 4 + i, inner0 + cc)
         for y in range(rows4 * 4, m):
             if top <= y < top + 4 * groups:
-                for c in range(min(tile_cols, n - x0)):
+                for c in range(min(COARSENED_TILE, n - x0)):
                     smem[word(y - top, c)] = a[y, x0 + c]
         rot = ((1 + m * n) * n) % 4 if n % 2 else 0
         for warp in range(8):
-            for i in range(tile_cols // 16):
+            for i in range(4):
                 reads = {}  # (k) -> the 32 lanes' words
                 for lane in range(32):
                     xl, q, h = 2 * (warp + 8 * i) + lane // 16, lane % 16, lane // 16
@@ -753,14 +748,13 @@ def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | No
 @pytest.mark.parametrize("m, n", [(4, 4), (7, 129), (67, 133), (130, 67), (69, 5), (9, 65), (135, 75), (133, 70),
                                   (65, 129), (77, 131)])
 @pytest.mark.parametrize("b_offset", [0, 3])
-@pytest.mark.parametrize("form", ["coarsened_sector_tma_any", "coarsened_sector_tma_any_wide"])
-def test_the_any_n_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_offset, form):
+def test_the_any_n_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_offset):
     """Boxes started up to 3 columns early (every N mod 4), the block's own loads of the last M % 4
     rows, the pieces covering B exactly once with A^T; and every warp read at most 2 lanes a bank
     (the turned half-warp off the other's banks), whatever M and N mod 4."""
     a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
     banks: list = []
-    b = _sector_tma_any_emulation(a, b_offset, banks, form)
+    b = _sector_tma_any_emulation(a, b_offset, banks)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
     worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks) if banks else 0
     assert worst <= 2, f"{worst} lanes on one bank"

@@ -95,22 +95,15 @@ def sector_form(rows: int, vec: bool) -> Variant:
 SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_TILE}>",
                      "coarsened_sector's pieces of B, A's tile loaded by TMA through a map of A's rows four at a time "
                      "(8 swizzled boxes of 32 columns x 18 such rows); N a multiple of 4", needs="sm_90")
-SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}, {COARSENED_TILE}>",
+SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}>",
                          "coarsened_sector_tma with each phase's box started on 16 bytes (4 unswizzled boxes of 68 "
                          "columns x 18 rows of four, up to 3 columns early): any N", needs="sm_90")
-ANY_WIDE_COLS = 2 * COARSENED_TILE  # coarsened_sector_tma_any_wide's tile: 128 columns of A x 64 rows
-SECTOR_TMA_ANY_WIDE = Variant("coarsened_sector_tma_any_wide",
-                              f"coarsened_sector_tma_any<{COARSENED_TILE}, {ANY_WIDE_COLS}>",
-                              "coarsened_sector_tma_any on tiles of 128 columns of A (boxes of 132 columns: 5 lines "
-                              "a box row off 128 bytes for 528 bytes, against 3 for 272): any N", needs="sm_90")
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_TMA_ANY_WIDE)
+                SECTOR_TMA_ANY)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
 SECTOR_ANY_BOX = (COARSENED_TILE + 4, SECTOR_BOX[1])  # coarsened_sector_tma_any's: 68 columns (up to 3 early) x 18
-SECTOR_ANY_WIDE_BOX = (ANY_WIDE_COLS + 4, SECTOR_BOX[1])  # coarsened_sector_tma_any_wide's: 132 x 18
-ANY_BOXES = {SECTOR_TMA_ANY.name: SECTOR_ANY_BOX, SECTOR_TMA_ANY_WIDE.name: SECTOR_ANY_WIDE_BOX}  # the any-N forms
 NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
 
 
@@ -140,11 +133,11 @@ def pick(shape, compute_capability: str | None) -> str:
     TMA form runs; coarsened's element path writes 128-byte runs of B whose end sectors the
     neighbouring block writes too), every row piece of B moved onto sectors: coarsened_sector_tma
     where N is a multiple of 4 (A by the copy engine as rows of four; 1.5-6.4 points above the
-    thread-loaded form at 5 of 6 such shapes, 1.1 below at 4097 x 4100: "Session 16"), else
-    coarsened_sector_tma_any (its boxes started on 16 bytes: +0.7 to +5.3 points over the
-    thread-loaded coarsened_sector_vec from 5001 x 5003 to 10001^2, 1 below at 4097^2 and
-    4099 x 4101: "Session 18"); coarsened_sector_vec where neither map serves (M < 4, 4N past
-    int32). Where only N is not a multiple of 4
+    thread-loaded form at 5 of 6 such shapes: "Session 16"), else coarsened_sector_tma_any (its
+    boxes started on 16 bytes: +0.7 to +5.3 points over the thread-loaded coarsened_sector_vec
+    from 5001 x 5003 to 10001^2: "Session 18"); both 0.3-4.4 points faster again since their
+    write phase left the issue limit ("Session 20": 93-95% at 4097 x 4100, 4097^2);
+    coarsened_sector_vec where neither map serves (M < 4, 4N past int32). Where only N is not a multiple of 4
     (B's rows on a float4), coarsened, which measured above the sector forms there (docs/memory_roof.md,
     "Session 11"). Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
@@ -184,9 +177,8 @@ def rows_of_four_map(a, m: int, n: int, box=SECTOR_BOX) -> tma.TensorMap:
     4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes (legal for any N; the engine still
     needs each box's first element on 16 bytes, so coarsened_sector_tma runs only where N is a
     multiple of 4), SECTOR_BOX boxes with the 128-byte swizzle, zeros past the edges; A's last M % 4
-    rows are not in it (the kernel loads them). With SECTOR_ANY_BOX (SECTOR_ANY_WIDE_BOX), the boxes
-    of coarsened_sector_tma_any (_wide): unswizzled (their rows of 272 and 528 bytes are past the
-    swizzle's 128)."""
+    rows are not in it (the kernel loads them). With SECTOR_ANY_BOX, coarsened_sector_tma_any's:
+    unswizzled (its rows of 272 bytes are past the swizzle's 128)."""
     return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=box == SECTOR_BOX)
 
 
@@ -292,8 +284,7 @@ class Transpose(Workload):
         if not variant.name.startswith("coarsened"):
             return grid_2d(shape["n"], shape["m"], TILE_DIM, TILE_DIM), (TILE_DIM, TILE_DIM)
         rows, skew = tile_rows(variant.name)  # the skewed forms' tile rows reach M + 4 (M + 7): the last pieces
-        cols = ANY_WIDE_COLS if variant.name == SECTOR_TMA_ANY_WIDE.name else COARSENED_TILE
-        return grid_2d(shape["n"], shape["m"] + skew, cols, rows), (TILE_DIM, COARSENED_ROWS)
+        return grid_2d(shape["n"], shape["m"] + skew, COARSENED_TILE, rows), (TILE_DIM, COARSENED_ROWS)
 
     def job(self, variant, shape, ctx, index: str | None = None):
         """`index` forces an instantiation of the textbook kernels (studies/baselines.py times
@@ -332,12 +323,12 @@ class Transpose(Workload):
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
-            elif variant.name == SECTOR_TMA.name or variant.name in ANY_BOXES:
-                anywhere = variant.name in ANY_BOXES
+            elif variant.name in (SECTOR_TMA.name, SECTOR_TMA_ANY.name):
+                anywhere = variant.name == SECTOR_TMA_ANY.name
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")
-                box = ANY_BOXES.get(variant.name, SECTOR_BOX)
+                box = SECTOR_ANY_BOX if anywhere else SECTOR_BOX
                 key = ("rows of four map", a.data.ptr, box)  # one map per buffer and box
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n, box)
