@@ -4,7 +4,10 @@
 set -u
 source studies/steps.sh
 device_begin
+i=0
 for p in 3 0 1 2 3; do
-  PMPP_STUDY_L2_PROMOTION=$p step promo-$p-$SECONDS 120 python3 -m pmppbench all --config results/h200/session20/call7/promotion20.toml --out $STEPS_DIR/promo-$p-$SECONDS.csv; pack
+  i=$((i + 1))
+  export PMPP_STUDY_L2_PROMOTION=$p
+  step promo$i-$p 120 python3 -m pmppbench all --config results/h200/session20/call7/promotion20.toml --out $STEPS_DIR/promo$i-$p.csv; pack
 done
 device_end
