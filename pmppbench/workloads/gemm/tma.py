@@ -97,8 +97,7 @@ class TensorMap:
         rank = len(sizes)
         result = _encode()(self.words.ctypes.data, DATA_TYPE[precision], rank, pointer, (u64 * rank)(*sizes),
                            (u64 * (rank - 1))(*strides), (u32 * rank)(*box), (u32 * rank)(*([1] * rank)),
-                           INTERLEAVE_NONE, SWIZZLE_128B if swizzle else SWIZZLE_NONE,
-                           int(__import__("os").environ.get("PMPP_STUDY_L2_PROMOTION", L2_PROMOTION_256B)), OOB_FILL_ZERO)
+                           INTERLEAVE_NONE, SWIZZLE_128B if swizzle else SWIZZLE_NONE, L2_PROMOTION_256B, OOB_FILL_ZERO)
         if result != 0:
             raise RuntimeError(f"cuTensorMapEncodeTiled failed (CUresult {result}) for sizes {sizes}, "
                                f"strides {strides}, box {box}")
