@@ -377,29 +377,6 @@ __device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
     }
 }
 
-// A load by the copy engine onto one mbarrier, in three steps: thread 0 arms the barrier for the
-// bytes to come (tma_arm) and hands over each box (tma_box); then every thread waits (tma_wait).
-__device__ __forceinline__ void tma_arm(unsigned b_addr, unsigned bytes) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void tma_box(const TransposeMap& map, float* dst, unsigned b_addr, int inner, int outer) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-        ::"r"(smem_address(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(b_addr), "r"(inner), "r"(outer)
-        : "memory");
-}
-
-__device__ __forceinline__ void tma_wait(unsigned b_addr) {
-    __syncthreads();  // the barrier is initialised before anyone waits on it
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(b_addr) : "memory");
-}
-
 // BOXES boxes of BOX_COLS columns x ROWS rows into `tile` by the copy engine, box i at i * BOX_STRIDE
 // floats and at the map's coordinates where(i, inner, outer): thread 0 hands them over on one
 // mbarrier; every thread returns once the engine has counted all their bytes.
@@ -409,15 +386,27 @@ __device__ __forceinline__ void tma_load_boxes(const TransposeMap& map, float* t
     constexpr int BOX_FLOATS = BOX_COLS * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
     const unsigned b_addr = smem_address(bar);
     if (tid == 0) {
-        tma_arm(b_addr, unsigned(BOXES * BOX_FLOATS * sizeof(float)));
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
+                     "r"(unsigned(BOXES * BOX_FLOATS * sizeof(float)))
+                     : "memory");
 #pragma unroll
         for (int box = 0; box < BOXES; ++box) {
             int inner, outer;
             where(box, inner, outer);
-            tma_box(map, tile + box * BOX_STRIDE, b_addr, inner, outer);
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
+                "r"(b_addr), "r"(inner), "r"(outer)
+                : "memory");
         }
     }
-    tma_wait(b_addr);
+    __syncthreads();  // the barrier is initialised before anyone waits on it
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(b_addr) : "memory");
 }
 
 // A's tile (x0, y0) into `tile` by the copy engine: two boxes of 32 columns x ROWS rows, side by side.
@@ -606,32 +595,38 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
     return swizzled(line, (c % 32) / 4) + c % 4;
 }
 
-// The TMA sector forms' one tile: A's rows y0 - 8 .. y0 + 63 by the engine (load(x0, top / 4, tid):
-// the form's boxes of 18 rows of four from the map's row top / 4, every thread back once they have
-// landed), A's last M % 4 rows by the block (tile row r, column c at at(r, c)), then the half-warps'
-// pieces of B by sector_write_rows (first, next: the layout's words), the second half-warp's reads
+// The TMA sector forms' one tile: A's rows y0 - 8 .. y0 + 63 by the engine (BOXES boxes of BOX_COLS
+// columns x 18 rows of four, box i BOX_STRIDE floats into `tile`, at inner coordinate inner(i, x0)),
+// A's last M % 4 rows by the block, then the half-warps' pieces of B by sector_write_rows, tile row
+// r, column c at word(r, c) and column c + 16i at next(word(r, c), i); the second half-warp's reads
 // turned by rot.
-template <int ROWS, class Load, class At, class First, class Next>
-__device__ __forceinline__ void sector_tma_tile(const float* __restrict__ a, float* __restrict__ b, size_t m,
-                                                size_t n, Load load, At at, int rot, First first, Next next) {
+template <int ROWS, int BOXES, int BOX_STRIDE, int BOX_COLS, class Inner, class Word, class Next>
+__device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, const float* __restrict__ a,
+                                                float* __restrict__ b, size_t m, size_t n, float* tile,
+                                                unsigned long long* bar, Inner inner, Word word, Next next,
+                                                int rot = 0) {
     static_assert(ROWS == 64, "18 rows of four per box: A's rows y0 - 8 .. y0 + 63");
     constexpr int TROWS = ROWS + SECTOR_SHIFT;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
     const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
     const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
     const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
-    load(x0, int(top / 4), tid);
+    tma_load_boxes<BOXES, SECTOR_GROUPS, BOX_STRIDE, BOX_COLS>(a4_map, tile, bar, tid,
+                                                              [&](int box, int& in, int& outer) {
+        in = inner(box, x0);
+        outer = int(top / 4);
+    });
     const long long tail = (long long)(m / 4 * 4);  // A's first row past the map
     if (top + TROWS > tail) {  // block-uniform: A's last M % 4 rows, after the engine's zeros landed
         const long long y = tail + tid / SECTOR_COLS;
         const int c = tid % SECTOR_COLS;
         if (y < (long long)m && y >= top && y < top + TROWS && x0 + c < n)
-            at(int(y - top), c) = a[y * n + x0 + c];
+            *word(int(y - top), c) = a[y * n + x0 + c];
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16;  // B's rows xl0 + 16i
-    sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, lane % 16, [&](int r) { return first(r, xl0); }, next,
-                            lane / 16 ? rot : 0);
+    sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, lane % 16, [&](int r) -> const float* { return word(r, xl0); },
+                            next, lane / 16 ? rot : 0);
 }
 
 // B's rows are written by sector_write_rows: a lane's columns xl0 + 16i (xl0 < 16) lie in box i / 2
@@ -644,16 +639,9 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
                      size_t m, size_t n) {
     __shared__ __align__(1024) float tile[8 * SECTOR_BOX];
     __shared__ __align__(8) unsigned long long bar;
-    sector_tma_tile<ROWS>(
-        a, b, m, n,
-        [&](size_t x0, int outer, int tid) {
-            tma_load_boxes<8, SECTOR_GROUPS, SECTOR_BOX>(a4_map, tile, &bar, tid, [&](int box, int& in, int& out) {
-                in = (box / 2) * int(n) + int(x0) + (box % 2) * 32;
-                out = outer;
-            });
-        },
-        [&](int r, int c) -> float& { return *sector_tma_at(tile, r, c); }, 0,
-        [&](int r, int c) -> const float* { return sector_tma_at(tile, r, c); },
+    sector_tma_tile<ROWS, 8, SECTOR_BOX, 32>(
+        a4_map, a, b, m, n, tile, &bar, [&](int box, size_t x0) { return (box / 2) * int(n) + int(x0) + (box % 2) * 32; },
+        [&](int r, int c) { return sector_tma_at(tile, r, c); },
         [&](const float* w, int i) -> const float* {  // on the word's index, so the load stays a shared one
             return tile + ((int(w - tile) ^ (16 * (i & 1))) + (i / 2) * SECTOR_BOX);
         });
@@ -690,15 +678,9 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
         const int p = r & 3;
         return tile + p * ANY_BOX + (r >> 2) * ANY_COLS + ((p * n4) & 3) + c;
     };
-    sector_tma_tile<ROWS>(
-        a, b, m, n,
-        [&](size_t x0, int outer, int tid) {
-            tma_load_boxes<4, SECTOR_GROUPS, ANY_BOX, ANY_COLS>(a4_map, tile, &bar, tid, [&](int p, int& in, int& out) {
-                in = p * int(n) + int(x0) - ((p * n4) & 3);  // on 16 bytes
-                out = outer;
-            });
-        },
-        [&](int r, int c) -> float& { return *word(r, c); }, rot, word,
-        [](const float* w, int i) { return w + 16 * i; });  // rows of words: column c + 16i is 16 words on
+    sector_tma_tile<ROWS, 4, ANY_BOX, ANY_COLS>(
+        a4_map, a, b, m, n, tile, &bar, [&](int p, size_t x0) { return p * int(n) + int(x0) - ((p * n4) & 3); },  // on 16 B
+        word, [](const float* w, int i) { return w + 16 * i; },  // rows of words: column c + 16i is 16 words on
+        rot);
 }
 #endif

@@ -172,14 +172,15 @@ def sector_tma_any_unavailable(m: int, n: int) -> str | None:
     return None
 
 
-def rows_of_four_map(a, m: int, n: int, box=SECTOR_BOX) -> tma.TensorMap:
+def rows_of_four_map(a, m: int, n: int, any_n: bool = False) -> tma.TensorMap:
     """coarsened_sector_tma's map of A (M x N FP32, row-major): 4N contiguous elements (A's rows
     4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes (legal for any N; the engine still
-    needs each box's first element on 16 bytes, so coarsened_sector_tma runs only where N is a
-    multiple of 4), SECTOR_BOX boxes with the 128-byte swizzle, zeros past the edges; A's last M % 4
-    rows are not in it (the kernel loads them). With SECTOR_ANY_BOX, coarsened_sector_tma_any's:
-    unswizzled (its rows of 272 bytes are past the swizzle's 128)."""
-    return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=box == SECTOR_BOX)
+    needs each box's first element on 16 bytes, so the host runs it only where N is a multiple of 4),
+    SECTOR_BOX boxes, the 128-byte swizzle, zeros past the edges; A's last M % 4 rows are not in it
+    (the kernel loads them). With any_n, coarsened_sector_tma_any's: the same with SECTOR_ANY_BOX
+    boxes and no swizzle (its rows of 272 bytes are past the swizzle's 128)."""
+    box = SECTOR_ANY_BOX if any_n else SECTOR_BOX
+    return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=not any_n)
 
 
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
@@ -328,10 +329,9 @@ class Transpose(Workload):
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")
-                box = SECTOR_ANY_BOX if anywhere else SECTOR_BOX
-                key = ("rows of four map", a.data.ptr, box)  # one map per buffer and box
+                key = ("rows of four map", a.data.ptr, anywhere)
                 if key not in ctx:
-                    ctx[key] = rows_of_four_map(a, m, n, box)
+                    ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere)
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
