@@ -36,6 +36,8 @@
 //              order with each row piece of B shifted onto 32-byte sectors at any pitch: before
 //              the TMA forms; coarsened_sector_tma (sm_90, N a multiple of 4) the same with A's
 //              tile loaded by the copy engine through a map of A's rows four at a time: at the end
+//   coarsened_sector_bulk  (sm_90, not in the default table) the same pieces of B with A's tile rows
+//              brought in by one bulk copy each (no map), each row at its lines' offset: at the end
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -90,6 +92,7 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 }
 
 #include "transpose_tile.cuh"  // move_tile: coarsened's two phases, shared with the study
+#include "mbarrier.cuh"        // coarsened_sector_bulk's copies and their barrier (sm_90)
 
 // coarsened<TILE>: thread coarsening (PMPP 6.3) on top of padded33. A block of 32 x 8
 // threads moves a TILE x TILE tile, TILE*TILE/256 elements per thread (coarsened<64>: 16, as
@@ -682,5 +685,73 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
         a4_map, a, b, m, n, tile, &bar, [&](int p, size_t x0) { return p * int(n) + int(x0) - ((p * n4) & 3); },  // on 16 B
         word, [](const float* w, int i) { return w + 16 * i; },  // rows of words: column c + 16i is 16 words on
         rot);
+}
+// coarsened_sector_bulk (sm_90, run only when named; any N, made for odd N; docs/memory_roof.md,
+// "Session 21"): the sector forms' pieces of B with A's tile rows y0 - 7 .. y0 + 63 brought in by one
+// bulk copy each (cp.async.bulk, no tensor map), all counted on one mbarrier. The copy engine cuts
+// every copy at each 128-byte boundary of its global addresses and of its shared ones (measured:
+// studies/memory_roof/tma_loads.py), so coarsened_sector_tma_any's unswizzled 272-byte box rows, at
+// 272-byte steps in shared memory, cost 6 L2 requests a row where a line-aligned 128-byte box row
+// costs 1. Here row r's copy, 272 bytes from the 16 at or before A[y][x0], lands in a 96-float row of
+// shared memory (three 128-byte lines, 128-byte aligned) at the float where its address falls in
+// its line: the two kinds of boundary then fall together, three requests a row. So A[y][x0 + c] is
+// word (r - 1) * 96 + o_y + c, o_y = (address of A[y][x0] / 4) mod 32, and the copy, at most 28 + 68
+// floats from the row's start, stays inside its 96.
+// Banks: a half-warp's 16 lanes read one column of rows 4 apart, o_y steps by 4N mod 32; for N odd
+// that runs through all 8 multiples of 4, 2 lanes a bank. The other half-warp (column + 1, rows moved
+// by -M mod 4) is 1 - MN + rot N classes mod 4 away, 2 with rot = (1 + MN) N mod 4 (N^2 = 1 mod 4), as
+// coarsened_sector_tma_any's. At even N the steps take fewer banks (4N = 8 mod 32: 4 lanes a bank):
+// correct there, not fast. A's last floats past its last whole 16 bytes (MN mod 4 of them) are
+// loaded by the block. A must start on 16 bytes (the host checks).
+constexpr int BULK_PITCH = 96;                  // floats a shared row: 3 lines
+constexpr int BULK_COPY = SECTOR_COLS + 4;      // floats a copy: 64 from up to 3 before A[y][x0]
+
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+    static_assert(ROWS == 64, "one float4 a lane and row of B (sector_write_rows)");
+    constexpr int TROWS = ROWS + SECTOR_SHIFT - 1;  // tile rows 1 .. 71 (row 0 is never read: s <= 7)
+    __shared__ __align__(128) float tile[TROWS * BULK_PITCH];
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const long long nn = (long long)n, mm = (long long)m;
+    const long long x0 = (long long)(t / gridDim.y * SECTOR_COLS), y0 = (long long)(t % gridDim.y * ROWS);
+    const long long top = y0 - SECTOR_SHIFT;                         // A's row in tile row 0
+    const long long total = mm * nn, whole = total & ~3LL;           // A's floats; those in whole 16 bytes
+    const int base = int(reinterpret_cast<size_t>(a) / sizeof(float) % 32);  // A's start in its line
+    const long long y_lo = top + 1 > 0 ? top + 1 : 0, y_hi = top + 1 + TROWS < mm ? top + 1 + TROWS : mm;
+    const long long y_end = whole > x0 ? (whole - x0 + nn - 1) / nn : 0;  // rows before it copy something
+    const long long copies = (y_hi < y_end ? y_hi : y_end) - y_lo;       // block-uniform
+    const auto word = [&](int r, int c) -> float* {  // tile row r (>= 1), column c
+        return tile + (r - 1) * BULK_PITCH + int((base + (top + r) * nn + x0) & 31) + c;
+    };
+    if (copies > 0) {
+        if (tid == 0) {
+            mbar_init(&bar, unsigned(copies));  // each copying thread arrives once, with its bytes
+            mbar_init_fence();
+        }
+        __syncthreads();
+        if (tid < copies) {
+            const long long y = y_lo + tid, start = (y * nn + x0) & ~3LL;  // on 16 bytes
+            const long long end = start + BULK_COPY < whole ? start + BULK_COPY : whole;
+            bulk_load(tile + (y - top - 1) * BULK_PITCH + int((base + start) & 31), a + start,
+                      unsigned(4 * (end - start)), &bar);
+        }
+        mbar_wait(&bar, 0);
+    }
+    const long long last = (y_hi - 1) * nn + (x0 + SECTOR_COLS < nn ? x0 + SECTOR_COLS : nn);  // past the tile's last
+    if (whole < total && last > whole) {  // block-uniform: A's last MN mod 4 floats, where this tile holds them
+        if (tid < total - whole) {
+            const long long g = whole + tid, y = g / nn, x = g % nn;
+            if (y >= y_lo && y < y_hi && x >= x0 && x < x0 + SECTOR_COLS) *word(int(y - top), int(x - x0)) = a[g];
+        }
+        __syncthreads();
+    }
+    const int rot = n % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
+    const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16;  // B's rows xl0 + 16i
+    sector_write_rows<ROWS>(b, m, n, size_t(x0), size_t(y0), xl0, lane % 16,
+                            [&](int r) -> const float* { return word(r, xl0); },
+                            [](const float* w, int i) { return w + 16 * i; }, lane / 16 ? rot : 0);
 }
 #endif

@@ -25,7 +25,8 @@ TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
-                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any"]  # run only when named (the last two sm_90)
+                "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
+                "coarsened_sector_bulk"]  # run only when named (the last three sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -404,6 +405,11 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     rows = check_rows("transpose", anyn, variants=["coarsened_sector_tma_any"])
     assert_all_pass(rows)
     assert len(rows) == len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
+    bulk = [*anyn, shape(1, 1), shape(3, 4097), shape(4097, 3), shape(7, 129), shape(130, 70), shape(4096, 4096),
+            shape(5, 1), shape(1, 5), shape(9, 66)]  # any M and N, the end of A in a partial 16 bytes
+    rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk"])
+    assert_all_pass(rows)
+    assert len(rows) == len(bulk) and all(r.tolerance == "bit-exact" for r in rows)
 
 
 @pytest.mark.gpu
@@ -758,6 +764,86 @@ def test_the_any_n_sector_tma_forms_index_map_writes_every_element_of_b_once(m, 
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
     worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks) if banks else 0
     assert worst <= 2, f"{worst} lanes on one bank"
+
+
+BULK_PITCH, BULK_COPY, BULK_ROWS = 96, 68, 71  # coarsened_sector_bulk's shared row, copy and tile rows (floats)
+
+
+def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, banks: list | None = None) -> np.ndarray:
+    """coarsened_sector_bulk's index map (kernels_cu/transpose.cu), word by word of its shared memory: one
+    copy a row of A (y0 - 7 .. y0 + 63), 68 floats from the 16 bytes at or before A[y][x0] (clipped at A's
+    last whole 16 bytes), into a 96-float row at the float where its address falls in its 128-byte line
+    (A starting a_base floats into a line); A's last MN mod 4 floats by the block; each half-warp's
+    reads, the second turned by rot. Asserts every copy on 16 bytes, inside its row, with its shared and
+    global lines' boundaries together, and no element of B written twice; `banks` collects each warp
+    read's banks."""
+    m, n = a.shape
+    flat = a.ravel()
+    total = m * n
+    whole = total & ~3
+    b = np.full(n * m, np.nan, dtype=a.dtype)
+    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_bulk"), shape(m, n))
+
+    def word(r, c):
+        assert 1 <= r <= BULK_ROWS
+        return (r - 1) * BULK_PITCH + (a_base + (top + r) * n + x0) % 32 + c
+
+    for t in range(gx * gy):
+        x0, y0 = t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
+        top = y0 - 8
+        smem = np.full(BULK_ROWS * BULK_PITCH, np.nan, dtype=a.dtype)
+        y_lo, y_hi = max(top + 1, 0), min(top + 1 + BULK_ROWS, m)
+        y_end = -(-(whole - x0) // n) if whole > x0 else 0
+        for y in range(y_lo, min(y_hi, y_end)):
+            start = (y * n + x0) & ~3
+            end = min(start + BULK_COPY, whole)
+            assert end > start
+            at = (a_base + start) % 32
+            assert at % 4 == 0 and at + (end - start) <= BULK_PITCH  # on 16 bytes, inside its row
+            dst = (y - top - 1) * BULK_PITCH + at  # rows 96 floats apart: dst = global address mod 32 floats
+            assert np.isnan(smem[dst:dst + end - start]).all()
+            smem[dst:dst + end - start] = flat[start:end]
+        for g in range(whole, total):
+            y, x = divmod(g, n)
+            if y_lo <= y < y_hi and x0 <= x < x0 + COARSENED_TILE:
+                smem[word(y - top, x - x0)] = flat[g]
+        rot = ((1 + m * n) * n) % 4 if n % 2 else 0
+        for warp in range(8):
+            for i in range(4):
+                reads = {}
+                for lane in range(32):
+                    xl, q, h = 2 * (warp + 8 * i) + lane // 16, lane % 16, lane // 16
+                    turn = rot if h else 0
+                    s = (b_offset + (x0 + xl) * m) % 8
+                    r = 8 - s + 4 * q
+                    for k in range(4):
+                        reads.setdefault(k, []).append(word(r + (k + turn) % 4, xl))
+                    if x0 + xl >= n:
+                        continue
+                    for k in range(4):
+                        col = y0 - s + 4 * q + k
+                        if 0 <= col < m:
+                            at = (x0 + xl) * m + col
+                            assert np.isnan(b[at]), "an element of B written twice"
+                            b[at] = smem[word(r + k, xl)]
+                if banks is not None and x0 + 2 * (warp + 8 * i) + 1 < n:
+                    banks.extend([w % 32 for w in words] for words in reads.values())
+    return b.reshape(n, m)
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (4, 5), (7, 129), (67, 133), (130, 67), (69, 5), (9, 65), (135, 75),
+                                  (133, 70), (65, 129), (77, 131), (5, 1), (1, 70), (9, 66)])
+@pytest.mark.parametrize("b_offset, a_base", [(0, 0), (3, 4), (5, 28)])
+def test_the_bulk_sector_forms_index_map_writes_every_element_of_b_once(m, n, b_offset, a_base):
+    """Every copy on 16 bytes and inside its shared row, the block's loads of A's last MN mod 4 floats,
+    the pieces covering B exactly once with A^T; at odd N every warp read at most 2 lanes a bank."""
+    a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
+    banks: list = []
+    b = _sector_bulk_emulation(a, b_offset, a_base, banks)
+    assert not np.isnan(b).any() and np.array_equal(b, a.T)
+    if n % 2 and banks:
+        worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks)
+        assert worst <= 2, f"{worst} lanes on one bank"
 
 
 def test_the_any_n_sector_tma_form_needs_only_the_maps_limits():
