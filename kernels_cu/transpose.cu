@@ -700,9 +700,12 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
 // Banks: a half-warp's 16 lanes read one column of rows 4 apart, o_y steps by 4N mod 32; for N odd
 // that runs through all 8 multiples of 4, 2 lanes a bank. The other half-warp (column + 1, rows moved
 // by -M mod 4) is 1 - MN + rot N classes mod 4 away, 2 with rot = (1 + MN) N mod 4 (N^2 = 1 mod 4), as
-// coarsened_sector_tma_any's. At even N the steps take fewer banks (4N = 8 mod 32: 4 lanes a bank):
-// correct there, not fast. A's last floats past its last whole 16 bytes (MN mod 4 of them) are
-// loaded by the block. A must start on 16 bytes (the host checks).
+// coarsened_sector_tma_any's. At N = 2 mod 4 the steps (8 or 24 mod 32) take only 4 banks, so there
+// every lane turns its reads by q / 4 rows instead (q its lane in the half-warp): N = 2u, u odd, puts
+// lane q's k-th read at 2u (4 (q % 4) + (q / 4 + k) % 4) + const mod 32, 16 different even banks, and
+// the other half-warp (column + 1) on the odd ones: one lane a bank. (At N a multiple of 4, where best
+// runs coarsened_sector_tma, the same turn leaves 2 to 8 lanes a bank.) A's last floats past its last
+// whole 16 bytes (MN mod 4 of them) are loaded by the block. A must start on 16 bytes (the host checks).
 constexpr int BULK_PITCH = 96;                  // floats a shared row: 3 lines
 constexpr int BULK_COPY = SECTOR_COLS + 4;      // floats a copy: 64 from up to 3 before A[y][x0]
 
@@ -721,22 +724,24 @@ coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t
     const long long total = mm * nn, whole = total & ~3LL;           // A's floats; those in whole 16 bytes
     const int base = int(reinterpret_cast<size_t>(a) / sizeof(float) % 32);  // A's start in its line
     const long long y_lo = top + 1 > 0 ? top + 1 : 0, y_hi = top + 1 + TROWS < mm ? top + 1 + TROWS : mm;
-    const long long y_end = whole > x0 ? (whole - x0 + nn - 1) / nn : 0;  // rows before it copy something
-    const long long copies = (y_hi < y_end ? y_hi : y_end) - y_lo;       // block-uniform
+    const int rows = int(y_hi - y_lo);  // A's rows in the tile: block-uniform
     const auto word = [&](int r, int c) -> float* {  // tile row r (>= 1), column c
         return tile + (r - 1) * BULK_PITCH + int((base + (top + r) * nn + x0) & 31) + c;
     };
-    if (copies > 0) {
+    if (rows > 0) {
         if (tid == 0) {
-            mbar_init(&bar, unsigned(copies));  // each copying thread arrives once, with its bytes
+            mbar_init(&bar, unsigned(rows));  // thread i arrives once for row y_lo + i, with its copy's bytes
             mbar_init_fence();
         }
         __syncthreads();
-        if (tid < copies) {
+        if (tid < rows) {
             const long long y = y_lo + tid, start = (y * nn + x0) & ~3LL;  // on 16 bytes
             const long long end = start + BULK_COPY < whole ? start + BULK_COPY : whole;
-            bulk_load(tile + (y - top - 1) * BULK_PITCH + int((base + start) & 31), a + start,
-                      unsigned(4 * (end - start)), &bar);
+            if (end > start)
+                bulk_load(tile + (y - top - 1) * BULK_PITCH + int((base + start) & 31), a + start,
+                          unsigned(4 * (end - start)), &bar);
+            else  // the row lies in A's last partial 16 bytes (loaded below)
+                mbar_arrive(&bar);
         }
         mbar_wait(&bar, 0);
     }
@@ -748,10 +753,9 @@ coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t
         }
         __syncthreads();
     }
-    const int rot = n % 2 ? int(((1 + m * n) * n) % 4) : 0;  // the second half-warp's turn
-    const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16;  // B's rows xl0 + 16i
-    sector_write_rows<ROWS>(b, m, n, size_t(x0), size_t(y0), xl0, lane % 16,
-                            [&](int r) -> const float* { return word(r, xl0); },
-                            [](const float* w, int i) { return w + 16 * i; }, lane / 16 ? rot : 0);
+    const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16, q = lane % 16;  // B's rows xl0 + 16i
+    const int turn = n % 2 ? (lane / 16 ? int(((1 + m * n) * n) % 4) : 0) : q / 4;  // see above
+    sector_write_rows<ROWS>(b, m, n, size_t(x0), size_t(y0), xl0, q, [&](int r) -> const float* { return word(r, xl0); },
+                            [](const float* w, int i) { return w + 16 * i; }, turn);
 }
 #endif

@@ -1,12 +1,13 @@
 #!/bin/bash
-# session 21, call 3: coarsened_sector_bulk. The transpose GPU tests (it bit-exact at 26 shapes), memcheck and
+# session 21, call 3 (not run: no machine was lent after call 2; for the next session): coarsened_sector_bulk.
+# The transpose GPU tests (it bit-exact at 26 shapes), memcheck and
 # racecheck at four shapes, bulk21.toml twice, ncu at 8193^2 (it and coarsened_sector_tma_any).
 set -u
 source studies/steps.sh
 device_begin
 step gpu-transpose 240 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_transpose.py; pack
 for tool in memcheck racecheck; do
-  for mn in "133 261" "131 260" "9 66" "65 129"; do
+  for mn in "133 261" "131 260" "9 66" "65 129" "131 130"; do
     step sanitizer-$tool-${mn/ /x} 60 compute-sanitizer --tool $tool --print-limit 10 python3 -m pmppbench transpose $mn 2 --variants coarsened_sector_bulk --check-only; pack
   done
 done
