@@ -1,6 +1,6 @@
 #!/bin/bash
 # session 21, call 3 (not run: no machine was lent after call 2; for the next session): coarsened_sector_bulk.
-# The transpose GPU tests (it bit-exact at 26 shapes), memcheck and
+# The transpose GPU tests (it bit-exact at 20 shapes), memcheck and
 # racecheck at four shapes, bulk21.toml twice, ncu at 8193^2 (it and coarsened_sector_tma_any).
 set -u
 source studies/steps.sh
