@@ -706,12 +706,14 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
 // the other half-warp (column + 1) on the odd ones: one lane a bank. (At N a multiple of 4, where best
 // runs coarsened_sector_tma, the same turn leaves 2 to 8 lanes a bank.) A's last floats past its last
 // whole 16 bytes (MN mod 4 of them) are loaded by the block. A must start on 16 bytes (the host checks).
-constexpr int BULK_PITCH = 96;                  // floats a shared row: 3 lines
-constexpr int BULK_COPY = SECTOR_COLS + 4;      // floats a copy: 64 from up to 3 before A[y][x0]
+// SECTORS (coarsened_sector_bulk_sec, a study form beside it): each copy 288 bytes from the 32-byte
+// sector at or before A[y][x0] instead, whole sectors at both ends (at most 24 + 72 floats into the row).
+constexpr int BULK_PITCH = 96;  // floats a shared row: 3 lines
 
-template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+template <int ROWS, bool SECTORS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
 __global__ void __launch_bounds__(256, 8)
 coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+    constexpr int COPY = SECTOR_COLS + (SECTORS ? 8 : 4);  // floats a copy: 64 from up to 7 (3) before A[y][x0]
     static_assert(ROWS == 64, "one float4 a lane and row of B (sector_write_rows)");
     constexpr int TROWS = ROWS + SECTOR_SHIFT - 1;  // tile rows 1 .. 71 (row 0 is never read: s <= 7)
     __shared__ __align__(128) float tile[TROWS * BULK_PITCH];
@@ -735,11 +737,14 @@ coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t
         }
         __syncthreads();
         if (tid < rows) {
-            const long long y = y_lo + tid, start = (y * nn + x0) & ~3LL;  // on 16 bytes
-            const long long end = start + BULK_COPY < whole ? start + BULK_COPY : whole;
+            const long long y = y_lo + tid, e0 = y * nn + x0;  // A[y][x0]
+            long long start = SECTORS ? e0 - ((base + e0) & 7) : e0 & ~3LL;  // on 32 (16) bytes
+            if (start < 0) start = 0;  // A's first sector, A 16 bytes into it: from A's start, on 16 bytes
+            const int at = int((base + start) & 31);  // its float in its line, and in its shared row
+            const long long span = COPY < BULK_PITCH - at ? COPY : BULK_PITCH - at;  // (short only where clamped)
+            const long long end = start + span < whole ? start + span : whole;
             if (end > start)
-                bulk_load(tile + (y - top - 1) * BULK_PITCH + int((base + start) & 31), a + start,
-                          unsigned(4 * (end - start)), &bar);
+                bulk_load(tile + (y - top - 1) * BULK_PITCH + at, a + start, unsigned(4 * (end - start)), &bar);
             else  // the row lies in A's last partial 16 bytes (loaded below)
                 mbar_arrive(&bar);
         }

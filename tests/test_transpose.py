@@ -26,7 +26,7 @@ TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
                 "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_bulk"]  # run only when named (the last three sm_90)
+                "coarsened_sector_bulk", "coarsened_sector_bulk_sec"]  # run only when named (the last four sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -407,9 +407,9 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     assert len(rows) == len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
     bulk = [*anyn, shape(1, 1), shape(3, 4097), shape(4097, 3), shape(7, 129), shape(130, 70), shape(4096, 4096),
             shape(5, 1), shape(1, 5), shape(9, 66)]  # any M and N, the end of A in a partial 16 bytes
-    rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk"])
+    rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk", "coarsened_sector_bulk_sec"])
     assert_all_pass(rows)
-    assert len(rows) == len(bulk) and all(r.tolerance == "bit-exact" for r in rows)
+    assert len(rows) == 2 * len(bulk) and all(r.tolerance == "bit-exact" for r in rows)
 
 
 @pytest.mark.gpu
@@ -766,15 +766,17 @@ def test_the_any_n_sector_tma_forms_index_map_writes_every_element_of_b_once(m, 
     assert worst <= 2, f"{worst} lanes on one bank"
 
 
-BULK_PITCH, BULK_COPY, BULK_ROWS = 96, 68, 71  # coarsened_sector_bulk's shared row, copy and tile rows (floats)
+BULK_PITCH, BULK_ROWS = 96, 71  # coarsened_sector_bulk's shared row and tile rows (floats)
 
 
-def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, banks: list | None = None) -> np.ndarray:
+def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, banks: list | None = None,
+                           sectors: bool = False) -> np.ndarray:
     """coarsened_sector_bulk's index map (kernels_cu/transpose.cu), word by word of its shared memory: one
     copy a row of A (y0 - 7 .. y0 + 63), 68 floats from the 16 bytes at or before A[y][x0] (clipped at A's
     last whole 16 bytes), into a 96-float row at the float where its address falls in its 128-byte line
-    (A starting a_base floats into a line); A's last MN mod 4 floats by the block; each half-warp's
-    reads, the second turned by rot. Asserts every copy on 16 bytes, inside its row, with its shared and
+    (A starting a_base floats into a line; `sectors`: _sec's copies, 72 floats from the sector at or before
+    A[y][x0]); A's last MN mod 4 floats by the block; each half-warp's reads, the second turned by rot.
+    Asserts every copy on 16 bytes (32 for _sec but at A's start), inside its row, with its shared and
     global lines' boundaries together, and no element of B written twice; `banks` collects each warp
     read's banks."""
     m, n = a.shape
@@ -794,12 +796,15 @@ def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, ba
         smem = np.full(BULK_ROWS * BULK_PITCH, np.nan, dtype=a.dtype)
         y_lo, y_hi = max(top + 1, 0), min(top + 1 + BULK_ROWS, m)
         for y in range(y_lo, y_hi):  # thread y - y_lo: its row's copy, or (past A's last whole 16 bytes) none
-            start = (y * n + x0) & ~3
-            end = min(start + BULK_COPY, whole)
+            e0 = y * n + x0
+            start = max(e0 - (a_base + e0) % 8, 0) if sectors else e0 & ~3
+            at = (a_base + start) % 32
+            end = min(start + min(72 if sectors else 68, BULK_PITCH - at), whole)
             if end <= start:
                 continue
-            at = (a_base + start) % 32
             assert at % 4 == 0 and at + (end - start) <= BULK_PITCH  # on 16 bytes, inside its row
+            assert not sectors or at % 8 == 0 or start == 0  # _sec: on a sector
+            assert start <= e0 and e0 + min(64, n - x0, whole - e0) <= end  # the row's floats in the copy
             dst = (y - top - 1) * BULK_PITCH + at  # rows 96 floats apart: dst = global address mod 32 floats
             assert np.isnan(smem[dst:dst + end - start]).all()
             smem[dst:dst + end - start] = flat[start:end]
@@ -834,13 +839,14 @@ def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, ba
 @pytest.mark.parametrize("m, n", [(1, 1), (4, 5), (7, 129), (67, 133), (130, 67), (69, 5), (9, 65), (135, 75),
                                   (133, 70), (65, 129), (77, 131), (5, 1), (1, 70), (9, 66), (131, 130), (67, 198)])
 @pytest.mark.parametrize("b_offset, a_base", [(0, 0), (3, 4), (5, 28)])
-def test_the_bulk_sector_forms_index_map_writes_every_element_of_b_once(m, n, b_offset, a_base):
+@pytest.mark.parametrize("sectors", [False, True], ids=["bulk", "bulk_sec"])
+def test_the_bulk_sector_forms_index_map_writes_every_element_of_b_once(m, n, b_offset, a_base, sectors):
     """Every copy on 16 bytes and inside its shared row, the block's loads of A's last MN mod 4 floats,
     the pieces covering B exactly once with A^T; every warp read at most 2 lanes a bank at odd N, 1 at
     N = 2 mod 4."""
     a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
     banks: list = []
-    b = _sector_bulk_emulation(a, b_offset, a_base, banks)
+    b = _sector_bulk_emulation(a, b_offset, a_base, banks, sectors)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
     if n % 4 and banks:
         worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks)

@@ -98,12 +98,16 @@ SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_T
 SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}>",
                          "coarsened_sector_tma with each phase's box started on 16 bytes (4 unswizzled boxes of 68 "
                          "columns x 18 rows of four, up to 3 columns early): any N", needs="sm_90")
-SECTOR_BULK = Variant("coarsened_sector_bulk", f"coarsened_sector_bulk<{COARSENED_TILE}>",
-                      "coarsened_sector's pieces of B, A's tile rows loaded by one bulk copy each, every row at its "
-                      "128-byte lines' offset in shared memory (3 L2 requests a row): any N, fast where N is odd",
+SECTOR_BULK = Variant("coarsened_sector_bulk", f"coarsened_sector_bulk<{COARSENED_TILE}, false>",
+                      "coarsened_sector's pieces of B, A's tile rows loaded by one bulk copy each (272 bytes from 16), "
+                      "every row at its 128-byte lines' offset in shared memory: any N, made for N not a multiple of 4",
                       needs="sm_90")
+SECTOR_BULK_SEC = Variant("coarsened_sector_bulk_sec", f"coarsened_sector_bulk<{COARSENED_TILE}, true>",
+                          "coarsened_sector_bulk with each copy 288 bytes from the 32-byte sector at or before the row "
+                          "(whole sectors at both ends)", needs="sm_90")
+BULK_NAMES = frozenset((SECTOR_BULK.name, SECTOR_BULK_SEC.name))
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_BULK)
+                SECTOR_TMA_ANY, SECTOR_BULK, SECTOR_BULK_SEC)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
@@ -337,7 +341,7 @@ class Transpose(Workload):
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere)
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
-            elif variant.name == SECTOR_BULK.name and a.data.ptr % 16:
+            elif variant.name in BULK_NAMES and a.data.ptr % 16:
                 raise Unavailable(f"{variant.name} needs A on 16 bytes (its bulk copies start on 16 bytes)")
             elif variant.kernel not in INDEXED:
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
