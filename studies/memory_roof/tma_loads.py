@@ -15,6 +15,8 @@ forms do) into shared memory in one of these layouts, waits for them, and exits:
              floats apart in shared memory: the dense layout of flat68 without a map (any N)
   bulk_line  the same copies, each row put at its global address's offset within 128 bytes, rows 128
              floats apart: shared memory's 128-byte lines and the global lines fall together (any N)
+  bulk_sec   bulk_line's placement, each copy 288 bytes from the 32-byte sector at or before the row's first
+             float (whole sectors at both ends; added after call 2, not yet run)
   bulk_lines3 one copy a row of the three whole 128-byte lines from the one at or before the row's first
              float (384 bytes, 1.4 times the bytes), rows 128 floats apart (any N)
   read4      no engine: the threads read the tile's floats (streaming loads, 72 rows of 64): a read roof
@@ -96,9 +98,10 @@ BOX_FORM(flat68, 4, 1, 68, 1248, true)
 BOX_FORM(flat96, 4, 1, 96, 1728, true)
 
 // One bulk copy a row of A (72 rows a tile, y in [0, m)): 272 bytes from the 16 bytes at or before A[y][x0]
-// (LINES: 384 bytes from the 128 at or before it, three whole lines).
-template <bool LINE, bool LINES = false>
+// (LINES: 384 bytes from the 128 at or before it, three whole lines; SECTORS: 288 from the 32).
+template <bool LINE, bool LINES = false, bool SECTORS = false>
 __device__ void bulk_rows(const float* a, float* tile, unsigned long long* bar, int m, int n, long long x0, long long top) {
+    constexpr unsigned BYTES = LINES ? 384 : SECTORS ? 288 : 272;
     const int tid = threadIdx.x;
     const unsigned b = smem(bar);
     const long long y_lo = top < 0 ? 0 : top, y_hi = top + 72 < m ? top + 72 : m;
@@ -109,29 +112,30 @@ __device__ void bulk_rows(const float* a, float* tile, unsigned long long* bar, 
     __syncthreads();
     if (tid == 0)
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b),
-                     "r"(unsigned((y_hi - y_lo) * (LINES ? 384 : 272))) : "memory");
+                     "r"(unsigned((y_hi - y_lo) * BYTES)) : "memory");
     __syncthreads();
     const long long y = top + tid;
     if (tid < 72 && y >= y_lo && y < y_hi) {
-        const long long first = y * n + x0, start = first & (LINES ? ~31LL : ~3LL);  // on 16 (128) bytes
+        const long long first = y * n + x0, start = first & (LINES ? ~31LL : SECTORS ? ~7LL : ~3LL);  // on 16, 32, 128 B
         float* dst = tile + tid * (LINE ? 128 : 68) + (LINE && !LINES ? int(start & 31) : 0);
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %3, [%2];\n"
-                     ::"r"(smem(dst)), "l"(a + start), "r"(b), "r"(LINES ? 384 : 272) : "memory");
+                     ::"r"(smem(dst)), "l"(a + start), "r"(b), "r"(BYTES) : "memory");
     }
     wait_all(b);
 }
 
-#define BULK_FORM(NAME, LINE, LINES)                                                                   \
+#define BULK_FORM(NAME, LINE, LINES, SECTORS)                                                                   \
 extern "C" __global__ void __launch_bounds__(256) NAME(const float* __restrict__ a, float* sink, int m, int n) { \
     __shared__ __align__(1024) float tile[SMEM_FLOATS];                                          \
     __shared__ __align__(8) unsigned long long bar;                                              \
     TILE_ORDER                                                                                   \
-    bulk_rows<LINE, LINES>(a, tile, &bar, m, n, x0, top);                                           \
+    bulk_rows<LINE, LINES, SECTORS>(a, tile, &bar, m, n, x0, top);                                           \
     if (tile[threadIdx.x] == 1234.5f) sink[0] = 1.f;                                             \
 }
-BULK_FORM(bulk, false, false)
-BULK_FORM(bulk_line, true, false)
-BULK_FORM(bulk_lines3, true, true)
+BULK_FORM(bulk, false, false, false)
+BULK_FORM(bulk_line, true, false, false)
+BULK_FORM(bulk_sec, true, false, true)
+BULK_FORM(bulk_lines3, true, true, false)
 
 // The read roof: 72 rows x 64 columns a tile by the threads, float4 where the row allows, else floats.
 extern "C" __global__ void __launch_bounds__(256) read4(const float* __restrict__ a, float* sink, int m, int n) {
@@ -148,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(256) read4(const float* __restrict_
 }
 """
 
-FORMS = ("swz32", "flat32", "flat64", "flat68", "flat96", "bulk", "bulk_line", "bulk_lines3", "read4")
+FORMS = ("swz32", "flat32", "flat64", "flat68", "flat96", "bulk", "bulk_line", "bulk_sec", "bulk_lines3", "read4")
 NEEDS_N4 = {"swz32", "flat32", "flat64"}  # boxes at pN + x0: on 16 bytes only where N % 4 == 0
 BOX = {"swz32": (32, True), "flat32": (32, False), "flat64": (64, False), "flat68": (68, False), "flat96": (96, False)}
 
