@@ -4,6 +4,7 @@ shapes on the GPU."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -489,6 +490,25 @@ def test_every_shape_study_candidates_compile_and_now_is_the_shipped_kernel():
     assert (same.registers, same.static_smem) == (shipped.registers, shipped.static_smem) == (32, 64 * 65 * 4)
 
 
+def test_the_load_study_builds_every_layout_for_sm90(tmp_path):
+    """studies/memory_roof/tma_loads.py's kernels (the copy engine's loads alone, one per layout) compile
+    for sm_90 through pmppbench's NVRTC build, each within the 36,928 bytes of shared memory (and a barrier) they all
+    share, so that a device call spends its time on timing, not on a build error."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("tma_loads", root / "studies" / "memory_roof" / "tma_loads.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    source = tmp_path / "tma_loads.cu"
+    source.write_text(study.SOURCE)
+    unit = compile_unit("tma_loads", [], "sm_90", source=source, use_cache=False)
+    for name in study.FORMS:
+        assert f"Compiling entry function '{name}'" in unit.log
+    smem = {int(x) for x in re.findall(r"(\d+) bytes smem", unit.log)}
+    assert smem and max(smem) <= 36928 + 8, smem
+
+
 def test_coarsened_tma_describes_a_to_the_copy_engine_as_the_kernel_reads_it(monkeypatch):
     """The tensor map of A (gemm/tma.py's, FP32): N contiguous elements by M rows, a row stride
     of 4N bytes, boxes of 32 columns (one 128-byte swizzle row) by the 64-row tile, no element
@@ -692,6 +712,32 @@ def test_the_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_o
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
 
 
+def _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset, turn, banks):
+    """sector_write_rows for tile (x0, y0) on the CPU: lane q of half-warp h of each warp writes float4 q of
+    B's rows x0 + xl, xl = 2 (warp + 8i) + h, reading tile rows r .. r + 3 (r = 8 - s + 4q) at word(r, xl),
+    its k-th read of row r + (k + turn(q, h)) % 4. Into b (flat, N x M), asserting no element written
+    twice; each warp read's 32 banks appended to `banks` where both half-warps write."""
+    for warp in range(8):
+        for i in range(4):
+            reads = {}  # k -> the 32 lanes' words
+            for lane in range(32):
+                xl, q, h = 2 * (warp + 8 * i) + lane // 16, lane % 16, lane // 16
+                s = (b_offset + (x0 + xl) * m) % 8
+                r = 8 - s + 4 * q
+                for k in range(4):
+                    reads.setdefault(k, []).append(word(r + (k + turn(q, h)) % 4, xl))
+                if x0 + xl >= n:
+                    continue
+                for k in range(4):
+                    col = y0 - s + 4 * q + k
+                    if 0 <= col < m:
+                        at = (x0 + xl) * m + col
+                        assert np.isnan(b[at]), "an element of B written twice"
+                        b[at] = smem[word(r + k, xl)]
+            if banks is not None and x0 + 2 * (warp + 8 * i) + 1 < n:  # both half-warps write
+                banks.extend([w % 32 for w in words] for words in reads.values())
+
+
 def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | None = None) -> np.ndarray:
     """coarsened_sector_tma_any's index map, word by word of its shared memory (kernels_cu/transpose.cu):
     box p (of 68 x 18) from the map of rows of four at inner coordinate pN + x0 - d_p (d_p = pN mod 4,
@@ -728,26 +774,7 @@ def _sector_tma_any_emulation(a: np.ndarray, b_offset: int = 0, banks: list | No
                 for c in range(min(COARSENED_TILE, n - x0)):
                     smem[word(y - top, c)] = a[y, x0 + c]
         rot = ((1 + m * n) * n) % 4 if n % 2 else 0
-        for warp in range(8):
-            for i in range(4):
-                reads = {}  # (k) -> the 32 lanes' words
-                for lane in range(32):
-                    xl, q, h = 2 * (warp + 8 * i) + lane // 16, lane % 16, lane // 16
-                    turn = rot if h else 0
-                    s = (b_offset + (x0 + xl) * m) % 8
-                    r = 8 - s + 4 * q
-                    for k in range(4):
-                        reads.setdefault(k, []).append(word(r + (k + turn) % 4, xl))
-                    if x0 + xl >= n:
-                        continue
-                    for k in range(4):
-                        col = y0 - s + 4 * q + k
-                        if 0 <= col < m:
-                            at = (x0 + xl) * m + col
-                            assert np.isnan(b[at]), "an element of B written twice"
-                            b[at] = smem[word(r + k, xl)]
-                if banks is not None and x0 + 2 * (warp + 8 * i) + 1 < n:  # both half-warps write
-                    banks.extend([w % 32 for w in words] for words in reads.values())
+        _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset, lambda q, h: rot if h else 0, banks)
     return b.reshape(n, m)
 
 
@@ -813,26 +840,8 @@ def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, ba
             if y_lo <= y < y_hi and x0 <= x < x0 + COARSENED_TILE:
                 smem[word(y - top, x - x0)] = flat[g]
         rot = ((1 + m * n) * n) % 4 if n % 2 else 0
-        for warp in range(8):
-            for i in range(4):
-                reads = {}
-                for lane in range(32):
-                    xl, q, h = 2 * (warp + 8 * i) + lane // 16, lane % 16, lane // 16
-                    turn = (rot if h else 0) if n % 2 else q // 4  # the kernel's per-lane turn
-                    s = (b_offset + (x0 + xl) * m) % 8
-                    r = 8 - s + 4 * q
-                    for k in range(4):
-                        reads.setdefault(k, []).append(word(r + (k + turn) % 4, xl))
-                    if x0 + xl >= n:
-                        continue
-                    for k in range(4):
-                        col = y0 - s + 4 * q + k
-                        if 0 <= col < m:
-                            at = (x0 + xl) * m + col
-                            assert np.isnan(b[at]), "an element of B written twice"
-                            b[at] = smem[word(r + k, xl)]
-                if banks is not None and x0 + 2 * (warp + 8 * i) + 1 < n:
-                    banks.extend([w % 32 for w in words] for words in reads.values())
+        _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset,
+                                   lambda q, h: (rot if h else 0) if n % 2 else q // 4, banks)  # the kernel's turns
     return b.reshape(n, m)
 
 
