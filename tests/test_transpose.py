@@ -492,8 +492,8 @@ def test_every_shape_study_candidates_compile_and_now_is_the_shipped_kernel():
 
 def test_the_load_study_builds_every_layout_for_sm90(tmp_path):
     """studies/memory_roof/tma_loads.py's kernels (the copy engine's loads alone, one per layout) compile
-    for sm_90 through pmppbench's NVRTC build, each within the 36,928 bytes of shared memory (and a barrier) they all
-    share, so that a device call spends its time on timing, not on a build error."""
+    for sm_90 through pmppbench's NVRTC build, each within the 36,928 bytes of shared memory (and a
+    barrier) they all share, so that a device call spends its time on timing, not on a build error."""
     import importlib.util
 
     root = Path(__file__).resolve().parent.parent

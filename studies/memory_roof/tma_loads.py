@@ -21,10 +21,10 @@ forms do) into shared memory in one of these layouts, waits for them, and exits:
              float (384 bytes, 1.4 times the bytes), rows 128 floats apart (any N)
   read4      no engine: the threads read the tile's floats (streaming loads, 72 rows of 64): a read roof
 
-Every form has the same static shared memory a block (36,928 bytes and an 8-byte barrier: 6 blocks an SM), so that what
-differs is the layout. Printed: ms a call (the benchmark's protocol: the L2 settled, 3 warmup calls,
-median of 5 batches of 20) and GB/s of A's 4MN bytes. Under ncu (`--once`: one call of each) the L2 read requests and
-sectors say how the engine split each layout.
+Every form has the same static shared memory a block (36,928 bytes and an 8-byte barrier: 6 blocks
+an SM), so that what differs is the layout. Printed: ms a call (the benchmark's protocol: the L2
+settled, 3 warmup calls, median of 5 batches of 20) and GB/s of A's 4MN bytes. Under ncu (`--once`:
+one call of each) the L2 read requests and sectors say how the engine split each layout.
 
     python3 studies/memory_roof/tma_loads.py [M N ...] [--once]
 """
