@@ -686,6 +686,7 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
         word, [](const float* w, int i) { return w + 16 * i; },  // rows of words: column c + 16i is 16 words on
         rot);
 }
+
 // coarsened_sector_bulk (sm_90, run only when named; any N, made for odd N; docs/memory_roof.md,
 // "Session 21"): the sector forms' pieces of B with A's tile rows y0 - 7 .. y0 + 63 brought in by one
 // bulk copy each (cp.async.bulk, no tensor map), all counted on one mbarrier. The copy engine cuts

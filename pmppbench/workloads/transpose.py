@@ -33,7 +33,8 @@ starts its piece up to 7 columns early (its address mod 32 bytes), so the grid h
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes.
+of its boxes on 16 bytes. `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
+by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21").
 """
 
 from __future__ import annotations
