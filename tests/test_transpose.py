@@ -379,8 +379,8 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
 
 @pytest.mark.gpu
 def test_the_sector_forms_are_bit_exact_at_every_pitch():
-    """coarsened_sector's forms and best (coarsened_sector_vec on Hopper where M is not a multiple
-    of 4) on rows at every residue mod 8, partial tiles of both edges and thin matrices; the TMA
+    """coarsened_sector's forms and best (on Hopper the sector forms wherever M or N is not a
+    multiple of 4) on rows at every residue mod 8, partial tiles of both edges and thin matrices; the TMA
     form where N is a multiple of 4 (A's last M % 4 rows past its map of rows of four), and a SKIP
     that says why elsewhere."""
     from pmppbench import device
@@ -389,7 +389,7 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     forms = [f for f in SECTOR_FORMS if "_tma" not in f]  # the TMA forms below, on sm_90
     shapes = [shape(m, n) for m, n in ((7, 129), (33, 4097), (4097, 33), (4097, 4095), (4097, 4097), (4100, 4097),
                                        (4097, 4100), (67, 133), (130, 70), (1001, 3003), (4096, 4096), (4098, 4102),
-                                       (1, 1), (3, 4097), (1, 70))]
+                                       (1, 1), (3, 4097), (1, 70), (4, 3), (132, 67), (4096, 4098))]
     rows = check_rows("transpose", shapes, variants=[*forms, "best"])
     assert_all_pass(rows)
     assert len(rows) == (len(forms) + 1) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
@@ -577,7 +577,9 @@ class _Device:
     ("9.0", 32771, 65537, "coarsened_sector_tma_any"),  # the 64-bit shape
     ("9.0", 5, 1 << 29, "coarsened_sector_vec"),  # 4N past int32
     ("9.0", 3, 4097, "coarsened_sector_vec"), ("9.0", (1 << 31) + 1, 4, "coarsened_sector_vec"),  # no TMA needed
-    ("9.0", 4096, 4098, "coarsened"), ("9.0", 4100, 4097, "coarsened"),  # only A's rows off a float4
+    ("9.0", 4096, 4098, "coarsened_sector_tma_any"), ("9.0", 4100, 4097, "coarsened_sector_tma_any"),  # only A's
+    ("9.0", 8192, 8193, "coarsened_sector_tma_any"), ("9.0", 4, 3, "coarsened_sector_tma_any"),  # rows off a float4
+    ("9.0", 4, 1 << 29 | 1, "coarsened"),  # 4N past int32, M on a float4: no map, no sector form needed
     ("9.0", 4, 1 << 31, "coarsened"),  # past the tensor map's int32 coordinates
     ("8.0", 4097, 4097, "coarsened"),  # not measured there
     ("8.0", 4096, 4096, "coarsened"), ("8.9", 10000, 10000, "coarsened"),  # no TMA

@@ -132,30 +132,32 @@ BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
 
 
 def pick(shape, compute_capability: str | None) -> str:
-    """The variant `best` runs. The TMA forms on Hopper (compute capability 9.x, where they were
-    measured: docs/memory_roof.md, "Session 10"), where N and M are multiples of 4 and below 2^31
-    (the tensor maps' limits): coarsened_tma where both are multiples of 64 (row pitches of 256-byte
-    multiples, where the forms are within a point of each other); coarsened_tma_skew where M = 4
-    mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
-    coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides through
-    the copy engine). Where M is not a multiple of 4 (B's rows start at any 4-byte offset and no
-    TMA form runs; coarsened's element path writes 128-byte runs of B whose end sectors the
-    neighbouring block writes too), every row piece of B moved onto sectors: coarsened_sector_tma
-    where N is a multiple of 4 (A by the copy engine as rows of four; 1.5-6.4 points above the
-    thread-loaded form at 5 of 6 such shapes: "Session 16"), else coarsened_sector_tma_any (its
-    boxes started on 16 bytes: +0.7 to +5.3 points over the thread-loaded coarsened_sector_vec
-    from 5001 x 5003 to 10001^2: "Session 18"); both 0.3-4.4 points faster again since their
-    write phase left the issue limit ("Session 20": 93-95% at 4097 x 4100, 4097^2);
-    coarsened_sector_vec where neither map serves (M < 4, 4N past int32). Where only N is not a multiple of 4
-    (B's rows on a float4), coarsened, which measured above the sector forms there (docs/memory_roof.md,
-    "Session 11"). Everywhere else, and where the GPU is not known, coarsened."""
+    """The variant `best` runs. On Hopper (compute capability 9.x, where the TMA forms were measured:
+    docs/memory_roof.md), by the pitches of A and B:
+    - M and N multiples of 4 (both sides' rows on a float4) and below 2^31 (the tensor maps' int32
+      coordinates): coarsened_tma where both are multiples of 64 (256-byte pitches); coarsened_tma_skew
+      where M = 4 mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
+      coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides by the copy
+      engine).
+    - M not a multiple of 4 (B's rows start at any 4-byte offset, so coarsened's 128-byte runs of B
+      share their end sectors with the neighbouring block's): every row piece of B moved onto its own
+      sectors, A brought in by the copy engine as rows of four, coarsened_sector_tma where N is a
+      multiple of 4 (swizzled boxes), else coarsened_sector_tma_any (boxes started on 16 bytes).
+    - Only N not a multiple of 4 (A's rows off a float4, B's on one): coarsened_sector_tma_any too,
+      whose copy-engine loads take A's rows at any pitch (docs/memory_roof.md, "Session 22": above
+      coarsened at every such shape timed).
+    - coarsened_sector_vec where M is not a multiple of 4 and no map serves (M < 4, 4N past int32);
+      coarsened where only N is not and none serves.
+    Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
-    if hopper and m % 4:
+    if hopper and (m % 4 or n % 4):
         form, unavailable = (SECTOR_TMA, sector_tma_unavailable) if n % 4 == 0 else (SECTOR_TMA_ANY,
                                                                                     sector_tma_any_unavailable)
-        return SECTOR_VEC.name if unavailable(m, n) else form.name
-    if not hopper or n % 4 or max(m, n) >= 1 << 31:
+        if not unavailable(m, n):
+            return form.name
+        return SECTOR_VEC.name if m % 4 else "coarsened"
+    if not hopper or max(m, n) >= 1 << 31:
         return "coarsened"
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
         return TMA.name
