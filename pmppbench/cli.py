@@ -29,7 +29,8 @@ from pmppbench.errors import PmppError, UsageError
 app = typer.Typer(
     add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="Checked, carefully timed GPU kernels from PMPP chapters 5-6. Every variant is checked "
+    help="Checked, carefully timed GPU kernels from PMPP chapters 5-6 and 9-11 and the tensor "
+         "cores beyond them. Every variant is checked "
          "against a CPU reference (PASS/FAIL), then timed: warmup, batches of calls between CUDA "
          "events, median of the batch means.",
 )
