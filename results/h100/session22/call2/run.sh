@@ -2,7 +2,8 @@
 # session 22, call 2 (a machine started for this call): `all` cold with session 19's worker
 # trace, then warm; shapes22.toml twice (best's new pick where only N is off a float4, every kind of
 # pitch >= 4096^2); patterns_sizes' scan rows (2^20-2^28, CUB, memcpy); memcheck and racecheck of best
-# where it now runs coarsened_sector_tma_any at M a multiple of 4; the transpose GPU tests. (Also
+# where it now runs coarsened_sector_tma_any at M a multiple of 4; the transpose GPU tests, then the
+# rest of the GPU suite in what time is left. (Also
 # session 21's bulk21.toml once: coarsened_sector_bulk beside _any, for a board other than call 1's.)
 set -u
 source studies/steps.sh
@@ -21,4 +22,5 @@ for tool in memcheck racecheck; do
   done
 done
 step gpu-transpose 120 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_transpose.py; pack
+step gpu-rest 240 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=10 tests --deselect tests/test_transpose.py; pack
 device_end
