@@ -25,10 +25,11 @@ through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multip
 through a second map of B; `_wide` on 64 x 128 tiles. `coarsened_tma_skew` (M = 4 mod 8) starts
 the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte sector. `best`,
 in the default table, runs the form `pick` names for the GPU and shape (docs/memory_roof.md,
-"Session 10" and "Session 11").
+"Session 10" to "Session 22").
 
 `coarsened_sector` (every arch, run only when named; `_tma` and `_tma_any` are best's forms on
-Hopper where M is not a multiple of 4, the first where N is, `_vec` where neither map serves) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
+Hopper where M is not a multiple of 4, the first where N is, `_tma_any` also where only N is not,
+`_vec` where neither map serves) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
 starts its piece up to 7 columns early (its address mod 32 bytes), so the grid has tile rows up to
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
@@ -128,7 +129,8 @@ BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
                "coarsened_tma_store_wide elsewhere; where M is not a multiple of 4, coarsened_sector_tma if N is "
-               "and coarsened_sector_tma_any if not; coarsened otherwise")
+               "and coarsened_sector_tma_any if not; where only N is not, coarsened_sector_tma_any; coarsened "
+               "otherwise")
 
 
 def pick(shape, compute_capability: str | None) -> str:
