@@ -28,8 +28,8 @@ in the default table, runs the form `pick` names for the GPU and shape (docs/mem
 "Session 10" to "Session 22").
 
 `coarsened_sector` (every arch, run only when named; `_tma` and `_tma_any` are best's forms on
-Hopper where M is not a multiple of 4, the first where N is, `_tma_any` also where only N is not,
-`_vec` where neither map serves) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
+Hopper where M or N is not a multiple of 4, the first where N is, `_vec` where M is and neither map
+serves) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
 starts its piece up to 7 columns early (its address mod 32 bytes), so the grid has tile rows up to
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
@@ -128,9 +128,8 @@ def tile_rows(name: str) -> tuple[int, int]:
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
-               "coarsened_tma_store_wide elsewhere; where M is not a multiple of 4, coarsened_sector_tma if N is "
-               "and coarsened_sector_tma_any if not; where only N is not, coarsened_sector_tma_any; coarsened "
-               "otherwise")
+               "coarsened_tma_store_wide elsewhere; where M or N is not a multiple of 4, coarsened_sector_tma if N "
+               "is and coarsened_sector_tma_any if not; coarsened otherwise")
 
 
 def pick(shape, compute_capability: str | None) -> str:
@@ -141,15 +140,13 @@ def pick(shape, compute_capability: str | None) -> str:
       where M = 4 mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
       coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides by the copy
       engine).
-    - M not a multiple of 4 (B's rows start at any 4-byte offset, so coarsened's 128-byte runs of B
-      share their end sectors with the neighbouring block's): every row piece of B moved onto its own
-      sectors, A brought in by the copy engine as rows of four, coarsened_sector_tma where N is a
-      multiple of 4 (swizzled boxes), else coarsened_sector_tma_any (boxes started on 16 bytes).
-    - Only N not a multiple of 4 (A's rows off a float4, B's on one): coarsened_sector_tma_any too,
-      whose copy-engine loads take A's rows at any pitch (docs/memory_roof.md, "Session 22": above
-      coarsened at every such shape timed).
-    - coarsened_sector_vec where M is not a multiple of 4 and no map serves (M < 4, 4N past int32);
-      coarsened where only N is not and none serves.
+    - M or N not a multiple of 4: every row piece of B moved onto its own sectors (where M is off a
+      float4, coarsened's 128-byte runs of B share their end sectors with the neighbouring block's)
+      and A brought in by the copy engine as rows of four: coarsened_sector_tma where N is a multiple
+      of 4 (swizzled boxes), else coarsened_sector_tma_any (boxes started on 16 bytes, any pitch of A;
+      where only N is off, above coarsened at every shape timed: docs/memory_roof.md, "Session 22").
+      Where no map serves (M < 4, 4N past int32): coarsened_sector_vec if M is off a float4, else
+      coarsened.
     Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
