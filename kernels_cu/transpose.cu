@@ -38,6 +38,8 @@
 //              tile loaded by the copy engine through a map of A's rows four at a time: at the end
 //   coarsened_sector_bulk  (sm_90, not in the default table) the same pieces of B with A's tile rows
 //              brought in by one bulk copy each (no map), each row at its lines' offset: at the end
+//   coarsened_sector_tma_lines  (sm_90, not in the default table) the bulk form's layout filled by 32
+//              tensor boxes through a map of A's rows 32 at a time: at the end
 
 constexpr unsigned TILE_DIM = 32;  // the course's tile: one 32 x 32 block of threads
 
@@ -762,6 +764,80 @@ coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t
     const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16, q = lane % 16;  // B's rows xl0 + 16i
     const int turn = n % 2 ? (lane / 16 ? int(((1 + m * n) * n) % 4) : 0) : q / 4;  // see above
     sector_write_rows<ROWS>(b, m, n, size_t(x0), size_t(y0), xl0, q, [&](int r) -> const float* { return word(r, xl0); },
+                            [](const float* w, int i) { return w + 16 * i; }, turn);
+}
+// coarsened_sector_tma_lines (sm_90, run only when named; any N, made for N not a multiple of 4):
+// coarsened_sector_bulk's shared layout (each row of A's tile in a 96-float row at the float where its
+// address falls in its 128-byte line, so that the engine's global and shared line boundaries fall
+// together) with the rows brought in by 32 tensor boxes instead of 71 bulk copies. The map takes A's
+// rows 32 at a time (32N contiguous floats a row of the map, a pitch of 128N bytes: a whole number of
+// lines at any N), so all the rows of one phase p = y mod 32 start at the same place in their lines,
+// o_p = (A's float in its line + pN) mod 32 (x0 is a multiple of 64), and one box of 96 columns
+// started o_p floats early, on a line, brings them all: 3 rows for the phases of the rows above y0
+// (p >= 32 - SECTOR_SHIFT: rows y0 - 32 + p, y0 + p, y0 + 32 + p), 2 for the others (y0 + p, y0 + 32
+// + p): two maps, one box height each, 72 rows of 96 floats (27,648 bytes: 8 blocks an SM, as the bulk
+// form). A's last M mod 32 rows are past the map (zeros) and loaded by the block. Every row base is a
+// multiple of 32 floats, so tile row r, column c sits on bank (o_p + c) mod 32 as in the bulk form,
+// whose turns (its bank argument) serve unchanged. A must start on 16 bytes (the host checks).
+constexpr int LINES_LOW = 32 - SECTOR_SHIFT;  // phases below: 2 tile rows; from it: 3 (a row above y0)
+constexpr int LINES_PITCH = 96;               // floats a box row: three lines
+constexpr int LINES_HIGH_AT = 2 * LINES_PITCH * LINES_LOW;                            // the 3-row boxes' start
+constexpr int LINES_TILE = LINES_HIGH_AT + 3 * LINES_PITCH * (32 - LINES_LOW);       // 6912 floats
+
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+__global__ void __launch_bounds__(256, 8)
+coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __grid_constant__ TransposeMap a3_map,
+                           const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
+    static_assert(ROWS == 64, "one float4 a lane and row of B (sector_write_rows); y0 a multiple of 32");
+    __shared__ __align__(128) float tile[LINES_TILE];
+    __shared__ __align__(8) unsigned long long bar;
+    const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
+    const int a_line = int(reinterpret_cast<size_t>(a) / sizeof(float) % 32), n32 = int(n % 32);
+    const auto offset = [&](int p) { return (a_line + p * n32) & 31; };  // o_p (x0 = 0 mod 32)
+    const auto word = [&](int r, int c) -> float* {  // tile row r: A's row y0 - SECTOR_SHIFT + r, column c
+        const int p = (r + LINES_LOW) & 31, g = (r + LINES_LOW) >> 5;  // its phase; box row g (g - 1 below LOW)
+        const int at = p < LINES_LOW ? 2 * LINES_PITCH * p + (g - 1) * LINES_PITCH
+                                     : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW) + g * LINES_PITCH;
+        return tile + at + offset(p) + c;
+    };
+    const unsigned b_addr = smem_address(&bar);
+    if (tid == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
+                     "r"(unsigned(LINES_TILE * sizeof(float))) : "memory");
+        const int q0 = int(y0 / 32);
+#pragma unroll 4
+        for (int p = 0; p < 32; ++p) {
+            const bool low = p < LINES_LOW;
+            const int inner = p * int(n) + int(x0) - offset(p), outer = low ? q0 : q0 - 1;  // on a line
+            const float* dst = tile + (low ? 2 * LINES_PITCH * p : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW));
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                ::"r"(smem_address(dst)), "l"(reinterpret_cast<unsigned long long>(low ? &a2_map : &a3_map)),
+                "r"(b_addr), "r"(inner), "r"(outer)
+                : "memory");
+        }
+    }
+    __syncthreads();  // the barrier is initialised before anyone waits on it
+    mbar_wait(&bar, 0);
+    const long long top = (long long)y0 - SECTOR_SHIFT, tail = (long long)(m / 32 * 32);  // A's first row past the map
+    if (top + ROWS + SECTOR_SHIFT > tail) {  // block-uniform: A's last M mod 32 rows, after the engine's zeros landed
+        const long long y_lo = top > tail ? top : tail, y_hi = top + ROWS + SECTOR_SHIFT < (long long)m
+                                                              ? top + ROWS + SECTOR_SHIFT : (long long)m;
+        const int cols = int(n - x0 < SECTOR_COLS ? n - x0 : SECTOR_COLS);
+        for (int e = tid; e < int(y_hi - y_lo) * SECTOR_COLS; e += 256) {
+            const long long y = y_lo + e / SECTOR_COLS;
+            const int c = e % SECTOR_COLS;
+            if (c < cols) *word(int(y - top), c) = a[y * (long long)n + (long long)x0 + c];
+        }
+        __syncthreads();
+    }
+    const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16, q = lane % 16;  // B's rows xl0 + 16i
+    const int turn = n % 2 ? (lane / 16 ? int(((1 + m * n) * n) % 4) : 0) : q / 4;  // coarsened_sector_bulk's
+    sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, q, [&](int r) -> const float* { return word(r, xl0); },
                             [](const float* w, int i) { return w + 16 * i; }, turn);
 }
 #endif

@@ -27,7 +27,8 @@ TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
                 "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_bulk", "coarsened_sector_bulk_sec"]  # run only when named (the last four sm_90)
+                "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
+                "coarsened_sector_tma_lines"]  # run only when named (the last five sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -411,6 +412,13 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk", "coarsened_sector_bulk_sec"])
     assert_all_pass(rows)
     assert len(rows) == 2 * len(bulk) and all(r.tolerance == "bit-exact" for r in rows)
+    lines = [*(s for s in anyn if s["m"] >= 32), shape(32, 1), shape(32, 4097), shape(39, 129), shape(130, 70),
+             shape(4096, 4096), shape(95, 66), shape(4127, 4098), shape(67, 198)]  # every M mod 32 side: the block's rows
+    rows = check_rows("transpose", lines, variants=["coarsened_sector_tma_lines"])
+    assert_all_pass(rows)
+    assert len(rows) == len(lines) and all(r.tolerance == "bit-exact" for r in rows)
+    skipped = check_rows("transpose", [shape(31, 4097)], variants=["coarsened_sector_tma_lines"])
+    assert skipped[0].check == "SKIP" and "M >= 32" in skipped[0].check_detail
 
 
 @pytest.mark.gpu
@@ -859,6 +867,90 @@ def test_the_bulk_sector_forms_index_map_writes_every_element_of_b_once(m, n, b_
     if n % 4 and banks:
         worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks)
         assert worst <= (2 if n % 2 else 1), f"{worst} lanes on one bank"
+
+
+LINES_LOW, LINES_PITCH = 24, 96  # coarsened_sector_tma_lines: phases with 2 tile rows; a box row (floats)
+
+
+def _sector_tma_lines_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0,
+                                banks: list | None = None) -> np.ndarray:
+    """coarsened_sector_tma_lines' index map (kernels_cu/transpose.cu), word by word of its shared memory:
+    box p (phase p = y mod 32) from the maps of A's rows 32 at a time at inner coordinate pN + x0 - o_p
+    (o_p: where A[32k + p][x0] falls in its 128-byte line, A starting a_base floats into one), 96 columns
+    x 2 rows (p < 24: rows y0 + p, y0 + 32 + p) or x 3 (rows y0 - 32 + p ..), the boxes packed in phase
+    order; A's last M % 32 rows by the block; each half-warp's reads turned as coarsened_sector_bulk's.
+    Asserts every box row on a line in A and in shared memory, every row of the tile brought by exactly
+    one box row, and no element of B written twice; `banks` collects each warp read's banks."""
+    m, n = a.shape
+    flat = a.ravel()
+    b = np.full(n * m, np.nan, dtype=a.dtype)
+    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_tma_lines"), shape(m, n))
+    groups = m // 32
+
+    def map_at(outer, inner):
+        return flat[outer * 32 * n + inner] if 0 <= outer < groups and 0 <= inner < 32 * n else 0.0
+
+    def box_at(p):
+        return 2 * LINES_PITCH * p if p < LINES_LOW else 2 * LINES_PITCH * LINES_LOW + 3 * LINES_PITCH * (p - 24)
+
+    def offset(p):
+        return (a_base + p * n) % 32
+
+    def word(r, c):  # the kernel's word(r, c)
+        assert 0 <= r < 72
+        p, g = (r + 24) % 32, (r + 24) // 32
+        return box_at(p) + (g - (p < LINES_LOW)) * LINES_PITCH + offset(p) + c
+
+    for t in range(gx * gy):
+        x0, y0 = t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
+        top = y0 - 8
+        smem = np.full(2 * LINES_PITCH * 24 + 3 * LINES_PITCH * 8, np.nan, dtype=a.dtype)
+        brought = {}
+        for p in range(32):
+            height = 2 if p < LINES_LOW else 3
+            outer0 = y0 // 32 - (0 if p < LINES_LOW else 1)
+            inner0 = p * n + x0 - offset(p)
+            assert (a_base + inner0) % 32 == 0 and box_at(p) % 32 == 0  # on a line in A and in shared memory
+            for i in range(height):
+                y = 32 * (outer0 + i) + p
+                if 0 <= y - top < 72:
+                    brought[y] = brought.get(y, 0) + 1
+                for cc in range(LINES_PITCH):
+                    smem[box_at(p) + i * LINES_PITCH + cc] = map_at(outer0 + i, inner0 + cc)
+        assert sorted(brought) == list(range(top, top + 72)) and set(brought.values()) == {1}
+        for y in range(max(groups * 32, top), min(m, top + 72)):
+            for c in range(min(COARSENED_TILE, n - x0)):
+                smem[word(y - top, c)] = a[y, x0 + c]
+        rot = ((1 + m * n) * n) % 4 if n % 2 else 0
+        _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset,
+                                   lambda q, h: (rot if h else 0) if n % 2 else q // 4, banks)
+    return b.reshape(n, m)
+
+
+@pytest.mark.parametrize("m, n", [(32, 1), (32, 5), (39, 129), (67, 133), (130, 67), (69, 5), (95, 65), (135, 75),
+                                  (133, 70), (65, 129), (77, 131), (64, 70), (96, 66), (131, 130), (67, 198), (200, 3)])
+@pytest.mark.parametrize("b_offset, a_base", [(0, 0), (3, 4), (5, 28)])
+def test_the_lines_sector_tma_forms_index_map_writes_every_element_of_b_once(m, n, b_offset, a_base):
+    """Every box row on a line on both sides, each of the tile's 72 rows from one box, the block's loads
+    of A's last M % 32 rows, the pieces covering B exactly once with A^T; every warp read at most 2 lanes
+    a bank at odd N, 1 at N = 2 mod 4 (the bulk form's banks and turns)."""
+    a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
+    banks: list = []
+    b = _sector_tma_lines_emulation(a, b_offset, a_base, banks)
+    assert not np.isnan(b).any() and np.array_equal(b, a.T)
+    if n % 4 and banks:
+        worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks)
+        assert worst <= (2 if n % 2 else 1), f"{worst} lanes on one bank"
+
+
+def test_the_lines_sector_tma_form_says_why_it_cannot_run_before_any_gpu_work():
+    from pmppbench.workloads.base import Unavailable
+
+    assert transpose.sector_tma_lines_unavailable(32, 4097) is None
+    ctx = {"a": None, "b": None, "kernels": {}}
+    for m, n in ((31, 4097), (64, 1 << 26)):
+        with pytest.raises(Unavailable, match="M >= 32 and 32N below 2"):
+            W.job(W.variant("coarsened_sector_tma_lines"), shape(m, n), ctx)
 
 
 def test_the_any_n_sector_tma_form_needs_only_the_maps_limits():

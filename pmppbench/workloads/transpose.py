@@ -35,7 +35,9 @@ M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s 
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
 of its boxes on 16 bytes. `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
-by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21").
+by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21");
+`coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
+32 at a time, whose pitch is whole lines ("Session 23").
 """
 
 from __future__ import annotations
@@ -108,12 +110,17 @@ SECTOR_BULK_SEC = Variant("coarsened_sector_bulk_sec", f"coarsened_sector_bulk<{
                           "coarsened_sector_bulk with each copy 288 bytes from the 32-byte sector at or before the row "
                           "(whole sectors at both ends)", needs="sm_90")
 BULK_NAMES = frozenset((SECTOR_BULK.name, SECTOR_BULK_SEC.name))
+SECTOR_TMA_LINES = Variant("coarsened_sector_tma_lines", f"coarsened_sector_tma_lines<{COARSENED_TILE}>",
+                           "coarsened_sector_bulk's layout (each tile row at its 128-byte lines' offset) filled by 32 "
+                           "TMA boxes of 96 columns through a map of A's rows 32 at a time (a pitch of whole lines): "
+                           "any N, made for N not a multiple of 4", needs="sm_90")
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_BULK, SECTOR_BULK_SEC)
+                SECTOR_TMA_ANY, SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
 SECTOR_ANY_BOX = (COARSENED_TILE + 4, SECTOR_BOX[1])  # coarsened_sector_tma_any's: 68 columns (up to 3 early) x 18
+LINES_GROUP, LINES_COLS = 32, 96  # coarsened_sector_tma_lines: A's rows a row of its maps; a box row (three lines)
 NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
 
 
@@ -191,6 +198,24 @@ def rows_of_four_map(a, m: int, n: int, any_n: bool = False) -> tma.TensorMap:
     boxes and no swizzle (its rows of 272 bytes are past the swizzle's 128)."""
     box = SECTOR_ANY_BOX if any_n else SECTOR_BOX
     return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=not any_n)
+
+
+def sector_tma_lines_unavailable(m: int, n: int) -> str | None:
+    """Why coarsened_sector_tma_lines cannot run at M x N, or None where it can: its maps have floor(M / 32)
+    rows of 32N elements (TMA's coordinates are int32)."""
+    if m < LINES_GROUP or max(m, LINES_GROUP * n) >= 1 << 31:
+        return (f"needs M >= {LINES_GROUP} and {LINES_GROUP}N below 2^31, M too (its maps have floor(M / "
+                f"{LINES_GROUP}) rows of {LINES_GROUP}N elements; TMA's coordinates are int32)")
+    return None
+
+
+def rows_of_32_maps(a, m: int, n: int) -> tuple[tma.TensorMap, tma.TensorMap]:
+    """coarsened_sector_tma_lines' maps of A (M x N FP32, row-major): 32N contiguous elements (A's rows
+    32k .. 32k + 31) by floor(M / 32) rows, a row stride of 128N bytes (whole lines at any N), boxes of
+    96 columns x 2 and x 3 such rows, no swizzle (384-byte box rows), zeros past the edges; A's last
+    M % 32 rows are not in them (the kernel loads them)."""
+    return tuple(tma.TensorMap("fp32", a.data.ptr, (LINES_GROUP * n, m // LINES_GROUP), (4 * LINES_GROUP * n,),
+                               (LINES_COLS, height), swizzle=False) for height in (2, 3))
 
 
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
@@ -343,6 +368,18 @@ class Transpose(Workload):
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere)
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
+            elif variant.name == SECTOR_TMA_LINES.name:
+                why = sector_tma_lines_unavailable(m, n)
+                if why is None and a.data.ptr % 16:
+                    why = "needs A on 16 bytes (a tensor map's address)"
+                if why:
+                    raise Unavailable(f"{variant.name} {why}")
+                key = ("rows of 32 maps", a.data.ptr)
+                if key not in ctx:
+                    ctx[key] = rows_of_32_maps(a, m, n)
+                two, three = ctx[key]
+                launch = Launch(ctx["kernels"][variant.kernel], grid, block,
+                                (two.arg, three.arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.name in BULK_NAMES and a.data.ptr % 16:
                 raise Unavailable(f"{variant.name} needs A on 16 bytes (its bulk copies start on 16 bytes)")
             elif variant.kernel not in INDEXED:
