@@ -22,13 +22,12 @@ for i in 1 2; do
   step lines-$i 150 python3 -m pmppbench all --config results/next/lines23.toml --out $STEPS_DIR/lines-$i.csv; pack
 done
 step ncu-8193 120 ncu --metrics $M --csv -k regex:coarsened_sector python3 -m pmppbench transpose 8193 8193 1 --variants $V --check-only; pack
-step ncu-16385 120 ncu --metrics $M --csv -k regex:coarsened_sector python3 -m pmppbench transpose 16385 16383 1 --variants $V --check-only; pack
 step ncu-src 150 ncu --section SourceCounters --section InstructionStats -k regex:coarsened_sector -o "$STEPS_DIR/src8193" python3 -m pmppbench transpose 8193 8193 1 --variants $V --check-only
 ncu -i "$STEPS_DIR/src8193.ncu-rep" --page source --csv --print-source sass >"$STEPS_DIR/src8193-sass.csv" 2>&1
 ncu -i "$STEPS_DIR/src8193.ncu-rep" --page details --csv >"$STEPS_DIR/src8193-details.csv" 2>&1
 rm -f "$STEPS_DIR/src8193.ncu-rep"; pack
 for tool in memcheck racecheck; do
-  for mn in "133 261" "95 66" "4127 4098"; do
+  for mn in "133 261" "95 66"; do
     step sanitizer-$tool-${mn/ /x} 60 compute-sanitizer --tool $tool --print-limit 10 python3 -m pmppbench transpose $mn 1 --variants coarsened_sector_tma_lines --check-only; pack
   done
 done
