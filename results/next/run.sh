@@ -15,7 +15,7 @@ M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_p
 V=coarsened_sector_tma_any,coarsened_sector_bulk,coarsened_sector_tma_lines
 h200=0; grep -q H200 "$STEPS_DIR/board.txt" && h200=1
 step lines-check 60 python3 -m pmppbench transpose 133 261 1 --variants coarsened_sector_tma_lines --check-only; pack
-step gpu-transpose 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_transpose.py; pack
+step gpu-sector 120 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_transpose.py -k test_the_sector_forms_are_bit_exact_at_every_pitch; pack
 step lines-1 150 python3 -m pmppbench all --config results/next/lines23.toml --out $STEPS_DIR/lines-1.csv; pack
 if [ $h200 = 1 ]; then
   step shapes 150 python3 -m pmppbench all --config results/h100/session22/call2/shapes22.toml --out $STEPS_DIR/shapes.csv; pack
@@ -28,6 +28,7 @@ for tool in memcheck racecheck; do
     step sanitizer-$tool-${mn/ /x} 60 compute-sanitizer --tool $tool --print-limit 10 python3 -m pmppbench transpose $mn 1 --variants coarsened_sector_tma_lines --check-only; pack
   done
 done
+if [ $h200 = 1 ]; then step gpu-transpose 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=5 tests/test_transpose.py; pack; fi
 step ncu-src 150 ncu --section SourceCounters --section InstructionStats -k regex:coarsened_sector -o "$STEPS_DIR/src8193" python3 -m pmppbench transpose 8193 8193 1 --variants $V --check-only
 ncu -i "$STEPS_DIR/src8193.ncu-rep" --page source --csv --print-source sass >"$STEPS_DIR/src8193-sass.csv" 2>&1
 rm -f "$STEPS_DIR/src8193.ncu-rep"; pack
