@@ -412,8 +412,9 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk", "coarsened_sector_bulk_sec"])
     assert_all_pass(rows)
     assert len(rows) == 2 * len(bulk) and all(r.tolerance == "bit-exact" for r in rows)
+    # M mod 32 from 0 to 31: the block's own rows (past the maps) from none to 31
     lines = [*(s for s in anyn if s["m"] >= 32), shape(32, 1), shape(32, 4097), shape(39, 129), shape(130, 70),
-             shape(4096, 4096), shape(95, 66), shape(4127, 4098), shape(67, 198)]  # every M mod 32 side: the block's rows
+             shape(4096, 4096), shape(95, 66), shape(4127, 4098), shape(67, 198)]
     rows = check_rows("transpose", lines, variants=["coarsened_sector_tma_lines"])
     assert_all_pass(rows)
     assert len(rows) == len(lines) and all(r.tolerance == "bit-exact" for r in rows)
@@ -943,24 +944,21 @@ def test_the_lines_sector_tma_forms_index_map_writes_every_element_of_b_once(m, 
         assert worst <= (2 if n % 2 else 1), f"{worst} lanes on one bank"
 
 
-def test_the_lines_sector_tma_form_says_why_it_cannot_run_before_any_gpu_work():
+@pytest.mark.parametrize("form, fits, too_small, too_wide, words", [
+    ("coarsened_sector_tma_any", (4097, 4097), (3, 4097), (5, 1 << 29), "M >= 4 and 4N below 2"),
+    ("coarsened_sector_tma_lines", (32, 4097), (31, 4097), (64, 1 << 26), "M >= 32 and 32N below 2")])
+def test_the_any_n_sector_tma_forms_need_only_their_maps_limits(form, fits, too_small, too_wide, words):
+    """A map of A's rows g at a time (4 for _any, 32 for _lines) needs g rows and int32 inner coordinates
+    (gN < 2^31); both said before any GPU work."""
     from pmppbench.workloads.base import Unavailable
 
-    assert transpose.sector_tma_lines_unavailable(32, 4097) is None
+    unavailable = {"coarsened_sector_tma_any": transpose.sector_tma_any_unavailable,
+                   "coarsened_sector_tma_lines": transpose.sector_tma_lines_unavailable}[form]
+    assert unavailable(*fits) is None
     ctx = {"a": None, "b": None, "kernels": {}}
-    for m, n in ((31, 4097), (64, 1 << 26)):
-        with pytest.raises(Unavailable, match="M >= 32 and 32N below 2"):
-            W.job(W.variant("coarsened_sector_tma_lines"), shape(m, n), ctx)
-
-
-def test_the_any_n_sector_tma_form_needs_only_the_maps_limits():
-    from pmppbench.workloads.base import Unavailable
-
-    assert transpose.sector_tma_any_unavailable(4097, 4097) is None
-    ctx = {"a": None, "b": None, "kernels": {}}
-    for m, n in ((3, 4097), (5, 1 << 29)):
-        with pytest.raises(Unavailable, match="M >= 4 and 4N below 2"):
-            W.job(W.variant("coarsened_sector_tma_any"), shape(m, n), ctx)
+    for m, n in (too_small, too_wide):
+        with pytest.raises(Unavailable, match=words):
+            W.job(W.variant(form), shape(m, n), ctx)
 
 
 def test_the_sector_tma_form_says_why_it_cannot_run_before_any_gpu_work():
