@@ -809,7 +809,7 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
                      "r"(unsigned(LINES_TILE * sizeof(float))) : "memory");
         const int q0 = int(y0 / 32);
-#pragma unroll 4
+#pragma unroll  // p a constant in each copy: the box's place, map and outer row fold away
         for (int p = 0; p < 32; ++p) {
             const bool low = p < LINES_LOW;
             const int inner = p * int(n) + int(x0) - offset(p), outer = low ? q0 : q0 - 1;  // on a line
