@@ -766,6 +766,7 @@ coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t
     sector_write_rows<ROWS>(b, m, n, size_t(x0), size_t(y0), xl0, q, [&](int r) -> const float* { return word(r, xl0); },
                             [](const float* w, int i) { return w + 16 * i; }, turn);
 }
+
 // coarsened_sector_tma_lines (sm_90, run only when named; any N, made for N not a multiple of 4):
 // coarsened_sector_bulk's shared layout (each row of A's tile in a 96-float row at the float where its
 // address falls in its 128-byte line, so that the engine's global and shared line boundaries fall
@@ -802,12 +803,12 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
                                      : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW) + g * LINES_PITCH;
         return tile + at + offset(p) + c;
     };
+    // Thread 0 hands the engine the 32 boxes (tma_load_boxes serves one map and one box shape; here two).
     const unsigned b_addr = smem_address(&bar);
     if (tid == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b_addr) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
-                     "r"(unsigned(LINES_TILE * sizeof(float))) : "memory");
+        mbar_init(&bar, 1);
+        mbar_init_fence();
+        mbar_expect_tx(&bar, unsigned(LINES_TILE * sizeof(float)));
         const int q0 = int(y0 / 32);
 #pragma unroll  // p a constant in each copy: the box's place, map and outer row fold away
         for (int p = 0; p < 32; ++p) {
