@@ -713,6 +713,13 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
 // sector at or before A[y][x0] instead, whole sectors at both ends (at most 24 + 72 floats into the row).
 constexpr int BULK_PITCH = 96;  // floats a shared row: 3 lines
 
+// The turn of a lane's four reads where each tile row sits at its 128-byte line's offset (the bulk and
+// lines forms): at odd N the second half-warp's rot = (1 + MN) N mod 4, at N = 2 mod 4 q / 4 rows for
+// lane q of its half-warp (the banks: above).
+__device__ __forceinline__ int line_offset_turn(size_t m, size_t n, int lane) {
+    return n % 2 ? (lane / 16 ? int(((1 + m * n) * n) % 4) : 0) : lane % 16 / 4;
+}
+
 template <int ROWS, bool SECTORS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
 __global__ void __launch_bounds__(256, 8)
 coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
@@ -762,7 +769,7 @@ coarsened_sector_bulk(const float* __restrict__ a, float* __restrict__ b, size_t
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16, q = lane % 16;  // B's rows xl0 + 16i
-    const int turn = n % 2 ? (lane / 16 ? int(((1 + m * n) * n) % 4) : 0) : q / 4;  // see above
+    const int turn = line_offset_turn(m, n, lane);  // see above
     sector_write_rows<ROWS>(b, m, n, size_t(x0), size_t(y0), xl0, q, [&](int r) -> const float* { return word(r, xl0); },
                             [](const float* w, int i) { return w + 16 * i; }, turn);
 }
@@ -784,6 +791,9 @@ constexpr int LINES_LOW = 32 - SECTOR_SHIFT;  // phases below: 2 tile rows; from
 constexpr int LINES_PITCH = 96;               // floats a box row: three lines
 constexpr int LINES_HIGH_AT = 2 * LINES_PITCH * LINES_LOW;                            // the 3-row boxes' start
 constexpr int LINES_TILE = LINES_HIGH_AT + 3 * LINES_PITCH * (32 - LINES_LOW);       // 6912 floats
+__host__ __device__ constexpr int lines_box(int p) {  // phase p's box: its first float in the tile
+    return p < LINES_LOW ? 2 * LINES_PITCH * p : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW);
+}
 
 template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
 __global__ void __launch_bounds__(256, 8)
@@ -799,9 +809,7 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
     const auto offset = [&](int p) { return (a_line + p * n32) & 31; };  // o_p (x0 = 0 mod 32)
     const auto word = [&](int r, int c) -> float* {  // tile row r: A's row y0 - SECTOR_SHIFT + r, column c
         const int p = (r + LINES_LOW) & 31, g = (r + LINES_LOW) >> 5;  // its phase; box row g (g - 1 below LOW)
-        const int at = p < LINES_LOW ? 2 * LINES_PITCH * p + (g - 1) * LINES_PITCH
-                                     : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW) + g * LINES_PITCH;
-        return tile + at + offset(p) + c;
+        return tile + lines_box(p) + (g - (p < LINES_LOW)) * LINES_PITCH + offset(p) + c;
     };
     // Thread 0 hands the engine the 32 boxes (tma_load_boxes serves one map and one box shape; here two).
     const unsigned b_addr = smem_address(&bar);
@@ -814,7 +822,7 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
         for (int p = 0; p < 32; ++p) {
             const bool low = p < LINES_LOW;
             const int inner = p * int(n) + int(x0) - offset(p), outer = low ? q0 : q0 - 1;  // on a line
-            const float* dst = tile + (low ? 2 * LINES_PITCH * p : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW));
+            const float* dst = tile + lines_box(p);
             asm volatile(
                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
                 ::"r"(smem_address(dst)), "l"(reinterpret_cast<unsigned long long>(low ? &a2_map : &a3_map)),
@@ -837,7 +845,7 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
         __syncthreads();
     }
     const int lane = tid % 32, warp = tid / 32, xl0 = 2 * warp + lane / 16, q = lane % 16;  // B's rows xl0 + 16i
-    const int turn = n % 2 ? (lane / 16 ? int(((1 + m * n) * n) % 4) : 0) : q / 4;  // coarsened_sector_bulk's
+    const int turn = line_offset_turn(m, n, lane);  // coarsened_sector_bulk's banks, so its turns
     sector_write_rows<ROWS>(b, m, n, x0, y0, xl0, q, [&](int r) -> const float* { return word(r, xl0); },
                             [](const float* w, int i) { return w + 16 * i; }, turn);
 }

@@ -804,6 +804,20 @@ def test_the_any_n_sector_tma_forms_index_map_writes_every_element_of_b_once(m, 
 BULK_PITCH, BULK_ROWS = 96, 71  # coarsened_sector_bulk's shared row and tile rows (floats)
 
 
+def _line_offset_turn(m: int, n: int):
+    """The kernels' line_offset_turn (the bulk and lines forms) as turn(q, h): at odd N the second
+    half-warp's rot = (1 + MN) N mod 4, else q // 4 rows for lane q."""
+    rot = ((1 + m * n) * n) % 4
+    return (lambda q, h: rot if h else 0) if n % 2 else (lambda q, h: q // 4)
+
+
+def _assert_line_offset_banks(n: int, banks: list) -> None:
+    """The bulk and lines forms' reads: at most 2 lanes a bank at odd N, 1 at N = 2 mod 4."""
+    if n % 4 and banks:
+        worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks)
+        assert worst <= (2 if n % 2 else 1), f"{worst} lanes on one bank"
+
+
 def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, banks: list | None = None,
                            sectors: bool = False) -> np.ndarray:
     """coarsened_sector_bulk's index map (kernels_cu/transpose.cu), word by word of its shared memory: one
@@ -847,9 +861,7 @@ def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, ba
             y, x = divmod(g, n)
             if y_lo <= y < y_hi and x0 <= x < x0 + COARSENED_TILE:
                 smem[word(y - top, x - x0)] = flat[g]
-        rot = ((1 + m * n) * n) % 4 if n % 2 else 0
-        _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset,
-                                   lambda q, h: (rot if h else 0) if n % 2 else q // 4, banks)  # the kernel's turns
+        _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset, _line_offset_turn(m, n), banks)
     return b.reshape(n, m)
 
 
@@ -865,12 +877,11 @@ def test_the_bulk_sector_forms_index_map_writes_every_element_of_b_once(m, n, b_
     banks: list = []
     b = _sector_bulk_emulation(a, b_offset, a_base, banks, sectors)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
-    if n % 4 and banks:
-        worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks)
-        assert worst <= (2 if n % 2 else 1), f"{worst} lanes on one bank"
+    _assert_line_offset_banks(n, banks)
 
 
 LINES_LOW, LINES_PITCH = 24, 96  # coarsened_sector_tma_lines: phases with 2 tile rows; a box row (floats)
+LINES_ROWS = COARSENED_TILE + 8  # its tile rows: A's rows y0 - 8 .. y0 + 63
 
 
 def _sector_tma_lines_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0,
@@ -892,20 +903,20 @@ def _sector_tma_lines_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 
         return flat[outer * 32 * n + inner] if 0 <= outer < groups and 0 <= inner < 32 * n else 0.0
 
     def box_at(p):
-        return 2 * LINES_PITCH * p if p < LINES_LOW else 2 * LINES_PITCH * LINES_LOW + 3 * LINES_PITCH * (p - 24)
+        return 2 * LINES_PITCH * p if p < LINES_LOW else 2 * LINES_PITCH * LINES_LOW + 3 * LINES_PITCH * (p - LINES_LOW)
 
     def offset(p):
         return (a_base + p * n) % 32
 
     def word(r, c):  # the kernel's word(r, c)
-        assert 0 <= r < 72
-        p, g = (r + 24) % 32, (r + 24) // 32
+        assert 0 <= r < LINES_ROWS
+        p, g = (r + LINES_LOW) % 32, (r + LINES_LOW) // 32
         return box_at(p) + (g - (p < LINES_LOW)) * LINES_PITCH + offset(p) + c
 
     for t in range(gx * gy):
         x0, y0 = t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
         top = y0 - 8
-        smem = np.full(2 * LINES_PITCH * 24 + 3 * LINES_PITCH * 8, np.nan, dtype=a.dtype)
+        smem = np.full(box_at(32), np.nan, dtype=a.dtype)  # past the last box
         brought = {}
         for p in range(32):
             height = 2 if p < LINES_LOW else 3
@@ -914,17 +925,15 @@ def _sector_tma_lines_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 
             assert (a_base + inner0) % 32 == 0 and box_at(p) % 32 == 0  # on a line in A and in shared memory
             for i in range(height):
                 y = 32 * (outer0 + i) + p
-                if 0 <= y - top < 72:
+                if 0 <= y - top < LINES_ROWS:
                     brought[y] = brought.get(y, 0) + 1
                 for cc in range(LINES_PITCH):
                     smem[box_at(p) + i * LINES_PITCH + cc] = map_at(outer0 + i, inner0 + cc)
-        assert sorted(brought) == list(range(top, top + 72)) and set(brought.values()) == {1}
-        for y in range(max(groups * 32, top), min(m, top + 72)):
+        assert sorted(brought) == list(range(top, top + LINES_ROWS)) and set(brought.values()) == {1}
+        for y in range(max(groups * 32, top), min(m, top + LINES_ROWS)):
             for c in range(min(COARSENED_TILE, n - x0)):
                 smem[word(y - top, c)] = a[y, x0 + c]
-        rot = ((1 + m * n) * n) % 4 if n % 2 else 0
-        _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset,
-                                   lambda q, h: (rot if h else 0) if n % 2 else q // 4, banks)
+        _emulate_sector_write_rows(b, smem, word, m, n, x0, y0, b_offset, _line_offset_turn(m, n), banks)
     return b.reshape(n, m)
 
 
@@ -939,9 +948,7 @@ def test_the_lines_sector_tma_forms_index_map_writes_every_element_of_b_once(m, 
     banks: list = []
     b = _sector_tma_lines_emulation(a, b_offset, a_base, banks)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
-    if n % 4 and banks:
-        worst = max(np.bincount(lanes, minlength=32).max() for lanes in banks)
-        assert worst <= (2 if n % 2 else 1), f"{worst} lanes on one bank"
+    _assert_line_offset_banks(n, banks)
 
 
 @pytest.mark.parametrize("form, fits, too_small, too_wide, words", [
