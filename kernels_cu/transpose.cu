@@ -809,7 +809,10 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
     const auto offset = [&](int p) { return (a_line + p * n32) & 31; };  // o_p (x0 = 0 mod 32)
     const auto word = [&](int r, int c) -> float* {  // tile row r: A's row y0 - SECTOR_SHIFT + r, column c
         const int p = (r + LINES_LOW) & 31, g = (r + LINES_LOW) >> 5;  // its phase; box row g (g - 1 below LOW)
-        return tile + lines_box(p) + (g - (p < LINES_LOW)) * LINES_PITCH + offset(p) + c;
+        // lines_box(p) + (g or g - 1) rows, written out: through lines_box, sm_100's build spilled 56 bytes
+        const int at = p < LINES_LOW ? 2 * LINES_PITCH * p + (g - 1) * LINES_PITCH
+                                     : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW) + g * LINES_PITCH;
+        return tile + at + offset(p) + c;
     };
     // Thread 0 hands the engine the 32 boxes (tma_load_boxes serves one map and one box shape; here two).
     const unsigned b_addr = smem_address(&bar);
