@@ -795,25 +795,7 @@ __host__ __device__ constexpr int lines_box(int p) {  // phase p's box: its firs
     return p < LINES_LOW ? 2 * LINES_PITCH * p : LINES_HIGH_AT + 3 * LINES_PITCH * (p - LINES_LOW);
 }
 
-// The tile order of coarsened_sector_tma_lines<ROWS, BAND>. BAND = 0: coarsened's, column by column over A,
-// so the ~1056 tiles in flight write one contiguous band of B's rows and read 64 columns of every row of A
-// from a few tile columns: at N = 8193, 8 of them, 2 KB of each row of A. BAND > 0 (a study, session 24):
-// bands of BAND tile columns, row by row inside a band (the last band narrower), so the tiles in flight
-// read BAND x 256 bytes of each row of A they touch and write that many rows' worth of pieces of B.
-template <int ROWS, int BAND>
-__device__ __forceinline__ void lines_tile_origin(size_t t, size_t& x0, size_t& y0) {
-    size_t column = t / gridDim.y, row = t % gridDim.y;  // BAND = 0
-    if (BAND > 0) {
-        const size_t first = t / (size_t(BAND) * gridDim.y) * BAND, in = t % (size_t(BAND) * gridDim.y);
-        const size_t wide = gridDim.x - first < BAND ? gridDim.x - first : BAND;  // the last band: narrower
-        column = first + in % wide;
-        row = in / wide;
-    }
-    x0 = column * SECTOR_COLS;
-    y0 = row * ROWS;
-}
-
-template <int ROWS, int BAND = 0>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
 __global__ void __launch_bounds__(256, 8)
 coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __grid_constant__ TransposeMap a3_map,
                            const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
@@ -821,8 +803,8 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
     __shared__ __align__(128) float tile[LINES_TILE];
     __shared__ __align__(8) unsigned long long bar;
     const int tid = threadIdx.y * TILE_DIM + threadIdx.x;
-    size_t x0, y0;
-    lines_tile_origin<ROWS, BAND>(size_t(blockIdx.y) * gridDim.x + blockIdx.x, x0, y0);
+    const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
+    const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
     const int a_line = int(reinterpret_cast<size_t>(a) / sizeof(float) % 32), n32 = int(n % 32);
     const auto offset = [&](int p) { return (a_line + p * n32) & 31; };  // o_p (x0 = 0 mod 32)
     const auto word = [&](int r, int c) -> float* {  // tile row r: A's row y0 - SECTOR_SHIFT + r, column c

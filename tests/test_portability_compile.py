@@ -121,8 +121,7 @@ TMA = {("transpose", v) for v in ("coarsened_tma", "coarsened_tma_store", "coars
                                    "coarsened_tma_store_wide", "coarsened_tma_store_wide_ef", "coarsened_tma_skew",
                                    "coarsened_sector_tma", "coarsened_sector_tma_any",
                                    "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
-                                   "coarsened_sector_tma_lines", "coarsened_sector_tma_lines_band16",
-                                   "coarsened_sector_tma_lines_band32", "coarsened_sector_tma_lines_band128")}  # cp.async.bulk(.tensor): sm_90 and later
+                                   "coarsened_sector_tma_lines")}  # cp.async.bulk(.tensor): sm_90 and later
 EXPECTED_SKIPS = {
     "sm_75": {("stencil", "coarsened"),  # cp.async: sm_80
               ("gemm", "wmma"), ("gemm", "mma_sync"), ("gemm", "mma_wide")} | WGMMA | TMA,  # mma.sync, bf16: sm_80

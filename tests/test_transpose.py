@@ -28,8 +28,7 @@ TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
                 "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
                 "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
-                "coarsened_sector_tma_lines", "coarsened_sector_tma_lines_band16", "coarsened_sector_tma_lines_band32",
-                "coarsened_sector_tma_lines_band128"]  # run only when named (the last eight sm_90)
+                "coarsened_sector_tma_lines"]  # run only when named (the last five sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -419,10 +418,6 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     rows = check_rows("transpose", lines, variants=["coarsened_sector_tma_lines"])
     assert_all_pass(rows)
     assert len(rows) == len(lines) and all(r.tolerance == "bit-exact" for r in rows)
-    banded = [shape(130, 70), shape(4097, 4097), shape(8193, 4099), shape(67, 198)]  # the tile-order study
-    rows = check_rows("transpose", banded, variants=[v.name for v in transpose.LINES_BANDED])
-    assert_all_pass(rows)
-    assert len(rows) == len(transpose.LINES_BANDED) * len(banded) and all(r.tolerance == "bit-exact" for r in rows)
     skipped = check_rows("transpose", [shape(31, 4097)], variants=["coarsened_sector_tma_lines"])
     assert skipped[0].check == "SKIP" and "M >= 32" in skipped[0].check_detail
 
@@ -889,26 +884,15 @@ LINES_LOW, LINES_PITCH = 24, 96  # coarsened_sector_tma_lines: phases with 2 til
 LINES_ROWS = COARSENED_TILE + 8  # its tile rows: A's rows y0 - 8 .. y0 + 63
 
 
-def _lines_tile_origin(t: int, gx: int, gy: int, band: int) -> tuple[int, int]:
-    """lines_tile_origin<BAND> (kernels_cu/transpose.cu): tile t's (x0, y0); band 0 column by column over A,
-    else bands of `band` tile columns taken row by row."""
-    if band == 0:
-        return t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
-    first, inside = t // (band * gy) * band, t % (band * gy)
-    wide = min(band, gx - first)
-    return (first + inside % wide) * COARSENED_TILE, inside // wide * COARSENED_TILE
-
-
 def _sector_tma_lines_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0,
-                                banks: list | None = None, band: int = 0) -> np.ndarray:
+                                banks: list | None = None) -> np.ndarray:
     """coarsened_sector_tma_lines' index map (kernels_cu/transpose.cu), word by word of its shared memory:
     box p (phase p = y mod 32) from the maps of A's rows 32 at a time at inner coordinate pN + x0 - o_p
     (o_p: where A[32k + p][x0] falls in its 128-byte line, A starting a_base floats into one), 96 columns
     x 2 rows (p < 24: rows y0 + p, y0 + 32 + p) or x 3 (rows y0 - 32 + p ..), the boxes packed in phase
     order; A's last M % 32 rows by the block; each half-warp's reads turned as coarsened_sector_bulk's.
     Asserts every box row on a line in A and in shared memory, every row of the tile brought by exactly
-    one box row, and no element of B written twice; `banks` collects each warp read's banks. `band`: the
-    tile order (_lines_tile_origin)."""
+    one box row, and no element of B written twice; `banks` collects each warp read's banks."""
     m, n = a.shape
     flat = a.ravel()
     b = np.full(n * m, np.nan, dtype=a.dtype)
@@ -930,7 +914,7 @@ def _sector_tma_lines_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 
         return box_at(p) + (g - (p < LINES_LOW)) * LINES_PITCH + offset(p) + c
 
     for t in range(gx * gy):
-        x0, y0 = _lines_tile_origin(t, gx, gy, band)
+        x0, y0 = t // gy * COARSENED_TILE, t % gy * COARSENED_TILE
         top = y0 - 8
         smem = np.full(box_at(32), np.nan, dtype=a.dtype)  # past the last box
         brought = {}
@@ -965,19 +949,6 @@ def test_the_lines_sector_tma_forms_index_map_writes_every_element_of_b_once(m, 
     b = _sector_tma_lines_emulation(a, b_offset, a_base, banks)
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
     _assert_line_offset_banks(n, banks)
-
-
-@pytest.mark.parametrize("m, n", [(67, 133), (130, 67), (200, 3), (64, 70), (330, 900)])
-@pytest.mark.parametrize("band", transpose.LINES_BANDS)
-def test_the_lines_forms_banded_tile_orders_write_every_element_of_b_once(m, n, band):
-    """The tile-order study's bands (the last one narrower where the tile columns do not divide) take
-    every tile exactly once: B covered once, equal to A^T."""
-    (gx, gy), _ = W.geometry(W.variant(f"coarsened_sector_tma_lines_band{band}"), shape(m, n))
-    origins = [_lines_tile_origin(t, gx, gy, band) for t in range(gx * gy)]
-    assert len(set(origins)) == gx * gy
-    a = np.arange(m * n, dtype=np.float64).reshape(m, n) + 1
-    b = _sector_tma_lines_emulation(a, band=band)
-    assert not np.isnan(b).any() and np.array_equal(b, a.T)
 
 
 @pytest.mark.parametrize("form, fits, too_small, too_wide, words", [

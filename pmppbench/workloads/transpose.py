@@ -110,18 +110,12 @@ SECTOR_BULK_SEC = Variant("coarsened_sector_bulk_sec", f"coarsened_sector_bulk<{
                           "coarsened_sector_bulk with each copy 288 bytes from the 32-byte sector at or before the row "
                           "(whole sectors at both ends)", needs="sm_90")
 BULK_NAMES = frozenset((SECTOR_BULK.name, SECTOR_BULK_SEC.name))
-SECTOR_TMA_LINES = Variant("coarsened_sector_tma_lines", f"coarsened_sector_tma_lines<{COARSENED_TILE}, 0>",
+SECTOR_TMA_LINES = Variant("coarsened_sector_tma_lines", f"coarsened_sector_tma_lines<{COARSENED_TILE}>",
                            "coarsened_sector_bulk's layout (each tile row at its 128-byte lines' offset) filled by 32 "
                            "TMA boxes of 96 columns through a map of A's rows 32 at a time (a pitch of whole lines): "
                            "any N, made for N not a multiple of 4", needs="sm_90")
-LINES_BANDS = (16, 32, 128)  # the tile-order study's bands of tile columns (session 24)
-LINES_BANDED = tuple(Variant(f"{SECTOR_TMA_LINES.name}_band{band}", f"coarsened_sector_tma_lines<{COARSENED_TILE}, {band}>",
-                             f"coarsened_sector_tma_lines with its tiles in bands of {band} tile columns, row by row "
-                             f"inside a band ({band} x 256 bytes of each row of A in flight; a tile-order study)",
-                             needs="sm_90") for band in LINES_BANDS)
-LINES_NAMES = frozenset(v.name for v in (SECTOR_TMA_LINES, *LINES_BANDED))
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES, *LINES_BANDED)
+                SECTOR_TMA_ANY, SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
@@ -374,7 +368,7 @@ class Transpose(Workload):
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere)
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
-            elif variant.name in LINES_NAMES:
+            elif variant.name == SECTOR_TMA_LINES.name:
                 why = sector_tma_lines_unavailable(m, n)
                 if why is None and a.data.ptr % 16:
                     why = "needs A on 16 bytes (a tensor map's address)"
