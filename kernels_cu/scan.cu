@@ -804,8 +804,8 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // its block index, so the copy leaves before the ticket's atomic returns (LS_TICKET), and a ninth
 // warp walks back while the copy is in flight (LS_LOOKER). The tile fetched ahead is kept in L2
 // until its block copies it (LS_HINT, session 17), so the prefetch runs further ahead. Before sm_90
-// the threads copy the tile themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET, LS_LOOKER, LS_HINT
-// and LS_CONTROL are studies/scan_lookback.py's knobs (SKNOBS); the forms measured slower and removed
+// the threads copy the tile themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET, LS_LOOKER, LS_HINT,
+// LS_CONTROL and LS_RAMP are studies/scan_lookback.py's knobs (SKNOBS); the forms measured slower and removed
 // (the scan before the look-back, a copy per warp's part, copy-engine stores; the block index's tile
 // copied before the ticket; a looker that reads 2 or 4 words a lane, takes the epoch's ticket
 // itself, reads several windows a round trip or polls one word first; the first wave's prefetches
@@ -839,6 +839,18 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_LOOKER 1
 #endif
 #define LS_BLOCK (LS_THREADS + 32 * LS_LOOKER)  // the block's threads
+// LS_RAMP (a study knob, session 25; 0, shipped: off): the first wave's blocks (block index below
+// LS_RAMP_BLOCKS, the resident blocks of the grid) send their copy out LS_RAMP SM cycles per block
+// index after they start, so the first wave's tiles land about in index order instead of all
+// together. The reading it tests: the first wave's tiles all start at once and land in DRAM's order,
+// so no tile can find its prefix until nearly all of the wave's bytes are in, and the wave's chain
+// then runs with no bytes moving (docs/scan.md, session 17's timeline).
+#ifndef LS_RAMP
+#define LS_RAMP 0
+#endif
+#ifndef LS_RAMP_BLOCKS
+#define LS_RAMP_BLOCKS 0
+#endif
 // The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
 // SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
 // 228 KB on sm_90 holds LS_BLOCKS'. A bound the SM cannot reach would only cost registers (spills).
@@ -892,6 +904,13 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     }
 #endif
     if (t == 0) {
+#if LS_RAMP
+        if (blockIdx.x < LS_RAMP_BLOCKS) {  // the study's ramp: this block's copy leaves index x LS_RAMP cycles in
+            const long long until = clock64() + (long long)blockIdx.x * LS_RAMP;
+            while (clock64() < until) {
+            }
+        }
+#endif
 #if LS_LOOKER && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_init(&handoff, 1);  // made visible by the first barrier (the looker only waits on it)
 #elif LS_LOOKER

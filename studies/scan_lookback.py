@@ -55,8 +55,8 @@ WIDE_KNOBS = [(8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1), (8, 256,
 KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.75)]
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
-STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control")
-STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead)
+STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control", "ramp")
+STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead)
 
 
 def staged(**knobs) -> tuple:
@@ -82,17 +82,18 @@ def staged(**knobs) -> tuple:
 # from scan.cu (commit 8c1c899 builds them): LS_WINDOWS (the looker reads 2-4 windows a round trip: 1-4
 # points slower), LS_POLL (lane 0 spins on the nearest word alone before the window: within 0.5 points)
 # and LS_FIRST (the first wave's prefetches skipped or delayed: no gain). Candidates by name (staged();
-# STAGED_DEFAULTS is session 16's shipped kernel); the first is the shipped kernel, the second session 16's.
-# Call 6's list (below): narrower blocks for more tile bytes per SM (216 KB against 196 KB), 0.2-2.6 points
-# slower.
+# STAGED_DEFAULTS is session 16's shipped kernel); the first is the shipped kernel. Call 6's list (session 16's
+# kernel and narrower blocks for more tile bytes per SM, 216 KB against 196 KB: 0.2-2.6 points slower) is
+# SKNOBS in the tree of f0f1948.
 # Session 19 (results/h200/session19/call2/): LS_GROUPS, a two-level look-back (groups of 32 tiles with their
 # own status words, written by each group's last tile; a looker reads its group's earlier tiles, then 32
 # groups a round trip): one window walked instead of 2.2-5.7, 1.5-3.5 points slower at 2^24-2^28. Removed
 # from scan.cu after the call (commit 96da13f builds it).
 SHIPPED_STAGED = staged(ahead=0.375, hint=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT
-SKNOBS = [SHIPPED_STAGED, staged(), staged(rows=12, threads=128, blocks=9, ahead=0.375, hint=1),
-          staged(rows=13, threads=128, blocks=8, ahead=0.375, hint=1), staged(rows=9, threads=192, blocks=8, ahead=0.375, hint=1),
-          staged(rows=12, threads=128, blocks=9, ahead=0.3125, hint=1)]
+# Session 25: LS_RAMP, the first wave's copies sent out `ramp` SM cycles per block index apart (about 5, 8
+# and 12 ns at the H200's 1980 MHz), so that they land about in index order and the wave's chain runs while
+# its later tiles' bytes still move.
+SKNOBS = [SHIPPED_STAGED, *(staged(ahead=0.375, hint=1, ramp=ramp) for ramp in (10, 16, 24))]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -125,10 +126,15 @@ def sknobs(knobs) -> dict:
     return dict(zip(STAGED_KNOBS, tuple(knobs) + STAGED_DEFAULTS[len(knobs):]))
 
 
-def sdefines_of(knobs) -> dict:
+def sdefines_of(knobs, sm_count: int | None = None) -> dict:
+    """A lookback_staged candidate's -D knobs; the ramp's first wave counts `sm_count` SMs (this GPU's if None)."""
     k = sknobs(knobs)
+    if k["ramp"] and sm_count is None:
+        sm_count = device.current().sm_count
     return {"LS_ROWS": k["rows"], "LS_THREADS": k["threads"], "LS_BLOCKS": k["blocks"], "LS_LOOKER": k["looker"],
-            "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"]}
+            "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"],
+            # the ramp's first wave: the launch bound's blocks on every SM (7 x 132 = 924 on the H200)
+            "LS_RAMP": k["ramp"], "LS_RAMP_BLOCKS": k["blocks"] * sm_count if k["ramp"] else 0}
 
 
 def slabel(knobs) -> str:
@@ -136,7 +142,7 @@ def slabel(knobs) -> str:
     return (f"staged rows={k['rows']} threads={k['threads']} blocks/SM={k['blocks']} ahead={k['ahead']} "
             f"looker={k['looker']} ticket={k['ticket']}"
             + (f" sleep={k['backoff']}" if k["backoff"] else "") + f" hint={k['hint']}"
-            + (" CONTROL(no walk, unchecked)" if k["control"] else ""))
+            + (" CONTROL(no walk, unchecked)" if k["control"] else "") + (f" ramp={k['ramp']}" if k["ramp"] else ""))
 
 
 def is_control(knobs) -> bool:

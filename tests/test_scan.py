@@ -410,7 +410,7 @@ def test_the_studys_candidates_and_the_profile_build_compile_without_spills():
     builds = [("lookback", study.defines_of(k)) for k in study.KNOBS + study.WIDE_KNOBS]
     builds += [("lookback", study.PROFILE_DEFINES)]
     builds += [("lookback_persistent", study.pdefines_of(k)) for k in study.PKNOBS]
-    builds += [("lookback_staged", study.sdefines_of(k)) for k in study.SKNOBS]
+    builds += [("lookback_staged", study.sdefines_of(k, sm_count=132)) for k in study.SKNOBS]
     for kernel, defines in builds:
         report = compile_unit("scan", [kernel], "sm_90", {**base, **defines}).ptxas[kernel]
         assert (report.spill_stores, report.stack_bytes) == (0, 0), defines
