@@ -803,7 +803,8 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // walk back are lookback's. Two things shorten a block's life further (session 16): its tile is
 // its block index, so the copy leaves before the ticket's atomic returns (LS_TICKET), and a ninth
 // warp walks back while the copy is in flight (LS_LOOKER). The tile fetched ahead is kept in L2
-// until its block copies it (LS_HINT, session 17), so the prefetch runs further ahead. Before sm_90
+// until its block copies it (LS_HINT, session 17), so the prefetch runs further ahead, and the first
+// wave's copies leave on a ramp, about in tile order (LS_RAMP, session 25). Before sm_90
 // the threads copy the tile themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET, LS_LOOKER, LS_HINT,
 // LS_CONTROL and LS_RAMP are studies/scan_lookback.py's knobs (SKNOBS); the forms measured slower and removed
 // (the scan before the look-back, a copy per warp's part, copy-engine stores; the block index's tile
@@ -839,17 +840,17 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #define LS_LOOKER 1
 #endif
 #define LS_BLOCK (LS_THREADS + 32 * LS_LOOKER)  // the block's threads
-// LS_RAMP (a study knob, session 25; 0, shipped: off): the first wave's blocks (block index below
-// LS_RAMP_BLOCKS, the resident blocks of the grid) send their copy out LS_RAMP SM cycles per block
-// index after they start, so the first wave's tiles land about in index order instead of all
-// together. The reading it tests: the first wave's tiles all start at once and land in DRAM's order,
-// so no tile can find its prefix until nearly all of the wave's bytes are in, and the wave's chain
-// then runs with no bytes moving (docs/scan.md, session 17's timeline).
+// LS_RAMP (session 25): the first wave's blocks (block index below `ramped`, the host's count of the
+// blocks resident at once, or 0 where the whole grid is one wave) send their copy out LS_RAMP SM cycles
+// per block index after they start, so that the wave's tiles land about in index order. Without it the
+// first wave's tiles all start together and land in DRAM's order, so no tile finds its prefix until
+// nearly all of the wave's bytes are in, and the wave's chain then runs with few bytes moving while
+// the next wave waits for its slots (docs/scan.md, session 17's timeline). 10 cycles (5 ns at 1980 MHz)
+// is faster than DRAM brings a tile and its prefetch, so the ramp costs no bandwidth. A grid of one wave
+// has no next wave to let in early, and there the ramp only delays (measured: docs/scan.md, session 25).
+// 0 turns it off (studies/scan_lookback.py's knob `ramp`).
 #ifndef LS_RAMP
-#define LS_RAMP 0
-#endif
-#ifndef LS_RAMP_BLOCKS
-#define LS_RAMP_BLOCKS 0
+#define LS_RAMP 10
 #endif
 // The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
 // SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
@@ -881,7 +882,7 @@ __device__ __forceinline__ void scan_part(V* part) {
 extern "C" __global__ void __launch_bounds__(LS_BLOCK, LS_BOUND)
 lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
                 unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,
-                unsigned long long ahead) {
+                unsigned long long ahead, unsigned long long ramped) {
     typedef Tile<LS_ROWS, LS_THREADS> STile;
     constexpr unsigned VECS = STile::SIZE / 4;
     __shared__ __align__(128) V stage[VECS];
@@ -905,7 +906,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 #endif
     if (t == 0) {
 #if LS_RAMP
-        if (blockIdx.x < LS_RAMP_BLOCKS) {  // the study's ramp: this block's copy leaves index x LS_RAMP cycles in
+        if (blockIdx.x < ramped) {  // the first wave's ramp: this block's copy leaves index x LS_RAMP cycles in
             const long long until = clock64() + (long long)blockIdx.x * LS_RAMP;
             while (clock64() < until) {
             }

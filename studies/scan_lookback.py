@@ -56,7 +56,7 @@ KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.7
 # lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control", "ramp")
-STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead)
+STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead, no ramp)
 
 
 def staged(**knobs) -> tuple:
@@ -89,11 +89,12 @@ def staged(**knobs) -> tuple:
 # own status words, written by each group's last tile; a looker reads its group's earlier tiles, then 32
 # groups a round trip): one window walked instead of 2.2-5.7, 1.5-3.5 points slower at 2^24-2^28. Removed
 # from scan.cu after the call (commit 96da13f builds it).
-SHIPPED_STAGED = staged(ahead=0.375, hint=1)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT
-# Session 25: LS_RAMP, the first wave's copies sent out `ramp` SM cycles per block index apart (about 5, 8
-# and 12 ns at the H200's 1980 MHz), so that they land about in index order and the wave's chain runs while
-# its later tiles' bytes still move.
-SKNOBS = [SHIPPED_STAGED, *(staged(ahead=0.375, hint=1, ramp=ramp) for ramp in (10, 16, 24))]
+# Session 25 (results/h100/session25/call2/): LS_RAMP, the first wave's copies sent out `ramp` SM cycles per
+# block index apart (about 5, 8 and 12 ns at 1980 MHz), so that they land about in index order and the
+# wave's chain runs while its later tiles' bytes still move: 10 is shipped; the first candidate is the
+# build before it.
+SHIPPED_STAGED = staged(ahead=0.375, hint=1, ramp=10)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT, LS_RAMP
+SKNOBS = [SHIPPED_STAGED, staged(ahead=0.375, hint=1), *(staged(ahead=0.375, hint=1, ramp=ramp) for ramp in (16, 24))]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
 PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
@@ -126,15 +127,11 @@ def sknobs(knobs) -> dict:
     return dict(zip(STAGED_KNOBS, tuple(knobs) + STAGED_DEFAULTS[len(knobs):]))
 
 
-def sdefines_of(knobs, sm_count: int | None = None) -> dict:
-    """A lookback_staged candidate's -D knobs; the ramp's first wave counts `sm_count` SMs (this GPU's if None)."""
+def sdefines_of(knobs) -> dict:
     k = sknobs(knobs)
-    if k["ramp"] and sm_count is None:
-        sm_count = device.current().sm_count
     return {"LS_ROWS": k["rows"], "LS_THREADS": k["threads"], "LS_BLOCKS": k["blocks"], "LS_LOOKER": k["looker"],
             "LS_TICKET": k["ticket"], "LB_BACKOFF": k["backoff"], "LS_HINT": k["hint"], "LS_CONTROL": k["control"],
-            # the ramp's first wave: the launch bound's blocks on every SM (7 x 132 = 924 on the H200)
-            "LS_RAMP": k["ramp"], "LS_RAMP_BLOCKS": k["blocks"] * sm_count if k["ramp"] else 0}
+            "LS_RAMP": k["ramp"]}
 
 
 def slabel(knobs) -> str:
@@ -180,7 +177,9 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0],
         ahead = ahead_of(k, threads, waves)
         status, ticket = cp.zeros(tiles * (1 + STAMPS), dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
         for _ in range(3):  # two warm calls, then the one read
-            k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
+            last = (np.uint64(ahead),) + ((np.uint64(sc.ramped_blocks(k, device.current().sm_count, tiles, threads)),)
+                                          if extra else ())
+            k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), *last))
         cp.cuda.Device().synchronize()
         raw = cp.asnumpy(status[tiles:]).reshape(tiles, STAMPS)
         stamps = raw.astype(np.float64)
@@ -231,12 +230,13 @@ def timeline(raw, us, resident: int) -> None:
 
 def staged_build(w, cp, shape, knobs):
     """A lookback_staged candidate at `shape`: its kernel, threads, tile count, fresh status words
-    and ticket, and its `ahead` in tiles."""
+    and ticket, and its two last arguments (`ahead` in tiles and the ramp's first wave)."""
     k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})["lookback_staged"]
     threads = sthreads(knobs)
     tiles = sc.tiles_of(shape["n"], knobs[0] * knobs[1] * 4)
     status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
-    return k, threads, tiles, status, ticket, ahead_of(k, threads, knobs[3])
+    ramped = sc.ramped_blocks(k, device.current().sm_count, tiles, threads)
+    return k, threads, tiles, status, ticket, (np.uint64(ahead_of(k, threads, knobs[3])), np.uint64(ramped))
 
 
 def check_staged(w, cp, sizes, calls: int) -> int:
@@ -252,13 +252,12 @@ def check_staged(w, cp, sizes, calls: int) -> int:
                 x = cp.asarray(inputs["x"])
                 out = cp.empty_like(x)
                 for knobs in (k for k in SKNOBS if not is_control(k)):
-                    k, threads, tiles, status, ticket, ahead = staged_build(w, cp, shape, knobs)
+                    k, threads, tiles, status, ticket, last = staged_build(w, cp, shape, knobs)
                     tol = Tolerance("exact") if dtype == "i32" else Tolerance("elementwise", rtol=bound(knobs, n))
                     bad = 0
                     for _ in range(calls):
                         out.fill(np.nan if dtype == "f32" else -7)
-                        k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles),
-                                                 np.uint64(ahead)))
+                        k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), *last))
                         if not compare(out, ref, tol).passed:
                             bad += 1
                     failed += bad
@@ -332,12 +331,12 @@ def main(argv=None) -> int:
                 runs[label(knobs)] = run
                 info[label(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead, "knobs": knobs}
             for knobs in SKNOBS if "staged" in families else []:
-                k, threads, tiles, status, ticket, ahead = staged_build(w, cp, shape, knobs)
+                k, threads, tiles, status, ticket, last = staged_build(w, cp, shape, knobs)
 
-                def srun(k=k, tiles=tiles, threads=threads, status=status, ticket=ticket, ahead=ahead):
-                    k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), np.uint64(ahead)))
+                def srun(k=k, tiles=tiles, threads=threads, status=status, ticket=ticket, last=last):
+                    k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), *last))
                 runs[slabel(knobs)] = srun
-                info[slabel(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": ahead,
+                info[slabel(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": int(last[0]), "ramped": int(last[1]),
                                        "resident": occupancy.api_active_blocks(k, threads), "knobs": knobs}
             for knobs in PKNOBS if "persistent" in families else []:
                 k = load_kernels("scan", ["lookback_persistent"], {**w.defines(shape), **pdefines_of(knobs)})[

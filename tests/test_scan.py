@@ -210,7 +210,19 @@ def test_lookback_prefetches_a_quarter_wave_of_resident_blocks_ahead(monkeypatch
     launch = W.job(W.variant("lookback_staged"), shape, ctx).launches[0]
     assert sc.STAGED_AHEAD_WAVES == 0.375 and launch.kernel == "LS" and launch.grid == (sc.tiles_of(1 << 26, 7168),)
     assert launch.block == (sc.STAGED_THREADS + 32,)  # the tile's warps and the looker
-    assert launch.args[-1] == np.uint64(int(0.375 * 4 * 132)) and asked[-1] == ("LS", sc.STAGED_BLOCK)
+    assert launch.args[-2] == np.uint64(int(0.375 * 4 * 132)) and asked[-1] == ("LS", sc.STAGED_BLOCK)
+    # and its first wave's ramp: the 4 x 132 resident blocks, as the grid (9363 tiles) is more than one wave
+    assert launch.args[-1] == np.uint64(4 * 132)
+
+
+def test_the_staged_ramp_covers_the_first_wave_only_where_a_later_wave_waits(monkeypatch):
+    """ramped_blocks: the resident blocks (the occupancy API's count for the kernel times the SMs) where
+    the grid has more tiles than that, else 0 (one wave: no later wave to let in early, and the ramp
+    would only delay it)."""
+    monkeypatch.setattr(sc.occupancy, "api_active_blocks", lambda k, threads: 7)
+    assert sc.ramped_blocks("K", 132, 925) == 924
+    assert sc.ramped_blocks("K", 132, 924) == 0 and sc.ramped_blocks("K", 132, 147) == 0
+    assert sc.ramped_blocks("K", 132, sc.tiles_of(1 << 26, sc.STAGED_TILE)) == 924
 
 
 def test_the_persistent_grid_is_blocks_per_sm_capped_at_the_tiles():
@@ -410,7 +422,7 @@ def test_the_studys_candidates_and_the_profile_build_compile_without_spills():
     builds = [("lookback", study.defines_of(k)) for k in study.KNOBS + study.WIDE_KNOBS]
     builds += [("lookback", study.PROFILE_DEFINES)]
     builds += [("lookback_persistent", study.pdefines_of(k)) for k in study.PKNOBS]
-    builds += [("lookback_staged", study.sdefines_of(k, sm_count=132)) for k in study.SKNOBS]
+    builds += [("lookback_staged", study.sdefines_of(k)) for k in study.SKNOBS]
     for kernel, defines in builds:
         report = compile_unit("scan", [kernel], "sm_90", {**base, **defines}).ptxas[kernel]
         assert (report.spill_stores, report.stack_bytes) == (0, 0), defines

@@ -288,6 +288,8 @@ class Scan(Workload):
             if variant.name in LOOKBACKS:
                 waves = AHEAD_WAVES[variant.name]
                 args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count, waves, threads=block[0])),)
+            if variant.name == "lookback_staged":
+                args += (np.uint64(ramped_blocks(kernel, ctx["device"].sm_count, grid[0], threads=block[0])),)
             return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
             index = index or self.index_type(shape)
@@ -341,6 +343,13 @@ def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES, t
     """lookback's and lookback_staged's `ahead`: `waves` waves of the blocks that are resident at
     once on the GPU (the occupancy API's blocks per SM for the loaded kernel, times the SMs), in tiles."""
     return int(waves * occupancy.api_active_blocks(kernel, threads) * sm_count)
+
+
+def ramped_blocks(kernel, sm_count: int, tiles: int, threads: int = STAGED_BLOCK) -> int:
+    """lookback_staged's `ramped`: the blocks resident at once (the first wave, whose copies leave on
+    scan.cu's LS_RAMP), or 0 where the grid is one wave and has no later wave to let in early."""
+    resident = occupancy.api_active_blocks(kernel, threads) * sm_count
+    return resident if tiles > resident else 0
 
 
 def lookback_grid(n: int, sm_count: int, blocks_per_sm: int, tile: int = LOOKBACK_TILE) -> int:
