@@ -154,7 +154,7 @@ def sthreads(knobs) -> int:
 
 def ahead_of(k, threads: int, waves: float) -> int:
     """`ahead` in tiles: `waves` waves of the blocks of this build that are resident at once."""
-    return int(waves * occupancy.api_active_blocks(k, threads) * device.current().sm_count)
+    return sc.lookback_ahead(k, device.current().sm_count, waves, threads=threads)
 
 
 STAMPS = 7  # scan.cu's LB_STAMPS
@@ -175,10 +175,10 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0],
     tiles = sc.tiles_of(n, (knobs[0] * 4 * knobs[1]) if extra else sc.LOOKBACK_TILE)
     for waves in waves_list:
         ahead = ahead_of(k, threads, waves)
+        last = (np.uint64(ahead),) + ((np.uint64(sc.ramped_blocks(k, device.current().sm_count, tiles, threads)),)
+                                      if extra else ())  # lookback_staged's `ramped` after `ahead`
         status, ticket = cp.zeros(tiles * (1 + STAMPS), dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
         for _ in range(3):  # two warm calls, then the one read
-            last = (np.uint64(ahead),) + ((np.uint64(sc.ramped_blocks(k, device.current().sm_count, tiles, threads)),)
-                                          if extra else ())
             k((tiles,), (threads,), (x, out, status, ticket, np.uint64(n), np.uint64(tiles), *last))
         cp.cuda.Device().synchronize()
         raw = cp.asnumpy(status[tiles:]).reshape(tiles, STAMPS)
@@ -194,7 +194,7 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0],
         life = us.sum(axis=1)
         print(f"  {'block life':15} {np.percentile(life, 10):8.3f} {np.median(life):8.3f} "
               f"{np.percentile(life, 90):8.3f} {life.mean():8.3f}; last block starts at {start.max():.1f} us")
-        timeline(raw, us, occupancy.api_active_blocks(k, threads) * device.current().sm_count)
+        timeline(raw, us, sc.resident_blocks(k, device.current().sm_count, threads))
         if out_dir:
             name = f"profile-{kernel}-{'-'.join(str(v) for v in knobs) if extra else waves}.npy"
             np.save(out_dir / name, raw)

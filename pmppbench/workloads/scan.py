@@ -339,17 +339,22 @@ class Scan(Workload):
         return Traffic(bytes=8 * n, flops=flops, extra={"passes": passes})
 
 
+def resident_blocks(kernel, sm_count: int, threads: int) -> int:
+    """A wave: the blocks of the loaded kernel resident at once on the GPU (the occupancy API's blocks
+    per SM, times the SMs)."""
+    return occupancy.api_active_blocks(kernel, threads) * sm_count
+
+
 def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES, threads: int = LOOKBACK_THREADS) -> int:
-    """lookback's and lookback_staged's `ahead`: `waves` waves of the blocks that are resident at
-    once on the GPU (the occupancy API's blocks per SM for the loaded kernel, times the SMs), in tiles."""
-    return int(waves * occupancy.api_active_blocks(kernel, threads) * sm_count)
+    """lookback's and lookback_staged's `ahead`: `waves` waves of resident blocks, in tiles."""
+    return int(waves * resident_blocks(kernel, sm_count, threads))
 
 
 def ramped_blocks(kernel, sm_count: int, tiles: int, threads: int = STAGED_BLOCK) -> int:
-    """lookback_staged's `ramped`: the blocks resident at once (the first wave, whose copies leave on
-    scan.cu's LS_RAMP), or 0 where the grid is one wave and has no later wave to let in early."""
-    resident = occupancy.api_active_blocks(kernel, threads) * sm_count
-    return resident if tiles > resident else 0
+    """lookback_staged's `ramped`: the first wave (whose copies leave on scan.cu's LS_RAMP), or 0 where
+    the grid is one wave and has no later wave to let in early."""
+    wave = resident_blocks(kernel, sm_count, threads)
+    return wave if tiles > wave else 0
 
 
 def lookback_grid(n: int, sm_count: int, blocks_per_sm: int, tile: int = LOOKBACK_TILE) -> int:
