@@ -384,8 +384,9 @@ __device__ __forceinline__ void transpose_round(float (&a)[4], bool high) {
 
 // BOXES boxes of BOX_COLS columns x ROWS rows into `tile` by the copy engine, box i at i * BOX_STRIDE
 // floats and at the map's coordinates where(i, inner, outer): thread 0 hands them over on one
-// mbarrier; every thread returns once the engine has counted all their bytes.
-template <int BOXES, int ROWS, int BOX_STRIDE, int BOX_COLS = 32, class Where>
+// mbarrier; every thread returns once the engine has counted all their bytes. EVICT_LAST reads them
+// with an L2 evict-last policy (coarsened_sector_tma_any_el, a study form: see there).
+template <int BOXES, int ROWS, int BOX_STRIDE, int BOX_COLS = 32, bool EVICT_LAST = false, class Where>
 __device__ __forceinline__ void tma_load_boxes(const TransposeMap& map, float* tile, unsigned long long* bar, int tid,
                                                Where where) {
     constexpr int BOX_FLOATS = BOX_COLS * ROWS;  // the engine's bytes per box; BOX_STRIDE: the boxes' spacing
@@ -396,15 +397,25 @@ __device__ __forceinline__ void tma_load_boxes(const TransposeMap& map, float* t
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
                      "r"(unsigned(BOXES * BOX_FLOATS * sizeof(float)))
                      : "memory");
+        unsigned long long policy = 0;
+        if (EVICT_LAST) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
 #pragma unroll
         for (int box = 0; box < BOXES; ++box) {
             int inner, outer;
             where(box, inner, outer);
-            asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
-                "r"(b_addr), "r"(inner), "r"(outer)
-                : "memory");
+            if (EVICT_LAST)
+                asm volatile(
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+                    " [%0], [%1, {%3, %4}], [%2], %5;\n"
+                    ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
+                    "r"(b_addr), "r"(inner), "r"(outer), "l"(policy)
+                    : "memory");
+            else
+                asm volatile(
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                    ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
+                    "r"(b_addr), "r"(inner), "r"(outer)
+                    : "memory");
         }
     }
     __syncthreads();  // the barrier is initialised before anyone waits on it
@@ -605,7 +616,7 @@ __device__ __forceinline__ float* sector_tma_at(float* tile, int r, int c) {
 // A's last M % 4 rows by the block, then the half-warps' pieces of B by sector_write_rows, tile row
 // r, column c at word(r, c) and column c + 16i at next(word(r, c), i); the second half-warp's reads
 // turned by rot.
-template <int ROWS, int BOXES, int BOX_STRIDE, int BOX_COLS, class Inner, class Word, class Next>
+template <int ROWS, int BOXES, int BOX_STRIDE, int BOX_COLS, bool EVICT_LAST = false, class Inner, class Word, class Next>
 __device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, const float* __restrict__ a,
                                                 float* __restrict__ b, size_t m, size_t n, float* tile,
                                                 unsigned long long* bar, Inner inner, Word word, Next next,
@@ -616,7 +627,7 @@ __device__ __forceinline__ void sector_tma_tile(const TransposeMap& a4_map, cons
     const size_t t = size_t(blockIdx.y) * gridDim.x + blockIdx.x;  // coarsened's tile order
     const size_t x0 = t / gridDim.y * SECTOR_COLS, y0 = t % gridDim.y * ROWS;
     const long long top = (long long)y0 - SECTOR_SHIFT;  // A's row in tile row 0, a multiple of 4
-    tma_load_boxes<BOXES, SECTOR_GROUPS, BOX_STRIDE, BOX_COLS>(a4_map, tile, bar, tid,
+    tma_load_boxes<BOXES, SECTOR_GROUPS, BOX_STRIDE, BOX_COLS, EVICT_LAST>(a4_map, tile, bar, tid,
                                                               [&](int box, int& in, int& outer) {
         in = inner(box, x0);
         outer = int(top / 4);
@@ -668,10 +679,15 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
 // d_p = pN mod 4 runs through every class, and rot = (1 + MN) N mod 4 puts it 2 classes away
 // (with N even every rot works: the classes then differ by an odd number). 2 lanes a bank per
 // warp read, as coarsened_sector_tma's swizzled boxes.
+// EVICT_LAST (coarsened_sector_tma_any_el, a study form; docs/memory_roof.md, "Session 26"): the
+// boxes read A with an L2 evict-last policy. A box's 4 extra columns fetch sectors that the next tile
+// column reads again one column of tiles later (M / 64 blocks on); measured (ncu, session 25) the form
+// reads 3-5% of A twice from DRAM where the swizzled forms read it once. Evict-last keeps A's lines in
+// L2 ahead of B's (whose stores are evict-first) for that second read.
 constexpr int ANY_COLS = SECTOR_COLS + 4;                                 // 68: up to 3 floats early
 constexpr int ANY_BOX = (ANY_COLS * SECTOR_GROUPS + 31) / 32 * 32;       // 1224 -> 1248 floats apart
 
-template <int ROWS>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
+template <int ROWS, bool EVICT_LAST>  // a template, as the other TMA forms: instantiated (for sm_90 only) when named
 __global__ void __launch_bounds__(256, 8)
 coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const float* __restrict__ a,
                          float* __restrict__ b, size_t m, size_t n) {
@@ -683,7 +699,7 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
         const int p = r & 3;
         return tile + p * ANY_BOX + (r >> 2) * ANY_COLS + ((p * n4) & 3) + c;
     };
-    sector_tma_tile<ROWS, 4, ANY_BOX, ANY_COLS>(
+    sector_tma_tile<ROWS, 4, ANY_BOX, ANY_COLS, EVICT_LAST>(
         a4_map, a, b, m, n, tile, &bar, [&](int p, size_t x0) { return p * int(n) + int(x0) - ((p * n4) & 3); },  // on 16 B
         word, [](const float* w, int i) { return w + 16 * i; },  // rows of words: column c + 16i is 16 words on
         rot);

@@ -27,8 +27,8 @@ TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
                 "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
-                "coarsened_sector_tma_lines"]  # run only when named (the last five sm_90)
+                "coarsened_sector_tma_any_el", "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
+                "coarsened_sector_tma_lines"]  # run only when named (the last six sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -404,9 +404,9 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     assert "multiple of 4" in skipped[0].check_detail and "M >= 4" in skipped[1].check_detail
     anyn = [shape(m, n) for m, n in ((67, 133), (130, 67), (4097, 4097), (4099, 4101), (4, 5), (5, 7), (4098, 4097),
                                      (4096, 4097), (1001, 3003), (4097, 4100), (8193, 8195))]
-    rows = check_rows("transpose", anyn, variants=["coarsened_sector_tma_any"])
+    rows = check_rows("transpose", anyn, variants=["coarsened_sector_tma_any", "coarsened_sector_tma_any_el"])
     assert_all_pass(rows)
-    assert len(rows) == len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
+    assert len(rows) == 2 * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
     bulk = [*anyn, shape(1, 1), shape(3, 4097), shape(4097, 3), shape(7, 129), shape(130, 70), shape(4096, 4096),
             shape(5, 1), shape(1, 5), shape(9, 66)]  # any M and N, the end of A in a partial 16 bytes
     rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk", "coarsened_sector_bulk_sec"])
@@ -953,6 +953,7 @@ def test_the_lines_sector_tma_forms_index_map_writes_every_element_of_b_once(m, 
 
 @pytest.mark.parametrize("form, fits, too_small, too_wide, words", [
     ("coarsened_sector_tma_any", (4097, 4097), (3, 4097), (5, 1 << 29), "M >= 4 and 4N below 2"),
+    ("coarsened_sector_tma_any_el", (4097, 4097), (3, 4097), (5, 1 << 29), "M >= 4 and 4N below 2"),
     ("coarsened_sector_tma_lines", (32, 4097), (31, 4097), (64, 1 << 26), "M >= 32 and 32N below 2")])
 def test_the_any_n_sector_tma_forms_need_only_their_maps_limits(form, fits, too_small, too_wide, words):
     """A map of A's rows g at a time (4 for _any, 32 for _lines) needs g rows and int32 inner coordinates
@@ -960,6 +961,7 @@ def test_the_any_n_sector_tma_forms_need_only_their_maps_limits(form, fits, too_
     from pmppbench.workloads.base import Unavailable
 
     unavailable = {"coarsened_sector_tma_any": transpose.sector_tma_any_unavailable,
+                   "coarsened_sector_tma_any_el": transpose.sector_tma_any_unavailable,
                    "coarsened_sector_tma_lines": transpose.sector_tma_lines_unavailable}[form]
     assert unavailable(*fits) is None
     ctx = {"a": None, "b": None, "kernels": {}}

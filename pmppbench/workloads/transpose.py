@@ -34,7 +34,7 @@ starts its piece up to 7 columns early (its address mod 32 bytes), so the grid h
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes. `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
+of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
 by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21");
 `coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
 32 at a time, whose pitch is whole lines ("Session 23").
@@ -99,9 +99,13 @@ def sector_form(rows: int, vec: bool) -> Variant:
 SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_TILE}>",
                      "coarsened_sector's pieces of B, A's tile loaded by TMA through a map of A's rows four at a time "
                      "(8 swizzled boxes of 32 columns x 18 such rows); N a multiple of 4", needs="sm_90")
-SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}>",
+SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<{COARSENED_TILE}, false>",
                          "coarsened_sector_tma with each phase's box started on 16 bytes (4 unswizzled boxes of 68 "
                          "columns x 18 rows of four, up to 3 columns early): any N", needs="sm_90")
+SECTOR_TMA_ANY_EL = Variant("coarsened_sector_tma_any_el", f"coarsened_sector_tma_any<{COARSENED_TILE}, true>",
+                            "coarsened_sector_tma_any reading A with an L2 evict-last policy (the boxes' extra columns "
+                            "stay in L2 for the next tile column)", needs="sm_90")
+ANY_NAMES = frozenset((SECTOR_TMA_ANY.name, SECTOR_TMA_ANY_EL.name))  # one map, one launch
 SECTOR_BULK = Variant("coarsened_sector_bulk", f"coarsened_sector_bulk<{COARSENED_TILE}, false>",
                       "coarsened_sector's pieces of B, A's tile rows loaded by one bulk copy each (272 bytes from 16), "
                       "every row at its 128-byte lines' offset in shared memory: any N, made for N not a multiple of 4",
@@ -115,7 +119,7 @@ SECTOR_TMA_LINES = Variant("coarsened_sector_tma_lines", f"coarsened_sector_tma_
                            "TMA boxes of 96 columns through a map of A's rows 32 at a time (a pitch of whole lines): "
                            "any N, made for N not a multiple of 4", needs="sm_90")
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES)
+                SECTOR_TMA_ANY, SECTOR_TMA_ANY_EL, SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
@@ -359,8 +363,8 @@ class Transpose(Workload):
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
-            elif variant.name in (SECTOR_TMA.name, SECTOR_TMA_ANY.name):
-                anywhere = variant.name == SECTOR_TMA_ANY.name
+            elif variant.name == SECTOR_TMA.name or variant.name in ANY_NAMES:
+                anywhere = variant.name in ANY_NAMES
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")

@@ -1,17 +1,23 @@
 #!/bin/bash
-# Session 25, call 4: for an H200 only (another board exits at once). The scan with the first wave's ramp
-# (LS_RAMP 10, shipped in session 25; checked on an H100 in call 3) at every size (patterns_sizes) and at
-# its defaults, a cold `all`, then the ramp study and the transpose's odd shapes (lines23.toml) as time
-# allows. Logs tarred after every step; the board in logs/board.txt.
+# Session 26, call 1. On an H200 (the board #32's and #36's bars are set on): the scan with the first
+# wave's ramp at every size and its defaults and a cold `all` (#32), then on any board: the transpose
+# GPU tests, el26.toml twice (coarsened_sector_tma_any_el beside _any, best, memcpy) and ncu's DRAM
+# counters of _any and _any_el at three shapes. Logs tarred after every step; the board in logs/board.txt.
 set -u
 source studies/steps.sh
 device_begin
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1 >"$STEPS_DIR/board.txt"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv >>"$STEPS_DIR/gpu.txt"
-grep -q H200 "$STEPS_DIR/board.txt" || { echo "not an H200: $(cat "$STEPS_DIR/board.txt")"; device_end; exit 0; }
-step scan-sizes 100 python3 -m pmppbench all --config patterns_sizes --only scan --out $STEPS_DIR/scan-sizes.csv; pack
-step scan-default 60 python3 -m pmppbench scan --out $STEPS_DIR/scan-default.csv; pack
-step all 60 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
-step ramp-1 60 python3 studies/scan_lookback.py --families staged --sizes 20,24,26,28 --json $STEPS_DIR/ramp-1.json; pack
-step lines 100 python3 -m pmppbench all --config results/h100/session24/call1/lines23.toml --out $STEPS_DIR/lines.csv; pack
+M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum
+if grep -q H200 "$STEPS_DIR/board.txt"; then
+  step scan-sizes 100 python3 -m pmppbench all --config patterns_sizes --only scan --out $STEPS_DIR/scan-sizes.csv; pack
+  step scan-default 60 python3 -m pmppbench scan --out $STEPS_DIR/scan-default.csv; pack
+  step all 60 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
+fi
+step gpu-transpose 120 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_transpose.py -k sector; pack
+step el-1 80 python3 -m pmppbench all --config results/next/el26.toml --out $STEPS_DIR/el-1.csv; pack
+step el-2 80 python3 -m pmppbench all --config results/next/el26.toml --out $STEPS_DIR/el-2.csv; pack
+for s in "16384 16385" "16384 16384" "10001 10001"; do
+  step "ncu-${s/ /x}" 60 ncu --metrics $M --csv -k regex:coarsened python3 -m pmppbench transpose $s 1 --variants coarsened_sector_tma_any,coarsened_sector_tma_any_el --check-only; pack
+done
 device_end
