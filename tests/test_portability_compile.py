@@ -120,7 +120,8 @@ WGMMA = {("gemm", "wgmma"), ("gemm", "wgmma_ws"), ("gemm", "wgmma_persist")}
 TMA = {("transpose", v) for v in ("coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef",
                                    "coarsened_tma_store_wide", "coarsened_tma_store_wide_ef", "coarsened_tma_skew",
                                    "coarsened_sector_tma", "coarsened_sector_tma_any",
-                                   "coarsened_sector_tma_any_el", "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
+                                   "coarsened_sector_tma_any_el", "coarsened_sector_tma_any_p128",
+                                   "coarsened_sector_tma_any_p0", "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
                                    "coarsened_sector_tma_lines")}  # cp.async.bulk(.tensor): sm_90 and later
 EXPECTED_SKIPS = {
     "sm_75": {("stencil", "coarsened"),  # cp.async: sm_80

@@ -27,8 +27,9 @@ TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "
              "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
                 "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
-                "coarsened_sector_tma_any_el", "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
-                "coarsened_sector_tma_lines"]  # run only when named (the last six sm_90)
+                "coarsened_sector_tma_any_el", "coarsened_sector_tma_any_p128", "coarsened_sector_tma_any_p0",
+                "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
+                "coarsened_sector_tma_lines"]  # run only when named (the last eight sm_90)
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -404,9 +405,11 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     assert "multiple of 4" in skipped[0].check_detail and "M >= 4" in skipped[1].check_detail
     anyn = [shape(m, n) for m, n in ((67, 133), (130, 67), (4097, 4097), (4099, 4101), (4, 5), (5, 7), (4098, 4097),
                                      (4096, 4097), (1001, 3003), (4097, 4100), (8193, 8195))]
-    rows = check_rows("transpose", anyn, variants=["coarsened_sector_tma_any", "coarsened_sector_tma_any_el"])
+    any_forms = ["coarsened_sector_tma_any", "coarsened_sector_tma_any_el", "coarsened_sector_tma_any_p128",
+                 "coarsened_sector_tma_any_p0"]
+    rows = check_rows("transpose", anyn, variants=any_forms)
     assert_all_pass(rows)
-    assert len(rows) == 2 * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
+    assert len(rows) == len(any_forms) * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
     bulk = [*anyn, shape(1, 1), shape(3, 4097), shape(4097, 3), shape(7, 129), shape(130, 70), shape(4096, 4096),
             shape(5, 1), shape(1, 5), shape(9, 66)]  # any M and N, the end of A in a partial 16 bytes
     rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk", "coarsened_sector_bulk_sec"])
@@ -538,7 +541,32 @@ def test_coarsened_tma_describes_a_to_the_copy_engine_as_the_kernel_reads_it(mon
     m, n = 8200, 8196
     tr.tile_map(A, m, n)
     assert calls == [(7, 2, A.data.ptr, [n, m], [4 * n], [32, tr.COARSENED_TILE], [1, 1], tma.INTERLEAVE_NONE,
-                      tma.SWIZZLE_128B, tma.L2_PROMOTION_256B, tma.OOB_FILL_ZERO, 0)]
+                      tma.SWIZZLE_128B, tma.L2_PROMOTION[256], tma.OOB_FILL_ZERO, 0)]
+
+
+def test_the_any_n_forms_maps_differ_only_in_their_l2_promotion(monkeypatch):
+    """coarsened_sector_tma_any's study forms share its kernel and its map (4N elements by floor(M / 4)
+    rows, 68 x 18 boxes, no swizzle) but for the L2 promotion: 256 bytes (the shipped maps', and _el's),
+    128 (_p128) and none (_p0), passed to the driver as CU_TENSOR_MAP_L2_PROMOTION_256B, _128B, _NONE."""
+    from pmppbench.workloads import transpose as tr
+    from pmppbench.workloads.gemm import tma
+
+    calls = []
+    monkeypatch.setattr(tma, "_encode", lambda: lambda words, dtype, rank, pointer, sizes, strides, box, elem,
+                        interleave, swizzle, l2, oob: calls.append((list(sizes), list(box), swizzle, l2)) or 0)
+
+    class A:
+        class data:
+            ptr = 0x7F0000000000
+
+    m, n = 8193, 8195
+    assert tr.ANY_PROMOTION == {"coarsened_sector_tma_any": 256, "coarsened_sector_tma_any_el": 256,
+                                "coarsened_sector_tma_any_p128": 128, "coarsened_sector_tma_any_p0": 0}
+    assert {W.variant(name).kernel for name in tr.ANY_PROMOTION if name != "coarsened_sector_tma_any_el"} == \
+        {W.variant("coarsened_sector_tma_any").kernel}
+    for promotion in (256, 128, 0):
+        tr.rows_of_four_map(A, m, n, any_n=True, promotion=promotion)
+    assert calls == [([4 * n, m // 4], [68, 18], tma.SWIZZLE_NONE, code) for code in (3, 2, 0)]
 
 
 def test_the_store_forms_describe_b_and_the_wide_tiles_to_the_copy_engine(monkeypatch):

@@ -34,7 +34,8 @@ starts its piece up to 7 columns early (its address mod 32 bytes), so the grid h
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
+of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy; `_p128`, `_p0`: through a map with
+128-byte and no L2 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
 by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21");
 `coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
 32 at a time, whose pitch is whole lines ("Session 23").
@@ -105,7 +106,20 @@ SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<
 SECTOR_TMA_ANY_EL = Variant("coarsened_sector_tma_any_el", f"coarsened_sector_tma_any<{COARSENED_TILE}, true>",
                             "coarsened_sector_tma_any reading A with an L2 evict-last policy (the boxes' extra columns "
                             "stay in L2 for the next tile column)", needs="sm_90")
-ANY_NAMES = frozenset((SECTOR_TMA_ANY.name, SECTOR_TMA_ANY_EL.name))  # one map, one launch
+
+
+def any_promoted(promotion: int) -> Variant:
+    """coarsened_sector_tma_any through a map whose L2 promotion is `promotion` bytes (the shipped maps'
+    is 256: a box row's miss fetches the whole 256-byte block around it, and a 68-column row reaches into
+    the next tile column's block)."""
+    return Variant(f"coarsened_sector_tma_any_p{promotion}", f"coarsened_sector_tma_any<{COARSENED_TILE}, false>",
+                   f"coarsened_sector_tma_any through a map with {promotion or 'no'}-byte L2 promotion (the shipped "
+                   "maps': 256)", needs="sm_90")
+
+
+ANY_PROMOTED = {promotion: any_promoted(promotion) for promotion in (128, 0)}
+# the any-N forms, one job: each name's map promotion (bytes)
+ANY_PROMOTION = {SECTOR_TMA_ANY.name: 256, SECTOR_TMA_ANY_EL.name: 256, **{v.name: p for p, v in ANY_PROMOTED.items()}}
 SECTOR_BULK = Variant("coarsened_sector_bulk", f"coarsened_sector_bulk<{COARSENED_TILE}, false>",
                       "coarsened_sector's pieces of B, A's tile rows loaded by one bulk copy each (272 bytes from 16), "
                       "every row at its 128-byte lines' offset in shared memory: any N, made for N not a multiple of 4",
@@ -119,7 +133,7 @@ SECTOR_TMA_LINES = Variant("coarsened_sector_tma_lines", f"coarsened_sector_tma_
                            "TMA boxes of 96 columns through a map of A's rows 32 at a time (a pitch of whole lines): "
                            "any N, made for N not a multiple of 4", needs="sm_90")
 SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_TMA_ANY_EL, SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES)
+                SECTOR_TMA_ANY, SECTOR_TMA_ANY_EL, *ANY_PROMOTED.values(), SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES)
 SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
 SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
@@ -193,15 +207,16 @@ def sector_tma_any_unavailable(m: int, n: int) -> str | None:
     return None
 
 
-def rows_of_four_map(a, m: int, n: int, any_n: bool = False) -> tma.TensorMap:
+def rows_of_four_map(a, m: int, n: int, any_n: bool = False, promotion: int = 256) -> tma.TensorMap:
     """coarsened_sector_tma's map of A (M x N FP32, row-major): 4N contiguous elements (A's rows
     4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes (legal for any N; the engine still
     needs each box's first element on 16 bytes, so the host runs it only where N is a multiple of 4),
     SECTOR_BOX boxes, the 128-byte swizzle, zeros past the edges; A's last M % 4 rows are not in it
     (the kernel loads them). With any_n, coarsened_sector_tma_any's: the same with SECTOR_ANY_BOX
-    boxes and no swizzle (its rows of 272 bytes are past the swizzle's 128)."""
+    boxes and no swizzle (its rows of 272 bytes are past the swizzle's 128). `promotion`: the map's L2
+    promotion in bytes (the _any_p forms')."""
     box = SECTOR_ANY_BOX if any_n else SECTOR_BOX
-    return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=not any_n)
+    return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=not any_n, promotion=promotion)
 
 
 def sector_tma_lines_unavailable(m: int, n: int) -> str | None:
@@ -363,14 +378,15 @@ class Transpose(Workload):
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
-            elif variant.name == SECTOR_TMA.name or variant.name in ANY_NAMES:
-                anywhere = variant.name in ANY_NAMES
+            elif variant.name == SECTOR_TMA.name or variant.name in ANY_PROMOTION:
+                anywhere = variant.name in ANY_PROMOTION
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")
-                key = ("rows of four map", a.data.ptr, anywhere)
+                promotion = ANY_PROMOTION.get(variant.name, 256)
+                key = ("rows of four map", a.data.ptr, anywhere, promotion)
                 if key not in ctx:
-                    ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere)
+                    ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere, promotion=promotion)
                 launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.name == SECTOR_TMA_LINES.name:
                 why = sector_tma_lines_unavailable(m, n)

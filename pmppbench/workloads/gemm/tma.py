@@ -35,7 +35,7 @@ ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
 INTERLEAVE_NONE = 0
 SWIZZLE_NONE = 0
 SWIZZLE_128B = 3
-L2_PROMOTION_256B = 3
+L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}  # bytes the L2 fetches around a miss -> CU_TENSOR_MAP_L2_PROMOTION_*
 OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: elements past the tensor are zeros
 MAP_BYTES = 128  # sizeof(CUtensorMap), 64-byte aligned
 ROW_BYTES = 128  # gemm_wgmma.cuh: WG_ROW (the swizzle's span)
@@ -87,8 +87,9 @@ def _encode():
 class TensorMap:
     """One encoded map: 128 bytes kept 64-byte aligned on the host, `arg` the kernel argument."""
 
-    def __init__(self, precision: str, pointer: int, sizes, strides, box, swizzle: bool = True):
-        """`swizzle`: the 128-byte swizzle (the wgmma rungs' and most transpose forms'), else none."""
+    def __init__(self, precision: str, pointer: int, sizes, strides, box, swizzle: bool = True, promotion: int = 256):
+        """`swizzle`: the 128-byte swizzle (the wgmma rungs' and most transpose forms'), else none;
+        `promotion`: the L2's fetch around a miss, in bytes (0, 64, 128 or 256; every shipped map: 256)."""
         check_layout(sizes, strides, box, precision, swizzle)
         self._buffer = np.zeros(MAP_BYTES + 64, dtype=np.uint8)
         start = -self._buffer.ctypes.data % 64
@@ -97,7 +98,8 @@ class TensorMap:
         rank = len(sizes)
         result = _encode()(self.words.ctypes.data, DATA_TYPE[precision], rank, pointer, (u64 * rank)(*sizes),
                            (u64 * (rank - 1))(*strides), (u32 * rank)(*box), (u32 * rank)(*([1] * rank)),
-                           INTERLEAVE_NONE, SWIZZLE_128B if swizzle else SWIZZLE_NONE, L2_PROMOTION_256B, OOB_FILL_ZERO)
+                           INTERLEAVE_NONE, SWIZZLE_128B if swizzle else SWIZZLE_NONE, L2_PROMOTION[promotion],
+                           OOB_FILL_ZERO)
         if result != 0:
             raise RuntimeError(f"cuTensorMapEncodeTiled failed (CUresult {result}) for sizes {sizes}, "
                                f"strides {strides}, box {box}")
