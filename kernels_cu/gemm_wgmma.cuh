@@ -104,9 +104,7 @@ struct __align__(64) TmaMap { unsigned long long words[16]; };  // CUtensorMap: 
 // The copy engine: the box of `map` at (c0 along the contiguous dimension, c1 along rows) into
 // shared memory at dst, its bytes counted on bar.
 __device__ __forceinline__ void tma_load(void* dst, const TmaMap& map, unsigned long long* bar, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                 ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
-                 : "memory");
+    tensor_load_2d(dst, &map, bar, c0, c1);
 }
 
 // A shared-memory matrix descriptor: start address, leading and stride byte offsets (all in

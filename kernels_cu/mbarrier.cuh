@@ -56,4 +56,24 @@ __device__ __forceinline__ void bulk_load_hinted(void* dst, const void* src, uns
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n"
                  ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(policy) : "memory");
 }
+
+// The copy engine: the box of the tensor map at `map` (a __grid_constant__ kernel parameter's address)
+// at (c0 along the contiguous dimension, c1 along rows) into shared memory at dst, its bytes counted on
+// bar (whose transaction count the caller has raised by them).
+__device__ __forceinline__ void tensor_load_2d(void* dst, const void* map, unsigned long long* bar, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+                 "r"(c1)
+                 : "memory");
+}
+
+// tensor_load_2d with an L2 eviction priority for the bytes it reads (`policy` from createpolicy).
+__device__ __forceinline__ void tensor_load_2d_hinted(void* dst, const void* map, unsigned long long* bar, int c0,
+                                                      int c1, unsigned long long policy) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+                 " [%0], [%1, {%3, %4}], [%2], %5;\n"
+                 ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+                 "r"(c1), "l"(policy)
+                 : "memory");
+}
 #endif

@@ -404,18 +404,9 @@ __device__ __forceinline__ void tma_load_boxes(const TransposeMap& map, float* t
             int inner, outer;
             where(box, inner, outer);
             if (EVICT_LAST)
-                asm volatile(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-                    " [%0], [%1, {%3, %4}], [%2], %5;\n"
-                    ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
-                    "r"(b_addr), "r"(inner), "r"(outer), "l"(policy)
-                    : "memory");
+                tensor_load_2d_hinted(tile + box * BOX_STRIDE, &map, bar, inner, outer, policy);
             else
-                asm volatile(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                    ::"r"(smem_address(tile + box * BOX_STRIDE)), "l"(reinterpret_cast<unsigned long long>(&map)),
-                    "r"(b_addr), "r"(inner), "r"(outer)
-                    : "memory");
+                tensor_load_2d(tile + box * BOX_STRIDE, &map, bar, inner, outer);
         }
     }
     __syncthreads();  // the barrier is initialised before anyone waits on it
@@ -831,7 +822,6 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
         return tile + at + offset(p) + c;
     };
     // Thread 0 hands the engine the 32 boxes (tma_load_boxes serves one map and one box shape; here two).
-    const unsigned b_addr = smem_address(&bar);
     if (tid == 0) {
         mbar_init(&bar, 1);
         mbar_init_fence();
@@ -841,12 +831,7 @@ coarsened_sector_tma_lines(const __grid_constant__ TransposeMap a2_map, const __
         for (int p = 0; p < 32; ++p) {
             const bool low = p < LINES_LOW;
             const int inner = p * int(n) + int(x0) - offset(p), outer = low ? q0 : q0 - 1;  // on a line
-            const float* dst = tile + lines_box(p);
-            asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                ::"r"(smem_address(dst)), "l"(reinterpret_cast<unsigned long long>(low ? &a2_map : &a3_map)),
-                "r"(b_addr), "r"(inner), "r"(outer)
-                : "memory");
+            tensor_load_2d(tile + lines_box(p), low ? &a2_map : &a3_map, &bar, inner, outer);
         }
     }
     __syncthreads();  // the barrier is initialised before anyone waits on it

@@ -119,7 +119,8 @@ def any_promoted(promotion: int) -> Variant:
 
 ANY_PROMOTED = {promotion: any_promoted(promotion) for promotion in (128, 0)}
 # the any-N forms, one job: each name's map promotion (bytes)
-ANY_PROMOTION = {SECTOR_TMA_ANY.name: 256, SECTOR_TMA_ANY_EL.name: 256, **{v.name: p for p, v in ANY_PROMOTED.items()}}
+ANY_PROMOTION = {SECTOR_TMA_ANY.name: tma.PROMOTION, SECTOR_TMA_ANY_EL.name: tma.PROMOTION,
+                 **{v.name: p for p, v in ANY_PROMOTED.items()}}
 SECTOR_BULK = Variant("coarsened_sector_bulk", f"coarsened_sector_bulk<{COARSENED_TILE}, false>",
                       "coarsened_sector's pieces of B, A's tile rows loaded by one bulk copy each (272 bytes from 16), "
                       "every row at its 128-byte lines' offset in shared memory: any N, made for N not a multiple of 4",
@@ -207,7 +208,7 @@ def sector_tma_any_unavailable(m: int, n: int) -> str | None:
     return None
 
 
-def rows_of_four_map(a, m: int, n: int, any_n: bool = False, promotion: int = 256) -> tma.TensorMap:
+def rows_of_four_map(a, m: int, n: int, any_n: bool = False, promotion: int = tma.PROMOTION) -> tma.TensorMap:
     """coarsened_sector_tma's map of A (M x N FP32, row-major): 4N contiguous elements (A's rows
     4k .. 4k + 3) by floor(M / 4) rows, a row stride of 16N bytes (legal for any N; the engine still
     needs each box's first element on 16 bytes, so the host runs it only where N is a multiple of 4),
@@ -383,7 +384,7 @@ class Transpose(Workload):
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
                 if why:
                     raise Unavailable(f"{variant.name} {why}")
-                promotion = ANY_PROMOTION.get(variant.name, 256)
+                promotion = ANY_PROMOTION.get(variant.name, tma.PROMOTION)
                 key = ("rows of four map", a.data.ptr, anywhere, promotion)
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere, promotion=promotion)

@@ -36,6 +36,7 @@ INTERLEAVE_NONE = 0
 SWIZZLE_NONE = 0
 SWIZZLE_128B = 3
 L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}  # bytes the L2 fetches around a miss -> CU_TENSOR_MAP_L2_PROMOTION_*
+PROMOTION = 256  # every shipped map's
 OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: elements past the tensor are zeros
 MAP_BYTES = 128  # sizeof(CUtensorMap), 64-byte aligned
 ROW_BYTES = 128  # gemm_wgmma.cuh: WG_ROW (the swizzle's span)
@@ -87,9 +88,10 @@ def _encode():
 class TensorMap:
     """One encoded map: 128 bytes kept 64-byte aligned on the host, `arg` the kernel argument."""
 
-    def __init__(self, precision: str, pointer: int, sizes, strides, box, swizzle: bool = True, promotion: int = 256):
+    def __init__(self, precision: str, pointer: int, sizes, strides, box, swizzle: bool = True,
+                 promotion: int = PROMOTION):
         """`swizzle`: the 128-byte swizzle (the wgmma rungs' and most transpose forms'), else none;
-        `promotion`: the L2's fetch around a miss, in bytes (0, 64, 128 or 256; every shipped map: 256)."""
+        `promotion`: the L2's fetch around a miss, in bytes (a key of L2_PROMOTION)."""
         check_layout(sizes, strides, box, precision, swizzle)
         self._buffer = np.zeros(MAP_BYTES + 64, dtype=np.uint8)
         start = -self._buffer.ctypes.data % 64
