@@ -51,6 +51,35 @@ def _driver_library_present() -> bool:
 
 
 @functools.lru_cache(maxsize=1)
+def _driver_reset_persisting():
+    """The driver's cuCtxResetPersistingL2Cache through ctypes (libcuda, the library CuPy runs on)."""
+    for name in (ctypes.util.find_library("cuda"), "libcuda.so.1", "nvcuda.dll"):
+        try:
+            fn = ctypes.CDLL(name).cuCtxResetPersistingL2Cache
+        except (OSError, AttributeError, TypeError):
+            continue
+        fn.argtypes, fn.restype = [], ctypes.c_int
+        return fn
+    raise EnvironmentProblem("the NVIDIA driver has no cuCtxResetPersistingL2Cache (CUDA 11 or newer needs it)")
+
+
+def reset_persisting_l2() -> None:
+    """Give every L2 line that a kernel marked persisting (an evict_last policy, or an access
+    policy window) normal priority again, so that ordinary stores can evict it.
+
+    Why: the L2 keeps such lines ahead of lines written with ordinary stores, so a scratch fill
+    (the settle, --flush-l2) leaves them in place, and a variant that read with an evict_last
+    policy handed its lines to the variant timed after it (docs/memory_roof.md, session 27).
+    The driver's reset acts on the current context and is not ordered on any stream: the GPU is
+    synchronized first, so that no kernel still running marks lines after it.
+    """
+    cupy().cuda.runtime.deviceSynchronize()
+    result = _driver_reset_persisting()()
+    if result != 0:
+        raise EnvironmentProblem(f"cuCtxResetPersistingL2Cache failed (CUresult {result})")
+
+
+@functools.lru_cache(maxsize=1)
 def require_device() -> int:
     """Make sure one CUDA device is usable; return the device count.
 

@@ -39,7 +39,7 @@ import numpy as np
 from pmppbench import device
 from pmppbench.compile import load_kernels
 from pmppbench.errors import UsageError
-from pmppbench.gpu import cupy
+from pmppbench.gpu import cupy, reset_persisting_l2
 
 
 @dataclass(frozen=True)
@@ -225,6 +225,7 @@ class EventTimer:
         part of its reads: the same kernel read 1.6-2.2% faster after memcpy than first on a
         shape (docs/first_variant.md). After this, every variant starts from one state,
         whatever ran before it; a variant that caches normally refills the L2 in its warmup.
+        Lines a variant marked evict-last are made ordinary first (`evict_l2`).
         """
         cp = self._cp
         if self._scratch is None:
@@ -232,7 +233,7 @@ class EventTimer:
                 self._l2_bytes = device.current().l2_bytes
             self._scratch = cp.empty(max(2 * self._l2_bytes, 1 << 20) // 4, dtype="float32")
         with self._stream if self._stream is not None else contextlib.nullcontext():  # a CuPy stream is a context
-            self._scratch.fill(1.0)
+            evict_l2(self._scratch)
 
     def expect(self, fn: Callable[[], None], call_s: float) -> None:
         """`fn`'s fastest warmup call took call_s on the host (measure tells every timer that has this)."""
@@ -260,6 +261,14 @@ class EventTimer:
         return self._cp.cuda.get_elapsed_time(self._start, self._end) / reps, queued_at
 
 
+def evict_l2(scratch) -> None:
+    """Leave the L2 holding only `scratch` (at least twice the L2's size), written with ordinary
+    stores on the current stream: lines marked persisting are made ordinary first, since the
+    fill alone would not evict them (gpu.reset_persisting_l2)."""
+    reset_persisting_l2()
+    scratch.fill(1.0)
+
+
 def _hold_launcher() -> Callable[[object, float], None]:
     """(stream, microseconds) -> queue one `hold` that long on the stream."""
     kernel = load_kernels("timing", ["hold"])["hold"]
@@ -285,7 +294,7 @@ class ColdTimer:
     def batch_ms(self, fn: Callable[[], None], reps: int) -> float:
         total = 0.0
         for _ in range(reps):
-            self._scratch.fill(1.0)  # evicts whatever the previous call left in L2
+            evict_l2(self._scratch)  # whatever the previous call left in L2, evict-last lines too
             total += self._one_call.batch_ms(fn, 1)
         return total / reps
 

@@ -194,6 +194,38 @@ def test_measure_settles_the_cache_before_each_variants_warmup():
     assert timer.settled == [{"a": 0, "b": 0}, {"a": 5, "b": 0}]
 
 
+def test_evicting_the_l2_makes_persisting_lines_ordinary_before_the_fill(monkeypatch):
+    """Ordinary stores do not evict lines marked evict-last: the reset must come first."""
+    from pmppbench import protocol
+
+    steps = []
+
+    class Scratch:
+        def fill(self, value):
+            steps.append(("fill", value))
+
+    monkeypatch.setattr(protocol, "reset_persisting_l2", lambda: steps.append("reset"))
+    protocol.evict_l2(Scratch())
+    assert steps == ["reset", ("fill", 1.0)]
+
+
+def test_the_persisting_reset_waits_for_the_gpu_and_says_when_the_driver_refuses(monkeypatch):
+    import types
+
+    from pmppbench import gpu
+    from pmppbench.errors import EnvironmentProblem
+
+    steps, result = [], [0]
+    runtime = types.SimpleNamespace(deviceSynchronize=lambda: steps.append("sync"))
+    monkeypatch.setattr(gpu, "cupy", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime)))
+    monkeypatch.setattr(gpu, "_driver_reset_persisting", lambda: lambda: steps.append("reset") or result[0])
+    gpu.reset_persisting_l2()
+    assert steps == ["sync", "reset"]  # not stream-ordered: nothing may still run when it acts
+    result[0] = 201  # CUDA_ERROR_INVALID_CONTEXT
+    with pytest.raises(EnvironmentProblem, match=r"cuCtxResetPersistingL2Cache failed \(CUresult 201\)"):
+        gpu.reset_persisting_l2()
+
+
 def test_measure_alternating_settles_before_each_warmup_only():
     fns = {"a": Fn("a"), "b": Fn("b")}
     timer = SettlingTimer(fns)
