@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written in session 26 (no machine came; not yet run). On an H200 (the board #32's and #36's bars are set on): the scan with the first
+# Written in session 26; run in session 27 (call 1, on an H100: the H200-only steps skipped). On an H200 (the board #32's and #36's bars are set on): the scan with the first
 # wave's ramp at every size and its defaults and a cold `all` (#32), then on any board: the transpose
 # GPU tests, plain26.toml, el26.toml (coarsened_sector_tma_any's _p128, _p0 and _el beside it, best, memcpy), ncu's DRAM
 # counters of the four at three shapes, el26.toml again. Logs tarred after every step; the board in logs/board.txt.
