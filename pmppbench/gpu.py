@@ -12,6 +12,7 @@ import functools
 
 from pmppbench.errors import EnvironmentProblem
 
+CUDA_SUCCESS, CUDA_ERROR_NOT_SUPPORTED = 0, 801  # CUresult codes (cuda.h)
 INSTALL_HINT = "pip install 'pmppbench[cuda13]' (or [cuda12] for a CUDA 12 driver)"
 
 
@@ -75,7 +76,8 @@ def reset_persisting_l2() -> None:
     """
     cupy().cuda.runtime.deviceSynchronize()
     result = _driver_reset_persisting()()
-    if result != 0:
+    # a GPU without persisting L2 lines (before sm_80) has nothing to reset
+    if result not in (CUDA_SUCCESS, CUDA_ERROR_NOT_SUPPORTED):
         raise EnvironmentProblem(f"cuCtxResetPersistingL2Cache failed (CUresult {result})")
 
 

@@ -221,6 +221,8 @@ def test_the_persisting_reset_waits_for_the_gpu_and_says_when_the_driver_refuses
     monkeypatch.setattr(gpu, "_driver_reset_persisting", lambda: lambda: steps.append("reset") or result[0])
     gpu.reset_persisting_l2()
     assert steps == ["sync", "reset"]  # not stream-ordered: nothing may still run when it acts
+    result[0] = 801  # CUDA_ERROR_NOT_SUPPORTED: a GPU before sm_80 has no persisting lines
+    gpu.reset_persisting_l2()
     result[0] = 201  # CUDA_ERROR_INVALID_CONTEXT
     with pytest.raises(EnvironmentProblem, match=r"cuCtxResetPersistingL2Cache failed \(CUresult 201\)"):
         gpu.reset_persisting_l2()
