@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written in session 27 (not yet run). The settle now makes evict-last lines ordinary before its fill
+# Written in session 27; run as call 2 (an H100, so the H200-only scan steps were skipped). The settle now makes evict-last lines ordinary before its fill
 # (gpu.reset_persisting_l2: session 27's call 1 saw memcpy at 4097^2 and 4100^2 read 5% faster when the shape
 # before it had run coarsened_sector_tma_any_el, whose evict-last lines the fill did not evict).
 # On an H200 first: the scan at every size, its defaults and a cold `all` (#32's bar, with this settle).
