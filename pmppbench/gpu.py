@@ -41,27 +41,29 @@ def nvrtc():
     return lib
 
 
-def _driver_library_present() -> bool:
-    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+@functools.lru_cache(maxsize=1)
+def _libcuda():
+    """libcuda, the driver library CuPy itself runs on, through ctypes; None where none loads."""
+    for name in filter(None, ("libcuda.so.1", "libcuda.so", "nvcuda.dll", ctypes.util.find_library("cuda"))):
         try:
-            ctypes.CDLL(name)
-            return True
+            return ctypes.CDLL(name)
         except OSError:
             continue
-    return ctypes.util.find_library("cuda") is not None
+    return None
 
 
-@functools.lru_cache(maxsize=1)
-def _driver_reset_persisting():
-    """The driver's cuCtxResetPersistingL2Cache through ctypes (libcuda, the library CuPy runs on)."""
-    for name in (ctypes.util.find_library("cuda"), "libcuda.so.1", "nvcuda.dll"):
-        try:
-            fn = ctypes.CDLL(name).cuCtxResetPersistingL2Cache
-        except (OSError, AttributeError, TypeError):
-            continue
-        fn.argtypes, fn.restype = [], ctypes.c_int
-        return fn
-    raise EnvironmentProblem("the NVIDIA driver has no cuCtxResetPersistingL2Cache (CUDA 11 or newer needs it)")
+def driver_function(name: str, argtypes: list, restype=ctypes.c_int):
+    """The driver API's function `name` (a CUresult-returning one by default), typed; None where the
+    driver library or the function is missing. pmppbench calls the driver only for what CuPy does
+    not bind (the tensor maps, the L2's persisting lines)."""
+    fn = getattr(_libcuda(), name, None)
+    if fn is not None:
+        fn.argtypes, fn.restype = argtypes, restype
+    return fn
+
+
+def _driver_library_present() -> bool:
+    return _libcuda() is not None or ctypes.util.find_library("cuda") is not None
 
 
 def reset_persisting_l2() -> None:
@@ -74,8 +76,11 @@ def reset_persisting_l2() -> None:
     The driver's reset acts on the current context and is not ordered on any stream: the GPU is
     synchronized first, so that no kernel still running marks lines after it.
     """
+    reset = driver_function("cuCtxResetPersistingL2Cache", [])
+    if reset is None:
+        raise EnvironmentProblem("the NVIDIA driver has no cuCtxResetPersistingL2Cache (CUDA 11 or newer has it)")
     cupy().cuda.runtime.deviceSynchronize()
-    result = _driver_reset_persisting()()
+    result = reset()
     # a GPU without persisting L2 lines (before sm_80) has nothing to reset
     if result not in (CUDA_SUCCESS, CUDA_ERROR_NOT_SUPPORTED):
         raise EnvironmentProblem(f"cuCtxResetPersistingL2Cache failed (CUresult {result})")

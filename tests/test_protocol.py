@@ -218,7 +218,8 @@ def test_the_persisting_reset_waits_for_the_gpu_and_says_when_the_driver_refuses
     steps, result = [], [0]
     runtime = types.SimpleNamespace(deviceSynchronize=lambda: steps.append("sync"))
     monkeypatch.setattr(gpu, "cupy", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime)))
-    monkeypatch.setattr(gpu, "_driver_reset_persisting", lambda: lambda: steps.append("reset") or result[0])
+    monkeypatch.setattr(gpu, "driver_function", lambda name, argtypes: {
+        "cuCtxResetPersistingL2Cache": lambda: steps.append("reset") or result[0]}.get(name))
     gpu.reset_persisting_l2()
     assert steps == ["sync", "reset"]  # not stream-ordered: nothing may still run when it acts
     result[0] = 801  # CUDA_ERROR_NOT_SUPPORTED: a GPU before sm_80 has no persisting lines

@@ -21,12 +21,12 @@ What the maps say (the kernel reads its tiles in the layout they produce):
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 
 import numpy as np
 
 from pmppbench.errors import EnvironmentProblem
+from pmppbench.gpu import driver_function
 
 # cuda.h's enums (CUDA 12.0 on)
 # Element kinds: the GEMM's precisions, and plain FP32 (the transpose's coarsened_tma).
@@ -72,16 +72,12 @@ def check_layout(sizes, strides, box, precision: str, swizzle: bool = True) -> N
 
 @functools.lru_cache(maxsize=1)
 def _encode():
-    name = ctypes.util.find_library("cuda") or "libcuda.so.1"
-    try:
-        fn = ctypes.CDLL(name).cuTensorMapEncodeTiled
-    except (OSError, AttributeError) as exc:
-        raise EnvironmentProblem(f"the wgmma rung needs the driver's cuTensorMapEncodeTiled (CUDA 12 or newer): "
-                                 f"{exc}") from exc
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, ctypes.POINTER(u64), ctypes.POINTER(u64),
-                   ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-    fn.restype = ctypes.c_int
+    fn = driver_function("cuTensorMapEncodeTiled",
+                         [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, ctypes.POINTER(u64), ctypes.POINTER(u64),
+                          ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int])
+    if fn is None:
+        raise EnvironmentProblem("the TMA forms need the driver's cuTensorMapEncodeTiled (CUDA 12 or newer)")
     return fn
 
 
