@@ -469,7 +469,7 @@ def test_the_64_bit_path_passes_on_edge_shapes_too():
         inputs = W.make_inputs(s, np.random.default_rng(11))
         ctx = W.setup(s, inputs, load_kernels("transpose", W.kernel_names()))
         for v in W.variants_for(s):
-            launched = W.variant(transpose.pick(s, ctx["device"].compute_capability)) if v.name == "best" else v
+            launched = W.variant(transpose.picked(s, ctx["device"])) if v.name == "best" else v
             if launched.kernel not in transpose.INDEXED:  # coarsened, the TMA forms, memcpy: no index path
                 continue
             job = W.job(v, s, ctx, index="long long")
@@ -597,8 +597,9 @@ def test_the_store_forms_describe_b_and_the_wide_tiles_to_the_copy_engine(monkey
 
 
 class _Device:
-    def __init__(self, cc):
+    def __init__(self, cc, l2_bytes=0):
         self.compute_capability = cc
+        self.l2_bytes = l2_bytes
 
 
 @pytest.mark.parametrize("cc, m, n, form", [
@@ -629,6 +630,28 @@ def test_best_picks_the_tma_forms_on_hopper_only_where_they_can_run(cc, m, n, fo
     assert pick(shape(m, n), None if cc is None else "sm_" + cc.replace(".", "")) == form  # either spelling
     # best's grid is the picked form's (the wide form's tiles are 64 x 128)
     device = None if cc is None else _Device(cc)
+    assert W.geometry(W.variant("best"), shape(m, n), device) == W.geometry(W.variant(form), shape(m, n))
+
+
+H100_L2 = 50 * 1024 * 1024  # cudaDevAttrL2CacheSize on an H100 80GB HBM3
+
+
+@pytest.mark.parametrize("m, n, l2, form", [
+    (8193, 8193, H100_L2, "coarsened_sector_tma_any_el"),  # both pitches odd, A 5.4 L2s: measured +1.1-1.2
+    (10001, 10001, H100_L2, "coarsened_sector_tma_any_el"), (16385, 16383, H100_L2, "coarsened_sector_tma_any_el"),
+    (7241, 7241, H100_L2, "coarsened_sector_tma_any_el"),  # A just at 4 L2s (4MN >= 4 x 50 MiB) ...
+    (7239, 7239, H100_L2, "coarsened_sector_tma_any"),  # ... and just under
+    (4097, 4097, H100_L2, "coarsened_sector_tma_any"),  # A 1.3 L2s: evict-last lost 0.6-1.3 points there
+    (16384, 16385, H100_L2, "coarsened_sector_tma_any"),  # only A's rows odd: no gain measured
+    (16385, 16384, H100_L2, "coarsened_sector_tma"),  # N on a float4: not the any-N form at all
+    (10001, 10001, 0, "coarsened_sector_tma_any"), (10001, 10001, None, "coarsened_sector_tma_any"),  # L2 unknown
+])
+def test_best_reads_a_evict_last_where_both_pitches_are_odd_and_a_is_many_l2s(m, n, l2, form):
+    from pmppbench.workloads.transpose import pick
+
+    assert pick(shape(m, n), "9.0", l2) == form
+    assert pick(shape(m, n), "8.0", l2) == "coarsened"  # not measured off Hopper
+    device = _Device("9.0", l2)
     assert W.geometry(W.variant("best"), shape(m, n), device) == W.geometry(W.variant(form), shape(m, n))
 
 

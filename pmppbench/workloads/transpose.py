@@ -34,7 +34,8 @@ starts its piece up to 7 columns early (its address mod 32 bytes), so the grid h
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy; `_p128`, `_p0`: through a map with
+of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where neither N nor M is
+a multiple of 4 and A is 4 L2s or more; `_p128`, `_p0`: through a map with
 128-byte and no L2 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
 by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21");
 `coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
@@ -155,10 +156,14 @@ BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
                "coarsened_tma_store_wide elsewhere; where M or N is not a multiple of 4, coarsened_sector_tma if N "
-               "is and coarsened_sector_tma_any if not; coarsened otherwise")
+               "is and coarsened_sector_tma_any if not (its _el form where M is not either and A is 4 L2s or more); "
+               "coarsened otherwise")
 
 
-def pick(shape, compute_capability: str | None) -> str:
+EVICT_LAST_FROM = 4  # best reads A evict-last where both pitches are odd and A is at least this many L2s
+
+
+def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> str:
     """The variant `best` runs. On Hopper (compute capability 9.x, where the TMA forms were measured:
     docs/memory_roof.md), by the pitches of A and B:
     - M and N multiples of 4 (both sides' rows on a float4) and below 2^31 (the tensor maps' int32
@@ -171,7 +176,10 @@ def pick(shape, compute_capability: str | None) -> str:
       and A brought in by the copy engine as rows of four: coarsened_sector_tma where N is a multiple
       of 4 (swizzled boxes), else coarsened_sector_tma_any (boxes started on 16 bytes, any pitch of A;
       where only N is off, above coarsened at every shape timed: docs/memory_roof.md, "Session 22").
-      Where no map serves (M < 4, 4N past int32): coarsened_sector_vec if M is off a float4, else
+      Where M is off a float4 too and A is at least EVICT_LAST_FROM times the L2 (`l2_bytes`),
+      coarsened_sector_tma_any_el: A's lines kept in L2 until the next tile column has read the ends
+      its boxes share with them (+1.1-1.7 points at 8193^2 to 16385 x 16383 on an H100, a loss at
+      4097^2, where A is 1.3 L2s: docs/memory_roof.md, "Session 28"). Where no map serves (M < 4, 4N past int32): coarsened_sector_vec if M is off a float4, else
       coarsened.
     Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
@@ -180,6 +188,8 @@ def pick(shape, compute_capability: str | None) -> str:
         form, unavailable = (SECTOR_TMA, sector_tma_unavailable) if n % 4 == 0 else (SECTOR_TMA_ANY,
                                                                                     sector_tma_any_unavailable)
         if not unavailable(m, n):
+            if form is SECTOR_TMA_ANY and m % 4 and l2_bytes and 4 * m * n >= EVICT_LAST_FROM * l2_bytes:
+                return SECTOR_TMA_ANY_EL.name
             return form.name
         return SECTOR_VEC.name if m % 4 else "coarsened"
     if not hopper or max(m, n) >= 1 << 31:
@@ -187,6 +197,13 @@ def pick(shape, compute_capability: str | None) -> str:
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
         return TMA.name
     return TMA_SKEW.name if m % 8 == 4 else TMA_WIDE.name
+
+
+def picked(shape, device) -> str:
+    """pick for `device` (a DeviceInfo, or None where the GPU is not known)."""
+    if device is None:
+        return pick(shape, None)
+    return pick(shape, device.compute_capability, device.l2_bytes)
 
 
 def sector_tma_unavailable(m: int, n: int) -> str | None:
@@ -336,7 +353,7 @@ class Transpose(Workload):
         (32, 32) on 32 x 32 tiles, coarsened's (32, 8) on 64 x 64 tiles (64 x 128 for the wide
         forms); best's, that of the form it picks for `device` (coarsened's without one)."""
         if variant.name == BEST.name:
-            variant = self.variant(pick(shape, None if device is None else device.compute_capability))
+            variant = self.variant(picked(shape, device))
         if not variant.name.startswith("coarsened"):
             return grid_2d(shape["n"], shape["m"], TILE_DIM, TILE_DIM), (TILE_DIM, TILE_DIM)
         rows, skew = tile_rows(variant.name)  # the skewed forms' tile rows reach M + 4 (M + 7): the last pieces
@@ -348,7 +365,7 @@ class Transpose(Workload):
         m, n = shape["m"], shape["n"]
         a, b = ctx["a"], ctx["b"]
         if variant.name == BEST.name:  # the picked form's own job, its kernel loaded on first use
-            chosen = self.variant(pick(shape, ctx["device"].compute_capability))
+            chosen = self.variant(picked(shape, ctx["device"]))
             loaded(ctx, self.name, chosen.kernel, self.defines(shape))
             return self.job(chosen, shape, ctx, index)
         if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
