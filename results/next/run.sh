@@ -5,7 +5,8 @@
 # On an H200 (#32's and #36's bars): a cold `all` (the first pmppbench command on the machine), the scan at
 # 2^20-2^28 beside CUB and memcpy, transpose best at 21 shapes, the any-N forms (session 27's el26.toml),
 # the scan's defaults, then the scan's GPU tests. Logs tarred after every step.
-# On any other board only #36's transpose bar (best beside memcpy at 21 shapes; session 28's call 1,
+# On any other board only #36's transpose bar (best beside memcpy at 21 shapes) and the transpose's GPU
+# tests with session 28's pick (session 28's call 1,
 # results/h100/session28/call1/, ran the driver-loader GPU tests, the scan's defaults and `all` on an H100).
 set -u
 board=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -15,6 +16,7 @@ echo "$board" >"$STEPS_DIR/board.txt"
 case "$board" in *H200*) ;; *)
   # #36's transpose bar on this board: best beside memcpy at 21 shapes >= 4096^2 (session 28's pick)
   step every 90 python3 -m pmppbench all --config studies/memory_roof/every_shape28.toml --out "$STEPS_DIR/every.csv"
+  step gpu-transpose 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_transpose.py
   device_end; exit 0 ;;
 esac
 step all 60 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
@@ -22,5 +24,5 @@ step scan-sizes 100 python3 -m pmppbench all --config patterns_sizes --only scan
 step every 90 python3 -m pmppbench all --config studies/memory_roof/every_shape28.toml --out $STEPS_DIR/every.csv; pack
 step el 100 python3 -m pmppbench all --config results/h100/session27/call1/el26.toml --out $STEPS_DIR/el.csv; pack
 step scan-default 60 python3 -m pmppbench scan --out $STEPS_DIR/scan-default.csv; pack
-step gpu-scan 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_scan.py; pack
+step gpu-scan 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_scan.py tests/test_transpose.py; pack
 device_end
