@@ -5,8 +5,8 @@
 # On an H200 (#32's and #36's bars): a cold `all` (the first pmppbench command on the machine), the scan at
 # 2^20-2^28 beside CUB and memcpy, transpose best at 21 shapes, the any-N forms (session 27's el26.toml),
 # the scan's defaults, then the scan's GPU tests. Logs tarred after every step.
-# On any other board only #36's transpose bar (best beside memcpy at 21 shapes) and the transpose's GPU
-# tests with session 28's pick (session 28's call 1,
+# On any other board only studies/memory_roof/el28.toml twice (session 28's calls 3-6 ran #36's transpose bar
+# and the transpose GPU tests on H100s; call 1,
 # results/h100/session28/call1/, ran the driver-loader GPU tests, the scan's defaults and `all` on an H100).
 set -u
 board=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -15,8 +15,8 @@ device_begin
 echo "$board" >"$STEPS_DIR/board.txt"
 case "$board" in *H200*) ;; *)
   # #36's transpose bar on this board: best beside memcpy at 21 shapes >= 4096^2 (session 28's pick)
-  step every 90 python3 -m pmppbench all --config studies/memory_roof/every_shape28.toml --out "$STEPS_DIR/every.csv"
-  step gpu-transpose 150 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_transpose.py
+  # where else _el might serve best (studies/memory_roof/el28.toml), twice
+  for i in 1 2; do step el28-$i 60 python3 -m pmppbench all --config studies/memory_roof/el28.toml --out "$STEPS_DIR/el28-$i.csv"; done
   device_end; exit 0 ;;
 esac
 step all 60 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
