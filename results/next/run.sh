@@ -14,7 +14,6 @@ source studies/steps.sh
 device_begin
 echo "$board" >"$STEPS_DIR/board.txt"
 case "$board" in *H200*) ;; *)
-  # #36's transpose bar on this board: best beside memcpy at 21 shapes >= 4096^2 (session 28's pick)
   # where else _el might serve best (studies/memory_roof/el28.toml), twice
   for i in 1 2; do step el28-$i 60 python3 -m pmppbench all --config studies/memory_roof/el28.toml --out "$STEPS_DIR/el28-$i.csv"; done
   device_end; exit 0 ;;
