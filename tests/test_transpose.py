@@ -637,7 +637,7 @@ H100_L2 = 50 * 1024 * 1024  # cudaDevAttrL2CacheSize on an H100 80GB HBM3
 
 
 @pytest.mark.parametrize("m, n, l2, form", [
-    (8193, 8193, H100_L2, "coarsened_sector_tma_any_el"),  # both pitches odd, A 5.4 L2s: measured +1.1-1.2
+    (8193, 8193, H100_L2, "coarsened_sector_tma_any_el"),  # both pitches odd, A 5.1 L2s: measured +1.1-1.2
     (10001, 10001, H100_L2, "coarsened_sector_tma_any_el"), (16385, 16383, H100_L2, "coarsened_sector_tma_any_el"),
     (7241, 7241, H100_L2, "coarsened_sector_tma_any_el"),  # A just at 4 L2s (4MN >= 4 x 50 MiB) ...
     (7239, 7239, H100_L2, "coarsened_sector_tma_any"),  # ... and just under
