@@ -3,7 +3,7 @@
 # of evict-last lines (lookback_staged marks its prefetched tiles evict-last, so the variants after it on a
 # shape now start from the same L2 as after any other).
 # On an H200 (#32's and #36's bars): a cold `all` (the first pmppbench command on the machine), the scan at
-# 2^20-2^28 beside CUB and memcpy, transpose best at 21 shapes, the any-N forms (session 27's el26.toml),
+# 2^20-2^28 beside CUB and memcpy, transpose best at 21 shapes, _el against _any at 22 (el28h.toml),
 # the scan's defaults, then the scan's GPU tests. Logs tarred after every step.
 # On any other board only studies/memory_roof/el28b.toml twice (session 28's calls 3-6 ran #36's transpose bar
 # and the transpose GPU tests on H100s; call 1,
@@ -21,7 +21,7 @@ esac
 step all 60 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
 step scan-sizes 100 python3 -m pmppbench all --config patterns_sizes --only scan --out $STEPS_DIR/scan-sizes.csv; pack
 step every 90 python3 -m pmppbench all --config studies/memory_roof/every_shape28.toml --out $STEPS_DIR/every.csv; pack
-step el 80 python3 -m pmppbench all --config results/h100/session27/call1/el26.toml --out $STEPS_DIR/el.csv; pack
+step el 80 python3 -m pmppbench all --config studies/memory_roof/el28h.toml --out $STEPS_DIR/el.csv; pack
 step scan-default 60 python3 -m pmppbench scan --out $STEPS_DIR/scan-default.csv; pack
 step gpu-scan 200 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_scan.py tests/test_transpose.py; pack
 device_end
