@@ -21,7 +21,7 @@ esac
 step all 60 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
 step scan-sizes 100 python3 -m pmppbench all --config patterns_sizes --only scan --out $STEPS_DIR/scan-sizes.csv; pack
 step every 90 python3 -m pmppbench all --config studies/memory_roof/every_shape28.toml --out $STEPS_DIR/every.csv; pack
-step el 80 python3 -m pmppbench all --config studies/memory_roof/el28h.toml --out $STEPS_DIR/el.csv; pack
+step el 100 python3 -m pmppbench all --config studies/memory_roof/el28h.toml --out $STEPS_DIR/el.csv; pack
 step scan-default 60 python3 -m pmppbench scan --out $STEPS_DIR/scan-default.csv; pack
-step gpu-scan 200 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_scan.py tests/test_transpose.py; pack
+step gpu-scan 180 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_scan.py tests/test_transpose.py; pack
 device_end
