@@ -34,8 +34,8 @@ starts its piece up to 7 columns early (its address mod 32 bytes), so the grid h
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where neither N nor M is
-a multiple of 4 and A is 4 L2s or more; `_p128`, `_p0`: through a map with
+of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where N is not a multiple
+of 4 and A is at least the L2's size; `_p128`, `_p0`: through a map with
 128-byte and no L2 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
 by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21");
 `coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
@@ -156,11 +156,8 @@ BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
                "coarsened_tma_store_wide elsewhere; where M or N is not a multiple of 4, coarsened_sector_tma if N "
-               "is and coarsened_sector_tma_any if not (its _el form where M is not either and A is 4 L2s or more); "
+               "is and coarsened_sector_tma_any if not (its _el form where A is at least the L2's size); "
                "coarsened otherwise")
-
-
-EVICT_LAST_FROM = 4  # best reads A evict-last where both pitches are odd and A is at least this many L2s
 
 
 def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> str:
@@ -176,11 +173,12 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
       and A brought in by the copy engine as rows of four: coarsened_sector_tma where N is a multiple
       of 4 (swizzled boxes), else coarsened_sector_tma_any (boxes started on 16 bytes, any pitch of A;
       where only N is off, above coarsened at every shape timed: docs/memory_roof.md, "Session 22").
-      Where M is off a float4 too and A is at least EVICT_LAST_FROM times the L2 (`l2_bytes`),
-      coarsened_sector_tma_any_el: A's lines kept in L2 until the next tile column has read the ends
-      its boxes share with them (+1.1-1.7 points at 8193^2 to 16385 x 16383 on an H100, a loss at
-      4097^2, where A is 1.3 L2s: docs/memory_roof.md, "Session 28"). Where no map serves (M < 4, 4N past int32): coarsened_sector_vec if M is off a float4, else
-      coarsened.
+      Where the any-N form serves and A is at least the L2's size (`l2_bytes`), its _el form, which
+      reads A with an L2 evict-last policy: the ends of lines that a box shares with the next tile
+      column's stay in L2 until that column reads them (with the settle's reset, +0.2-2.6 points at
+      every such shape timed from 4096 x 4097 up on H100s, none at 16384 x 16385; not timed where A
+      fits in the L2: docs/memory_roof.md, "Session 28"). Where no map serves (M < 4, 4N past int32): coarsened_sector_vec if M is off a
+      float4, else coarsened.
     Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
@@ -188,7 +186,7 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
         form, unavailable = (SECTOR_TMA, sector_tma_unavailable) if n % 4 == 0 else (SECTOR_TMA_ANY,
                                                                                     sector_tma_any_unavailable)
         if not unavailable(m, n):
-            if form is SECTOR_TMA_ANY and m % 4 and l2_bytes and 4 * m * n >= EVICT_LAST_FROM * l2_bytes:
+            if form is SECTOR_TMA_ANY and l2_bytes and 4 * m * n >= l2_bytes:
                 return SECTOR_TMA_ANY_EL.name
             return form.name
         return SECTOR_VEC.name if m % 4 else "coarsened"
