@@ -177,8 +177,8 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
       reads A with an L2 evict-last policy: the ends of lines that a box shares with the next tile
       column's stay in L2 until that column reads them (with the settle's reset, +0.2-2.6 points at
       every such shape timed from 4096 x 4097 up on H100s, none at 16384 x 16385; not timed where A
-      fits in the L2: docs/memory_roof.md, "Session 28"). Where no map serves (M < 4, 4N past int32): coarsened_sector_vec if M is off a
-      float4, else coarsened.
+      fits in the L2: docs/memory_roof.md, "Session 28"). Where no map serves (M < 4, 4N past
+      int32): coarsened_sector_vec if M is off a float4, else coarsened.
     Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
