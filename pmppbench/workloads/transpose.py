@@ -34,10 +34,11 @@ starts its piece up to 7 columns early (its address mod 32 bytes), so the grid h
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where N is not a multiple
-of 4 and A is at least the L2's size; `_p128`, `_p0`: through a map with
-128-byte and no L2 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each row of A's tile
-by one bulk copy instead, at the row's offset in its 128-byte line (docs/memory_roof.md, "Session 21");
+of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where N is not a
+multiple of 4 and A is at least the L2's size; `_p128`, `_p0`: through a map with 128-byte and no L2
+promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each
+row of A's tile by one bulk copy instead, at the row's offset in its 128-byte line
+(docs/memory_roof.md, "Session 21");
 `coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
 32 at a time, whose pitch is whole lines ("Session 23").
 """
