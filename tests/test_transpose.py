@@ -655,6 +655,22 @@ def test_best_reads_a_evict_last_where_n_is_off_a_float4_and_a_is_past_the_l2(m,
     device = _Device("9.0", l2)
     assert W.geometry(W.variant("best"), shape(m, n), device) == W.geometry(W.variant(form), shape(m, n))
 
+@pytest.mark.parametrize("m, n, form", [
+    (4100, 4100, "coarsened_sector_tma_any_el"), (6148, 6148, "coarsened_sector_tma_any_el"),  # N = 4 mod 8:
+    (8196, 8196, "coarsened_sector_tma_any_el"), (8192, 8196, "coarsened_sector_tma_any_el"),  # +0.1-1.8
+    (8196, 8192, "coarsened_tma_skew"), (10004, 10000, "coarsened_tma_skew"),  # N = 0 mod 8: _el lost 0-1.0
+    (10000, 10000, "coarsened_tma_store_wide"), (8200, 8200, "coarsened_tma_store_wide"),
+    (2052, 2052, "coarsened_tma_skew"),  # A (16.8 MB) inside the L2: not timed
+    (4101, 4100, "coarsened_sector_tma"),  # M off a float4: B's pieces on sectors first
+    (8192, 8192, "coarsened_tma"),
+])
+def test_best_reads_a_evict_last_where_a_rows_are_16_bytes_off_a_sector(m, n, form):
+    from pmppbench.workloads.transpose import pick
+
+    assert pick(shape(m, n), "9.0", H100_L2) == form
+    assert W.geometry(W.variant("best"), shape(m, n), _Device("9.0", H100_L2)) == \
+        W.geometry(W.variant(form), shape(m, n))
+
 
 def _skew_emulation(a: np.ndarray) -> np.ndarray:
     """coarsened_tma_skew's index map, lane by lane (kernels_cu/transpose.cu): the engine's box of

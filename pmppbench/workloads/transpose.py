@@ -34,8 +34,8 @@ starts its piece up to 7 columns early (its address mod 32 bytes), so the grid h
 M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where N is not a
-multiple of 4 and A is at least the L2's size; `_p128`, `_p0`: through a map with 128-byte and no L2
+of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where A is at least the
+L2's size and N is not a multiple of 4, or is 4 mod 8 with M a multiple of 4; `_p128`, `_p0`: through a map with 128-byte and no L2
 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each
 row of A's tile by one bulk copy instead, at the row's offset in its 128-byte line
 (docs/memory_roof.md, "Session 21");
@@ -155,7 +155,8 @@ def tile_rows(name: str) -> tuple[int, int]:
     return rows, SKEW if name == TMA_SKEW.name else 0
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
-               "coarsened_tma where both are multiples of 64, coarsened_tma_skew where M = 4 mod 8, "
+               "coarsened_tma where both are multiples of 64, coarsened_sector_tma_any_el where N = 4 mod 8 and "
+               "A is at least the L2's size, coarsened_tma_skew where M = 4 mod 8, "
                "coarsened_tma_store_wide elsewhere; where M or N is not a multiple of 4, coarsened_sector_tma if N "
                "is and coarsened_sector_tma_any if not (its _el form where A is at least the L2's size); "
                "coarsened otherwise")
@@ -165,10 +166,13 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
     """The variant `best` runs. On Hopper (compute capability 9.x, where the TMA forms were measured:
     docs/memory_roof.md), by the pitches of A and B:
     - M and N multiples of 4 (both sides' rows on a float4) and below 2^31 (the tensor maps' int32
-      coordinates): coarsened_tma where both are multiples of 64 (256-byte pitches); coarsened_tma_skew
-      where M = 4 mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run of B on one);
-      coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides by the copy
-      engine).
+      coordinates): coarsened_tma where both are multiples of 64 (256-byte pitches); where N = 4 mod 8
+      (A's rows 16 bytes off a sector) and A is at least the L2's size, coarsened_sector_tma_any_el
+      (below; +0.1-1.8 points over the forms that follow at 4100^2, 6148^2, 8196^2 and 8192 x 8196 on
+      H100s, where it loses 0.1-1.0 at N = 0 mod 8: docs/memory_roof.md, "Session 28");
+      coarsened_tma_skew where M = 4 mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run
+      of B on one); coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides
+      by the copy engine).
     - M or N not a multiple of 4: every row piece of B moved onto its own sectors (where M is off a
       float4, coarsened's 128-byte runs of B share their end sectors with the neighbouring block's)
       and A brought in by the copy engine as rows of four: coarsened_sector_tma where N is a multiple
@@ -195,6 +199,8 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
         return "coarsened"
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
         return TMA.name
+    if n % 8 == 4 and l2_bytes and 4 * m * n >= l2_bytes and not sector_tma_any_unavailable(m, n):
+        return SECTOR_TMA_ANY_EL.name
     return TMA_SKEW.name if m % 8 == 4 else TMA_WIDE.name
 
 
