@@ -52,10 +52,11 @@ def _libcuda():
     return None
 
 
-def driver_function(name: str, argtypes: list, restype=ctypes.c_int):
-    """The driver API's function `name` (a CUresult-returning one by default), typed; None where the
-    driver library or the function is missing. pmppbench calls the driver only for what CuPy does
-    not bind (the tensor maps, the L2's persisting lines)."""
+@functools.lru_cache(maxsize=None)
+def driver_function(name: str, argtypes: tuple, restype=ctypes.c_int):
+    """The driver API's function `name` (a CUresult-returning one by default), typed once; None where
+    the driver library or the function is missing. pmppbench calls the driver only for what CuPy does
+    not bind (the tensor maps, the L2's persisting lines, reset before every variant's timing)."""
     fn = getattr(_libcuda(), name, None)
     if fn is not None:
         fn.argtypes, fn.restype = argtypes, restype
@@ -76,7 +77,7 @@ def reset_persisting_l2() -> None:
     The driver's reset acts on the current context and is not ordered on any stream: the GPU is
     synchronized first, so that no kernel still running marks lines after it.
     """
-    reset = driver_function("cuCtxResetPersistingL2Cache", [])
+    reset = driver_function("cuCtxResetPersistingL2Cache", ())
     if reset is None:
         raise EnvironmentProblem("the NVIDIA driver has no cuCtxResetPersistingL2Cache (CUDA 11 or newer has it)")
     cupy().cuda.runtime.deviceSynchronize()

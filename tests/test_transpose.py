@@ -655,6 +655,7 @@ def test_best_reads_a_evict_last_where_n_is_off_a_float4_and_a_is_past_the_l2(m,
     device = _Device("9.0", l2)
     assert W.geometry(W.variant("best"), shape(m, n), device) == W.geometry(W.variant(form), shape(m, n))
 
+
 @pytest.mark.parametrize("m, n, form", [
     (4100, 4100, "coarsened_sector_tma_any_el"), (6148, 6148, "coarsened_sector_tma_any_el"),  # N = 4 mod 8:
     (8196, 8196, "coarsened_sector_tma_any_el"), (8192, 8196, "coarsened_sector_tma_any_el"),  # +0.1-1.8

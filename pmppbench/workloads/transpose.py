@@ -35,8 +35,8 @@ M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s 
 `_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
 TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
 of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where A is at least the
-L2's size and N is not a multiple of 4, or is 4 mod 8 with M a multiple of 4; `_p128`, `_p0`: through a map with 128-byte and no L2
-promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each
+L2's size and N is not a multiple of 4, or is 4 mod 8 with M a multiple of 4; `_p128`, `_p0`: through
+a map with 128-byte and no L2 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each
 row of A's tile by one bulk copy instead, at the row's offset in its 128-byte line
 (docs/memory_roof.md, "Session 21");
 `coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
@@ -187,19 +187,18 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
     Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
     hopper = compute_capability is not None and capability(compute_capability)[0] == 9
+    past_l2 = bool(l2_bytes) and 4 * m * n >= l2_bytes  # A at least the L2's size: the _el form's condition
     if hopper and (m % 4 or n % 4):
         form, unavailable = (SECTOR_TMA, sector_tma_unavailable) if n % 4 == 0 else (SECTOR_TMA_ANY,
                                                                                     sector_tma_any_unavailable)
         if not unavailable(m, n):
-            if form is SECTOR_TMA_ANY and l2_bytes and 4 * m * n >= l2_bytes:
-                return SECTOR_TMA_ANY_EL.name
-            return form.name
+            return SECTOR_TMA_ANY_EL.name if form is SECTOR_TMA_ANY and past_l2 else form.name
         return SECTOR_VEC.name if m % 4 else "coarsened"
     if not hopper or max(m, n) >= 1 << 31:
         return "coarsened"
     if m % COARSENED_TILE == 0 and n % COARSENED_TILE == 0:
         return TMA.name
-    if n % 8 == 4 and l2_bytes and 4 * m * n >= l2_bytes and not sector_tma_any_unavailable(m, n):
+    if n % 8 == 4 and past_l2 and not sector_tma_any_unavailable(m, n):
         return SECTOR_TMA_ANY_EL.name
     return TMA_SKEW.name if m % 8 == 4 else TMA_WIDE.name
 

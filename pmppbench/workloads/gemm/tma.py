@@ -21,7 +21,6 @@ What the maps say (the kernel reads its tiles in the layout they produce):
 from __future__ import annotations
 
 import ctypes
-import functools
 
 import numpy as np
 
@@ -70,12 +69,11 @@ def check_layout(sizes, strides, box, precision: str, swizzle: bool = True) -> N
         raise ValueError(f"TMA: sizes {sizes} outside 1 .. 2^32 - 1")
 
 
-@functools.lru_cache(maxsize=1)
 def _encode():
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     fn = driver_function("cuTensorMapEncodeTiled",
-                         [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, ctypes.POINTER(u64), ctypes.POINTER(u64),
-                          ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int])
+                         (ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, ctypes.POINTER(u64), ctypes.POINTER(u64),
+                          ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int))
     if fn is None:
         raise EnvironmentProblem("the TMA forms need the driver's cuTensorMapEncodeTiled (CUDA 12 or newer)")
     return fn
