@@ -5,19 +5,19 @@
 # On an H200 (#32's and #36's bars): a cold `all` (the first pmppbench command on the machine), the scan at
 # 2^20-2^28 beside CUB and memcpy, transpose best at 21 shapes, _el against _any at 22 (el28h.toml),
 # the scan's defaults, then the scan's GPU tests. Logs tarred after every step.
-# On any other board: the same cold `all` and driver-lookup GPU tests, then it stops (session 28's calls 1-14,
-# results/h100/session28/, ran the rest on H100s).
+# On any other board it stops after naming the board (session 29's call 1 ran the cold `all` and the
+# driver-lookup GPU tests on an H100; session 28's calls 1-14, results/h100/session28/, the rest).
 set -u
 board=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+case "$board" in *H200*) ;; *) echo "board: $board (not an H200): nothing run"; exit 0 ;; esac
 source studies/steps.sh
 device_begin
 echo "$board" >"$STEPS_DIR/board.txt"
-# Any board: a cold `all` first (the first pmppbench command on the machine; every variant's settle), then
+# A cold `all` first (the first pmppbench command on the machine; every variant's settle), then
 # the GPU tests that go through gpu.driver_function (1a786f4 types each driver function once: the settle's
 # persisting-line reset, the TMA maps' encoder).
 step all 60 python3 -m pmppbench all --out $STEPS_DIR/all.csv; pack
 step gpu-driver 90 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu --durations=3 tests/test_fidelity.py tests/test_transpose.py -k "protocol_agrees or cold_timer or tma or sector"; pack
-case "$board" in *H200*) ;; *) device_end; exit 0 ;; esac
 step scan-sizes 100 python3 -m pmppbench all --config patterns_sizes --only scan --out $STEPS_DIR/scan-sizes.csv; pack
 step every 90 python3 -m pmppbench all --config studies/memory_roof/every_shape28.toml --out $STEPS_DIR/every.csv; pack
 step el 100 python3 -m pmppbench all --config studies/memory_roof/el28h.toml --out $STEPS_DIR/el.csv; pack
