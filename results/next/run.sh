@@ -1,10 +1,11 @@
 #!/bin/bash
 # Written in session 27, changed in sessions 28 and 29 (not yet run on an H200). The build with the
-# settle's reset of evict-last lines (lookback_staged marks its prefetched tiles evict-last, so the variants after it on a
-# shape now start from the same L2 as after any other).
+# settle's reset of evict-last lines (lookback_staged marks its prefetched tiles evict-last, so the
+# variants after it on a shape now start from the same L2 as after any other).
 # On an H200 (#32's and #36's bars): a cold `all` (the first pmppbench command on the machine), the
 # fidelity GPU tests, the scan at 2^20-2^28 beside CUB and memcpy, transpose best at 21 shapes, _el
-# against _any at 22 (el28h.toml), the scan's defaults, then the scan's and the transpose's GPU tests. Logs tarred after every step.
+# against _any at 22 (el28h.toml), the scan's defaults, then the scan's and the transpose's GPU tests.
+# Logs tarred after every step.
 # On any other board it stops after naming the board (session 29's call 1 ran the cold `all` and the
 # driver-lookup GPU tests on an H100; session 28's calls 1-14, results/h100/session28/, the rest).
 set -u
