@@ -1,4 +1,4 @@
-// The check's own kernel (pmppbench/check.py): one pass over an output still on the GPU (FP32,
+// The check's own kernel (pmppbench/measure/check.py): one pass over an output still on the GPU (FP32,
 // or int32/uint32 under the exact rule) and its CPU reference, uploaded once per shape. It is not the kernel under test and shares
 // nothing with it; it computes, in float64, exactly what the host path computes with NumPy:
 //

@@ -1,4 +1,4 @@
-// The protocol's own kernel (pmppbench/protocol.py, EventTimer).
+// The protocol's own kernel (pmppbench/measure/protocol.py, EventTimer).
 //
 // hold: one thread keeps its stream busy for `ns` nanoseconds of the GPU's global timer.
 // Launched just before a batch's start event, it holds the GPU while the host queues the

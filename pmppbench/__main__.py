@@ -1,3 +1,3 @@
-from pmppbench.cli import main
+from pmppbench.cli.app import main
 
 raise SystemExit(main())

@@ -12,7 +12,7 @@ privatized, shared_private, coarsened_contiguous, coarsened_interleaved, aggrega
 scan kogge_stone, brent_kung, coarsened on float inclusive scans)
 is timed in one protocol call beside the course's listing (studies/course_listings/*.cu:
 the same algorithm as the course writes it, `int` indices, the course's block sizes and
-launch). Both are compiled by the same NVRTC path (pmppbench.compile, the same options and
+launch). Both are compiled by the same NVRTC path (pmppbench.hardware.compile, the same options and
 cache), run on the same device buffers and inputs, and are checked against the workload's
 own reference before any timing. The protocol is the workload's (Workload.protocol)
 with the order alternated batch by batch, so neither side gains from going first.
@@ -57,11 +57,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pmppbench import config, workloads  # noqa: E402
-from pmppbench.check import compare  # noqa: E402
-from pmppbench.compile import compile_unit, kernels_from, load_kernels  # noqa: E402
-from pmppbench.protocol import measure  # noqa: E402
-from pmppbench.runner import clock_observer, prepared  # noqa: E402
+from pmppbench.cli import config  # noqa: E402
+from pmppbench import workloads  # noqa: E402
+from pmppbench.measure.check import compare  # noqa: E402
+from pmppbench.hardware.compile import compile_unit, kernels_from, load_kernels  # noqa: E402
+from pmppbench.measure.protocol import measure  # noqa: E402
+from pmppbench.engine.runner import clock_observer, prepared  # noqa: E402
 from pmppbench.workloads.base import Launch, instantiation  # noqa: E402
 from pmppbench.workloads.helpers import grid_1d, grid_2d  # noqa: E402
 
@@ -344,10 +345,10 @@ def sass_facts(code: list[str], registers: int) -> str:
 
 
 def sass_report(args) -> int:
-    from pmppbench.gpu import nvrtc
+    from pmppbench.hardware.gpu import nvrtc
 
     version = ".".join(str(v) for v in nvrtc().getVersion())
-    lines = [f"# studies/baselines.py --sass: sm_90 SASS through pmppbench.compile, NVRTC {version}",
+    lines = [f"# studies/baselines.py --sass: sm_90 SASS through pmppbench.hardware.compile, NVRTC {version}",
              f"{'workload':<10} {'R':>3} {'rung':<10} {'column':<8} {'kernel':<22} {'instr':>6} {'regs':>5} "
              f"{'S2R':>4} {'LDG':>4} {'LDG.CONST':>9}  SASS == listing's"]
     names = args.only.split(",") if args.only else list(PAIRS)
@@ -402,8 +403,8 @@ def main(argv=None) -> int:
     if args.sass:
         return sass_report(args)
 
-    from pmppbench import device
-    from pmppbench.gpu import require_device
+    from pmppbench.hardware import device
+    from pmppbench.hardware.gpu import require_device
 
     require_device()
     dev = device.current()

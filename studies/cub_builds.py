@@ -23,7 +23,7 @@ def main() -> None:
     t0 = time.perf_counter()
     import cupy as cp
 
-    from pmppbench.planning import config_plan
+    from pmppbench.cli.planning import config_plan
 
     cp.cuda.Device().use()
     cp.empty(1)

@@ -41,9 +41,9 @@ def main() -> int:
     args = ap.parse_args()
 
     from pmppbench import workloads
-    from pmppbench.gpu import cupy
-    from pmppbench.protocol import EventTimer, Protocol, _hold_launcher, measure
-    from pmppbench.runner import job_for, prepared
+    from pmppbench.hardware.gpu import cupy
+    from pmppbench.measure.protocol import EventTimer, Protocol, _hold_launcher, measure
+    from pmppbench.engine.runner import job_for, prepared
 
     cp = cupy()
     import pynvml

@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pmppbench.check import compare  # noqa: E402
+from pmppbench.measure.check import compare  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
 from pmppbench.workloads.gemm.best import CHOICES, PADDED  # noqa: E402
 from pmppbench.workloads.gemm.configs import Config, Schedule, padding_for, schedule_for  # noqa: E402

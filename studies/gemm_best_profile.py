@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench import runner  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
+from pmppbench.engine import runner  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
 from pmppbench.workloads.gemm.configs import parse  # noqa: E402
 

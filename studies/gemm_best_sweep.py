@@ -25,11 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench import device, metadata, roofline, runner  # noqa: E402
-from pmppbench.export import files  # noqa: E402
-from pmppbench.check import compare  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
-from pmppbench.protocol import Protocol  # noqa: E402
+from pmppbench.hardware import device  # noqa: E402
+from pmppbench.results import metadata  # noqa: E402
+from pmppbench.measure import roofline  # noqa: E402
+from pmppbench.engine import runner  # noqa: E402
+from pmppbench.results.export import files  # noqa: E402
+from pmppbench.measure.check import compare  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
+from pmppbench.measure.protocol import Protocol  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
 from pmppbench.workloads.gemm.best import CHOICES  # noqa: E402
 from pmppbench.workloads.gemm.configs import Config  # noqa: E402

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pmppbench.compile import compile_unit, nvrtc  # noqa: E402
+from pmppbench.hardware.compile import compile_unit, nvrtc  # noqa: E402
 from pmppbench.workloads.gemm.best import CHOICES, PADDED  # noqa: E402
 
 PIPELINED = CHOICES["pipelined"].expression

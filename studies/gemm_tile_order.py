@@ -28,11 +28,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench import clocks, workloads  # noqa: E402
-from pmppbench.check import compare, device_copy  # noqa: E402
-from pmppbench.compile import load_kernels  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
-from pmppbench.protocol import Protocol, measure  # noqa: E402
+from pmppbench.measure import clocks  # noqa: E402
+from pmppbench import workloads  # noqa: E402
+from pmppbench.measure.check import compare, device_copy  # noqa: E402
+from pmppbench.hardware.compile import load_kernels  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
+from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads.gemm import tensor  # noqa: E402
 
 RUNGS = ("wgmma", "wgmma_ws", "wgmma_persist")

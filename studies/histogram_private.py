@@ -32,10 +32,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench import device, occupancy, workloads  # noqa: E402
-from pmppbench.compile import load_kernels  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
-from pmppbench.protocol import Protocol, measure  # noqa: E402
+from pmppbench.hardware import device, occupancy  # noqa: E402
+from pmppbench import workloads  # noqa: E402
+from pmppbench.hardware.compile import load_kernels  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
+from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
 
 # bins -> candidate defines. Every candidate names all its knobs, so a change of the kernel's defaults
 # leaves it the same build. 7 bins: session 12's call (results/h200/session12/); the earlier calls' 7-bin

@@ -37,11 +37,12 @@ from pathlib import Path
 
 import numpy as np
 
-from pmppbench import device, occupancy, workloads
-from pmppbench.check import Tolerance, compare
-from pmppbench.compile import kernels_from, load_kernels
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol, measure
+from pmppbench.hardware import device, occupancy
+from pmppbench import workloads
+from pmppbench.measure.check import Tolerance, compare
+from pmppbench.hardware.compile import kernels_from, load_kernels
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol, measure
 from pmppbench.workloads.stencil import COARSE_C, U, coarsened_outputs_per_block, coarsened_threads, stencil_reference
 
 COPY4 = r"""

@@ -12,8 +12,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pmppbench import workloads  # noqa: E402
-from pmppbench.compile import load_kernels  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
+from pmppbench.hardware.compile import load_kernels  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
 
 
 def one_call(name: str, shape: dict, variant: str) -> None:

@@ -33,11 +33,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench import device, occupancy, workloads  # noqa: E402
-from pmppbench.check import Tolerance, compare, device_copy  # noqa: E402
-from pmppbench.compile import load_kernels  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
-from pmppbench.protocol import Protocol, measure  # noqa: E402
+from pmppbench.hardware import device, occupancy  # noqa: E402
+from pmppbench import workloads  # noqa: E402
+from pmppbench.measure.check import Tolerance, compare, device_copy  # noqa: E402
+from pmppbench.hardware.compile import load_kernels  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
+from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
 # lookback (one block per tile): (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead in

@@ -16,10 +16,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pmppbench import workloads  # noqa: E402
-from pmppbench.check import compare, device_copy  # noqa: E402
-from pmppbench.compile import load_kernels  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
-from pmppbench.runner import prepared  # noqa: E402
+from pmppbench.measure.check import compare, device_copy  # noqa: E402
+from pmppbench.hardware.compile import load_kernels  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
+from pmppbench.engine.runner import prepared  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
 

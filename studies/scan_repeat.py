@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pmppbench import workloads  # noqa: E402
-from pmppbench.check import compare, device_copy  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
-from pmppbench.runner import prepared  # noqa: E402
+from pmppbench.measure.check import compare, device_copy  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
+from pmppbench.engine.runner import prepared  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -12,7 +12,7 @@ import pytest
 def _gpu_skip_reason() -> str | None:
     try:
         from pmppbench.errors import EnvironmentProblem
-        from pmppbench.gpu import require_device
+        from pmppbench.hardware.gpu import require_device
 
         require_device()
     except EnvironmentProblem as exc:
@@ -50,7 +50,7 @@ def _isolated_cache(tmp_path_factory):
 @pytest.fixture
 def run_cli(capsys):
     """Run the CLI in-process: returns (exit_code, stdout, stderr)."""
-    from pmppbench.cli import main
+    from pmppbench.cli.app import main
 
     def run(*args: str):
         code = main(list(args))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench.check import Tolerance
-from pmppbench.protocol import Protocol
+from pmppbench.measure.check import Tolerance
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Job, Traffic, Variant, Workload
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench.check import Tolerance
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol
+from pmppbench.measure.check import Tolerance
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import grid_1d, launch_job
 

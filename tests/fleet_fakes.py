@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 
-from pmppbench.inventory import DeviceId
+from pmppbench.hardware.inventory import DeviceId
 from pmppbench.row import Result
-from pmppbench.worker import Rows, Stop
+from pmppbench.engine.worker import Rows, Stop
 
 
 def fake_gpu() -> DeviceId:

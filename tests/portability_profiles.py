@@ -5,7 +5,7 @@ the occupancy, the ceilings and the compile limits on each."""
 
 from __future__ import annotations
 
-from pmppbench.device import DeviceInfo
+from pmppbench.hardware.device import DeviceInfo
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 

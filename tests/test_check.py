@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench.check import Tolerance, compare
+from pmppbench.measure.check import Tolerance, compare
 
 EXACT = Tolerance("exact")
 ELEM = Tolerance("elementwise", rtol=1e-6, atol=1e-6)
@@ -68,7 +68,7 @@ def test_transpose_is_not_a_copy():
 
 import pytest  # noqa: E402
 
-from pmppbench import check  # noqa: E402
+from pmppbench.measure import check  # noqa: E402
 
 HOST_LARGE = 3 * check.CHUNK + 12345  # several chunks, the last one partial
 STRIDE = check.CHECK_BLOCKS * check.CHECK_THREADS  # the check kernel's grid: one element per thread per pass
@@ -136,7 +136,7 @@ def test_large_arrays_keep_their_verdicts_and_first_bad_index():
 
 @pytest.mark.gpu
 def test_large_arrays_keep_their_verdicts_on_the_gpu_path():
-    from pmppbench.gpu import cupy
+    from pmppbench.hardware.gpu import cupy
 
     cp = cupy()
     assert _verdicts(DEVICE_LARGE, cp.asarray) == _expected(DEVICE_LARGE)
@@ -144,7 +144,7 @@ def test_large_arrays_keep_their_verdicts_on_the_gpu_path():
 
 @pytest.mark.gpu
 def test_the_gpu_path_reports_what_the_host_path_reports():
-    from pmppbench.gpu import cupy
+    from pmppbench.hardware.gpu import cupy
 
     cp = cupy()
     out32, ref64 = _large_case(DEVICE_LARGE, 1)
@@ -163,7 +163,7 @@ def test_the_integer_device_path_reports_what_the_host_path_reports(dtype, ref_d
     DEVICE_CHUNK elements (an int32 scan of 2^26 elements is compared where it is); its
     numbers must not depend on the pass size: the host's CHUNK and the device's give the same
     stats exactly, on a right output, on wrong ones across pass borders, and on a poisoned one."""
-    from pmppbench.check import CHUNK, DEVICE_CHUNK, array_stats
+    from pmppbench.measure.check import CHUNK, DEVICE_CHUNK, array_stats
     from pmppbench.workloads.helpers import POISON_INT
 
     assert DEVICE_CHUNK != CHUNK
@@ -188,7 +188,7 @@ def test_an_integer_output_on_the_gpu_gets_the_host_verdict_without_coming_back(
     """check.cu's integer compare gives the host's verdict and numbers, wrapped references
     included (an int32 sum whose int64 reference passed 2^31), and CuPy's array operations,
     each a kernel compiled at first use, are not what checks it."""
-    from pmppbench.gpu import cupy
+    from pmppbench.hardware.gpu import cupy
 
     cp = cupy()
     ref = (np.arange(3 << 20, dtype=np.int64) * 7).astype(ref_dtype)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pmppbench.gpu import has_device
+from pmppbench.hardware.gpu import has_device
 
 
 def test_help_lists_the_workloads(run_cli):
@@ -72,7 +72,7 @@ def test_debug_anywhere_and_from_the_environment(run_cli, monkeypatch):
 
 
 def test_all_help_lists_every_bundled_config(run_cli):
-    from pmppbench import config
+    from pmppbench.cli import config
 
     code, out, _ = run_cli("all", "--help")
     assert code == 0
@@ -127,7 +127,7 @@ def test_debug_shows_the_traceback(run_cli):
 
 
 def _result_file(path, median):
-    from pmppbench.export.files import save as write_results
+    from pmppbench.results.export.files import save as write_results
     from pmppbench.row import Result
 
     rows = [Result("vecadd", "scalar", "1000", check="PASS", median_ms=median, min_ms=median * 0.99,
@@ -159,7 +159,7 @@ def test_missing_nvrtc_is_a_clear_message(monkeypatch):
     import builtins
 
     from pmppbench.errors import EnvironmentProblem
-    from pmppbench.gpu import nvrtc
+    from pmppbench.hardware.gpu import nvrtc
 
     real_import = builtins.__import__
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from pmppbench.compare import (FAIL, FASTER, SAME, SLOWER, UNTIMED, compare_files, compare_results, noise_band,
+from pmppbench.results.compare import (FAIL, FASTER, SAME, SLOWER, UNTIMED, compare_files, compare_results, noise_band,
                                print_comparison, threshold, verdict)
 from pmppbench.errors import UsageError
-from pmppbench.export.files import save as write_results
+from pmppbench.results.export.files import save as write_results
 from pmppbench.row import Result
 
 
@@ -176,7 +176,7 @@ def test_the_printed_comparison(tmp_path):
 
 # ---- the ratio's interval: a bootstrap over batch means ------------------------------------
 
-from pmppbench.compare import ratio_interval  # noqa: E402
+from pmppbench.results.compare import ratio_interval  # noqa: E402
 
 
 def batches(variant, means, shape="4096x4096", workload="transpose"):
@@ -200,7 +200,7 @@ def test_the_interval_decides_where_the_ranges_only_touch():
 def test_an_interval_within_1_percent_of_1_is_the_same():
     """Batch means measure the noise within a run; a run-to-run change under SAME_WITHIN (1%)
     is SAME even when the interval excludes 1 (two H200 runs of unchanged kernels: module doc)."""
-    from pmppbench.compare import SAME_WITHIN
+    from pmppbench.results.compare import SAME_WITHIN
 
     base, new = batches("naive", BASE), batches("naive", [1.03, 1.02, 1.04, 1.03, 1.05])
     lo, hi = ratio_interval(base, new)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pmppbench import compile as comp
+from pmppbench.hardware import compile as comp
 from pmppbench import workloads
 from pmppbench.errors import CompileError, UsageError
 
@@ -30,7 +30,7 @@ def test_the_protocols_hold_kernel_compiles(arch):
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
 def test_the_checks_kernel_compiles(arch):
-    from pmppbench.check import CHECK_KERNELS
+    from pmppbench.measure.check import CHECK_KERNELS
 
     unit = comp.compile_unit("check", list(CHECK_KERNELS), arch, use_cache=False)
     for name in CHECK_KERNELS:

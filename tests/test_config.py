@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pmppbench import config, workloads
-from pmppbench.device import DeviceInfo
+from pmppbench.cli import config
+from pmppbench import workloads
+from pmppbench.hardware.device import DeviceInfo
 from pmppbench.errors import UsageError
 from pmppbench.row import Result
 
@@ -80,7 +81,8 @@ FAKE_DEVICE = DeviceInfo("Fake GPU", "9.0", "sm_90", 132, 1980, 3201, 6144, 2**3
 @pytest.fixture
 def fake_gpu(monkeypatch):
     """`all` on the CPU: a fake device and a runner that fails on the second workload."""
-    from pmppbench import device, runner
+    from pmppbench.hardware import device
+    from pmppbench.engine import runner
 
     monkeypatch.setattr(device, "current", lambda: FAKE_DEVICE)
 
@@ -92,7 +94,8 @@ def fake_gpu(monkeypatch):
 
     monkeypatch.setattr(runner, "run_shape", fake_run)
     # in this process: the worker process would have no fake device (tests/test_worker.py covers it)
-    from pmppbench import inventory, worker
+    from pmppbench.hardware import inventory
+    from pmppbench.engine import worker
 
     monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
 
@@ -107,7 +110,7 @@ def test_all_keeps_rows_before_a_failure_and_exits_1(tmp_path, run_cli, fake_gpu
     out = tmp_path / "r.csv"
     code, stdout, err = run_cli("all", "--config", str(cfg), "--out", str(out), "--quiet")
     assert code == 1, err
-    from pmppbench.resultfile import load as read_results
+    from pmppbench.results.resultfile import load as read_results
 
     rows, meta = read_results(out)
     assert [r.check for r in rows if r.workload == "vecadd"] == ["PASS"] * 3

@@ -9,11 +9,11 @@ import shutil
 
 import pytest
 
-from pmppbench import counters as k
-from pmppbench.export import markdown
-from pmppbench.export.columns import counter_columns_for
-from pmppbench.planning import Step
-from pmppbench.protocol import Protocol
+from pmppbench.engine import counters as k
+from pmppbench.results.export import markdown
+from pmppbench.results.export.columns import counter_columns_for
+from pmppbench.engine.plan import Step
+from pmppbench.measure.protocol import Protocol
 from pmppbench.row import Result
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
@@ -121,7 +121,7 @@ def test_the_profiler_command_never_changes_clocks_and_profiles_only_the_marked_
     assert pairs["--clock-control"] == "none" and pairs["--cache-control"] == "all"
     assert pairs["--profile-from-start"] == "off" and pairs["--print-nvtx-rename"] == "kernel"
     assert pairs["--print-units"] == "base" and pairs["--metrics"].split(",") == list(k.METRICS)
-    assert cmd[-4:] == ["-m", "pmppbench.counters", str(tmp_path / "spec.pkl"), str(tmp_path / "manifest.json")]
+    assert cmd[-4:] == ["-m", "pmppbench.engine.counters", str(tmp_path / "spec.pkl"), str(tmp_path / "manifest.json")]
 
 
 # ---- beside the model -----------------------------------------------------------------------
@@ -225,7 +225,8 @@ def test_without_ncu_every_passing_row_says_why_and_the_run_keeps_its_rows(monke
 def test_the_command_line_takes_counters_and_prints_the_missing_tool_once(tmp_path, run_cli, monkeypatch):
     from test_config import FAKE_DEVICE
 
-    from pmppbench import device, inventory, runner, worker
+    from pmppbench.hardware import device, inventory
+    from pmppbench.engine import runner, worker
 
     monkeypatch.setattr(device, "current", lambda: FAKE_DEVICE)
     monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
@@ -263,7 +264,7 @@ def test_every_command_offers_counters(run_cli):
 
 
 def test_the_protocol_says_counters_were_read():
-    from pmppbench.planning import protocol_for
+    from pmppbench.cli.planning import protocol_for
     from pmppbench.workloads.transpose import WORKLOAD
 
     assert "hardware counters from 1 more untimed run" in protocol_for(WORKLOAD, counters=True).describe()
@@ -293,8 +294,8 @@ def test_the_counter_table_has_units_in_its_headers_and_appears_only_with_counte
 
 
 def test_counter_columns_survive_csv_and_json(tmp_path):
-    from pmppbench.export.files import save
-    from pmppbench.resultfile import load
+    from pmppbench.results.export.files import save
+    from pmppbench.results.resultfile import load
 
     raw = {name: k.number(v) for name, v in SHARED32.items()}
     rows = [counted(raw, occupancy_theoretical_pct=100.0)]
@@ -306,7 +307,7 @@ def test_counter_columns_survive_csv_and_json(tmp_path):
 
 def test_the_counters_chart_is_drawn(tmp_path):
     pytest.importorskip("matplotlib")
-    from pmppbench.plot import plot_results
+    from pmppbench.results.plot import plot_results
 
     raw = {name: k.number(v) for name, v in SHARED32.items()}
     row = counted(raw, occupancy_theoretical_pct=100.0, median_ms=0.1, gb_per_s=1342.0)
@@ -324,7 +325,7 @@ def test_shared32_conflicts_32_ways_and_padded33_not_as_the_hardware_counts():
     stride of 33 puts them in 32 different banks (<= 2, 1 expected)."""
     if k.ncu_path() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
-    from pmppbench.worker import run_step
+    from pmppbench.engine.worker import run_step
     from pmppbench.workloads.transpose import WORKLOAD
 
     variants = [WORKLOAD.variant("shared32"), WORKLOAD.variant("padded33")]
@@ -344,7 +345,7 @@ def test_shared32_conflicts_32_ways_and_padded33_not_as_the_hardware_counts():
 def test_counters_never_touch_the_timed_numbers_or_the_checks():
     if shutil.which("ncu") is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
-    from pmppbench.worker import run_step
+    from pmppbench.engine.worker import run_step
     from pmppbench.workloads.transpose import WORKLOAD
 
     rows = run_step(Step(WORKLOAD, {"m": 1024, "n": 1024}, Protocol(1, 2, 3, counters=True), 0,

@@ -12,14 +12,14 @@ import time
 import pytest
 
 from fake_workload import Copy2D
-from pmppbench import session
-from pmppbench.compare import compare_results
-from pmppbench.inventory import DeviceId, _uuid, parse
+from pmppbench.engine import session
+from pmppbench.results.compare import compare_results
+from pmppbench.hardware.inventory import DeviceId, _uuid, parse
 from pmppbench.errors import UsageError
-from pmppbench.health import health
-from pmppbench.planning import Plan, Step
+from pmppbench.results.health import health
+from pmppbench.engine.plan import Plan, Step
 from pmppbench.row import Result
-from pmppbench.worker import Lane, Rows, Stop, Supervisor
+from pmppbench.engine.worker import Lane, Rows, Stop, Supervisor
 
 GPUS = [DeviceId(i, "NVIDIA H200", f"GPU-{i:08x}-0000-0000-0000-000000000000", f"0000:{16 + i:02x}:00.0")
         for i in range(3)]
@@ -140,7 +140,7 @@ def test_visible_reads_the_runtimes_properties(monkeypatch):
     """The default run names its GPU too; a runtime without a UUID still works."""
     import types
 
-    from pmppbench import gpu, inventory
+    from pmppbench.hardware import gpu, inventory
 
     monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: the UUID comes from CUDA
     props = [{"name": b"NVIDIA H200", "uuid": bytes(range(16)), "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
@@ -161,7 +161,7 @@ def test_visible_takes_the_uuid_from_nvml(monkeypatch):
     """CuPy hands the UUID over as a C string, cut at its first zero byte; NVML's is whole."""
     import types
 
-    from pmppbench import gpu, inventory
+    from pmppbench.hardware import gpu, inventory
 
     props = [{"name": b"NVIDIA H200", "uuid": b"\x8f\x2c", "pciDomainID": 0, "pciBusID": 0x19, "pciDeviceID": 0,
               "major": 9, "minor": 0}]

@@ -10,11 +10,13 @@ import pytest
 import typer
 
 from fake_workload import Copy2D
-from pmppbench import cli, config, session
+from pmppbench.cli import app as cli
+from pmppbench.cli import config
+from pmppbench.engine import session
 from pmppbench.errors import UsageError
-from pmppbench.planning import Plan, Step
+from pmppbench.engine.plan import Plan, Step
 from pmppbench.row import Result
-from pmppbench.runner import evaluate
+from pmppbench.engine.runner import evaluate
 
 
 class ScriptedTimer:
@@ -182,7 +184,7 @@ def test_model_runs_are_timed_by_the_runner_and_passed_to_annotate():
 
 
 def test_the_runner_accounts_where_its_time_goes():
-    from pmppbench.runner import PHASES, take_spent
+    from pmppbench.engine.runner import PHASES, take_spent
 
     take_spent()
     run(Copy2D(), ["rows", "whole"])

@@ -8,10 +8,10 @@ import pytest
 
 from rich.console import Console
 
-from pmppbench.export import csv as csv_export
-from pmppbench.export import json as json_export
-from pmppbench.export import markdown, terminal
-from pmppbench.resultfile import FORMAT_VERSION
+from pmppbench.results.export import csv as csv_export
+from pmppbench.results.export import json as json_export
+from pmppbench.results.export import markdown, terminal
+from pmppbench.results.resultfile import FORMAT_VERSION
 from pmppbench.row import Result
 
 
@@ -92,7 +92,7 @@ def test_terminal_table_exact():
 # ---- the exporters behind one interface, several --out files at once --------------------------
 
 def test_every_format_is_an_exporter_chosen_by_its_extension(tmp_path):
-    from pmppbench.export import files, html
+    from pmppbench.results.export import files, html
 
     assert list(files.EXPORTERS) == ["csv", "json", "md", "html"]
     meta = {"name": "Test GPU"}
@@ -107,8 +107,8 @@ def test_every_format_is_an_exporter_chosen_by_its_extension(tmp_path):
 
 
 def test_every_sink_holds_the_rows_so_far(tmp_path):
-    from pmppbench.export import files
-    from pmppbench.resultfile import load
+    from pmppbench.results.export import files
+    from pmppbench.results.resultfile import load
 
     paths = [tmp_path / f"r.{s}" for s in ("csv", "json", "md", "html")]
     sinks = files.open_sinks(paths, {"name": "Test GPU"})
@@ -128,8 +128,9 @@ def test_every_sink_holds_the_rows_so_far(tmp_path):
 @pytest.fixture
 def fake_run(monkeypatch):
     """`all` on the CPU: a fake device whose runner passes every variant."""
-    from pmppbench import device, inventory, runner, worker
-    from pmppbench.device import DeviceInfo
+    from pmppbench.hardware import device, inventory
+    from pmppbench.engine import runner, worker
+    from pmppbench.hardware.device import DeviceInfo
 
     fake = DeviceInfo("Fake GPU", "9.0", "sm_90", 132, 1980, 3201, 6144, 2**37, 60 << 20, 233472, 49152,
                       232448, 65536, 2048, 32, 1024, 32, "13.0", "13.0", "14.2.0")
@@ -142,7 +143,7 @@ def fake_run(monkeypatch):
 
 
 def test_out_given_several_times(tmp_path, run_cli, fake_run):
-    from pmppbench.resultfile import load
+    from pmppbench.results.resultfile import load
 
     cfg = tmp_path / "c.toml"
     cfg.write_text("[vecadd]\nshapes = [[1000]]\n")

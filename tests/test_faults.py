@@ -15,7 +15,7 @@ TESTS = Path(__file__).resolve().parent
 
 @pytest.mark.gpu
 def test_faults_cost_only_their_own_rows(tmp_path, monkeypatch):
-    from pmppbench.resultfile import load
+    from pmppbench.results.resultfile import load
 
     cfg = tmp_path / "faults.toml"
     cfg.write_text('[vecadd]\nshapes = [[1000003]]\n[faults]\nshapes = [[1048576]]\n'

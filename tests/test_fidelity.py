@@ -11,7 +11,7 @@ import statistics
 import numpy as np
 import pytest
 
-from pmppbench.protocol import Protocol, measure
+from pmppbench.measure.protocol import Protocol, measure
 
 AGREEMENT = 0.03
 
@@ -44,7 +44,7 @@ def _operations():
     import cupy as cp
 
     from pmppbench import workloads
-    from pmppbench.compile import load_kernels
+    from pmppbench.hardware.compile import load_kernels
 
     rng = cp.random.default_rng(0)
     a = rng.standard_normal((4096, 4096), dtype=cp.float32)
@@ -112,8 +112,8 @@ def test_cold_timer_is_not_faster_than_hot_for_a_cache_sized_copy():
     """A 16 MiB copy fits in L2: hot timing sees the cache, --flush-l2 must not."""
     import cupy as cp
 
-    from pmppbench import device
-    from pmppbench.protocol import ColdTimer, EventTimer
+    from pmppbench.hardware import device
+    from pmppbench.measure.protocol import ColdTimer, EventTimer
 
     src = cp.ones(4 << 20, dtype=cp.float32)
     dst = cp.empty_like(src)
@@ -129,7 +129,7 @@ def test_the_hold_before_a_batch_is_not_timed():
     """The hot timer's hold keeps the GPU busy before the start event; the events must not see it."""
     import cupy as cp
 
-    from pmppbench.protocol import EventTimer
+    from pmppbench.measure.protocol import EventTimer
 
     src = cp.ones(1 << 10, dtype=cp.float32)
     dst = cp.empty_like(src)
@@ -151,7 +151,7 @@ def test_a_batch_the_host_is_slow_to_queue_still_times_the_gpu_work():
 
     import cupy as cp
 
-    from pmppbench.protocol import EventTimer
+    from pmppbench.measure.protocol import EventTimer
 
     src = cp.ones(1 << 10, dtype=cp.float32)
     dst = cp.empty_like(src)

@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from pmppbench import resultfile, workloads
+from pmppbench.results import resultfile
+from pmppbench import workloads
 
 TOLERANCE = 0.005  # 0.5% between the fastest and slowest position of one variant
 

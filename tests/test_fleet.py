@@ -12,8 +12,9 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from fleet_fakes import fake_gpu, fake_serve  # noqa: E402
-from pmppbench import fleet, session, workloads  # noqa: E402
-from pmppbench.planning import Plan, Step  # noqa: E402
+from pmppbench.engine import fleet, session  # noqa: E402
+from pmppbench import workloads  # noqa: E402
+from pmppbench.engine.plan import Plan, Step  # noqa: E402
 
 TESTS = str(Path(__file__).resolve().parent)
 

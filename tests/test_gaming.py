@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fake_workload import Copy2D
-from pmppbench import runner, session
-from pmppbench.device import DeviceInfo
-from pmppbench.noise import Limits, beyond_ceilings
+from pmppbench.engine import runner, session
+from pmppbench.hardware.device import DeviceInfo
+from pmppbench.measure.noise import Limits, beyond_ceilings
 from pmppbench.row import Result
 from pmppbench.workloads.base import Job, Variant
 from pmppbench.workloads.helpers import SAMPLE, checked_indices, take
@@ -241,9 +241,9 @@ def test_the_variants_of_the_table_are_not_rechecked():
 
 # ---- --until-stable and --discard-on-throttle: scripted timers, clocks and observers ---------
 
-from pmppbench import cli  # noqa: E402
-from pmppbench.clocks import ClockObserver  # noqa: E402
-from pmppbench.protocol import Protocol, measure, relative_noise, stop_options  # noqa: E402
+from pmppbench.cli import app as cli  # noqa: E402
+from pmppbench.measure.clocks import ClockObserver  # noqa: E402
+from pmppbench.measure.protocol import Protocol, measure, relative_noise, stop_options  # noqa: E402
 
 
 class ListTimer:
@@ -427,8 +427,8 @@ def test_bad_stop_options_are_one_line_exit_2(run_cli, args, line):
 
 
 def test_the_new_row_fields_survive_a_result_file(tmp_path):
-    from pmppbench.export.files import save
-    from pmppbench.resultfile import load
+    from pmppbench.results.export.files import save
+    from pmppbench.results.resultfile import load
 
     r = Result("vecadd", "scalar", "1000", dims={"n": 1000}, check="PASS", median_ms=1.0, min_ms=1.0, max_ms=1.0,
                spread_pct=0.0, batch_means_ms=[1.0], warmup=1, batches=1, reps=1, timer="events",
@@ -483,7 +483,7 @@ def sampled_only_source(tmp_path, seed=0) -> Path:
 
 
 def test_the_cheating_kernels_compile(tmp_path):
-    from pmppbench.compile import compile_unit
+    from pmppbench.hardware.compile import compile_unit
 
     names = ["caches_c", "skips_after_first", "only_when_poisoned"]
     unit = compile_unit("gemm", names, "sm_90", source=LEARNER / "gemm_cheats.cu")
@@ -500,7 +500,7 @@ def test_the_cheating_kernels_compile(tmp_path):
     ("sampled_only", SAMPLED_SHAPE),
 ])
 def test_a_cheating_gemm_kernel_does_not_pass(run_cli, tmp_path, kernel, shape):
-    from pmppbench.resultfile import load
+    from pmppbench.results.resultfile import load
 
     source = sampled_only_source(tmp_path) if kernel == "sampled_only" else LEARNER / "gemm_cheats.cu"
     out = tmp_path / "cheat.csv"

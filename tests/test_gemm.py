@@ -15,10 +15,10 @@ import pytest
 
 from gpu_helpers import assert_all_pass, check_rows
 from pmppbench import workloads
-from pmppbench.check import compare
-from pmppbench.compile import compile_unit
+from pmppbench.measure.check import compare
+from pmppbench.hardware.compile import compile_unit
 from pmppbench.errors import UsageError
-from pmppbench.device import DeviceInfo
+from pmppbench.hardware.device import DeviceInfo
 from pmppbench.workloads.base import Variant
 from pmppbench.workloads.gemm import best, tensor
 from pmppbench.workloads.gemm import launch as gemm_launch
@@ -85,7 +85,7 @@ def test_tile_tables_pass_the_kernels_static_asserts():
 
 
 def test_tuning_config_runs_every_sweep_point():
-    from pmppbench import config
+    from pmppbench.cli import config
 
     cfg = config.load("gemm_tuning")
     (section,) = cfg.sections
@@ -338,7 +338,7 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args):
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 def test_every_kernel_compiles_without_spills(arch):
-    from pmppbench.tools import skipped_on  # noqa: PLC0415
+    from pmppbench.cli.tools import skipped_on  # noqa: PLC0415
 
     # the wgmma rungs build for sm_90a only (test_gemm_tc.py); beside them a unit's static
     # shared memory is padded to 1 KB (docs/tensor_cores.md), so the sizes below are sm_90's
@@ -424,7 +424,7 @@ def test_sweep_points_pass_on_edges():
 
 
 def _run(s, variants, seed=5):
-    from pmppbench.runner import run_shape
+    from pmppbench.engine.runner import run_shape
 
     return {r.variant: r for r in run_shape(W, s, protocol=W.protocol, check_only=True, seed=seed,
                                             variants=list(variants))}
@@ -461,7 +461,7 @@ def test_a_product_above_the_full_check_limit_is_sampled_and_passes():
 
 @pytest.mark.gpu
 def test_dynamic_smem_takes_its_size_from_the_device():
-    from pmppbench import device
+    from pmppbench.hardware import device
 
     d = device.current()
     row = _run(shape(1024, 1024, 1024), [W.variant("dynamic_smem")])["dynamic_smem"]
@@ -493,7 +493,7 @@ def test_timed_run_produces_sane_rows(run_cli, tmp_path):
 def test_too_large_for_device_memory_is_skip_rows_with_the_reason(run_cli, tmp_path):
     # #35: a shape the GPU cannot hold is left out as SKIP rows that say why (an 8 GB laptop
     # GPU and a large config shape), before anything is allocated; the run itself goes on
-    from pmppbench.resultfile import load
+    from pmppbench.results.resultfile import load
 
     out = tmp_path / "big.csv"
     code, _, err = run_cli("gemm", "1000000", "1000000", "1000", "--check-only", "--out", str(out))
@@ -507,8 +507,8 @@ def test_best_choices_pass_on_edges_after_repeated_launches():
     """Every configuration `best` can choose, on shapes that take each branch of the rule and
     leave partial tiles; launched three times before the output is read, so arrival counters
     that did not come back to zero would show. (2200, 4100, 24) has whole and shared tiles."""
-    from pmppbench import device
-    from pmppbench.runner import prepared
+    from pmppbench.hardware import device
+    from pmppbench.engine.runner import prepared
 
     sms = device.current().sm_count
     variants = [c.variant() for c in CHOICES.values()]
@@ -529,8 +529,8 @@ def test_best_choices_pass_on_edges_after_repeated_launches():
 def test_config_launch_builds_the_schedules_arguments(monkeypatch):
     """config_launch on the CPU, with NumPy for the device arrays and a fake occupancy:
     the grid, the block, the schedule's arguments and the workspace sizes."""
-    from pmppbench import compile as comp
-    from pmppbench import occupancy
+    from pmppbench.hardware import compile as comp
+    from pmppbench.hardware import occupancy
 
     monkeypatch.setattr(gemm_launch, "cupy", lambda: np)
     monkeypatch.setattr(occupancy, "api_active_blocks", lambda kernel, threads, smem: 1)
@@ -626,7 +626,7 @@ GPUS = {
 def _config_shapes():
     """Every FP32 GEMM shape of the bundled configs (best runs FP32 only; --precision shapes
     have the tensor-core table: tests/test_gemm_tc.py)."""
-    from pmppbench import config
+    from pmppbench.cli import config
 
     shapes = []
     for name in config.bundled():
@@ -641,8 +641,8 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
     """On each GPU's facts and every GEMM shape of the bundled configs: the tiles of the
     kernel best's job launches (on the CPU, NumPy for the device arrays) are the tiles its
     traffic row is modelled with, and the launch is that configuration's."""
-    from pmppbench import compile as comp
-    from pmppbench import occupancy
+    from pmppbench.hardware import compile as comp
+    from pmppbench.hardware import occupancy
 
     facts = GPUS[gpu]
     monkeypatch.setattr(gemm_launch, "cupy", lambda: np)
@@ -808,7 +808,7 @@ def test_padded_call_launches_its_copies_then_the_kernel(monkeypatch):
     """config_launches on the CPU (NumPy for the device arrays): pad_rows for each operand
     that needs it, into buffers kept in ctx, then pipelined_padded on them; the job counts
     every launch and shows the GEMM kernel's resources; no copy where the shape needs none."""
-    from pmppbench import compile as comp
+    from pmppbench.hardware import compile as comp
 
     monkeypatch.setattr(gemm_launch, "cupy", lambda: np)
     monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: None)
@@ -875,7 +875,7 @@ def test_best_and_the_padded_knob_pass_on_odd_dims():
     A and B)."""
     shapes = [shape(1409, 2815, 64), shape(1535, 5631, 40), shape(129, 4097, 7), shape(7, 129, 4095),
               shape(4097, 1, 129), shape(1, 7, 1)]
-    from pmppbench import device
+    from pmppbench.hardware import device
 
     rows = check_rows("gemm", shapes, variants=["best", PADDED.name, "cublas"])
     assert len(rows) == 3 * len(shapes)

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pmppbench import tools, workloads
-from pmppbench.check import compare
-from pmppbench.compile import NeedsNewerArch, compile_unit, device_target, shipped_kernels_dir, target_meets
+from pmppbench.cli import tools
+from pmppbench import workloads
+from pmppbench.measure.check import compare
+from pmppbench.hardware.compile import NeedsNewerArch, compile_unit, device_target, shipped_kernels_dir, target_meets
 from pmppbench.errors import UsageError
 from pmppbench.workloads.gemm import check as gemm_check
 from pmppbench.workloads.gemm import precision as prec
@@ -448,7 +449,7 @@ def test_every_rung_passes_odd_shapes(p):
         (1, 8, 8), (7, 8, 4096), (129, 264, 136), (4095, 4104, 1032), (4097, 520, 4104))]
     rows = check_rows("gemm", shapes)
     assert {r.variant for r in rows} == {v.name for v in W.variants_for(shape(1, 1, 1, p))}
-    from pmppbench import device  # noqa: PLC0415
+    from pmppbench.hardware import device  # noqa: PLC0415
     from pmppbench.workloads.base import arch_meets  # noqa: PLC0415
 
     gpu = device.current()
@@ -467,7 +468,7 @@ def test_the_grouped_tile_order_covers_every_tile(p):
     order missed keeps its poison and FAILs, one it visited twice races."""
     from gpu_helpers import assert_all_pass  # noqa: PLC0415
 
-    from pmppbench.runner import run_shape  # noqa: PLC0415
+    from pmppbench.engine.runner import run_shape  # noqa: PLC0415
 
     class Grouped(type(W)):
         def defines(self, shape):
@@ -493,7 +494,7 @@ SEEN_BY_SYNCCHECK = ("wgmma_missed_mbarrier_wait",)
 SYNCCHECK_DRIVER = """
 import sys
 from pmppbench import workloads
-from pmppbench.runner import run_shape
+from pmppbench.engine.runner import run_shape
 from pmppbench.workloads.base import Variant
 W = workloads.get("gemm")
 v = Variant("mutant", sys.argv[2], "under synccheck", source=sys.argv[1], like="wgmma")
@@ -506,7 +507,7 @@ print("ROW", rows[0].check, rows[0].check_detail or rows[0].error)
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [n for n in MUTATIONS if n not in SEEN_BY_SYNCCHECK])
 def test_mutants_fail(name, tmp_path):
-    from pmppbench.runner import run_shape  # noqa: PLC0415
+    from pmppbench.engine.runner import run_shape  # noqa: PLC0415
 
     kernel, old, new = MUTATIONS[name]
     src = mutated_source(tmp_path, old, new)
@@ -552,7 +553,7 @@ def test_a_missed_mbarrier_wait_is_reported_by_synccheck(name, tmp_path):
                                                   ("tf32", "mma_tf32_tc<true>", "mma_tf32_tc(const unsigned*")])
 def test_learner_kernel_like_mma_sync_passes(tmp_path, p, kernel, signature):
     """The shipped mma_tc source as a learner's file, run --like mma_sync (dynamic shared memory opted in)."""
-    from pmppbench.runner import run_shape  # noqa: PLC0415
+    from pmppbench.engine.runner import run_shape  # noqa: PLC0415
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     src = mutated_source(tmp_path, signature, signature)
@@ -575,9 +576,9 @@ def test_cublas_rows_pass_and_are_fast():
 # ---- the roofline and the implausible-rate warning know each precision's peak --------------
 
 def test_tensor_rows_are_measured_against_their_precisions_peak():
-    from pmppbench.derive import speed_of_light  # noqa: PLC0415
-    from pmppbench.noise import diagnose  # noqa: PLC0415
-    from pmppbench.roofline import COMPUTE_BOUND, Ceilings  # noqa: PLC0415
+    from pmppbench.results.derive import speed_of_light  # noqa: PLC0415
+    from pmppbench.measure.noise import diagnose  # noqa: PLC0415
+    from pmppbench.measure.roofline import COMPUTE_BOUND, Ceilings  # noqa: PLC0415
     from pmppbench.row import Result  # noqa: PLC0415
 
     roofs = [Ceilings("theoretical", 4800.0, 66900.0, tensor_gflops={"bf16": 989_400.0, "tf32": 494_700.0}),

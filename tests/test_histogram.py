@@ -12,8 +12,8 @@ import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
 from pmppbench import workloads
-from pmppbench.compile import compile_unit
-from pmppbench.planning import shapes_for
+from pmppbench.hardware.compile import compile_unit
+from pmppbench.cli.planning import shapes_for
 from pmppbench.workloads import histogram as hist
 
 W = workloads.get("histogram")
@@ -92,7 +92,7 @@ class Racy(hist.Histogram):
 
 @pytest.mark.gpu
 def test_a_race_on_a_bin_fails():
-    from pmppbench.runner import run_shape
+    from pmppbench.engine.runner import run_shape
 
     w = Racy()
     shape = {"n": 1000003, "bins": 7, "input": "one_letter"}

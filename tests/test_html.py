@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from pmppbench import compare as comparing
-from pmppbench.export import html
-from pmppbench.export.columns import columns_for, counter_columns_for
-from pmppbench.export.files import save
-from pmppbench.health import device_key
-from pmppbench.resultfile import load
+from pmppbench.results import compare as comparing
+from pmppbench.results.export import html
+from pmppbench.results.export.columns import columns_for, counter_columns_for
+from pmppbench.results.export.files import save
+from pmppbench.results.health import device_key
+from pmppbench.results.resultfile import load
 from pmppbench.row import Result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -342,7 +342,7 @@ def test_check_only_page_has_tables_and_no_empty_charts():
 
 
 def test_roofline_draws_both_ceilings_and_every_point():
-    from pmppbench.roofline import Ceilings, ceilings_meta
+    from pmppbench.measure.roofline import Ceilings, ceilings_meta
 
     rows, meta = load(DEFAULT)
     gemm = [r for r in rows if r.workload == "gemm"]

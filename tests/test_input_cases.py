@@ -36,8 +36,8 @@ def _json_variant(good_json: Path, target: Path, old: str, new: str) -> None:
 
 @pytest.fixture
 def workspace(tmp_path):
-    from pmppbench.export.files import save
-    from pmppbench.resultfile import load
+    from pmppbench.results.export.files import save
+    from pmppbench.results.resultfile import load
 
     shutil.copy(DATA / "sample.csv", tmp_path / "good.csv")
     shutil.copy(DATA / "sample.csv.meta.json", tmp_path / "good.csv.meta.json")
@@ -326,7 +326,7 @@ def test_output_streams(workspace):
 def test_ray_auto_without_gpus_is_one_line_without_rays_log():
     """--ray auto on a machine without GPUs: pmppbench's line only, not Ray's INFO and WARNING lines first."""
     pytest.importorskip("ray", reason="needs pmppbench[fleet] (Ray); CI installs it")
-    from pmppbench.gpu import has_device
+    from pmppbench.hardware.gpu import has_device
 
     if has_device():
         pytest.skip("this test is about machines without a GPU")

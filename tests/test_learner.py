@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pmppbench.compile import compile_unit
+from pmppbench.hardware.compile import compile_unit
 from pmppbench.errors import CompileError
 
 HERE = Path(__file__).resolve().parent / "learner"
@@ -42,7 +42,7 @@ def test_the_learners_kernel_compiles_with_the_name_expression():
 def test_a_kernel_right_only_on_its_first_call_fails_after_its_batches(monkeypatch):
     """The runner checks a learner's kernel again after timing (CPU: a NumPy stand-in)."""
     from fake_workload import Copy2D
-    from pmppbench import runner
+    from pmppbench.engine import runner
     from pmppbench.workloads.base import Job, Variant
 
     w = Copy2D()
@@ -78,7 +78,7 @@ def test_a_kernel_right_only_on_its_first_call_fails_after_its_batches(monkeypat
 
 @pytest.mark.gpu
 def test_learner_kernels_beside_the_ladder(run_cli, tmp_path):
-    from pmppbench.resultfile import load
+    from pmppbench.results.resultfile import load
 
     mine = HERE / "vecadd_mine.cu"
     out = tmp_path / "mine.csv"
@@ -110,7 +110,7 @@ def test_the_like_variants_kernel_is_compiled_even_when_variants_leaves_it_out()
     from dataclasses import replace
 
     from pmppbench import workloads
-    from pmppbench.runner import kernel_unit
+    from pmppbench.engine.runner import kernel_unit
 
     w = workloads.get("gemm")
     mine = replace(w.variant("naive"), name="mine", kernel="k", source="mine.cu", like="naive")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pmppbench.clocks import reason_names
-from pmppbench.noise import diagnose, largest_spread, stability_line
+from pmppbench.measure.clocks import reason_names
+from pmppbench.measure.noise import diagnose, largest_spread, stability_line
 from pmppbench.row import Result
 
 
@@ -51,8 +51,8 @@ def test_reason_bits_ignore_idle_and_sync_boost():
 
 
 def test_bus_ids_match_across_cuda_and_nvml_spellings():
-    from pmppbench.clocks import _handle_for
-    from pmppbench.inventory import norm_bus_id
+    from pmppbench.measure.clocks import _handle_for
+    from pmppbench.hardware.inventory import norm_bus_id
 
     assert norm_bus_id("0000:1E:00.0") == norm_bus_id(b"00000000:1e:00.0")
 
@@ -95,8 +95,8 @@ class FakeWatch:
 
 
 def test_clock_observer_keeps_the_start_sample_apart_from_the_batches():
-    from pmppbench.clocks import ClockObserver
-    from pmppbench.protocol import Protocol, measure
+    from pmppbench.measure.clocks import ClockObserver
+    from pmppbench.measure.protocol import Protocol, measure
 
     class OneMs:
         def batch_ms(self, fn, reps):

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from pmppbench import workloads
-from pmppbench.device import DeviceInfo
-from pmppbench.occupancy import RESOURCE_HEADERS, SmLimits, occupancy, resource_cells, resource_row
-from pmppbench.tools import resources_table_rows
+from pmppbench.hardware.device import DeviceInfo
+from pmppbench.hardware.occupancy import RESOURCE_HEADERS, SmLimits, occupancy, resource_cells, resource_row
+from pmppbench.cli.tools import resources_table_rows
 
 KB = 1024
 
@@ -197,8 +197,8 @@ def test_hand_and_occupancy_api_agree_for_every_kernel(name):
 
 @pytest.mark.gpu
 def test_current_device_limits_match_its_attributes():
-    from pmppbench import device
-    from pmppbench.occupancy import limits_for_current_device
+    from pmppbench.hardware import device
+    from pmppbench.hardware.occupancy import limits_for_current_device
 
     d = device.current()
     lim = limits_for_current_device()

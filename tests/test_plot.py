@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from pmppbench.errors import EnvironmentProblem, UsageError
-from pmppbench.plot import MATPLOTLIB_HINT, plot_results, roofline_points, largest_shapes
-from pmppbench.export.files import save as write_results
-from pmppbench.resultfile import load as read_results
+from pmppbench.results.plot import MATPLOTLIB_HINT, plot_results, roofline_points, largest_shapes
+from pmppbench.results.export.files import save as write_results
+from pmppbench.results.resultfile import load as read_results
 from pmppbench.row import Result
-from pmppbench.roofline import Ceilings, ceilings_meta
+from pmppbench.measure.roofline import Ceilings, ceilings_meta
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -12,10 +12,13 @@ from dataclasses import replace
 
 import pytest
 
-from pmppbench import counters, device, inventory, occupancy, protocol, roofline, runner, workloads
-from pmppbench.compile import nvrtc_identity
-from pmppbench.derive import speed_of_light
-from pmppbench.noise import diagnose
+from pmppbench.engine import counters, runner
+from pmppbench.hardware import device, inventory, occupancy
+from pmppbench.measure import protocol, roofline
+from pmppbench import workloads
+from pmppbench.hardware.compile import nvrtc_identity
+from pmppbench.results.derive import speed_of_light
+from pmppbench.measure.noise import diagnose
 from pmppbench.row import Result
 from pmppbench.workloads.gemm.best import BEST, CHOICES, choose
 from pmppbench.workloads.gemm.ladder import DYNAMIC_TILE
@@ -180,7 +183,7 @@ def test_what_does_not_fit_each_gpu(gpu):
 
 
 def test_all_of_the_default_config_fits_an_8gb_laptop():
-    from pmppbench import planning
+    from pmppbench.cli import planning
 
     kw = dict(only=None, config=None, seed=None, flush_l2=False, counters=False, check_only=False)
     plan, _, _ = planning.config_plan(kw)
@@ -220,7 +223,7 @@ def test_resources_still_refuse_a_shape_that_does_not_fit(monkeypatch):
 # ---- the first run on a GPU -----------------------------------------------------------------
 
 def _default_plan():
-    from pmppbench import planning
+    from pmppbench.cli import planning
 
     kw = dict(only=None, config=None, seed=None, flush_l2=False, counters=False, check_only=False)
     return planning.config_plan(kw)[0]
@@ -235,7 +238,7 @@ WGMMA_SKIPS = ["gemm wgmma (needs sm_90a)", "gemm wgmma_ws (needs sm_90a)", "gem
     ("sm_120", WGMMA_SKIPS), ("", []),
 ])
 def test_what_a_gpu_skips_of_the_default_plan(arch, skips):
-    from pmppbench.session import arch_skips
+    from pmppbench.engine.session import arch_skips
 
     assert arch_skips(_default_plan(), arch) == skips
 
@@ -339,13 +342,14 @@ def test_nvrtc_identity_without_proc(monkeypatch):
 
 def test_prefetch_compiles_what_the_runner_will_on_that_gpu(monkeypatch):
     # on an sm_75 GPU the stencil units come without coarsened, as runner.prepared builds them
-    from pmppbench import planning, session
+    from pmppbench.engine import session
+    from pmppbench.engine.plan import Plan, Step
 
     made = []
     monkeypatch.setattr(session.Prefetch, "for_gpu", lambda units, arch: made.append((units, arch)))
     w = workloads.get("stencil")
     shape = w.default_shape()
-    plan = planning.Plan((planning.Step(w, shape, w.protocol, 0, ()),), False, "r")
+    plan = Plan((Step(w, shape, w.protocol, 0, ()),), False, "r")
     session._prefetch(plan, {"sm_75"})
     session._prefetch(plan, {"sm_90"})
     (old, _), (new, _) = made
@@ -367,7 +371,7 @@ def test_the_reductions_bound_on_each_gpu_stays_within_the_any_gpu_bound(gpu):
 
 def test_a_windows_path_to_a_learners_kernel_keeps_its_drive(tmp_path):
     # --kernel FILE.cu:NAME splits at the last colon, so C:\...\k.cu:NAME names the file whole
-    from pmppbench import planning
+    from pmppbench.cli import planning
     from pmppbench.errors import UsageError
 
     with pytest.raises(UsageError, match=r"no such file C:\\Users\\me\\k\.cu$"):
@@ -400,7 +404,7 @@ def _elf_with_note(path, build_id: bytes | None):
 def test_the_build_id_names_nvrtc_wherever_it_is_installed(tmp_path, monkeypatch):
     """The kernel cache's key holds NVRTC's build (its GNU build ID) rather than its path: two
     venvs with the same NVRTC wheel share cubins, two builds never do."""
-    from pmppbench import compile as comp
+    from pmppbench.hardware import compile as comp
 
     ids = {}
     for name, build in (("a", b"\x12\x34" * 10), ("b", b"\x12\x34" * 10), ("c", b"\x99" * 20), ("none", None)):

@@ -11,8 +11,9 @@ import os
 
 import pytest
 
-from pmppbench import compile as comp
-from pmppbench import tools, workloads
+from pmppbench.hardware import compile as comp
+from pmppbench.cli import tools
+from pmppbench import workloads
 from pmppbench.workloads import stream
 from pmppbench.workloads.gemm.best import CHOICES, PADDED
 from pmppbench.workloads.gemm.ladder import COVERS, DYNAMIC_TILE
@@ -172,7 +173,7 @@ def test_compile_for_an_arch_specific_target(run_cli):
 
 
 def test_a_gpu_arch_this_nvrtc_cannot_build_is_exit_3(run_cli):
-    from pmppbench.gpu import nvrtc
+    from pmppbench.hardware.gpu import nvrtc
 
     supported = nvrtc().getSupportedArchs()
     old = next(a for a in (70, 61, 60, 52) if a not in supported)  # NVRTC 13 dropped Volta and older
@@ -184,7 +185,7 @@ def test_a_gpu_arch_this_nvrtc_cannot_build_is_exit_3(run_cli):
 def test_a_gpu_this_nvrtc_cannot_build_for_is_exit_3(run_cli, monkeypatch):
     from dataclasses import replace
 
-    from pmppbench import device
+    from pmppbench.hardware import device
     from portability_profiles import T4
 
     volta = replace(T4, name="Tesla V100-SXM2-16GB", compute_capability="7.0", arch="sm_70")

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pmppbench import device, inventory, runner, workloads
+from pmppbench.hardware import device, inventory
+from pmppbench.engine import runner
+from pmppbench import workloads
 
 
 @pytest.mark.gpu

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from pmppbench.protocol import (HOLD_MARGIN, HOLD_MAX_US, HOLD_US, Holds, HostTimer, Protocol, Timing, hold_for,
+from pmppbench.measure.protocol import (HOLD_MARGIN, HOLD_MAX_US, HOLD_US, Holds, HostTimer, Protocol, Timing, hold_for,
                                 longer_hold_us, measure)
 
 
@@ -196,7 +196,7 @@ def test_measure_settles_the_cache_before_each_variants_warmup():
 
 def test_evicting_the_l2_makes_persisting_lines_ordinary_before_the_fill(monkeypatch):
     """Ordinary stores do not evict lines marked evict-last: the reset must come first."""
-    from pmppbench import protocol
+    from pmppbench.measure import protocol
 
     steps = []
 
@@ -212,7 +212,7 @@ def test_evicting_the_l2_makes_persisting_lines_ordinary_before_the_fill(monkeyp
 def test_the_persisting_reset_waits_for_the_gpu_and_says_when_the_driver_refuses(monkeypatch):
     import types
 
-    from pmppbench import gpu
+    from pmppbench.hardware import gpu
     from pmppbench.errors import EnvironmentProblem
 
     steps, result = [], [0]

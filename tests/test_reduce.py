@@ -10,9 +10,9 @@ import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
 from pmppbench import workloads
-from pmppbench.check import compare
-from pmppbench.compile import compile_unit
-from pmppbench.planning import shapes_for
+from pmppbench.measure.check import compare
+from pmppbench.hardware.compile import compile_unit
+from pmppbench.cli.planning import shapes_for
 from pmppbench.workloads import reduce as red
 from pmppbench.workloads.helpers import POISON_INT, poison
 

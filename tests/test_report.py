@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from pmppbench.errors import UsageError
-from pmppbench.derive import fill_relative
-from pmppbench.export.markdown import table as markdown_table
-from pmppbench.export.files import open_sink, save as write_results
-from pmppbench.resultfile import load as read_results
+from pmppbench.results.derive import fill_relative
+from pmppbench.results.export.markdown import table as markdown_table
+from pmppbench.results.export.files import open_sink, save as write_results
+from pmppbench.results.resultfile import load as read_results
 from pmppbench.row import Result
 
 

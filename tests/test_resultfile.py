@@ -8,8 +8,8 @@ import json
 import pytest
 
 from pmppbench.errors import UsageError
-from pmppbench.export.files import check_writable, save
-from pmppbench.resultfile import FORMAT_VERSION, load
+from pmppbench.results.export.files import check_writable, save
+from pmppbench.results.resultfile import FORMAT_VERSION, load
 from pmppbench.row import Result
 
 
@@ -126,7 +126,7 @@ def test_round_trip_keeps_every_field(tmp_path):
 def test_save_is_atomic(tmp_path, monkeypatch):
     path = good_csv(tmp_path)
     before = path.read_text()
-    import pmppbench.export.csv as csv_export
+    import pmppbench.results.export.csv as csv_export
 
     def boom(rows):
         raise RuntimeError("disk full")

@@ -8,10 +8,10 @@ import statistics
 
 import pytest
 
-from pmppbench.device import DeviceInfo
+from pmppbench.hardware.device import DeviceInfo
 from pmppbench.row import Result
-from pmppbench.derive import speed_of_light
-from pmppbench.roofline import (COMPUTE_BOUND, MEMORY_BOUND, Ceilings, cache_path, ceilings_for, ceilings_from_meta,
+from pmppbench.results.derive import speed_of_light
+from pmppbench.measure.roofline import (COMPUTE_BOUND, MEMORY_BOUND, Ceilings, cache_path, ceilings_for, ceilings_from_meta,
                                 ceilings_meta, classify, load_cached, save_cached,
                                 theoretical_ceilings)
 
@@ -162,8 +162,8 @@ def test_measured_ceilings_agree_with_a_plain_memcpy_and_matmul_timed_separately
     import cupy as cp
     from cupyx.profiler import benchmark
 
-    from pmppbench import device
-    from pmppbench.roofline import measure_and_cache
+    from pmppbench.hardware import device
+    from pmppbench.measure.roofline import measure_and_cache
 
     c = measure_and_cache()
     assert load_cached(c.device, c.driver) == c

@@ -12,10 +12,10 @@ import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
 from pmppbench import workloads
-from pmppbench.check import compare
-from pmppbench.compile import compile_unit
+from pmppbench.measure.check import compare
+from pmppbench.hardware.compile import compile_unit
 from pmppbench.errors import UsageError
-from pmppbench.planning import shapes_for
+from pmppbench.cli.planning import shapes_for
 from pmppbench.workloads import scan as sc
 from pmppbench.workloads.helpers import SAMPLE
 
@@ -339,9 +339,9 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
     carry over from call to call): every call's output checked. int32 is exact, so every call
     is bit for bit the same; float32 look-back may add its predecessors in another order from
     call to call, and each call must still be inside the bound."""
-    from pmppbench.check import device_copy
-    from pmppbench.gpu import cupy
-    from pmppbench.runner import prepared
+    from pmppbench.measure.check import device_copy
+    from pmppbench.hardware.gpu import cupy
+    from pmppbench.engine.runner import prepared
 
     cp = cupy()
     shape = {"n": (1 << 22) + 3, "dtype": dtype, "kind": "inclusive"}
@@ -372,10 +372,10 @@ def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
     several tiles by ticket, the last one partial), CALLS // 10 calls each on the same ticket and status
     words: every call checked. The grid is the kernel's own tickets' count per call, so each grid
     gets its own counter."""
-    from pmppbench.check import device_copy
-    from pmppbench.compile import load_kernels
-    from pmppbench.gpu import cupy
-    from pmppbench.runner import prepared
+    from pmppbench.measure.check import device_copy
+    from pmppbench.hardware.compile import load_kernels
+    from pmppbench.hardware.gpu import cupy
+    from pmppbench.engine.runner import prepared
 
     cp = cupy()
     n = 5 * sc.LOOKBACK_TILE + 3

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from gpu_helpers import assert_all_pass, check_rows
 
-from pmppbench.check import compare
-from pmppbench.compile import compile_unit, kernels_dir
+from pmppbench.measure.check import compare
+from pmppbench.hardware.compile import compile_unit, kernels_dir
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.workloads import stencil
-from pmppbench.check import to_host
+from pmppbench.measure.check import to_host
 from pmppbench.workloads.helpers import INT_MAX, SAMPLE
 from pmppbench.workloads.stencil import (
     BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, REGISTER_MAX_R, REGISTER_OUT,
@@ -513,8 +513,8 @@ def test_kernels_are_bit_exact_with_their_summation_order(n, radius, index):
     register window (R <= 4); its running sum (R > 4) matches its FP32 model exactly; memcpy
     returns x. A real difference here is an indexing change, not rounding. naive and shared
     run in both instantiations (the long long one forced on a small n)."""
-    from pmppbench.compile import load_kernels
-    from pmppbench.gpu import cupy
+    from pmppbench.hardware.compile import load_kernels
+    from pmppbench.hardware.gpu import cupy
 
     s = shape(n, radius)
     inputs = W.make_inputs(s, np.random.default_rng(5))

@@ -11,7 +11,7 @@ import weakref
 import numpy as np
 import pytest
 
-from pmppbench.check import compare
+from pmppbench.measure.check import compare
 from pmppbench.errors import UsageError
 from pmppbench.workloads import stream as mod
 from pmppbench.workloads.stream import (ATOL_PER_TERM, EVENT, MAX_TERMS, WORKLOAD, pipeline_bound_ms,
@@ -288,7 +288,7 @@ def test_pinned_failure_is_a_usage_error_and_releases_what_was_taken(monkeypatch
 # ---- compile and CLI ------------------------------------------------------------------
 
 def test_nvrtc_compiles_every_kernel_without_spills():
-    from pmppbench.compile import compile_unit
+    from pmppbench.hardware.compile import compile_unit
 
     unit = compile_unit("stream", WORKLOAD.kernel_names(), "sm_90")
     for name in WORKLOAD.kernel_names():
@@ -344,8 +344,8 @@ def test_event_dependency_passes():
 
 @pytest.mark.gpu
 def test_timed_run_fills_the_overlap_model():
-    from pmppbench.protocol import Protocol
-    from pmppbench.runner import run_shape
+    from pmppbench.measure.protocol import Protocol
+    from pmppbench.engine.runner import run_shape
 
     rows = run_shape(WORKLOAD, shape(chunk=1 << 18), protocol=Protocol(1, 3, 1, alternate=True, timer="host"))
     by = {r.variant: r for r in rows}
@@ -374,7 +374,7 @@ def test_timed_run_fills_the_overlap_model():
 def test_no_configuration_beats_the_bound(chunk, chunks, streams):
     # The bound is a bound: every configuration, timed under the stream protocol, takes at
     # least bound_ms, also where the hardware reaches it (a stream per chunk).
-    from pmppbench.runner import run_shape
+    from pmppbench.engine.runner import run_shape
 
     rows = run_shape(WORKLOAD, shape(chunk=chunk, chunks=chunks, streams=streams), protocol=WORKLOAD.protocol)
     timed = [r for r in rows if r.median_ms]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pmppbench.compile import compile_unit, kernels_from, shared_headers
+from pmppbench.hardware.compile import compile_unit, kernels_from, shared_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "studies" / "memory_roof"

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from gpu_helpers import assert_all_pass, check_rows
 
-from pmppbench.check import compare
-from pmppbench.compile import compile_unit, kernels_dir
+from pmppbench.measure.check import compare
+from pmppbench.hardware.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
-from pmppbench.check import to_host
+from pmppbench.measure.check import to_host
 from pmppbench.workloads.helpers import INT_MAX, MAX_GRID_Y, SAMPLE
 from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM, WORKLOAD
 
@@ -358,7 +358,7 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
     """coarsened_tma on full tiles, partial tiles of both edges (the engine's zero fill and the
     kernel's bounds), one float4-wide matrix and the issue's pitches; a shape whose rows do not
     start on a float4 is a SKIP row that says why, never a wrong answer."""
-    from pmppbench import device
+    from pmppbench.hardware import device
     from pmppbench.workloads.base import arch_meets
 
     if not arch_meets(device.current().compute_capability, "sm_90"):
@@ -385,7 +385,7 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     multiple of 4) on rows at every residue mod 8, partial tiles of both edges and thin matrices; the TMA
     form where N is a multiple of 4 (A's last M % 4 rows past its map of rows of four), and a SKIP
     that says why elsewhere."""
-    from pmppbench import device
+    from pmppbench.hardware import device
     from pmppbench.workloads.base import arch_meets
 
     forms = [f for f in SECTOR_FORMS if "_tma" not in f]  # the TMA forms below, on sm_90
@@ -436,8 +436,8 @@ def test_tallest_matrix_the_grid_allows(m, n):
 def test_copy_is_checked_as_a_copy_on_the_device(m, n):
     """Run copy, memcpy and naive for real: copy's and memcpy's output is A, and neither a copy
     nor a transpose passes the other's reference."""
-    from pmppbench.compile import load_kernels
-    from pmppbench.gpu import cupy
+    from pmppbench.hardware.compile import load_kernels
+    from pmppbench.hardware.gpu import cupy
 
     s = shape(m, n)
     inputs = W.make_inputs(s, np.random.default_rng(7))
@@ -462,8 +462,8 @@ def test_copy_is_checked_as_a_copy_on_the_device(m, n):
 @pytest.mark.gpu
 def test_the_64_bit_path_passes_on_edge_shapes_too():
     """The long long instantiations, forced where the host would pick int, are right too."""
-    from pmppbench.compile import load_kernels
-    from pmppbench.gpu import cupy
+    from pmppbench.hardware.compile import load_kernels
+    from pmppbench.hardware.gpu import cupy
 
     for s in (shape(33, 31), shape(1000, 3000), shape(1, 4097)):
         inputs = W.make_inputs(s, np.random.default_rng(11))
@@ -496,7 +496,7 @@ def test_every_shape_study_candidates_compile_and_now_is_the_shipped_kernel():
     the shipped move_tile, and edged<1 << 20, true>, the form the study calls the shipped one,
     has coarsened<64>'s registers and shared tile."""
     study = _study("every_shape")
-    from pmppbench.compile import kernels_from
+    from pmppbench.hardware.compile import kernels_from
 
     names = sorted({study.name(*c) for cands in study.CANDIDATES.values() for c in cands} | {"edged<1048576, true>"})
     with kernels_from(ROOT / "studies" / "memory_roof"):
@@ -523,7 +523,7 @@ def test_coarsened_tma_describes_a_to_the_copy_engine_as_the_kernel_reads_it(mon
     of 4N bytes, boxes of 32 columns (one 128-byte swizzle row) by the 64-row tile, no element
     strides, the 128-byte swizzle and zeros past the edges."""
     from pmppbench.workloads import transpose as tr
-    from pmppbench.workloads.gemm import tma
+    from pmppbench.hardware import tma
 
     calls = []
 
@@ -549,7 +549,7 @@ def test_the_any_n_forms_maps_differ_only_in_their_l2_promotion(monkeypatch):
     rows, 68 x 18 boxes, no swizzle) but for the L2 promotion: 256 bytes (the shipped maps', and _el's),
     128 (_p128) and none (_p0), passed to the driver as CU_TENSOR_MAP_L2_PROMOTION_256B, _128B, _NONE."""
     from pmppbench.workloads import transpose as tr
-    from pmppbench.workloads.gemm import tma
+    from pmppbench.hardware import tma
 
     calls = []
     monkeypatch.setattr(tma, "_encode", lambda: lambda words, dtype, rank, pointer, sizes, strides, box, elem,
@@ -574,7 +574,7 @@ def test_the_store_forms_describe_b_and_the_wide_tiles_to_the_copy_engine(monkey
     4M bytes, boxes of 32 columns x 64 rows of B (one tile's 64 columns of A); the wide forms'
     map of A has boxes of 32 columns x 128 rows, and their grid covers A in tiles of 64 x 128."""
     from pmppbench.workloads import transpose as tr
-    from pmppbench.workloads.gemm import tma
+    from pmppbench.hardware import tma
 
     calls = []
     monkeypatch.setattr(tma, "_encode", lambda: lambda words, dtype, rank, pointer, sizes, strides, box, *rest:

@@ -9,8 +9,8 @@ import pytest
 
 from gpu_helpers import assert_all_pass, check_rows
 from pmppbench import workloads
-from pmppbench.check import compare
-from pmppbench.compile import compile_unit
+from pmppbench.measure.check import compare
+from pmppbench.hardware.compile import compile_unit
 from pmppbench.workloads import vecadd
 from pmppbench.workloads.helpers import INT_MAX, SAMPLE
 from pmppbench.workloads.vecadd import LARGE_CHECK
@@ -106,8 +106,8 @@ def test_timed_run_produces_sane_rows(run_cli, tmp_path):
 @pytest.mark.gpu
 def test_the_64_bit_path_passes_on_edge_sizes_too():
     """scalar<long long>, forced where the host would pick int: both instantiations are right."""
-    from pmppbench.compile import load_kernels
-    from pmppbench.gpu import cupy
+    from pmppbench.hardware.compile import load_kernels
+    from pmppbench.hardware.gpu import cupy
 
     w = workloads.get("vecadd")
     v = w.variant("scalar")

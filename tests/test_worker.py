@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from fake_workload import Copy2D
-from pmppbench import session
+from pmppbench.engine import session
 from pmppbench.errors import CompileError, UsageError
-from pmppbench.planning import Plan, Step
+from pmppbench.engine.plan import Plan, Step
 from pmppbench.row import Result
 from pmppbench.workloads.base import Variant
-from pmppbench.worker import At, Failed, Rows, Sticky, Stop, Supervisor, WorkerFault, sanitizer_command
+from pmppbench.engine.worker import At, Failed, Rows, Sticky, Stop, Supervisor, WorkerFault, sanitizer_command
 
 
 @pytest.fixture(autouse=True)
@@ -146,15 +146,15 @@ def test_close_after_ctrl_c_kills_a_busy_worker_at_once(monkeypatch):
     ("ValueError: bad shape", None),
 ])
 def test_sticky_errors_are_told_from_the_others(text, name):
-    from pmppbench.runner import sticky_error
+    from pmppbench.engine.runner import sticky_error
 
     assert sticky_error(RuntimeError(text)) == name
 
 
 # ---- host work ahead: the next steps' inputs and references, made while this one runs ------
 
-from pmppbench.runner import evaluate, host_work  # noqa: E402
-from pmppbench.worker import Ahead, PlanAhead  # noqa: E402
+from pmppbench.engine.runner import evaluate, host_work  # noqa: E402
+from pmppbench.engine.worker import Ahead, PlanAhead  # noqa: E402
 
 
 def _spec(w, shape, seed, variants=("rows", "whole")):
@@ -245,7 +245,7 @@ def test_a_step_that_fails_as_a_whole_keeps_its_error_type():
 def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step(monkeypatch):
     """Supervisor.start(steps) sends the plan first; serve() hands it to Ahead before it
     makes its CUDA context, then runs steps as usual."""
-    from pmppbench import worker
+    from pmppbench.engine import worker
 
     planned, order = [], []
 
@@ -280,7 +280,7 @@ def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step
 
 def plan_serve(conn, quiet_stderr=True):
     """A worker that reports, in each row, the seeds of the plan it was started with."""
-    from pmppbench.worker import PlanAhead
+    from pmppbench.engine.worker import PlanAhead
 
     plan = []
     while True:

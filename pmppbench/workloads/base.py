@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pmppbench.archs import capability
-from pmppbench.check import Tolerance
+from pmppbench.hardware.archs import capability
+from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
-from pmppbench.protocol import Protocol
+from pmppbench.measure.protocol import Protocol
 
 if TYPE_CHECKING:
-    from pmppbench.device import DeviceInfo
+    from pmppbench.hardware.device import DeviceInfo
 
 Shape = dict[str, int]  # named sizes and compile-time parameters, e.g. {"n": 1 << 26}
 Geometry = tuple[tuple[int, ...], tuple[int, ...]]  # (grid, block) of one launch

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pmppbench.compile import cache_dir, write_whole
+from pmppbench.hardware.compile import cache_dir, write_whole
 from pmppbench.workloads.base import Unavailable
 
 CCCL_HINT = 'cuda-cccl is not installed (pip install "pmppbench[cccl]")'

@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from pmppbench.compile import load_kernels
-from pmppbench import device
+from pmppbench.hardware.compile import load_kernels
+from pmppbench.hardware import device
 from pmppbench.errors import UsageError
-from pmppbench.gpu import cupy
+from pmppbench.hardware.gpu import cupy
 from pmppbench.workloads.base import Axis, Job, Launch, Shape, instantiation
 
 # ---- grids ---------------------------------------------------------------------------------

@@ -31,10 +31,10 @@ import math
 
 import numpy as np
 
-from pmppbench.check import Tolerance
+from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads import cub
 from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench import occupancy
-from pmppbench.check import Tolerance  # noqa: F401 (tests read sc.Tolerance)
+from pmppbench.hardware import occupancy
+from pmppbench.measure.check import Tolerance  # noqa: F401 (tests read sc.Tolerance)
 from pmppbench.errors import UsageError
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads import cub
 from pmppbench.workloads.base import Axis, Job, Launch, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (

@@ -46,10 +46,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench.check import Tolerance
+from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Launch, Traffic, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
     SAMPLE, checked_indices, device_context, grid_1d, index_arg, index_type, indexed_kernel, launch_job, output_job,

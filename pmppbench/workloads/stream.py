@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from pmppbench.check import Tolerance
+from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, is_int
 from pmppbench.workloads.helpers import grid_1d, on_cores, random_array, uniform32
 

@@ -47,12 +47,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench.archs import capability
-from pmppbench.check import Tolerance
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol
+from pmppbench.hardware.archs import capability
+from pmppbench.measure.check import Tolerance
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Launch, Traffic, Unavailable, Variant, Workload
-from pmppbench.workloads.gemm import tma
+from pmppbench.hardware import tma
 from pmppbench.workloads.helpers import (
     SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel, loaded,
     output_job, random_array, repeated_random, take, upload_sample, with_wide_paths,

@@ -26,10 +26,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pmppbench import device, workloads  # noqa: E402
-from pmppbench.compile import kernels_from, load_kernels  # noqa: E402
-from pmppbench.gpu import cupy  # noqa: E402
-from pmppbench.protocol import Protocol, measure  # noqa: E402
+from pmppbench.hardware import device  # noqa: E402
+from pmppbench import workloads  # noqa: E402
+from pmppbench.hardware.compile import kernels_from, load_kernels  # noqa: E402
+from pmppbench.hardware.gpu import cupy  # noqa: E402
+from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
 
 STUDY = Path(__file__).resolve().parent
 SHAPES = ((10000, 10000), (8200, 8200), (8192, 8196), (4100, 4100), (8192, 8192), (4096, 4096), (9984, 9984),

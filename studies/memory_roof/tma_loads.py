@@ -37,9 +37,9 @@ from pathlib import Path
 import cupy as cp
 import numpy as np
 
-from pmppbench.compile import load_kernels
-from pmppbench.protocol import Protocol, measure
-from pmppbench.workloads.gemm import tma
+from pmppbench.hardware.compile import load_kernels
+from pmppbench.measure.protocol import Protocol, measure
+from pmppbench.hardware import tma
 
 SOURCE = Path(__file__).with_suffix(".cu")  # the kernels, extern "C", one a layout
 FORMS = ("swz32", "flat32", "flat64", "flat68", "flat96", "bulk", "bulk_line", "bulk_sec", "bulk_lines3", "read4")
@@ -49,7 +49,7 @@ PROTOCOL = Protocol(warmup=3, batches=5, reps=20)  # the benchmark's (the L2 set
 
 
 def time_ms(launch) -> float:
-    """Median ms a call under the harness's own protocol and event timer (pmppbench.protocol.measure;
+    """Median ms a call under the harness's own protocol and event timer (pmppbench.measure.protocol.measure;
     call 2 of session 21 timed with plain CUDA events around 20 calls, 5 batches, no settling)."""
     return measure({"x": launch}, PROTOCOL)["x"].median_ms
 

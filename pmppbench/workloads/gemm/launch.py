@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from pmppbench import occupancy
-from pmppbench.gpu import cupy
+from pmppbench.hardware import occupancy
+from pmppbench.hardware.gpu import cupy
 from pmppbench.workloads.base import Launch
 from pmppbench.workloads.gemm.configs import WHOLE_TILE_KERNELS, Config, padding_for, schedule_for
 from pmppbench.workloads.gemm.tiles import STATIC_SMEM_LIMIT

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench.archs import PRECISIONS, precision_of
+from pmppbench.hardware.archs import PRECISIONS, precision_of
 
 TENSOR = PRECISIONS[1:]  # the tensor-core precisions
 # Mantissa bits kept (without the implicit one): the unit roundoff is 2^-(bits + 1).

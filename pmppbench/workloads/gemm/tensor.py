@@ -11,7 +11,7 @@ import numpy as np
 
 from pmppbench.workloads.base import Variant
 from pmppbench.workloads.gemm import precision as prec
-from pmppbench.workloads.gemm import tma
+from pmppbench.hardware import tma
 from pmppbench.workloads.gemm.tiles import Cover
 
 WMMA = Variant("wmma", "wmma_tc<1>",
@@ -159,7 +159,7 @@ def cublas_call(precision: str, a, b, c, m: int, n: int, k: int):
     from cupy_backends.cuda.libs import cublas  # noqa: PLC0415 (CuPy, lazily: gpu.py says why)
     from cupy_backends.cuda.api import runtime  # noqa: PLC0415
 
-    from pmppbench.gpu import cupy  # noqa: PLC0415
+    from pmppbench.hardware.gpu import cupy  # noqa: PLC0415
 
     cp = cupy()
     dtype = {"tf32": runtime.CUDA_R_32F, "bf16": runtime.CUDA_R_16BF, "fp16": runtime.CUDA_R_16F}[precision]

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmppbench.check import Tolerance
+from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
-from pmppbench.gpu import cupy
-from pmppbench.protocol import Protocol
+from pmppbench.hardware.gpu import cupy
+from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Job, Launch, Workload
 from pmppbench.workloads.gemm import check, tensor
 from pmppbench.workloads.gemm import precision as prec

@@ -1,0 +1,444 @@
+"""The command line: parse the words into a Plan, hand it to the session, say how it ended.
+
+Every workload command (`pmppbench vecadd`, `transpose`, ...) is made from its workload's
+declaration: the sizes in order, then REPS, then its own options (`--radius`, `--streams`)
+and the common ones. Exit codes: 0 success, 1 a check failed (or a kernel did not compile),
+2 bad input, 3 something missing on this machine. No traceback unless --debug.
+"""
+
+from __future__ import annotations
+
+import errno
+import inspect
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from pmppbench import __version__, workloads
+from pmppbench.cli.config import bundled
+from pmppbench.errors import PmppError, UsageError
+
+# Each command imports what it runs inside its own body (the function-local imports below):
+# `pmppbench --help` and a mistake on the command line answer without loading the engine.
+
+app = typer.Typer(
+    add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Checked, carefully timed GPU kernels from PMPP chapters 5-6 and 9-11 and the tensor "
+         "cores beyond them. Every variant is checked "
+         "against a CPU reference (PASS/FAIL), then timed: warmup, batches of calls between CUDA "
+         "events, median of the batch means.",
+)
+# Tables are wide; when output goes to a file or pipe (logs, CI) Rich would otherwise squeeze
+# them into 80 columns and cut every cell. $COLUMNS still wins when set.
+_WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
+console = Console(soft_wrap=True, width=_WIDTH)
+err_console = Console(stderr=True, soft_wrap=True)  # progress and errors: stdout stays the results
+STATE = {"debug": False}
+
+
+def _version(value: bool):
+    if value:
+        console.print(f"pmppbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks (anywhere on the line, or PMPPBENCH_DEBUG=1)."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+):
+    pass  # --debug is read by main() before parsing, wherever it stands
+
+
+# ---- options, declared once for every command that takes them ---------------------------
+
+def _opt(flag: str, help_: str, default=None):
+    return typer.Option(default, flag, help=help_, show_default=False)
+
+
+RUN_OPTIONS = {  # every command that runs a plan: the workload commands and `all`
+    "check_only": _opt("--check-only", "Check every variant (on the check shapes, or the config's); no timing.", False),
+    "out": _opt("--out", "Write results to FILE (.csv, .json, .md or .html), row by row; give --out again for "
+                "more files (--out r.csv --out r.html)."),
+    "force": _opt("--force", "Overwrite the --out files that exist.", False),
+    "quiet": _opt("--quiet", "No progress bar or tables; only errors and the summary line.", False),
+    "flush_l2": _opt("--flush-l2", "Cold-cache timing: flush L2 before every call and time each call with its own "
+                     "events (default: hot, back-to-back calls).", False),
+    "counters": _opt("--counters", "After the timed batches, run each passing variant once more, untimed, under "
+                     "Nsight Compute (ncu) and show its hardware counters beside the model: DRAM bytes, L2/L1 hit "
+                     "rates, shared-memory wavefronts per request, achieved occupancy.", False),
+    "until_stable": _opt("--until-stable", "Take batches until the noise of the batch means (stdev / mean) is "
+                         "below NOISE% (default 0.5%; write the value with its %), at least the protocol's "
+                         "batches, at most --stable-limit seconds per variant (default 10)."),
+    "stable_limit": _opt("--stable-limit", "With --until-stable: the seconds a variant's batches may take."),
+    "discard_on_throttle": _opt("--discard-on-throttle", "Time again a batch that ended with NVML reporting a "
+                                "thermal or power slowdown, or the SM clock under 90% of its maximum (at most "
+                                "as many as the protocol's batches); the row says how many.", False),
+    "timeout": _opt("--timeout", "Seconds a check, warmup or batch may take before its variant is killed "
+                    "(default: derived from the workload, at least 60)."),
+    "devices": _opt("--devices", "GPUs to run on, all or indices such as 0,2 (default: the current one); each runs "
+                    "the same plan, concurrently."),
+    "ray": _opt("--ray", "Run on every GPU of a Ray cluster: auto (this machine's, or a new local one) or its "
+                "address (needs pmppbench[fleet])."),
+    "parallel_host_link": _opt("--parallel-host-link", "With --devices, run host-link work (the stream workload) "
+                               "on every GPU at once instead of one GPU at a time.", False),
+}
+WORKLOAD_OPTIONS = {
+    "seed": _opt("--seed", "Seed of the random input generator (>= 0).", "0"),
+    "variants": _opt("--variants", "Comma-separated subset of variants to run."),
+    "warmup": _opt("--warmup", "Override the protocol's warmup calls."),
+    "batches": _opt("--batches", "Override the protocol's number of batches."),
+    "kernel": _opt("--kernel", "Your own kernel, FILE.cu:NAME, checked and timed beside the others (needs --like)."),
+    "like": _opt("--like", "The variant whose signature, launch geometry, reference and model --kernel takes."),
+}
+
+
+def _bundled_configs() -> str:
+    return ", ".join(bundled())
+
+
+ALL_OPTIONS = {
+    "config": _opt("--config", f"TOML config file, or the name of a bundled one ({_bundled_configs()}); "
+                   "default: default."),
+    "only": _opt("--only", "Comma-separated workloads to run from the config."),
+    "seed": _opt("--seed", "Seed of the random inputs (default: the config's, else 0)."),
+}
+
+
+REPEATABLE = {"out"}  # options that may be given several times (a list)
+
+
+def _command(fn, params: dict, doc: str):
+    """`fn(**kw)` as a Typer command with these parameters, all read as text (or flags) and
+    parsed by planning.count()/counts(), so a 0, a -1 and an abc are worded the same way."""
+    def annotation(name, info):
+        if isinstance(info.default, bool):
+            return bool
+        return Optional[list[str]] if name in REPEATABLE else Optional[str]
+
+    sig = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation(name, info))
+           for name, info in params.items()]
+    fn.__signature__ = inspect.Signature(sig)
+    fn.__annotations__ = {p.name: p.annotation for p in sig}
+    fn.__doc__ = doc
+    return fn
+
+
+def _help_text(w) -> str:
+    """A workload command's help: what it runs, then each size with its default (from the declaration)."""
+    default = w.default_shape()
+    sizes = [(d.upper(), f"{w.dim_help.get(d, '')} Default {default[d]}.") for d in w.dims]
+    sizes.append(("REPS", f"Calls per timed batch. Default {w.protocol.reps}."))
+    lines = [f"  {name:<6} {text}" for name, text in sizes]
+    return f"{w.about}\n\n\b\nArguments (each optional; give the ones before it too):\n" + "\n".join(lines)
+
+
+def register_workload_command(w, target: typer.Typer = app) -> None:
+    """`pmppbench <workload> [SIZES...] [REPS]` with its axes and the common options."""
+    def arg(name):
+        return typer.Argument(None, show_default=False, metavar=name.upper())  # described in the help text
+
+    params = {d: arg(d) for d in [*w.dims, "reps"]}
+    params |= {a.name: _opt(a.option, a.help) for a in w.axes}
+    params |= WORKLOAD_OPTIONS | RUN_OPTIONS
+
+    def command(**kw):
+        from pmppbench.cli.planning import workload_plan  # noqa: PLC0415
+
+        plan, protocols = workload_plan(w, kw)
+        _execute(plan, protocols, kw)
+
+    target.command(w.name, context_settings={"ignore_unknown_options": True})(_command(command, params, _help_text(w)))
+
+
+def all_cmd(**kw):
+    from pmppbench.cli.planning import config_plan  # noqa: PLC0415
+
+    plan, protocols, cfg = config_plan(kw)
+    _execute(plan, protocols, kw, config=str(cfg.path), config_sha256=cfg.sha256)
+
+
+app.command("all")(_command(all_cmd, ALL_OPTIONS | RUN_OPTIONS,
+                            "Every workload and variant on the sizes of a config; rows are written as they finish."))
+
+
+def _execute(plan, protocols: dict, kw: dict, **meta) -> None:
+    from pmppbench.cli.planning import run_options  # noqa: PLC0415
+    from pmppbench.engine.session import run_and_report  # noqa: PLC0415
+
+    opts = run_options(kw)  # every option checked before the GPU is looked for
+    plan, protocols = _with_stop_rules(plan, protocols, kw)
+    run_and_report(plan, force=kw["force"], quiet=kw["quiet"], protocols=protocols, console=console,
+                   err_console=err_console, debug=STATE["debug"], host_link_parallel=kw["parallel_host_link"],
+                   **opts, **meta)
+
+
+def _with_stop_rules(plan, protocols: dict, kw: dict):
+    """The plan and protocols with --until-stable, --stable-limit and --discard-on-throttle applied."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from pmppbench.measure.protocol import stop_options  # noqa: PLC0415
+
+    extra = stop_options(kw["until_stable"], kw["stable_limit"], kw["discard_on_throttle"])
+    if not extra:
+        return plan, protocols
+    steps = tuple(replace(s, protocol=replace(s.protocol, **extra)) for s in plan.steps)
+    return replace(plan, steps=steps), {k: replace(p, **extra) for k, p in protocols.items()}
+
+
+def optional_noise(argv: list[str]) -> list[str]:
+    """--until-stable's NOISE may be left out: a bare --until-stable (the last word, or one
+    followed by a word that is not a percentage such as 0.5%) gets the default, so
+    `gemm --until-stable 1024 1024 1024` reads its sizes as sizes."""
+    from pmppbench.measure.protocol import DEFAULT_NOISE  # noqa: PLC0415
+
+    out = []
+    for i, word in enumerate(argv):
+        out.append(word)
+        if word == "--until-stable":
+            following = argv[i + 1] if i + 1 < len(argv) else ""
+            if not following.endswith("%"):
+                out.append(f"{100 * DEFAULT_NOISE:g}%")
+    return out
+
+
+# ---- the other commands ---------------------------------------------------------------------
+
+@app.command("report")
+def report_cmd(
+    results: str = typer.Argument(..., metavar="RESULTS", help="A result file (.csv or .json) from pmppbench."),
+    readme: Optional[str] = typer.Option(None, "--readme", metavar="FILE", help="Replace the section between "
+                                         "<!-- results:begin --> and <!-- results:end --> in this file."),
+    html: Optional[str] = typer.Option(None, "--html", metavar="FILE", help="Write one self-contained HTML page "
+                                       "(the tables, ladder, roofline, counters and health view) to this file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
+):
+    """Turn a result file into the Markdown tables (the README's results section), or an HTML page."""
+    from pmppbench import paths  # noqa: PLC0415
+    from pmppbench.results import resultfile  # noqa: PLC0415
+    from pmppbench.results.export import files, markdown  # noqa: PLC0415
+    from pmppbench.results.export import html as html_page  # noqa: PLC0415
+
+    source = paths.given("RESULTS", results)
+    target = paths.given("--readme", readme)
+    page = paths.given("--html", html)
+    if page is not None:
+        files.check_writable(page, force, "--html", exporter=False)
+    rows, meta = resultfile.load(source)  # a broken file stops here: README and --html are never touched
+    if page is not None:
+        resultfile.write_atomic(page, html_page.document(rows, meta))
+        console.print(f"wrote {page}", markup=False, highlight=False)
+        if target is None:
+            return
+    text = markdown.results_section(rows, meta, source=results)
+    if target is None:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        return
+    doc = markdown.replace_section(_readme_text(target), text)
+    if doc is None:
+        raise UsageError(f"--readme {target}: needs the markers {markdown.BEGIN} and {markdown.END} "
+                         "around the results section")
+    try:
+        resultfile.write_atomic(target, doc)
+    except OSError as exc:
+        raise UsageError(f"--readme {target}: cannot write it ({exc.strerror or exc}); check the folder's "
+                         "permissions") from None
+    console.print(f"updated {target}", markup=False, highlight=False)
+
+
+def _readme_text(target: Path) -> str:
+    """The README to update, read as UTF-8; a folder, a missing file or another encoding is one line."""
+    from pmppbench import paths  # noqa: PLC0415
+
+    kind = paths.kind(target, "--readme")
+    if kind == paths.FOLDER:
+        raise UsageError(f"--readme {target} is a folder; give the Markdown file to update")
+    if kind != paths.FILE:
+        raise UsageError(f"--readme {target}: no such file" + (" (a symbolic link to nothing)" if kind == paths.DANGLING
+                                                               else "") + "; give an existing Markdown file")
+    try:
+        return target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--readme {target}: not UTF-8 text (byte {exc.start}); save it as UTF-8 first") from None
+    except OSError as exc:
+        raise UsageError(f"--readme {target}: cannot read it ({exc.strerror or exc})") from None
+
+
+@app.command()
+def info(measure: bool = typer.Option(False, "--measure", help="Measure the practical ceilings (1 GiB device-to-device "
+                                      "copy, cuBLAS FP32 GEMM 8192^3) and cache them for this GPU and driver.")):
+    """The GPU's facts and ceilings: theoretical, and measured once with --measure (PMPP 5.1)."""
+    from pmppbench.cli import tools  # noqa: PLC0415
+
+    tools.info(console, measure)
+
+
+@app.command("compile")
+def compile_cmd(
+    names: Optional[list[str]] = typer.Argument(None, help="Workloads to compile (default: all)."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90; default: the current GPU's. "
+                                       "With --arch no GPU is needed."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ignore the on-disk compile cache."),
+):
+    """Compile every kernel with NVRTC: one line per kernel with its variants and ptxas's resources."""
+    from pmppbench.cli import tools  # noqa: PLC0415
+
+    tools.compile_all(console, names, arch, use_cache=not no_cache)
+
+
+@app.command()
+def resources(names: Optional[list[str]] = typer.Argument(None, help="Workloads (default: all).")):
+    """Registers, shared and local memory, and occupancy of every kernel (PMPP 5.6): the hand
+    computation beside the CUDA occupancy API's answer."""
+    from pmppbench.cli import tools  # noqa: PLC0415
+
+    tools.resources(console, names)
+
+
+@app.command()
+def plot(
+    results: str = typer.Argument(..., metavar="RESULTS", help="A result file (.csv or .json)."),
+    outdir: Optional[str] = typer.Option(None, "--outdir", metavar="DIR",
+                                         help="Folder for the PNG files (default: beside RESULTS)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite PNG files that exist."),
+):
+    """Roofline chart and one bar chart per workload, as PNG files (needs pmppbench[plot])."""
+    from pmppbench import paths  # noqa: PLC0415
+    from pmppbench.results import resultfile  # noqa: PLC0415
+    from pmppbench.results import plot as plotting  # noqa: PLC0415
+
+    source = paths.given("RESULTS", results)
+    folder = paths.given("--outdir", outdir)
+    rows, meta = resultfile.load(source)
+    for path in plotting.plot_results(rows, meta, folder or source.parent, force=force):
+        console.print(f"wrote {path}", markup=False, highlight=False)
+
+
+@app.command()
+def compare(
+    base: str = typer.Argument(..., metavar="BASE", help="Baseline result file (.csv or .json)."),
+    new: str = typer.Argument(..., metavar="NEW", help="New result file."),
+    fail_on_slower: Optional[str] = typer.Option(None, "--fail-on-slower", metavar="PCT",
+                                                 help="Exit 1 when a row is slower by more than PCT percent "
+                                                      "(a number > 0) at 95% confidence; exit 2 when nothing could "
+                                                      "be judged or NEW lost rows of a step it ran."),
+    html: Optional[str] = typer.Option(None, "--html", metavar="FILE", help="Also write the comparison as one "
+                                       "self-contained HTML page (each row's ratio with its interval) to this file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the --html file if it exists."),
+):
+    """Line up two result files; each ratio with its 95% bootstrap interval over batch means, FASTER / SLOWER
+    only when the interval lies beyond 1 +- 1%."""
+    from pmppbench.results import compare as comparing  # noqa: PLC0415
+    from pmppbench import paths  # noqa: PLC0415
+
+    pct = comparing.threshold(fail_on_slower)  # before any file is read
+    page = paths.given("--html", html)
+    if page is not None:
+        from pmppbench.results.export import files  # noqa: PLC0415
+
+        files.check_writable(page, force, "--html", exporter=False)
+    rep = comparing.compare_files(paths.given("BASE", base), paths.given("NEW", new), pct)
+    comparing.print_comparison(console, rep)
+    if page is not None:
+        from pmppbench.results.export import html as html_page  # noqa: PLC0415
+        from pmppbench.results.resultfile import write_atomic  # noqa: PLC0415
+
+        write_atomic(page, html_page.compare_document(rep, rep.base_meta, rep.new_meta))
+        console.print(f"wrote {page}", markup=False, highlight=False)
+    if rep.exit_code == 2:
+        raise UsageError(rep.gate_problem)
+    if rep.exit_code:
+        raise typer.Exit(rep.exit_code)
+
+
+# ---- entry point ----------------------------------------------------------------------------
+
+for _name in workloads.names():
+    register_workload_command(workloads.get(_name))
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Run the CLI; returns the exit code (also used by the tests).
+
+    Under --debug a refusal shows its traceback and still returns its own exit code (bad
+    input stays 2). Text that the terminal's encoding cannot show (a path in another script
+    under PYTHONIOENCODING=ascii) is escaped rather than fatal, and output that cannot be
+    written (stdout on a full disk, /dev/full) is one line on stderr, exit 3."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    STATE["debug"] = "--debug" in argv or os.environ.get("PMPPBENCH_DEBUG", "") not in ("", "0")
+    argv = optional_noise([a for a in argv if a != "--debug"]) or ["--help"]  # no words: the help, exit 0
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        return _main(argv)
+    except OSError as exc:  # only a stream can fail here: every file error is worded where it happens
+        if STATE["debug"]:
+            traceback.print_exc()
+        _drop_stdout()
+        err_console.print(f"pmppbench: cannot write the output ({exc.strerror or exc}); free space or "
+                          "send it elsewhere", markup=False, highlight=False)
+        return 3
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail a second time."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a captured stdout (tests) has no descriptor
+        pass
+
+
+def _main(argv: list[str]) -> int:
+    group = typer.main.get_command(app)
+    try:
+        result = group.main(args=argv, prog_name="pmppbench", standalone_mode=False)
+        sys.stdout.flush()  # a full disk shows now, not in the interpreter's exit
+        return result if isinstance(result, int) else 0
+    except PmppError as exc:
+        if STATE["debug"]:
+            traceback.print_exc()
+        err_console.print(f"pmppbench: {exc}", markup=False, highlight=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err_console.print("pmppbench: interrupted")
+        return 130
+    except BrokenPipeError:  # `pmppbench ... | head`: the reader left; that is not a failure
+        _drop_stdout()
+        return 0
+    except OSError as exc:
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
+            raise  # a stream that cannot be written: main() says so
+        return _unexpected(exc)
+    except Exception as exc:  # the parser's own exceptions (typer vendors click in newer versions)
+        code = getattr(exc, "exit_code", None)
+        kind = type(exc).__name__
+        if kind == "Exit":
+            return int(code or 0)
+        if kind == "Abort":
+            err_console.print("pmppbench: interrupted")
+            return 130
+        if hasattr(exc, "format_message") and code is not None:
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            err_console.print(f"pmppbench: {exc.format_message()}{hint}", markup=False, highlight=False)
+            return 2
+        return _unexpected(exc)
+
+
+def _unexpected(exc: BaseException) -> int:
+    if STATE["debug"]:
+        raise exc
+    err_console.print(f"pmppbench: unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+                      markup=False, highlight=False)
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,213 @@
+"""From the words of a command to a Plan of Steps: sizes, counts and lists parsed with one
+wording for every mistake, variants and a learner's kernel looked up, protocols with the
+user's overrides, the shapes a command runs (explicit sizes, check shapes, or a config's).
+The Steps and the Plan are the engine's (pmppbench/engine/plan.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional
+
+from pmppbench.cli import config as configs
+from pmppbench.hardware import inventory
+from pmppbench import paths, workloads
+from pmppbench.errors import UsageError
+from pmppbench.measure.protocol import Protocol
+from pmppbench.engine.plan import Plan, Step
+from pmppbench.workloads.base import Shape, Variant, Workload
+
+
+def count(name: str, text: Optional[str], minimum: int = 1) -> Optional[int]:
+    """A size or count from the command line, with one wording for 0, -1 and abc alike."""
+    if text is None:
+        return None
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    if str(text).startswith("-") and not str(text)[1:].isdigit():  # -x, --nope: a misspelt option, not a size
+        raise UsageError(f"no such option {text} (see --help)")
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be {what}, got {text!r}") from None
+    if value < minimum:
+        raise UsageError(f"{name} must be {what}, got {value}")
+    return value
+
+
+def counts(name: str, text: Optional[str], minimum: int = 1) -> Optional[list[int]]:
+    if text is None:
+        return None
+    parts = text.split(",")
+    if not text.strip() or any(not p.strip() for p in parts):
+        raise UsageError(f"{name} takes comma-separated integers such as 2,32, got {text!r}")
+    return [count(name, p.strip(), minimum) for p in parts]
+
+
+def words(axis, text: Optional[str]):
+    """A named axis's value from the command line: one of its choices, or (many) a list of them."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in str(text).split(",")]
+    if not str(text).strip() or any(not p for p in parts) or (len(parts) > 1 and not axis.many):
+        raise UsageError(f"{axis.option} takes {'comma-separated names' if axis.many else 'one name'} from "
+                         f"{', '.join(axis.choices)}, got {text!r}")
+    for p in parts:
+        if p not in axis.choices:
+            raise UsageError(f"{axis.option}: unknown value {p!r}; choose from {', '.join(axis.choices)}")
+    return parts if axis.many else parts[0]
+
+
+def axis_value(axis, text: Optional[str]):
+    """An axis option's value: names for a named axis, integers otherwise."""
+    if axis.choices:
+        return words(axis, text)
+    return (counts if axis.many else count)(axis.option, text, axis.minimum)
+
+
+def pick_variants(workload, spec: Optional[str]):
+    if spec is None:
+        return None
+    parts = [p.strip() for p in spec.split(",")]
+    if not spec.strip() or any(not p for p in parts):
+        raise UsageError(f"--variants takes comma-separated names such as {','.join(workload.variant_names()[:2])}, "
+                         f"got {spec!r}")
+    twice = next((p for i, p in enumerate(parts) if p in parts[:i]), None)
+    if twice is not None:
+        raise UsageError(f"--variants {spec}: {twice} is named twice; name each variant once")
+    return [workload.variant(p) for p in parts]
+
+
+def learner_variant(workload, spec: Optional[str], like: Optional[str]):
+    """--kernel FILE.cu:NAME --like V: NAME from the learner's file, run as V is run."""
+    if spec is None and like is None:
+        return None
+    if spec is None or like is None:
+        raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
+                         f"{workload.variant_names()[0]}")
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name.isidentifier():
+        raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
+    kind = paths.kind(Path(path), "--kernel")
+    if kind == paths.FOLDER:
+        raise UsageError(f"--kernel {spec}: {path} is a folder; give the .cu file that defines {name}")
+    if kind != paths.FILE:
+        raise UsageError(f"--kernel {spec}: no such file {path}")
+    base = workload.variant(like)
+    if base.kernel is None or base.source:
+        raise UsageError(f"--like {like}: it calls a library, not a kernel; choose one of "
+                         f"{', '.join(v.name for v in workload.variants if v.kernel)}")
+    if name in workload.variant_names():
+        raise UsageError(f"--kernel {spec}: {name!r} is already a variant's name; rename your kernel")
+    return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
+
+
+def protocol_for(workload, reps=None, warmup=None, batches=None, flush_l2=False, counters=False):
+    """The workload's declared protocol with the user's overrides."""
+    protocol = workload.protocol.with_reps(reps)
+    if counters:  # --counters: one more untimed run per variant under ncu (counters.py)
+        protocol = replace(protocol, counters=True)
+    if warmup is not None:
+        protocol = replace(protocol, warmup=warmup)
+    if batches is not None:
+        protocol = replace(protocol, batches=batches)
+    if flush_l2:
+        if protocol.timer != "events":
+            raise UsageError(f"--flush-l2 does not apply to {workload.name}: its timing already includes host transfers")
+        protocol = replace(protocol, timer="cold")
+    return protocol
+
+
+def shapes_for(workload, dims: dict, axes: dict, check_only: bool) -> list[dict]:
+    """Explicit sizes win; otherwise --check-only uses the check shapes, timing the default.
+    A swept axis (the stencil's radius) makes one shape per value."""
+    given = {k: v for k, v in dims.items() if v is not None}
+    checks = check_only and not given
+    shapes = workload.check_shapes() if checks else [{**workload.default_shape(), **given}]
+    for axis in workload.axes:
+        value = axes.get(axis.name)
+        if value is None and axis.default and not checks:  # the command's default sweep (both dtypes)
+            value = list(axis.default)
+        if value is None:
+            continue
+        if axis.sweep:
+            shapes = [{**s, axis.name: v} for v in value for s in shapes]
+            shapes = list({tuple(sorted(s.items())): s for s in shapes}.values())
+        else:
+            shapes = [{**s, axis.name: tuple(value) if axis.many else value} for s in shapes]
+    for shape in shapes:
+        workload.validate(shape)
+        addressable(workload, shape)
+    return shapes
+
+
+# NVIDIA GPUs since Pascal address 49 bits of virtual memory: no buffer of a shape that needs
+# more can exist on any of them, so such a shape is bad input on every machine, found before
+# the GPU is looked for (a workload's own limits, such as gemm's 2^30, come first).
+ADDRESS_BITS = 49
+
+
+def addressable(workload, shape: dict) -> None:
+    try:
+        need = workload.device_bytes(shape)
+    except NotImplementedError:  # a workload that does not model its memory
+        return
+    if need > 2 ** ADDRESS_BITS:
+        raise UsageError(f"{workload.name} {workload.label(shape)}: needs {need:.3g} B of device memory, more than "
+                         f"any GPU can address (2^{ADDRESS_BITS} B); choose smaller sizes")
+
+
+def run_options(kw: dict) -> dict:
+    """--out, --timeout, --devices and --ray of a run, checked before any GPU work: an empty
+    value is refused (not taken for "not given"), and --devices' form is checked here, so a
+    malformed one is exit 2 on a machine without a GPU too (which indices exist is checked
+    once the GPUs are known)."""
+    spec, ray = kw["devices"], kw["ray"]
+    if spec is not None:
+        if not spec.strip():
+            raise UsageError("--devices was given an empty value; give all or indices such as 0,2, or leave it out")
+        if spec.strip() != "all":
+            inventory.parse(spec, 1 << 62)  # the form only: indices (which exist is known with the GPUs)
+    if ray is not None and not ray.strip():
+        raise UsageError("--ray was given an empty value; give auto or a cluster's address such as "
+                         "ray://head:10001, or leave it out")
+    if ray is not None and spec is not None:
+        raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
+    return {"out": [paths.given("--out", p) for p in kw["out"] or []], "timeout_s": count("--timeout", kw["timeout"]),
+            "devices": spec, "ray": ray}
+
+
+def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
+    """A workload command's Plan (shape i gets seed + i) and its protocol, from its keywords."""
+    dims = {d: count(d.upper(), kw[d]) for d in w.dims}
+    axes = {a.name: axis_value(a, kw[a.name]) for a in w.axes}
+    protocol = protocol_for(w, count("REPS", kw["reps"]), count("--warmup", kw["warmup"], 0),
+                            count("--batches", kw["batches"]), kw["flush_l2"], kw["counters"])
+    chosen = pick_variants(w, kw["variants"])
+    learner = learner_variant(w, kw["kernel"], kw["like"])
+    if learner:
+        chosen = [*(chosen or w.variants), learner]
+    seed = count("--seed", kw["seed"], 0)
+    shapes = shapes_for(w, dims, axes, kw["check_only"])
+    steps = [Step(w, s, protocol, seed + i, tuple(chosen or ())) for i, s in enumerate(shapes)]
+    return Plan(tuple(steps), kw["check_only"], uuid.uuid4().hex[:8]), {w.name: protocol}
+
+
+def config_plan(kw: dict) -> tuple[Plan, dict, Any]:
+    """`all`'s Plan from a config (the bundled default unless --config), its protocols and the config."""
+    only = kw["only"]
+    if kw["config"] is not None:  # empty, a folder, or a path the system cannot look up
+        if paths.kind(paths.given("--config", kw["config"]), "--config") == paths.FOLDER:
+            raise UsageError(f"--config {kw['config']} is a folder; give a TOML file or the name of a bundled config")
+    cfg = configs.load(kw["config"], None if only is None else [x.strip() for x in only.split(",") if x.strip()] or [""])
+    seed = cfg.seed if kw["seed"] is None else count("--seed", kw["seed"], 0)
+    protocols, steps = {}, []
+    for p in cfg.sections:
+        w = workloads.get(p.name)
+        protocols[p.name] = protocol_for(w, p.reps, p.warmup, p.batches, kw["flush_l2"] and w.protocol.timer == "events",
+                                         kw["counters"])
+        chosen = tuple(w.variant(v) for v in p.variants) if p.variants else ()
+        # Shape i of a workload gets seed + i, as in the workload commands.
+        steps += [Step(w, s, protocols[p.name], seed + i, chosen) for i, s in enumerate(p.shapes)]
+    return Plan(tuple(steps), kw["check_only"], uuid.uuid4().hex[:8]), protocols, cfg

@@ -1,0 +1,1 @@
+"""Rows after the measurement: derived values, result files, metadata, comparison, export, plots."""
