@@ -51,19 +51,19 @@ from pmppbench.workloads.helpers import (
 SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
             "hierarchical": (4096, 256)}
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
-LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu (lookback_persistent's too)
+LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan_lookback.cuh
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
-# lookback_staged: LS_ROWS, LS_THREADS in scan.cu, the same tile held in shared memory, not registers
+# lookback_staged: LS_ROWS, LS_THREADS in scan_lookback.cuh, the same tile held in shared memory, not registers
 STAGED_ROWS, STAGED_THREADS = 7, 256  # 7168 elements: 7 tiles of 28 KB in 228 KB (studies/scan_lookback.py)
 STAGED_TILE = STAGED_THREADS * STAGED_ROWS * 4
-STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker (LS_LOOKER)
+STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
-# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
+# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan_lookback.cuh). Less
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
 # (the distances measured: docs/scan.md).
 LOOKBACK_AHEAD_WAVES = 0.25
 # lookback_staged's: three eighths of its 7-block waves (346 tiles on the H200). Its prefetch marks
-# the lines evict_last and the block's copy evict_first (scan.cu's LS_HINT), so that they stay in L2
+# the lines evict_last and the block's copy evict_first (scan_lookback.cuh), so that they stay in L2
 # until read and go first after: with that, three eighths beat a quarter (the best distance
 # without hints) by 1-3 points at 2^24-2^28 (studies/scan_lookback.py); half a wave was slower again
 # (docs/scan.md)
@@ -351,16 +351,10 @@ def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES, t
 
 
 def ramped_blocks(kernel, sm_count: int, tiles: int, threads: int = STAGED_BLOCK) -> int:
-    """lookback_staged's `ramped`: the first wave (whose copies leave on scan.cu's LS_RAMP), or 0 where
+    """lookback_staged's `ramped`: the first wave (whose copies leave on scan_lookback.cuh's LS_RAMP), or 0 where
     the grid is one wave and has no later wave to let in early."""
     wave = resident_blocks(kernel, sm_count, threads)
     return wave if tiles > wave else 0
-
-
-def lookback_grid(n: int, sm_count: int, blocks_per_sm: int, tile: int = LOOKBACK_TILE) -> int:
-    """The grid of scan.cu's lookback_persistent (studies/scan_lookback.py's candidates; not shipped:
-    docs/scan.md): `blocks_per_sm` per SM, at most one per tile."""
-    return max(1, min(tiles_of(n, tile), blocks_per_sm * sm_count))
 
 
 def prefix_sums(x: np.ndarray, exclusive: bool, picks: np.ndarray | None = None) -> np.ndarray:
