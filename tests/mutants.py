@@ -52,3 +52,19 @@ def mutated_copy(folder: Path, unit: str, edits: list[Edit]) -> Path:
     out = folder / f"{unit}.cu"
     out.write_text(text)
     return out
+
+
+def machine_code(unit, kernel: str) -> bytes:
+    """The machine code of `kernel` in a compiled unit (compile.CompiledUnit): its .text section's
+    bytes, the same for two sources that differ only in where their code sits."""
+    import struct
+
+    cubin, symbol = unit.cubin, unit.lowered[kernel]
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    entsize, count, names_at = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * entsize) for i in range(count)]
+    names = headers[names_at][4]
+    for name, _, _, _, offset, size in headers:
+        if cubin[names + name:cubin.index(b"\0", names + name)].decode() == f".text.{symbol}":
+            return cubin[offset:offset + size]
+    raise AssertionError(f"no .text.{symbol} in the cubin")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
+from mutants import Edit, mutated_copy
 from pmppbench import workloads
 from pmppbench.measure.check import compare
 from pmppbench.hardware.compile import compile_unit
@@ -168,11 +169,30 @@ def test_the_64_bit_path():
     assert_all_pass([r for r in check_rows("reduce", shapes) if r.check != "SKIP"])
 
 
+# The mutations, each an edit of a copy of reduce.cu (tests/mutants.py) that must FAIL.
+MUTATIONS = {
+    "drop_last": [Edit("reduce.cu", "    one_pass<T>(in, partial, done, out, n, Add());",
+                       "    one_pass<T>(in, partial, done, out, n - 1, Add());")],  # the last element dropped
+    "double_block": [Edit("reduce.cu", "    if (threadIdx.x == 0) atomicAdd(out, sum);\n}",
+                          "    if (threadIdx.x == 0) atomicAdd(out, sum);\n"
+                          "    if (threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(out, sum);\n}")],  # block 0 twice
+}
+
+
+@pytest.mark.parametrize("mutation, kernel", [("drop_last", "warp_vec"), ("double_block", "segmented<int>")])
+def test_each_mutation_changes_the_machine_code(mutation, kernel, tmp_path):
+    """A mutation that compiled to the same code could never FAIL."""
+    plain = compile_unit("reduce", [kernel], "sm_90", {"ELEM": "float"}).cubin
+    mutated = compile_unit("reduce", [kernel], "sm_90", {"ELEM": "float"},
+                           source=mutated_copy(tmp_path, "reduce", MUTATIONS[mutation])).cubin
+    assert plain != mutated
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("flag, variant", [("MUTATE_DROP_LAST", "warp_vec"), ("MUTATE_DOUBLE_BLOCK", "segmented")])
+@pytest.mark.parametrize("mutation, variant", [("drop_last", "warp_vec"), ("double_block", "segmented")])
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
-def test_mutations_fail(flag, variant, dtype):
-    rows = mutant_check("reduce", flag, {"n": 100003, "dtype": dtype}, variant)
+def test_mutations_fail(mutation, variant, dtype, tmp_path):
+    rows = mutant_check("reduce", MUTATIONS[mutation], {"n": 100003, "dtype": dtype}, variant, tmp_path)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 

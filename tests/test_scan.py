@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
-from mutants import Edit, mutated_copy, source_of
+from mutants import Edit, machine_code, mutated_copy, source_of
 from pmppbench import workloads
 from pmppbench.measure.check import compare
 from pmppbench.hardware.compile import compile_unit
@@ -453,21 +453,7 @@ def test_the_study_forms_compile_without_spills_and_the_knob_free_ones_are_the_s
     for kernel in ("lookback", "lookback_staged"):
         shipped = compile_unit("scan", [kernel], "sm_90a", base)
         own = compile_unit("scan_lookback", [kernel], "sm_90a", base, source=study)
-        assert text_of(shipped, kernel) == text_of(own, kernel), kernel
+        assert machine_code(shipped, kernel) == machine_code(own, kernel), kernel
     profile = {**base, "LB_PROFILE": 1}  # the profile build of studies/scan_lookback.py --profile
     assert compile_unit("scan_lookback", ["lookback"], "sm_90", profile, source=study).ptxas["lookback"].spill_stores == 0
 
-
-def text_of(unit, kernel: str) -> bytes:
-    """The machine code of `kernel` in a compiled unit: its .text section's bytes."""
-    import struct
-
-    cubin, symbol = unit.cubin, unit.lowered[kernel]
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
-    entsize, count, names_at = struct.unpack_from("<HHH", cubin, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * entsize) for i in range(count)]
-    names = headers[names_at][4]
-    for name, _, _, _, offset, size in headers:
-        if cubin[names + name:cubin.index(b"\0", names + name)].decode() == f".text.{symbol}":
-            return cubin[offset:offset + size]
-    raise AssertionError(f"no .text.{symbol} in the cubin")
