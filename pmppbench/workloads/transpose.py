@@ -214,7 +214,6 @@ def coarsened_launch(variant: Variant, shape, ctx: dict, geometry, promotion: in
     `promotion`: the L2 promotion of coarsened_sector_tma_any's map (the study's _p forms)."""
     m, n = shape["m"], shape["n"]
     a, b = ctx["a"], ctx["b"]
-    kernel = ctx["kernels"][variant.kernel]
     family = variant.kernel.partition("<")[0]
     if family.startswith("coarsened_tma"):
         why = tma_unavailable(family, m, n)
@@ -226,7 +225,7 @@ def coarsened_launch(variant: Variant, shape, ctx: dict, geometry, promotion: in
         out = b  # coarsened_tma_store: B (N x M) through the same map, m and n swapped
         if family == "coarsened_tma_store":
             out = cached(ctx, ("tile map", b.data.ptr, "out"), lambda: tile_map(b, n, m)).arg
-        return Launch(kernel, *geometry, (source, out, np.uint64(m), np.uint64(n)))
+        return Launch(ctx["kernels"][variant.kernel], *geometry, (source, out, np.uint64(m), np.uint64(n)))
     if family in ("coarsened_sector_tma", "coarsened_sector_tma_any"):
         anywhere = family == "coarsened_sector_tma_any"
         why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
@@ -234,8 +233,8 @@ def coarsened_launch(variant: Variant, shape, ctx: dict, geometry, promotion: in
             raise Unavailable(f"{variant.name} {why}")
         four = cached(ctx, ("rows of four map", a.data.ptr, anywhere, promotion),
                       lambda: rows_of_four_map(a, m, n, any_n=anywhere, promotion=promotion))
-        return Launch(kernel, *geometry, (four.arg, a, b, np.uint64(m), np.uint64(n)))
-    return Launch(kernel, *geometry, (a, b, np.uint64(m), np.uint64(n)))
+        return Launch(ctx["kernels"][variant.kernel], *geometry, (four.arg, a, b, np.uint64(m), np.uint64(n)))
+    return Launch(ctx["kernels"][variant.kernel], *geometry, (a, b, np.uint64(m), np.uint64(n)))
 
 
 def tma_unavailable(family: str, m: int, n: int) -> str | None:
