@@ -399,7 +399,7 @@ def test_thread_private_mutations_fail(mutation, bins, text, tmp_path):
 def test_the_ring_of_loads_passes_at_the_edges(n):
     """The study's ring of loads (histogram_private's thread_private_ring): exact at the edge sizes, both
     inputs."""
-    from pmppbench.engine.runner import run_shape
+    from pmppbench.engine.worker.pipeline import run_shape
     from pmppbench.hardware.compile import kernels_from
 
     forms = study_forms().WORKLOAD

@@ -203,7 +203,7 @@ def rows_of_four_map(a, m: int, n: int, any_n: bool = False, promotion: int = tm
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
     """The tensor map of A (M x N FP32, row-major) for coarsened_tma: N contiguous elements by M
     rows, boxes of 32 columns x `rows` (TMA_BOX by default), the 128-byte swizzle, zeros past the
-    edges (gemm/tma.py's map). coarsened_tma_store's map of B (N x M) is the same call with m and
+    edges (hardware/tma.py's map). coarsened_tma_store's map of B (N x M) is the same call with m and
     n swapped: boxes of 32 columns x 64 rows of B."""
     return tma.TensorMap("fp32", a.data.ptr, (n, m), (4 * n,), (TMA_BOX[0], rows))
 
