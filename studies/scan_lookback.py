@@ -277,7 +277,7 @@ def check_staged(w, cp, sizes, calls: int) -> int:
 
 
 def bound(knobs, n: int) -> float:
-    """scan.py's look-back bound (Scan.additions_depth) for this candidate's tile (either kernel's)."""
+    """scan.py's look-back bound (scan.additions_depth) for this candidate's tile (either kernel's)."""
     rows, threads = knobs[0], knobs[1]
     tiles = sc.tiles_of(n, threads * rows * 4)
     d = 3 + 5 + 1 + rows + threads // 32 + 2 + tiles + 5 * -(-tiles // 32) + 1
@@ -371,7 +371,7 @@ def main(argv=None) -> int:
                     continue
                 tol = (Tolerance("exact") if dtype == "i32" else
                        Tolerance("elementwise", rtol=bound(info[key]["knobs"], n) if key in info
-                                 else w.relative_bound(w.variant("cub" if key == "cub" else "lookback"), shape)))
+                                 else sc.relative_bound("cub" if key == "cub" else "lookback", shape)))
                 result = compare(out, ref, tol)
                 if result.passed:
                     good[key] = run

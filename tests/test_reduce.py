@@ -49,12 +49,12 @@ def test_read_roof_reference_is_the_xor_of_the_words():
 def test_the_float_bound_is_gamma_d_times_the_sum_of_magnitudes():
     shape = {"n": 1 << 26, "dtype": "f32"}
     seg = W.variant("segmented")
-    d = W.additions_depth(seg, shape)
+    d = red.additions_depth(seg.name, shape)
     assert d == 1 + 10 + (1 << 26) // 2048  # pair, tree of 1024, then one atomicAdd per block
     du = d * 2.0**-24
     assert W.tolerance_of(shape, seg).atol == pytest.approx(du / (1 - du) * (1 << 26))
     # two-pass rungs: the finish kernel's serial partials are far shorter than the atomic chain
-    assert W.additions_depth(W.variant("shared"), shape) == 1 + 10 + 32 + 10
+    assert red.additions_depth("shared", shape) == 1 + 10 + 32 + 10
     assert W.tolerance_of(shape, W.variant("cub")).atol == max(
         W.tolerance_of(shape, W.variant(v)).atol for v in ("simple", "segmented", "coarsened"))
 
@@ -78,9 +78,9 @@ def test_one_dropped_or_doubled_element_fails_at_the_mutation_size(name):
 
 def test_warp_vec_depth_follows_its_grid():
     shape = {"n": 100003, "dtype": "f32"}  # 98 blocks on any GPU of 13 SMs or more
-    assert W.additions_depth(W.variant("warp_vec"), shape, sms=132) == 1 + 4 + 1 + 5 + 3 + 1 + 5 + 3
+    assert red.additions_depth("warp_vec", shape, sms=132) == 1 + 4 + 1 + 5 + 3 + 1 + 5 + 3
     big = {"n": 1 << 28, "dtype": "f32"}  # 8 blocks on each of 132 SMs
-    assert W.additions_depth(W.variant("warp_vec"), big, sms=132) == 249 + 4 + 1 + 5 + 3 + 5 + 5 + 3
+    assert red.additions_depth("warp_vec", big, sms=132) == 249 + 4 + 1 + 5 + 3 + 5 + 5 + 3
 
 
 def test_warp_vec_bound_follows_the_device_and_without_one_holds_on_any_gpu():
@@ -89,9 +89,9 @@ def test_warp_vec_bound_follows_the_device_and_without_one_holds_on_any_gpu():
     big = {"n": 1 << 28, "dtype": "f32"}
     v = W.variant("warp_vec")
     h200, t4 = SimpleNamespace(sm_count=132), SimpleNamespace(sm_count=40)
-    assert W.tolerance_of(big, v, h200).atol == pytest.approx(W.error_bound(v, big, 132))
+    assert W.tolerance_of(big, v, h200).atol == pytest.approx(red.error_bound(v.name, big, 132))
     assert W.tolerance_of(big, v, h200).atol < W.tolerance_of(big, v, t4).atol < W.tolerance_of(big, v).atol
-    assert W.tolerance_of(big, v).atol == pytest.approx(W.error_bound(v, big, red.ANY_GPU_SMS))
+    assert W.tolerance_of(big, v).atol == pytest.approx(red.error_bound(v.name, big, red.ANY_GPU_SMS))
     assert W.geometry(v, big, h200) == ((8 * 132,), (red.FAST_BLOCK,))
     assert W.geometry(v, big, t4) == ((8 * 40,), (red.FAST_BLOCK,))
 

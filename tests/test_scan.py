@@ -86,14 +86,14 @@ def test_a_large_shape_is_checked_on_a_sample_of_its_prefixes(monkeypatch):
 def test_the_float_bound_is_gamma_d_of_each_variants_chain():
     shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
     ks = W.variant("kogge_stone")
-    d = W.additions_depth(ks, shape)
+    d = sc.additions_depth(ks.name, shape)
     assert d == 10 + sc.SUMS_DEPTH + (1 << 26) // 1024 // 4096 + 1  # section, scan_sums' chunks, add-back
     du = d * 2.0**-24
     assert W.tolerance_of(shape, ks) == sc.Tolerance("elementwise", rtol=du / (1 - du))
     tiles = (1 << 26) // 8192
-    assert W.additions_depth(W.variant("domino"), shape) == sc.TILE_DEPTH["domino"] + tiles + 1
+    assert sc.additions_depth("domino", shape) == sc.TILE_DEPTH["domino"] + tiles + 1
     assert sc.TILE_DEPTH["lookback"] == 3 + 5 + 1 + 8 + 8 + 2  # look-back tiles of 256 threads x 8 vectors
-    assert W.additions_depth(W.variant("lookback"), shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * -(-tiles // 32) + 1
+    assert sc.additions_depth("lookback", shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * -(-tiles // 32) + 1
     deepest = max(W.tolerance_of(shape, W.variant(v)).rtol for v in (*sc.THREE_KERNEL, *sc.SINGLE_PASS))
     assert W.tolerance_of(shape, W.variant("cub")).rtol == deepest
     small = {"n": 3, "dtype": "f32", "kind": "inclusive"}  # no chain is longer than N - 1

@@ -153,14 +153,11 @@ class Scan(Workload):
         return shapes + [{"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"},
                          {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}]
 
-    def sampled(self, shape) -> bool:
-        return shape["n"] > SAMPLE_ABOVE
-
     def device_bytes(self, shape):
         """The input and output, the section sums, the tiles' status words; a full check's
         float64 reference too."""
         n = shape["n"]
-        reference = 0 if self.sampled(shape) else 8 * n
+        reference = 0 if sampled(shape) else 8 * n
         return 8 * n + 4 * (tiles_of(n, 1024) + 1) + 8 * sum(tiles_of(n, t) + 1 for t, _ in PASS_TILES.values()) + reference
 
     # ---- geometry -----------------------------------------------------------------
@@ -181,34 +178,12 @@ class Scan(Workload):
         return index_type(max((tiles_of(shape["n"], s) + 1) * s for s, _ in SECTIONS.values()))
 
     # ---- the check ------------------------------------------------------------------
-    def additions_depth(self, variant: Variant, shape) -> int:
-        """The longest chain of float additions one input passes through in this variant's
-        order (the d of gamma_d): the in-tile chain, then the carries between tiles."""
-        n, name = shape["n"], variant.name
-        if name in SECTIONS:
-            chunks = -(-tiles_of(n, SECTIONS[name][0]) // SUMS_CHUNK)
-            return TILE_DEPTH[name] + SUMS_DEPTH + chunks + ADD_DEPTH
-        tiles = tiles_of(n, PASS_TILES[name][0]) if name in PASS_TILES else 0
-        if name == "domino":  # one addition per tile: the prefix passes from tile to tile
-            return TILE_DEPTH[name] + tiles + 1
-        if name in LOOKBACKS:  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
-            return TILE_DEPTH[name] + tiles + 5 * -(-tiles // 32) + 1
-        return max(self.additions_depth(self.variant(v), shape) for v in (*THREE_KERNEL, *SINGLE_PASS))
-
-    def relative_bound(self, variant: Variant, shape) -> float:
-        """gamma_d with d capped at N - 1 (no chain is longer)."""
-        d = min(self.additions_depth(variant, shape), max(shape["n"] - 1, 1))
-        du = d * UNIT_ROUNDOFF
-        if du >= 1:
-            raise UsageError(f"scan: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
-        return du / (1 - du)
-
     def tolerance_of(self, shape, variant, device=None):
         """Exact for int32 and the memcpy roof; float32: gamma_d of the variant's chain,
         relative to each exact prefix (the inputs are positive)."""
         if variant.name == "memcpy" or shape["dtype"] == "i32":
             return Tolerance("exact")
-        return Tolerance("elementwise", rtol=self.relative_bound(variant, shape))
+        return Tolerance("elementwise", rtol=relative_bound(variant.name, shape))
 
     def tolerance_for(self, shape):
         return self.tolerance_of(shape, self.variant("cub"))
@@ -233,7 +208,7 @@ class Scan(Workload):
             block *= np.where(rng.random(block.size) < 0.5, -1, 1).astype(np.int32)
             x = np.resize(block, n)  # repeated past one period, as repeated_random
         inputs = {"x": x}
-        if self.sampled(shape):
+        if sampled(shape):
             inputs[SAMPLE] = (checked_indices(n, SAMPLES, rng),)
         return inputs
 
@@ -274,12 +249,12 @@ class Scan(Workload):
         if variant.name == "cub":
             run, held = cub.prefix_sum(cp, x, out, shape["kind"] == "exclusive")
             ctx["peers"]["cub"] = held
-            return self._job(run, out, ctx)
+            return call_job(run, out, ctx)
         if variant.name == "memcpy":
             def copy():
                 out.data.copy_from_device_async(x.data, x.nbytes)
 
-            return self._job(copy, out, ctx)
+            return call_job(copy, out, ctx)
         grid, block = self.geometry(variant, shape)
         kernels = ctx["kernels"]
         if variant.name in SINGLE_PASS:
@@ -290,7 +265,7 @@ class Scan(Workload):
                 args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count, waves, threads=block[0])),)
             if variant.name == "lookback_staged":
                 args += (np.uint64(ramped_blocks(kernel, ctx["device"].sm_count, grid[0], threads=block[0])),)
-            return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
+            return call_job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
             index = index or self.index_type(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
@@ -306,21 +281,7 @@ class Scan(Workload):
                                    (sums, np.uint64(sections))))
             launches.append(Launch(loaded(ctx, self.name, "add_carries", defines), (sections - 1,), (ADD_THREADS,),
                                    (out, sums, np.uint64(n), np.uint32(SECTIONS[variant.name][0]))))
-        return self._job(None, out, ctx, tuple(launches))
-
-    @staticmethod
-    def _job(run, out, ctx, launches=()):
-        """A call of `launches` in order (or the library's `run`), its output checked whole or
-        on the shape's sample."""
-        if launches:
-            def run():
-                for launch in launches:
-                    launch()
-
-        picks = ctx.get(SAMPLE)
-        output = (lambda: out) if picks is None else (lambda: take(out, picks))
-        return Job(run=run, output=output, poison=lambda: poison(out), launch=launches[0] if launches else None,
-                   launches=tuple(launches))
+        return call_job(None, out, ctx, tuple(launches))
 
     def call_note(self, shape):
         return ("a call of kogge_stone, brent_kung, coarsened, hierarchical: 3 launches (section scan, scan of the "
@@ -337,6 +298,49 @@ class Scan(Workload):
         passes = 4 if variant.name in SECTIONS else 2
         flops = 0 if variant.name == "memcpy" else max(n - 1, 0)
         return Traffic(bytes=8 * n, flops=flops, extra={"passes": passes})
+
+
+def sampled(shape) -> bool:
+    """Whether the shape's output is checked on a sample of its prefixes."""
+    return shape["n"] > SAMPLE_ABOVE
+
+
+def additions_depth(name: str, shape) -> int:
+    """The longest chain of float additions one input passes through in this variant's
+    order (the d of gamma_d): the in-tile chain, then the carries between tiles."""
+    n = shape["n"]
+    if name in SECTIONS:
+        chunks = -(-tiles_of(n, SECTIONS[name][0]) // SUMS_CHUNK)
+        return TILE_DEPTH[name] + SUMS_DEPTH + chunks + ADD_DEPTH
+    tiles = tiles_of(n, PASS_TILES[name][0]) if name in PASS_TILES else 0
+    if name == "domino":  # one addition per tile: the prefix passes from tile to tile
+        return TILE_DEPTH[name] + tiles + 1
+    if name in LOOKBACKS:  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
+        return TILE_DEPTH[name] + tiles + 5 * -(-tiles // 32) + 1
+    return max(additions_depth(v, shape) for v in (*THREE_KERNEL, *SINGLE_PASS))
+
+
+def relative_bound(name: str, shape) -> float:
+    """gamma_d with d capped at N - 1 (no chain is longer)."""
+    d = min(additions_depth(name, shape), max(shape["n"] - 1, 1))
+    du = d * UNIT_ROUNDOFF
+    if du >= 1:
+        raise UsageError(f"scan: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
+    return du / (1 - du)
+
+
+def call_job(run, out, ctx, launches=()):
+    """A call of `launches` in order (or the library's `run`), its output checked whole or
+    on the shape's sample."""
+    if launches:
+        def run():
+            for launch in launches:
+                launch()
+
+    picks = ctx.get(SAMPLE)
+    output = (lambda: out) if picks is None else (lambda: take(out, picks))
+    return Job(run=run, output=output, poison=lambda: poison(out), launch=launches[0] if launches else None,
+               launches=tuple(launches))
 
 
 def resident_blocks(kernel, sm_count: int, threads: int) -> int:

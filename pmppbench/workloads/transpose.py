@@ -309,12 +309,9 @@ class Transpose(Workload):
         m, n = shape["m"], shape["n"]
         return index_type(max(m * n, m + TILE_DIM, n + TILE_DIM))
 
-    def sampled(self, shape) -> bool:
-        return shape["m"] * shape["n"] > SAMPLE_ABOVE
-
     def make_inputs(self, shape, rng):
         m, n = shape["m"], shape["n"]
-        if not self.sampled(shape):
+        if not sampled(shape):
             return {"a": random_array((m, n), rng)}
         # The output is N x M after a transpose, M x N after copy: sample rows and columns of both.
         a = repeated_random(m * n, rng).reshape(m, n)
@@ -376,6 +373,11 @@ class Transpose(Workload):
     def traffic(self, shape, variant, device=None):
         # Logical traffic: each element read once and written once, 4 bytes each way.
         return Traffic(bytes=8 * shape["m"] * shape["n"], flops=0)
+
+
+def sampled(shape) -> bool:
+    """Whether the shape is checked on sampled rows and columns (more than SAMPLE_ABOVE elements)."""
+    return shape["m"] * shape["n"] > SAMPLE_ABOVE
 
 
 WORKLOAD = Transpose()

@@ -73,8 +73,9 @@ class ScanLookback(sc.Scan):
             return (lookback_grid(shape["n"], sm_count, PERSISTENT_BLOCKS),), (sc.LOOKBACK_THREADS,)
         return super().geometry(shipped, shape, device)
 
-    def additions_depth(self, variant, shape):
-        return super().additions_depth(sc.WORKLOAD.variant(FORMS[variant.name][2]), shape)
+    def tolerance_of(self, shape, variant, device=None):
+        """The shipped look-back's bound: the same tiles and the same chain of carries."""
+        return super().tolerance_of(shape, sc.WORKLOAD.variant(FORMS[variant.name][2]), device)
 
     def setup(self, shape, inputs, kernels):
         ctx = super().setup(shape, inputs, kernels)
@@ -101,7 +102,7 @@ class ScanLookback(sc.Scan):
             args += (np.uint64(tiles), np.uint64(sc.lookback_ahead(k, sm_count, sc.AHEAD_WAVES[shipped], threads)))
             if shipped == "lookback_staged":
                 args += (np.uint64(sc.ramped_blocks(k, sm_count, tiles, threads)),)
-        return self._job(None, out, ctx, (Launch(k, (grid,), (threads,), args),))
+        return sc.call_job(None, out, ctx, (Launch(k, (grid,), (threads,), args),))
 
     def traffic(self, shape, variant, device=None):
         return super().traffic(shape, sc.WORKLOAD.variant(FORMS[variant.name][2]), device)
