@@ -340,7 +340,7 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 #endif
 // Two ways to keep DRAM busy while the threads count (studies/histogram_private.py times both;
 // README, "Histogram", has the times that chose the defaults):
-// - PRIVATE_AHEAD (the loop of sessions 8-9, PRIVATE_RING 0: a step's loads, then its counts, the
+// - PRIVATE_AHEAD (the first loop, PRIVATE_RING 0: a step's loads, then its counts, the
 //   tail per PRIVATE_SERIAL_TAIL): each warp asks L2 for its lines PRIVATE_AHEAD steps on
 //   (prefetch.global.L2, one line per lane per step), so DRAM is fed by requests no warp waits
 //   on and a step's loads (and the tail's, one after the other) find their lines in L2. 0: none.

@@ -529,7 +529,7 @@ __device__ __forceinline__ void write_stamps(unsigned long long* stamp, long lon
 // marks them evict_last and the block's copy evict_first, so a prefetched tile stays in L2 until its
 // block reads it and is the first to go after, and the prefetch can run further ahead (scan.py's
 // STAGED_AHEAD_WAVES) without its tiles leaving L2 first. Study knobs: 0, no hint; 2, the copy's
-// evict_first alone; 3, the prefetch's evict_last alone (docs/scan.md, session 17).
+// evict_first alone; 3, the prefetch's evict_last alone (docs/scan.md).
 #ifndef LS_HINT
 #define LS_HINT 1
 #endif
@@ -800,17 +800,17 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // scans it in place during the look-back and stores it from there, so a thread holds one vector
 // at a time and the SM's shared memory, not its registers, sets the blocks per SM: 7 tiles of
 // 28 KB (LS_ROWS 7 x LS_THREADS 256 x 4 elements) on the H200. The tile's layout, row scan and
-// walk back are lookback's. Two things shorten a block's life further (session 16): its tile is
+// walk back are lookback's. Two things shorten a block's life further (docs/scan.md): its tile is
 // its block index, so the copy leaves before the ticket's atomic returns (LS_TICKET), and a ninth
 // warp walks back while the copy is in flight (LS_LOOKER). The tile fetched ahead is kept in L2
-// until its block copies it (LS_HINT, session 17), so the prefetch runs further ahead, and the first
-// wave's copies leave on a ramp, about in tile order (LS_RAMP, session 25). Before sm_90
+// until its block copies it (LS_HINT), so the prefetch runs further ahead, and the first
+// wave's copies leave on a ramp, about in tile order (LS_RAMP). Before sm_90
 // the threads copy the tile themselves. LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET, LS_LOOKER, LS_HINT,
 // LS_CONTROL and LS_RAMP are studies/scan_lookback.py's knobs (SKNOBS); the forms measured slower and removed
 // (the scan before the look-back, a copy per warp's part, copy-engine stores; the block index's tile
 // copied before the ticket; a looker that reads 2 or 4 words a lane, takes the epoch's ticket
 // itself, reads several windows a round trip or polls one word first; the first wave's prefetches
-// skipped; a two-level look-back over groups of 32 tiles): docs/scan.md, sessions 15-17 and 19.
+// skipped; a two-level look-back over groups of 32 tiles): docs/scan.md.
 #include "mbarrier.cuh"
 #ifndef LS_ROWS
 #define LS_ROWS 7
@@ -827,7 +827,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // that reason, and domino keeps one), but every NVIDIA GPU dispatches a grid's blocks so, CUB's scan
 // relies on it, and a hang would be one ERROR row (the worker's timeout), not a frozen run. 1: the
 // tile from the ticket, lookback's numbering: the tile's copy waits for the atomic's L2 round trip,
-// 1.0-1.2 us of a block's 13.5 (docs/scan.md, session 16: 2-6 points of memcpy's rate).
+// 1.0-1.2 us of a block's 13.5 (docs/scan.md: 2-6 points of memcpy's rate).
 #ifndef LS_TICKET
 #define LS_TICKET 0
 #endif
@@ -835,19 +835,19 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // knows its tile, while the tile's bytes are still on their way; thread 0 publishes the AGGREGATE
 // once the sum is done and hands the total to the looker on an mbarrier, the looker publishes the
 // PREFIX, and warps 0-7 each scan their own part. Where the walk back ends before the tile lands,
-// the PREFIX goes out right after the sum. 0: warp 0 looks back once the tile is summed (session 15).
+// the PREFIX goes out right after the sum. 0: warp 0 looks back once the tile is summed.
 #ifndef LS_LOOKER
 #define LS_LOOKER 1
 #endif
 #define LS_BLOCK (LS_THREADS + 32 * LS_LOOKER)  // the block's threads
-// LS_RAMP (session 25): the first wave's blocks (block index below `ramped`, the host's count of the
+// LS_RAMP: the first wave's blocks (block index below `ramped`, the host's count of the
 // blocks resident at once, or 0 where the whole grid is one wave) send their copy out LS_RAMP SM cycles
 // per block index after they start, so that the wave's tiles land about in index order. Without it the
 // first wave's tiles all start together and land in DRAM's order, so no tile finds its prefix until
 // nearly all of the wave's bytes are in, and the wave's chain then runs with few bytes moving while
-// the next wave waits for its slots (docs/scan.md, session 17's timeline). 10 cycles (5 ns at 1980 MHz)
+// the next wave waits for its slots (docs/scan.md, the look-back's timeline). 10 cycles (5 ns at 1980 MHz)
 // is faster than DRAM brings a tile and its prefetch, so the ramp costs no bandwidth. A grid of one wave
-// has no next wave to let in early, and there the ramp only delays (measured: docs/scan.md, session 25).
+// has no next wave to let in early, and there the ramp only delays (measured: docs/scan.md).
 // 0 turns it off (studies/scan_lookback.py's knob `ramp`).
 #ifndef LS_RAMP
 #define LS_RAMP 10
@@ -1069,7 +1069,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
 // study can time it again and its tests keep it right.
 //
 // lookback_persistent: the same tiles, status words and look-back, from LP_BLOCKS blocks per SM
-// that stay resident and take tile after tile by ticket. Session 9's profile of `lookback` had a
+// that stay resident and take tile after tile by ticket. A profile of `lookback` (ncu) had a
 // block spend more than half its life waiting in the look-back with its scanned tile in
 // registers and no load of its own in flight, and the registers bound how many blocks (and so
 // how many bytes) are in flight. Here a block, once its tile is scanned and its aggregate

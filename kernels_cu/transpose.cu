@@ -151,7 +151,7 @@ coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n
 }
 
 // coarsened_sector<ROWS, VEC_LOADS> (every arch; run only when named, and `best` runs the _vec form
-// on Hopper where M is not a multiple of 4; docs/memory_roof.md, "Session 11"): coarsened's
+// on Hopper where M is not a multiple of 4; docs/transpose.md): coarsened's
 // tile order with B's row pieces moved onto 32-byte sectors, for any pitch. Where B's row x starts
 // s_x floats into a sector (s_x = its address / 4 mod 8), the block of tile row y0 writes that
 // row's columns y0 - s_x .. y0 - s_x + ROWS - 1 (clipped to 0 .. M - 1): every piece starts and
@@ -471,8 +471,8 @@ coarsened_tma(const __grid_constant__ TransposeMap a_map, float* __restrict__ b,
 
 // coarsened_tma_store<ROWS, EVICT_FIRST> (sm_90, run only when named): coarsened_tma with B's
 // tile written by the copy engine too, and with ROWS = 128 a tile of 64 columns x 128 rows of A,
-// so that each row piece of B is 512 bytes instead of 256 (docs/memory_roof.md, "Session 10").
-// The question they answer (#36): at row pitches that are not a multiple of 256 bytes every row
+// so that each row piece of B is 512 bytes instead of 256 (docs/transpose.md).
+// The question they answer: at row pitches that are not a multiple of 256 bytes every row
 // piece of B straddles one more 128-byte line than it fills, shared with the neighbouring tile's
 // block; the engine writes a box in its own requests, the threads in 16-byte pieces, and a longer
 // piece has half the straddled ends per byte.
@@ -534,7 +534,7 @@ coarsened_tma_store(const __grid_constant__ TransposeMap a_map, const __grid_con
 }
 
 // coarsened_tma_skew<TILE> (sm_90, run only when named, and only where M = 4 mod 8): coarsened_tma
-// with the row pieces of B moved onto 32-byte sectors (docs/memory_roof.md, "Session 10"). Where
+// with the row pieces of B moved onto 32-byte sectors (docs/transpose.md). Where
 // B's pitch 4M is 16 mod 32 bytes, every odd row of B starts 16 bytes into a sector, so each
 // 128-byte run a warp writes there begins and ends in a sector that the neighbouring tile's block
 // writes too. Here the tiles of the odd rows of B (odd columns of A) start SKEW = 4 columns of B
@@ -577,8 +577,8 @@ coarsened_tma_skew(const __grid_constant__ TransposeMap a_map, float* __restrict
             __stcs(reinterpret_cast<float4*>(b + (x0 + brow) * m + col), make_float4(a[0], a[1], a[2], a[3]));
     }
 }
-// coarsened_sector_tma (sm_90, run only when named, N a multiple of 4; docs/memory_roof.md,
-// "Session 11"): coarsened_sector<64>'s pieces of B, A's tile brought in by the copy engine. It was
+// coarsened_sector_tma (sm_90, run only when named, N a multiple of 4; docs/transpose.md):
+// coarsened_sector<64>'s pieces of B, A's tile brought in by the copy engine. It was
 // written for N odd: a tensor map's row stride must be a multiple of 16 bytes, which 4N bytes is
 // not there, 16N bytes always is. So the host describes A as rows of four: 4N contiguous floats
 // (A's rows 4k .. 4k + 3 end to end) by floor(M / 4) such rows, and the tile's rows y0 - 8 + 4i + p
@@ -670,9 +670,9 @@ coarsened_sector_tma(const __grid_constant__ TransposeMap a4_map, const float* _
 // d_p = pN mod 4 runs through every class, and rot = (1 + MN) N mod 4 puts it 2 classes away
 // (with N even every rot works: the classes then differ by an odd number). 2 lanes a bank per
 // warp read, as coarsened_sector_tma's swizzled boxes.
-// EVICT_LAST (coarsened_sector_tma_any_el, a study form; docs/memory_roof.md, "Session 26"): the
+// EVICT_LAST (coarsened_sector_tma_any_el, a study form; docs/transpose.md): the
 // boxes read A with an L2 evict-last policy. A box's 4 extra columns fetch sectors that the next tile
-// column reads again one column of tiles later (M / 64 blocks on); measured (ncu, session 25) the form
+// column reads again one column of tiles later (M / 64 blocks on); measured (ncu) the form
 // reads 3-5% of A twice from DRAM where the swizzled forms read it once. Evict-last keeps A's lines in
 // L2 ahead of B's (whose stores are evict-first) for that second read.
 constexpr int ANY_COLS = SECTOR_COLS + 4;                                 // 68: up to 3 floats early
@@ -696,8 +696,8 @@ coarsened_sector_tma_any(const __grid_constant__ TransposeMap a4_map, const floa
         rot);
 }
 
-// coarsened_sector_bulk (sm_90, run only when named; any N, made for odd N; docs/memory_roof.md,
-// "Session 21"): the sector forms' pieces of B with A's tile rows y0 - 7 .. y0 + 63 brought in by one
+// coarsened_sector_bulk (sm_90, run only when named; any N, made for odd N; docs/transpose.md):
+// the sector forms' pieces of B with A's tile rows y0 - 7 .. y0 + 63 brought in by one
 // bulk copy each (cp.async.bulk, no tensor map), all counted on one mbarrier. The copy engine cuts
 // every copy at each 128-byte boundary of its global addresses and of its shared ones (measured:
 // studies/memory_roof/tma_loads.py), so coarsened_sector_tma_any's unswizzled 272-byte box rows, at

@@ -74,7 +74,7 @@ __device__ __forceinline__ void move_tile(const float* __restrict__ a, float* __
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
         // the same loads through one advancing pointer: ptxas for sm_100 spilled the indexed form
         // below at the 32 registers of __launch_bounds__(256, 8); sm_90 keeps the form it was
-        // measured in (docs/memory_roof.md, "Session 9")
+        // measured in (docs/transpose.md)
         const bool in_col = sc < cols;
         const size_t step = SSTEP * n;
 #pragma unroll

@@ -73,7 +73,7 @@ def reset_persisting_l2() -> None:
 
     Why: the L2 keeps such lines ahead of lines written with ordinary stores, so a scratch fill
     (the settle, --flush-l2) leaves them in place, and a variant that read with an evict_last
-    policy handed its lines to the variant timed after it (docs/memory_roof.md, session 27).
+    policy handed its lines to the variant timed after it (docs/transpose.md).
     The driver's reset acts on the current context and is not ordered on any stream: the GPU is
     synchronized first, so that no kernel still running marks lines after it.
     """

@@ -22,7 +22,7 @@ py=${PYTHON:-python3}
 stamp() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
 if [ "$phase" = all ] || [ "$phase" = run ]; then
   # Nothing else on the GPU while the ceilings and `all` are measured: a GPU test's process
-  # outlived its pytest once and held the copy ceiling 18% low (results/h200/build-4d9adf7).
+  # outlived its pytest once and held the copy ceiling 18% low on an H200.
   for _ in $(seq 120); do
     [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ] && break
     sleep 1
@@ -67,7 +67,7 @@ if [ "$phase" = all ] || [ "$phase" = tests ]; then
     # occupancy of every check shape): six at once ran the host out of memory. The rest share the
     # GPU over TEST_WORKERS pytest-xdist processes.
     # test_roofline times a memcpy and a matmul against `info --measure`: six workers beside it
-    # read its ceiling at 1,904 against 4,180 GB/s (results/h200/build-4c79377).
+    # read its ceiling at 1,904 against 4,180 GB/s on an H200.
     serial="tests/test_fidelity.py tests/test_first_variant.py tests/test_stream.py tests/test_counters.py tests/test_roofline.py"
     big="64_bit_path or larger_than_the_free_memory or hand_and_occupancy"
     ignore=$(for f in $serial; do printf -- '--ignore=%s ' "$f"; done)

@@ -42,7 +42,7 @@ def row(ms, flops=None, nbytes=None, slowest=None, timer="events"):
 
 def test_a_rate_beyond_the_fp32_peak_is_suspect_and_names_it():
     gemm = 2 * 1024 ** 3
-    # 389 TFLOP/s at 1024^3 (a cached answer, issue 36): 5.5 us per call.
+    # 389 TFLOP/s at 1024^3 (a cached answer): 5.5 us per call.
     why = beyond_ceilings(row(0.0055, gemm, 12 << 20), Limits.of(GPU))
     assert why == ("390,452 GFLOP/s in its slowest batch is 5.8x the FP32 peak of 66,908 GFLOP/s: no kernel doing "
                    "the model's work can be this fast; it may reuse an earlier answer or skip work the check does "
@@ -494,7 +494,7 @@ def test_the_cheating_kernels_compile(tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel, shape", [
-    ("caches_c", (1024, 1024, 1024)),  # issue 36: PASS at 389 TFLOP/s before the re-check had fresh inputs
+    ("caches_c", (1024, 1024, 1024)),  # PASS at 389 TFLOP/s before the re-check had fresh inputs
     ("skips_after_first", (1024, 1024, 1024)),
     ("only_when_poisoned", (1024, 1024, 1024)),
     ("sampled_only", SAMPLED_SHAPE),

@@ -491,7 +491,7 @@ def test_timed_run_produces_sane_rows(run_cli, tmp_path):
 
 @pytest.mark.gpu
 def test_too_large_for_device_memory_is_skip_rows_with_the_reason(run_cli, tmp_path):
-    # #35: a shape the GPU cannot hold is left out as SKIP rows that say why (an 8 GB laptop
+    # a shape the GPU cannot hold is left out as SKIP rows that say why (an 8 GB laptop
     # GPU and a large config shape), before anything is allocated; the run itself goes on
     from pmppbench.resultfile import load
 
@@ -757,7 +757,7 @@ def test_any_configuration_is_a_variant_by_its_name():
         W.variant("pl_nope")
 
 
-# ---- odd shapes: pipelined_padded (#36) --------------------------------------------------------
+# ---- odd shapes: pipelined_padded -------------------------------------------------------------
 
 PADDED = best.PADDED
 

@@ -408,7 +408,7 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
                                    "n0 = (tn + 1) % tiles_n * BN;\n            float d[128];"),
 }
 # Not kept: wgmma_ws's consumers without their wait on `full` faulted on the H200 (unspecified
-# launch failure, results/h200/tensor8/run2/gpu-mutants.txt): caught, but as a dead context, not
+# launch failure): caught, but as a dead context, not
 # as a FAIL row, and a fault takes every later test of the process with it.
 
 
@@ -484,7 +484,7 @@ def test_the_grouped_tile_order_covers_every_tile(p):
 
 
 # On the H200 wgmma's missed wait still computes the right C at the mutants' shape, even with
-# the shared memory scribbled before the run (results/h200/session14/call3: the copies land
+# the shared memory scribbled before the run (the copies land
 # before the tensor cores read), so no check can FAIL it there; compute-sanitizer's synccheck
 # reports it ("Missing wait"), and the test below holds it to that.
 SEEN_BY_SYNCCHECK = ("wgmma_missed_mbarrier_wait",)

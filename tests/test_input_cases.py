@@ -1,4 +1,4 @@
-"""Every bad input of issue #30, as a table: the command, the exact first line it prints on
+"""Every bad input, as a table: the command, the exact first line it prints on
 stderr, its exit code, and every file left as it was (bytes, mode and links, compared before
 and after). None of these needs a GPU: each is refused before one is looked for.
 

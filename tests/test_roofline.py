@@ -157,7 +157,7 @@ def test_older_result_files_fall_back_to_the_recorded_peaks():
 
 @pytest.mark.gpu
 def test_measured_ceilings_agree_with_a_plain_memcpy_and_matmul_timed_separately(cache):
-    """Issue 7: `info --measure` within 10% of a device-to-device memcpy and cupy.matmul
+    """`info --measure` within 10% of a device-to-device memcpy and cupy.matmul
     timed with CuPy's own profiler (another timing path than pmppbench's protocol)."""
     import cupy as cp
     from cupyx.profiler import benchmark

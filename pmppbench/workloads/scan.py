@@ -54,9 +54,9 @@ PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte v
 LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu (lookback_persistent's too)
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
 # lookback_staged: LS_ROWS, LS_THREADS in scan.cu, the same tile held in shared memory, not registers
-STAGED_ROWS, STAGED_THREADS = 7, 256  # 7168 elements: 7 tiles of 28 KB in 228 KB (session 15's study)
+STAGED_ROWS, STAGED_THREADS = 7, 256  # 7168 elements: 7 tiles of 28 KB in 228 KB (studies/scan_lookback.py)
 STAGED_TILE = STAGED_THREADS * STAGED_ROWS * 4
-STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker (LS_LOOKER, session 16)
+STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker (LS_LOOKER)
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
 # L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
@@ -64,8 +64,8 @@ STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker (LS_LOOK
 LOOKBACK_AHEAD_WAVES = 0.25
 # lookback_staged's: three eighths of its 7-block waves (346 tiles on the H200). Its prefetch marks
 # the lines evict_last and the block's copy evict_first (scan.cu's LS_HINT), so that they stay in L2
-# until read and go first after: with that, three eighths beat a quarter (session 16's distance,
-# without hints) by 1-3 points at 2^24-2^28 in session 17's study; half a wave was slower again
+# until read and go first after: with that, three eighths beat a quarter (the best distance
+# without hints) by 1-3 points at 2^24-2^28 (studies/scan_lookback.py); half a wave was slower again
 # (docs/scan.md)
 STAGED_AHEAD_WAVES = 0.375
 AHEAD_WAVES = {"lookback": LOOKBACK_AHEAD_WAVES, "lookback_staged": STAGED_AHEAD_WAVES}

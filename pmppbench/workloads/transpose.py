@@ -24,8 +24,7 @@ through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multip
 `coarsened_tma_store` (and `_ef`, with an L2 evict-first policy) stores B's tiles by TMA too,
 through a second map of B; `_wide` on 64 x 128 tiles. `coarsened_tma_skew` (M = 4 mod 8) starts
 the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte sector. `best`,
-in the default table, runs the form `pick` names for the GPU and shape (docs/memory_roof.md,
-"Session 10" to "Session 22").
+in the default table, runs the form `pick` names for the GPU and shape (docs/transpose.md).
 
 `coarsened_sector` (every arch, run only when named; `_tma` and `_tma_any` are best's forms on
 Hopper where M or N is not a multiple of 4, the first where N is, `_vec` where M is and neither map
@@ -38,9 +37,9 @@ of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form 
 L2's size and N is not a multiple of 4, or is 4 mod 8 with M a multiple of 4; `_p128`, `_p0`: through
 a map with 128-byte and no L2 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each
 row of A's tile by one bulk copy instead, at the row's offset in its 128-byte line
-(docs/memory_roof.md, "Session 21");
+(docs/transpose.md);
 `coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
-32 at a time, whose pitch is whole lines ("Session 23").
+32 at a time, whose pitch is whole lines (docs/transpose.md).
 """
 
 from __future__ import annotations
@@ -169,7 +168,7 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
       coordinates): coarsened_tma where both are multiples of 64 (256-byte pitches); where N = 4 mod 8
       (A's rows 16 bytes off a sector) and A is at least the L2's size, coarsened_sector_tma_any_el
       (below; +0.1-1.8 points over the forms that follow at 4100^2, 6148^2, 8196^2 and 8192 x 8196 on
-      H100s, where it loses 0.1-1.0 at N = 0 mod 8: docs/memory_roof.md, "Session 28");
+      H100s, where it loses 0.1-1.0 at N = 0 mod 8: docs/transpose.md);
       coarsened_tma_skew where M = 4 mod 8 (B's odd rows 16 bytes off a sector: the skew puts every run
       of B on one); coarsened_tma_store_wide at the other pitches (512-byte row pieces of B, both sides
       by the copy engine).
@@ -177,12 +176,12 @@ def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> 
       float4, coarsened's 128-byte runs of B share their end sectors with the neighbouring block's)
       and A brought in by the copy engine as rows of four: coarsened_sector_tma where N is a multiple
       of 4 (swizzled boxes), else coarsened_sector_tma_any (boxes started on 16 bytes, any pitch of A;
-      where only N is off, above coarsened at every shape timed: docs/memory_roof.md, "Session 22").
+      where only N is off, above coarsened at every shape timed: docs/transpose.md).
       Where the any-N form serves and A is at least the L2's size (`l2_bytes`), its _el form, which
       reads A with an L2 evict-last policy: the ends of lines that a box shares with the next tile
       column's stay in L2 until that column reads them (with the settle's reset, +0.2-2.6 points at
       every such shape timed from 4096 x 4097 up on H100s, none at 16384 x 16385; not timed where A
-      fits in the L2: docs/memory_roof.md, "Session 28"). Where no map serves (M < 4, 4N past
+      fits in the L2: docs/transpose.md). Where no map serves (M < 4, 4N past
       int32): coarsened_sector_vec if M is off a float4, else coarsened.
     Everywhere else, and where the GPU is not known, coarsened."""
     m, n = shape["m"], shape["n"]
