@@ -1080,7 +1080,7 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
 }
 
 // The tensor-core rungs (--precision tf32, bf16, fp16): kernels_cu/gemm_tc.cuh. Device code only
-// (inline PTX): the host emulation of streamk (studies/gemm_best_emulate.py) compiles without it.
+// (inline PTX): the host emulation of streamk (tests/gemm_emulate.py) compiles without it.
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #include "gemm_tc.cuh"
 #endif

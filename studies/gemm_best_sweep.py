@@ -113,7 +113,7 @@ def _edge_configs() -> list[Config]:
     return list(dict.fromkeys(configs))
 
 
-EDGE_CONFIGS = _edge_configs()  # every schedule of the sweep's kernels (studies/gemm_best_emulate.py runs them too)
+EDGE_CONFIGS = _edge_configs()  # every schedule of the sweep's kernels (tests/gemm_emulate.py runs them too)
 
 
 def check_edges() -> int:
