@@ -7,7 +7,7 @@
 #   PHASE=all bash scripts/reference_run.sh results/h100 LOGS    # both
 # RESULTS (results/<board>) gets: default.csv and its meta.json (`pmppbench all`, cold compile
 # cache), default.html, the PNG plots, and the sweeps docs/ quotes: scan-sizes.csv,
-# histogram-sizes.csv, gemm-sizes.csv, gemm-tensor.csv, stream-overlap-3.csv, stream-overlap-8.csv
+# transpose-shapes.csv, gemm-sizes.csv, gemm-tensor.csv, stream-overlap-3.csv, stream-overlap-8.csv
 # (each with its meta.json); with COUNTERS=1 also hardware.json (`--counters`, needs ncu, a few
 # minutes more). Files of an earlier run there are replaced (--force); others are left alone.
 # LOGS (default: a new temporary folder) gets every command's terminal output, the measured
@@ -47,7 +47,7 @@ if [ "$phase" = all ] || [ "$phase" = run ]; then
   CUPY_CACHE_DIR=$cupy_cold bench all-warm.txt all --out "$logs/warm.csv" --force --quiet
   bench plot.txt plot "$dest/default.csv" --outdir "$dest" --force
   bench scan-sizes.txt all --config patterns_sizes --only scan --out "$dest/scan-sizes.csv" --force
-  bench histogram-sizes.txt all --config patterns_sizes --only histogram --out "$dest/histogram-sizes.csv" --force
+  bench transpose-shapes.txt all --config transpose_shapes --out "$dest/transpose-shapes.csv" --force
   bench gemm-sizes.txt all --config gemm_sizes --out "$dest/gemm-sizes.csv" --force
   bench gemm-tensor.txt all --config gemm_tensor --out "$dest/gemm-tensor.csv" --force
   for chunks in 3 8; do

@@ -364,7 +364,7 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     names = ["gemm_naive", "gemm_tiled16", "gemm_tiled32", "gemm_coarsened"]
-    unit = compile_unit("course_gemm", names, "sm_90", use_cache=False)
+    unit = compile_unit("course", names, "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 

@@ -250,8 +250,8 @@ class Streams(Workload):
             Axis("chunks", "Number of chunks."))
     # The course times 9 single runs. A pipeline timed on the host clock moves between single
     # runs (host wake-up and submission jitter), which single-run batches carry straight into
-    # the spread, so each of the 9 batches is the median of 10 runs instead (README, "The
-    # protocol", and studies/spread_study.py). REPS 1 gives the course's protocol back.
+    # the spread, so each of the 9 batches is the median of 10 runs instead (docs/stream.md:
+    # `pmppbench stream 1048576 64 1` against `... 10`). REPS 1 gives the course's protocol back.
     protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
     shares_host_link = True  # GPUs of one host share its PCIe links and memory bandwidth
     variants = (*map(pipeline_variant, DEFAULT_STREAMS), EVENT)  # those of the default shape
