@@ -9,6 +9,7 @@ A table in a Markdown file is a region between two markers:
     <!-- results: h100/default.csv summary -->          one row per workload (README)
     <!-- results: h100/default.csv table transpose -->  `pmppbench report`'s table of one workload
     <!-- results: h200/scan-sizes.csv pivot scan -->    one row per shape, one column per variant
+    <!-- results: h100/default.csv ladder gemm 4096x4096x4096 -->  one shape's rungs, what each changes
     <!-- results: h200/gemm-sizes.csv gemm-sizes -->     best beside cuBLAS per shape (gemm_best_table.py)
     <!-- end results -->
 
@@ -150,6 +151,26 @@ def pivot(path: Path, workload: str) -> list[str]:
     return out
 
 
+def ladder(path: Path, workload: str, shape: str) -> list[str]:
+    """One workload's rows at one shape, in the table's order: each rung with what it changes
+    (the variant's own `about` line), its rate, its % of the roof and its registers."""
+    from pmppbench import workloads  # noqa: PLC0415  (the variants' own descriptions)
+
+    w = workloads.get(workload)
+    rows = [r for r in _rows(path) if r["workload"] == workload and r["shape"] == shape]
+    if not rows:
+        raise SystemExit(f"{path}: no {workload} rows at {shape}")
+    col, unit = _unit(rows)
+    roof = rows[0].get("pct_of") or "roof"
+    out = [f"| rung | what it changes | {unit} | % of {'cuBLAS' if roof == 'cublas' else roof} | regs |",
+           "|---|---|---:|---:|---:|"]
+    for r in rows:
+        x, pct = _num(r[col]), _num(r["pct_of_roof"])
+        out.append(f"| {r['variant']} | {w.variant(r['variant']).about} | {_fmt(x) if x else r['check']} "
+                   f"| {f'{pct:.1f}' if pct is not None else ''} | {r.get('registers') or ''} |")
+    return out
+
+
 def gemm_sizes(path: Path) -> list[str]:
     """The GEMM size table: per shape, `best` (the rule's pick) as % of cuBLAS from the same run,
     beside the earlier rungs (scripts/gemm_best_table.py)."""
@@ -159,7 +180,7 @@ def gemm_sizes(path: Path) -> list[str]:
     return gemm_best_table.table(path, best_rows=True)
 
 
-KINDS = {"summary": summary, "table": table, "pivot": pivot, "gemm-sizes": gemm_sizes}
+KINDS = {"summary": summary, "table": table, "pivot": pivot, "ladder": ladder, "gemm-sizes": gemm_sizes}
 
 
 def make(spec: str) -> list[str]:
