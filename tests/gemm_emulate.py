@@ -207,6 +207,7 @@ def plan(quick: bool) -> list[tuple[Config, tuple[int, int, int], int]]:
     """(configuration, shape, slots): every schedule on shapes with partial tiles on every
     edge, K % 4 != 0 (the scalar load paths), K shorter than one step, more and fewer
     blocks than slots."""
+    sys.path.insert(0, str(ROOT / "studies"))  # the sweep's configurations (studies/gemm_best_sweep.py)
     from gemm_best_sweep import EDGE_CONFIGS  # noqa: PLC0415
 
     best = [*CHOICES.values(), PADDED]
