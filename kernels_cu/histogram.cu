@@ -165,7 +165,7 @@ __device__ __forceinline__ void add_word(unsigned* mine, unsigned& prev, unsigne
 // 7 bins: the threads' private histograms (warp_vec's, thread_private's) into the block's (s,
 // zeroed before), then one global atomic per bin: the warp adds its 32 copies by shuffles, lane 0
 // adds the warp's into s. (One launch with no zeroing by the host, the last block moving an
-// accumulator into the histogram, measured no faster: README, "Histogram".)
+// accumulator into the histogram, measured no faster: docs/histogram.md.)
 __device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo) {
 #pragma unroll
     for (int b = 0; b < 7; ++b) {
@@ -262,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) warp_vec(const unsigned char
 // BLOCK per SM), READ_VECS loads in flight per thread and the last, partial step's loads at once
 // (load_if: zeros leave the XOR as it is), as thread_private reads; the XOR of all words, one
 // atomicXor per warp, is what it leaves (checked bit for bit). With one load per step the roof
-// itself would wait a DRAM latency per step, and be no roof (README, "Histogram", has the times).
+// itself would wait a DRAM latency per step, and be no roof (docs/histogram.md has the times).
 #define READ_VECS 4  // 32 registers of loads: 8 blocks of 256 threads still fit (the launch bound)
 extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK) read_xor(const unsigned char* __restrict__ data,
                                                                            unsigned long long length,

@@ -32,7 +32,7 @@ __device__ __forceinline__ uint4 load_now(const uint4* p) {
 // its leftover vectors one after the other. The tail per bin count: the
 // batched one for 256 bins, one vector at a time for 7 bins, whose tail the other resident warps'
 // work already covers and whose main loop a second copy of the counting code slows (the times:
-// README, "Histogram").
+// docs/histogram.md).
 __device__ __forceinline__ uint4 load_if(const uint4* p, bool ok) {
 #ifdef __CUDA_ARCH__
     uint4 v;
@@ -48,7 +48,7 @@ __device__ __forceinline__ uint4 load_if(const uint4* p, bool ok) {
 
 // x >> (8 * k) as the high word of a multiply, an IMAD.HI on the FMA pipe instead of a shift on
 // the integer pipe that the logic and adds share. It gained nothing measurable at either bin count
-// (README, "Histogram"), so the integer pipe alone is not what holds the 7-bin kernel below the
+// (docs/histogram.md), so the integer pipe alone is not what holds the 7-bin kernel below the
 // read roof; the form stays because the final run measured it.
 __device__ __forceinline__ unsigned byte_down(unsigned x, int k) { return k == 0 ? x : __umulhi(x, 1u << (32 - 8 * k)); }
 
@@ -62,11 +62,11 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // loop; the nibble counters before it (count_letters: eight 4-bit counters in one register, a
 // funnel shift per byte, 78 per 16 bytes) still count the tail's vectors. Most of either is on the
 // integer (ALU) pipe, half a warp instruction per clock, which is what the count per byte is
-// weighed against (README, "Histogram", has the times).
+// weighed against (docs/histogram.md has the times).
 #define PRIVATE_THREADS BLOCK
 #define PRIVATE_MIN_BLOCKS 5  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
-// The other ways to keep DRAM busy while the threads count, measured beside this loop (README,
-// "Histogram", has the times that chose it): each warp asking L2 for its lines steps ahead, and a
+// The other ways to keep DRAM busy while the threads count, measured beside this loop (docs/histogram.md
+// has the times that chose it): each warp asking L2 for its lines steps ahead, and a
 // ring of loads refilled as each vector is taken for counting, are studies/forms/histogram_private.cu's.
 
 // The SWAR letter test of a word's four bytes: `shift` = h + 0x23 per byte (h: the byte's 7 low
@@ -80,7 +80,7 @@ __device__ __forceinline__ unsigned letter_bits(unsigned w, unsigned& shift) {
     shift = h + 0x23232323u;  // bit 7: h >= 0x5d; bits 2-4: bin + 1 for a letter
     // bit 7: h >= '{' (0x7b). As PTX, so that the compiler cannot fold the ~ below
     // into the add (IADD3 -h - 0x05050506, on the integer pipe, where this add is a VIADD off it);
-    // README, "Histogram", has what the plain add cost.
+    // docs/histogram.md has what the plain add cost.
 #ifdef __CUDA_ARCH__
     unsigned ge_brace;
     asm("add.u32 %0, %1, 0x05050505;" : "=r"(ge_brace) : "r"(h));

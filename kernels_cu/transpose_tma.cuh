@@ -11,7 +11,7 @@
 
 // coarsened_tma<TILE> (sm_90, not in the default table: `--variants coarsened_tma`): the same
 // 64 x 64 tiles in the same order as coarsened, with A's tile brought into shared memory by
-// Hopper's copy engine instead of the threads' loads (docs/memory_roof.md, "Every shape": the
+// Hopper's copy engine instead of the threads' loads (docs/transpose.md, "Every shape": the
 // idea for the pitches that are not a multiple of 256 bytes). One thread hands the engine two
 // boxes of 32 columns x TILE rows of A (cp.async.bulk.tensor, a tensor map the host encodes once
 // per shape: pmppbench/workloads/transpose.py), the engine counts their bytes on an mbarrier

@@ -1,5 +1,5 @@
 """thread_private's study forms as a workload, `histogram_private`: the shipped thread_private beside
-the forms README's "Histogram" measured against it (one knob of studies/forms/histogram_private.cu
+the forms docs/histogram.md measured against it (one knob of studies/forms/histogram_private.cu
 turned), and bulk_private, which no table runs.
 
     PYTHONPATH=studies/forms PMPPBENCH_KERNEL_PATH=studies/forms \\
@@ -67,12 +67,12 @@ class HistogramPrivate(hist.Histogram):
 
     def job(self, variant, shape, ctx, index=None):
         kernel, knobs, _ = FORMS[variant.name]
-        built = f"{kernel} {sorted(knobs.items())}"  # one entry per build in ctx["kernels"]
-        if built not in ctx["kernels"]:
-            ctx["kernels"][built] = load_kernels(self.name, [kernel], {**self.defines(shape), **knobs})[kernel]
-        grid, block = self.geometry(variant, shape, ctx["device"])
+        built = f"{kernel} {sorted(knobs.items())}"  # one entry per build in ctx.kernels
+        if built not in ctx.kernels:
+            ctx.kernels[built] = load_kernels(self.name, [kernel], {**self.defines(shape), **knobs})[kernel]
+        grid, block = self.geometry(variant, shape, ctx.device)
         text, histo = ctx["text"], ctx["histo"]
-        launch = Launch(ctx["kernels"][built], grid, block, (text, np.uint64(shape["n"]), histo))
+        launch = Launch(ctx.kernels[built], grid, block, (text, np.uint64(shape["n"]), histo))
         return staged_job((launch,), histo, reset=lambda: histo.fill(0))
 
 

@@ -1,6 +1,6 @@
 // thread_private's study forms (studies/forms/histogram_forms.py, the workload `histogram_private`):
-// kernels_cu/histogram_private.cuh's thread_private with every knob the measurements of README's
-// "Histogram" turned, and bulk_private (sm_90: the text brought by the copy engine), which no table
+// kernels_cu/histogram_private.cuh's thread_private with every knob the measurements of
+// docs/histogram.md turned, and bulk_private (sm_90: the text brought by the copy engine), which no table
 // runs. Each knob's default is the shipped kernel's choice, so a build without defines is the
 // shipped code. BINS 7: PRIVATE_VECS (16-byte loads in flight per thread), PRIVATE_MIN_BLOCKS (the
 // launch bound), PRIVATE_SLICED (0: the nibble counters), PRIVATE_AHEAD (steps asked of L2 ahead),
@@ -21,7 +21,7 @@
 // 7 bins: the threads' private histograms (warp_vec's, thread_private's) into the block's (s,
 // zeroed before), then one global atomic per bin: the warp adds its 32 copies by shuffles, lane 0
 // adds the warp's into s. (One launch with no zeroing by the host, the last block moving an
-// accumulator into the histogram, measured no faster: README, "Histogram".)
+// accumulator into the histogram, measured no faster: docs/histogram.md.)
 __device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo) {
 #pragma unroll
     for (int b = 0; b < 7; ++b) {
@@ -76,7 +76,7 @@ __device__ __forceinline__ uint4 load_now(const uint4* p) {
 // its leftover vectors one after the other. PRIVATE_SERIAL_TAIL picks the tail per bin count: the
 // batched one for 256 bins, one vector at a time for 7 bins, whose tail the other resident warps'
 // work already covers and whose main loop a second copy of the counting code slows (the times:
-// README, "Histogram").
+// docs/histogram.md).
 __device__ __forceinline__ uint4 load_if(const uint4* p, bool ok) {
 #ifdef __CUDA_ARCH__
     uint4 v;
@@ -92,7 +92,7 @@ __device__ __forceinline__ uint4 load_if(const uint4* p, bool ok) {
 
 // x >> (8 * k) as the high word of a multiply, an IMAD.HI on the FMA pipe instead of a shift on
 // the integer pipe that the logic and adds share. It gained nothing measurable at either bin count
-// (README, "Histogram"), so the integer pipe alone is not what holds the 7-bin kernel below the
+// (docs/histogram.md), so the integer pipe alone is not what holds the 7-bin kernel below the
 // read roof; the form stays because the final run measured it.
 __device__ __forceinline__ unsigned byte_down(unsigned x, int k) { return k == 0 ? x : __umulhi(x, 1u << (32 - 8 * k)); }
 
@@ -105,13 +105,13 @@ __device__ __forceinline__ unsigned nibble(unsigned amount) { return __funnelshi
 // loop; the nibble counters before it (count_letters: eight 4-bit counters in one register, a
 // funnel shift per byte, 78 per 16 bytes) still count the tail's vectors. Most of either is on the
 // integer (ALU) pipe, half a warp instruction per clock, which is what the count per byte is
-// weighed against (README, "Histogram", has the times).
+// weighed against (docs/histogram.md has the times).
 #define PRIVATE_THREADS BLOCK
 #ifndef PRIVATE_MIN_BLOCKS
 #define PRIVATE_MIN_BLOCKS 5  // blocks per SM: the grid (pmppbench/workloads/histogram.py) and the register cap
 #endif
 // Two ways to keep DRAM busy while the threads count (studies/histogram_private.py times both;
-// README, "Histogram", has the times that chose the defaults):
+// docs/histogram.md has the times that chose the defaults):
 // - PRIVATE_AHEAD (the first loop, PRIVATE_RING 0: a step's loads, then its counts, the
 //   tail per PRIVATE_SERIAL_TAIL): each warp asks L2 for its lines PRIVATE_AHEAD steps on
 //   (prefetch.global.L2, one line per lane per step), so DRAM is fed by requests no warp waits
@@ -154,7 +154,7 @@ __device__ __forceinline__ unsigned letter_bits(unsigned w, unsigned& shift) {
     shift = h + 0x23232323u;  // bit 7: h >= 0x5d; bits 2-4: bin + 1 for a letter
     // bit 7: h >= '{' (0x7b). As PTX (PRIVATE_ADD_PTX), so that the compiler cannot fold the ~ below
     // into the add (IADD3 -h - 0x05050506, on the integer pipe, where this add is a VIADD off it);
-    // README, "Histogram", has what the plain add cost.
+    // docs/histogram.md has what the plain add cost.
 #if defined(__CUDA_ARCH__) && PRIVATE_ADD_PTX
     unsigned ge_brace;
     asm("add.u32 %0, %1, 0x05050505;" : "=r"(ge_brace) : "r"(h));
@@ -424,7 +424,7 @@ thread_private(const unsigned char* __restrict__ data, unsigned long long length
 // Pieces are dealt to the grid's warps in turn; the vectors past the last whole piece and the
 // last length % 16 bytes are counted from global memory by the whole grid. A study kernel: its
 // best ring (these defaults) was 1.5% faster than thread_private at 2^28 bytes and 3% slower at
-// 2^26 (README, "Histogram"), so the workload keeps thread_private, which runs on every GPU.
+// 2^26 (docs/histogram.md), so the workload keeps thread_private, which runs on every GPU.
 #ifndef BULK_WARPS
 #define BULK_WARPS 8  // warps per block
 #endif

@@ -88,12 +88,12 @@ class ScanLookback(sc.Scan):
 
     def job(self, variant, shape, ctx, index=None):
         kernel, knobs, shipped = FORMS[variant.name]
-        built = f"{kernel} {sorted(knobs.items())}"  # one entry per build in ctx["kernels"]
-        if built not in ctx["kernels"]:
-            ctx["kernels"][built] = load_kernels(self.name, [kernel], {**self.defines(shape), **knobs})[kernel]
+        built = f"{kernel} {sorted(knobs.items())}"  # one entry per build in ctx.kernels
+        if built not in ctx.kernels:
+            ctx.kernels[built] = load_kernels(self.name, [kernel], {**self.defines(shape), **knobs})[kernel]
         n, x, out = shape["n"], ctx["x"], ctx["out"]
-        (grid,), (threads,) = self.geometry(variant, shape, ctx["device"])
-        k, sm_count = ctx["kernels"][built], ctx["device"].sm_count
+        (grid,), (threads,) = self.geometry(variant, shape, ctx.device)
+        k, sm_count = ctx.kernels[built], ctx.device.sm_count
         tiles = sc.tiles_of(n, sc.PASS_TILES[shipped][0])
         args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n))
         if variant.name == "lookback_persistent":

@@ -87,7 +87,7 @@ class TransposeForms(tr.Transpose):
             if why:
                 raise Unavailable(f"{variant.name} {why}")
             two, three = tr.cached(ctx, ("rows of 32 maps", a.data.ptr), lambda: rows_of_32_maps(a, m, n))
-            launch = Launch(ctx["kernels"][variant.kernel], *geometry, (two.arg, three.arg, a, b, np.uint64(m),
+            launch = Launch(ctx.kernels[variant.kernel], *geometry, (two.arg, three.arg, a, b, np.uint64(m),
                                                                          np.uint64(n)))
         elif variant.kernel.startswith("coarsened_sector_bulk") and a.data.ptr % 16:
             raise Unavailable(f"{variant.name} needs A on 16 bytes (its bulk copies start on 16 bytes)")
