@@ -90,8 +90,8 @@ def test_geometry_and_index_path():
     shape = {"n": 1000003, "bins": 7, "input": "uniform"}
     assert W.geometry(W.variant("global_atomic"), shape) == ((3907,), (256,))
     assert W.geometry(W.variant("coarsened_interleaved"), shape) == ((123,), (256,))
-    assert W.index_type(shape) == "int"
-    assert W.index_type({**shape, "n": hist.LARGE_CHECK}) == "long long"
+    assert hist.index_type_of(shape) == "int"
+    assert hist.index_type_of({**shape, "n": hist.LARGE_CHECK}) == "long long"
 
 
 def test_every_kernel_compiles_for_both_bin_counts():
@@ -167,8 +167,8 @@ def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, bins):
 def test_check_only_takes_the_64_bit_path_for_each_bin_count():
     """As every workload's --check-only does, one shape past 2^31 bytes per compile unit (BINS)."""
     large = [s for s in W.check_shapes() if s["n"] > 2**31 - 1]
-    assert [(s["bins"], W.index_type(s)) for s in large] == [(7, "long long"), (256, "long long")]
-    assert all(W.index_type(s) == "int" for s in W.check_shapes() if s not in large)
+    assert [(s["bins"], hist.index_type_of(s)) for s in large] == [(7, "long long"), (256, "long long")]
+    assert all(hist.index_type_of(s) == "int" for s in W.check_shapes() if s not in large)
 
 
 @pytest.mark.gpu

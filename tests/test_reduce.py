@@ -109,8 +109,8 @@ def test_integer_outputs_are_poisoned_with_a_value_no_sum_leaves():
 
 
 def test_index_path_and_geometry():
-    assert W.index_type({"n": 1 << 26, "dtype": "f32"}) == "int"
-    assert W.index_type({"n": red.LARGE_CHECK, "dtype": "f32"}) == "long long"
+    assert red.index_type_of({"n": 1 << 26, "dtype": "f32"}) == "int"
+    assert red.index_type_of({"n": red.LARGE_CHECK, "dtype": "f32"}) == "long long"
     shape = {"n": 4097, "dtype": "f32"}
     assert W.geometry(W.variant("simple"), shape) == ((3,), (1024,))
     assert W.geometry(W.variant("coarsened"), shape) == ((1,), (1024,))
@@ -321,8 +321,8 @@ def test_only_cub_is_prebuilt_and_for_the_shapes_dtype(monkeypatch):
 def test_check_only_takes_the_64_bit_path_for_each_dtype():
     """As every workload's --check-only does, one shape past 2^31 elements per compile unit."""
     large = [s for s in W.check_shapes() if s["n"] > 2**31 - 1]
-    assert [(s["dtype"], W.index_type(s)) for s in large] == [("f32", "long long"), ("i32", "long long")]
-    assert all(W.index_type(s) == "int" for s in W.check_shapes() if s not in large)
+    assert [(s["dtype"], red.index_type_of(s)) for s in large] == [("f32", "long long"), ("i32", "long long")]
+    assert all(red.index_type_of(s) == "int" for s in W.check_shapes() if s not in large)
 
 
 @pytest.mark.gpu

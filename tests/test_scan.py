@@ -136,10 +136,10 @@ def test_geometry_and_index_path():
     assert W.geometry(W.variant("lookback"), shape) == ((1,), (256,))
     assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}) == ((2,), (256,))
     assert W.geometry(W.variant("domino"), {**shape, "n": 16385}) == ((3,), (256,))
-    assert W.index_type({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
-    assert W.index_type({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
-    assert W.index_type({"n": 2**31 - 2049, "dtype": "f32", "kind": "inclusive"}) == "long long"  # rounded up to sections, + 1
-    assert W.index_type({"n": 2**31 - 8193, "dtype": "f32", "kind": "inclusive"}) == "int"
+    assert sc.index_type_of({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
+    assert sc.index_type_of({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
+    assert sc.index_type_of({"n": 2**31 - 2049, "dtype": "f32", "kind": "inclusive"}) == "long long"  # rounded up to sections, + 1
+    assert sc.index_type_of({"n": 2**31 - 8193, "dtype": "f32", "kind": "inclusive"}) == "int"
 
 
 def test_check_shapes_cover_the_edges_and_the_64_bit_path_for_each_dtype():
@@ -149,7 +149,7 @@ def test_check_shapes_cover_the_edges_and_the_64_bit_path_for_each_dtype():
         assert edge in sizes
     large = [(s["dtype"], s["kind"]) for s in shapes if s["n"] > 2**31 - 1]
     assert large == [("f32", "inclusive"), ("i32", "exclusive")]
-    assert all(W.index_type(s) == "long long" for s in shapes if s["n"] > 2**31 - 1)
+    assert all(sc.index_type_of(s) == "long long" for s in shapes if s["n"] > 2**31 - 1)
     assert {(s["dtype"], s["kind"]) for s in shapes} == {(d, k) for d in sc.DTYPES for k in sc.KINDS}
 
 

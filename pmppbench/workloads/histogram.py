@@ -79,6 +79,7 @@ class Histogram(Workload, Prebuilds):
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )
+    tolerance = Tolerance("exact")  # counts: bit for bit
     baseline = "global_atomic"
     roof = "read"
     rate = "GB/s"
@@ -95,9 +96,6 @@ class Histogram(Workload, Prebuilds):
     def device_bytes(self, shape):
         return shape["n"] + 4 * shape["bins"] * (blocks(shape, "privatized") + 2)
 
-    def tolerance_for(self, shape):
-        return Tolerance("exact")  # counts: bit for bit
-
     # ---- geometry --------------------------------------------------------------------
     def geometry(self, variant, shape, device=None):
         """One block of BLOCK threads per BLOCK bytes (coarsened: BLOCK * CFACTOR); warp_vec,
@@ -106,9 +104,6 @@ class Histogram(Workload, Prebuilds):
         sms = device.sm_count if fixed else None
         threads = PRIVATE_THREADS[shape["bins"]] if variant.name == "thread_private" else BLOCK
         return (blocks(shape, variant.name, sms),), (threads,)
-
-    def index_type(self, shape) -> str:
-        return index_type(blocks(shape, "global_atomic") * BLOCK + BLOCK * CFACTOR)
 
     # ---- kernels ---------------------------------------------------------------------
     def defines(self, shape):
@@ -177,7 +172,7 @@ class Histogram(Workload, Prebuilds):
         if variant.name in ("warp_vec", "thread_private"):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), histo))
             return staged_job((launch,), histo, reset=lambda: histo.fill(0))
-        index = index or self.index_type(shape)
+        index = index or index_type_of(shape)
         kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
         args = (text, index_arg(index, n), histo)
         if variant.name == "privatized":
@@ -208,6 +203,11 @@ def blocks(shape, variant: str, sms: int | None = None) -> int:
 def levels(shape) -> tuple[int, int]:
     """CUB's [lower, upper) for the shape's bins: a-z and two past it in 7 bins of four, or every byte."""
     return (LETTER, LETTER + 28) if shape["bins"] == 7 else (0, 256)
+
+
+def index_type_of(shape) -> str:
+    """The index type of the book's rungs on `shape` (helpers.index_type of its largest index)."""
+    return index_type(blocks(shape, "global_atomic") * BLOCK + BLOCK * CFACTOR)
 
 
 WORKLOAD = Histogram()

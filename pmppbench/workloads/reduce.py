@@ -102,10 +102,6 @@ class Reduce(Workload, Prebuilds):
             return (fast_blocks(shape, device.sm_count),), (FAST_BLOCK,)
         return (segments(shape, variant.name),), (BLOCK,)
 
-    def index_type(self, shape) -> str:
-        """int while the last segment's last index (rounded up to whole segments) fits."""
-        return index_type(segments(shape, "coarsened") * 2 * COARSE * BLOCK + 2 * BLOCK)
-
     # ---- the check ------------------------------------------------------------------
     def tolerance_of(self, shape, variant, device=None):
         """Exact for int32 and the read roof; float32: the bound of the variant's own order of
@@ -114,9 +110,6 @@ class Reduce(Workload, Prebuilds):
             return Tolerance("exact")
         sms = device.sm_count if device is not None else ANY_GPU_SMS
         return Tolerance("elementwise", atol=error_bound(variant.name, shape, sms))
-
-    def tolerance_for(self, shape):
-        return self.tolerance_of(shape, self.variant("segmented"))
 
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
@@ -192,7 +185,7 @@ class Reduce(Workload, Prebuilds):
             partial = ctx["partial"] if variant.name == "warp_vec" else ctx["partial"].view(cp.uint32)
             launch = Launch(kernels[variant.kernel], grid, block, (data, partial, ctx["done"], dest, np.uint64(n)))
             return staged_job((launch,), dest)
-        index = index or self.index_type(shape)
+        index = index or index_type_of(shape)
         kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
         size = index_arg(index, n)
         if variant.name in ATOMIC:
@@ -256,6 +249,11 @@ def error_bound(name: str, shape, sms: int = ANY_GPU_SMS) -> float:
     if du >= 1:
         raise UsageError(f"reduce: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
     return du / (1 - du) * shape["n"] * HIGH
+
+
+def index_type_of(shape) -> str:
+    """int while the last segment's last index (rounded up to whole segments) fits."""
+    return index_type(segments(shape, "coarsened") * 2 * COARSE * BLOCK + 2 * BLOCK)
 
 
 WORKLOAD = Reduce()

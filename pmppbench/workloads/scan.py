@@ -168,10 +168,6 @@ class Scan(Workload, Prebuilds):
             return (tiles_of(n, size),), (threads,)
         return super().geometry(variant, shape, device)
 
-    def index_type(self, shape) -> str:
-        """int while the last section's indices (rounded up to whole sections, plus one) fit."""
-        return index_type(max((tiles_of(shape["n"], s) + 1) * s for s, _ in SECTIONS.values()))
-
     # ---- the check ------------------------------------------------------------------
     def tolerance_of(self, shape, variant, device=None):
         """Exact for int32 and the memcpy roof; float32: gamma_d of the variant's chain,
@@ -179,9 +175,6 @@ class Scan(Workload, Prebuilds):
         if variant.name == "memcpy" or shape["dtype"] == "i32":
             return Tolerance("exact")
         return Tolerance("elementwise", rtol=relative_bound(variant.name, shape))
-
-    def tolerance_for(self, shape):
-        return self.tolerance_of(shape, self.variant("cub"))
 
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
@@ -262,7 +255,7 @@ class Scan(Workload, Prebuilds):
                 args += (np.uint64(ramped_blocks(kernel, ctx.device.sm_count, grid[0], threads=block[0])),)
             return call_job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
-            index = index or self.index_type(shape)
+            index = index or index_type_of(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
             size = index_arg(index, n)
         else:
@@ -389,6 +382,11 @@ def prefix_sums(x: np.ndarray, exclusive: bool, picks: np.ndarray | None = None)
 
     on_cores(chunk, range(len(starts)))
     return out if wide == np.float64 else out.astype(np.int32)
+
+
+def index_type_of(shape) -> str:
+    """int while the last section's indices (rounded up to whole sections, plus one) fit."""
+    return index_type(max((tiles_of(shape["n"], s) + 1) * s for s, _ in SECTIONS.values()))
 
 
 WORKLOAD = Scan()
