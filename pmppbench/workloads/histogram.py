@@ -83,6 +83,7 @@ class Histogram(Workload, Prebuilds):
     baseline = "global_atomic"
     roof = "read"
     rate = "GB/s"
+    call = "each call zeroes the histogram, then 1 launch (cub: HistogramEven, which zeroes its own)"
 
     sizes = Sizes(default={"n": 1 << 28, "bins": 7, "input": "uniform"}, checks=tuple(
         {"n": n, "bins": b, "input": i} for b in BINS for i in INPUTS for n in (1, 31, 1000003, (1 << 24) + 7)) + tuple(
@@ -108,9 +109,6 @@ class Histogram(Workload, Prebuilds):
     # ---- kernels ---------------------------------------------------------------------
     def defines(self, shape):
         return {"BINS": shape["bins"]}
-
-    def compile_sets(self):
-        return [{"BINS": b} for b in BINS]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED)
@@ -178,9 +176,6 @@ class Histogram(Workload, Prebuilds):
         if variant.name == "privatized":
             args += (ctx["copies"],)
         return staged_job((Launch(kernel, grid, block, args),), histo, reset=lambda: histo.fill(0))
-
-    def call_note(self, shape):
-        return "each call zeroes the histogram, then 1 launch (cub: HistogramEven, which zeroes its own)"
 
     def traffic(self, shape, variant, device=None):
         return Traffic(bytes=shape["n"], flops=0)

@@ -84,6 +84,8 @@ class Reduce(Workload, Prebuilds):
     baseline = "simple"
     roof = "read"
     rate = "GB/s"
+    call = ("a call of simple, convergent, shared: 2 launches (+ finish); segmented, coarsened: "
+            "output zeroed + 1 launch; cub: CUB's own launches, temp storage reused")
 
     # ---- shapes -------------------------------------------------------------------
     sizes = Sizes(default={"n": 1 << 26, "dtype": "f32"},
@@ -114,9 +116,6 @@ class Reduce(Workload, Prebuilds):
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
         return {"ELEM": DTYPES[shape["dtype"]][0]}
-
-    def compile_sets(self):
-        return [{"ELEM": c} for c, _ in DTYPES.values()]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED) + ["finish"]
@@ -197,10 +196,6 @@ class Reduce(Workload, Prebuilds):
         finish = loaded(ctx, self.name, "finish", self.defines(shape))
         second = Launch(finish, (1,), (BLOCK,), (partial, out, np.uint64(grid[0])))
         return staged_job((first, second), out)
-
-    def call_note(self, shape):
-        return ("a call of simple, convergent, shared: 2 launches (+ finish); segmented, coarsened: "
-                "output zeroed + 1 launch; cub: CUB's own launches, temp storage reused")
 
     # ---- model --------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):

@@ -137,6 +137,8 @@ class Scan(Workload, Prebuilds):
     baseline = "kogge_stone"
     roof = "memcpy"
     rate = "GB/s"
+    call = ("a call of kogge_stone, brent_kung, coarsened, hierarchical: 3 launches (section scan, scan of the "
+            "section sums, add-back); domino, lookback: 1 launch, no reset; cub: CUB's own launches")
 
     # ---- shapes -------------------------------------------------------------------
     # One element, each section and tile size and one past it, sizes that are not a multiple of
@@ -179,9 +181,6 @@ class Scan(Workload, Prebuilds):
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
         return {"ELEM": DTYPES[shape["dtype"]][0], "EXCLUSIVE": int(shape["kind"] == "exclusive")}
-
-    def compile_sets(self):
-        return [{"ELEM": c, "EXCLUSIVE": e} for c, _ in DTYPES.values() for e in (0, 1)]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED) + ["scan_sums", "add_carries"]
@@ -270,10 +269,6 @@ class Scan(Workload, Prebuilds):
             launches.append(Launch(loaded(ctx, self.name, "add_carries", defines), (sections - 1,), (ADD_THREADS,),
                                    (out, sums, np.uint64(n), np.uint32(SECTIONS[variant.name][0]))))
         return call_job(None, out, ctx, tuple(launches))
-
-    def call_note(self, shape):
-        return ("a call of kogge_stone, brent_kung, coarsened, hierarchical: 3 launches (section scan, scan of the "
-                "section sums, add-back); domino, lookback: 1 launch, no reset; cub: CUB's own launches")
 
     # ---- model --------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):

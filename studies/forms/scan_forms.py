@@ -58,6 +58,7 @@ class ScanLookback(sc.Scan):
     about = "The decoupled look-backs beside the forms measured against them (studies/forms/scan_lookback.cu)."
     variants = tuple(Variant(name, kernel, ABOUT[name]) for name, (kernel, _, _) in FORMS.items())
     baseline = "lookback"
+    call = "a call: one launch, no reset (the tickets and status words carry each call's epoch)"
     roof = None
 
     def kernel_names(self):
@@ -106,9 +107,6 @@ class ScanLookback(sc.Scan):
 
     def traffic(self, shape, variant, device=None):
         return super().traffic(shape, sc.WORKLOAD.variant(FORMS[variant.name][2]), device)
-
-    def call_note(self, shape):
-        return "a call: one launch, no reset (the tickets and status words carry each call's epoch)"
 
 
 WORKLOAD = ScanLookback()
