@@ -550,7 +550,7 @@ def sampled_only_source(tmp_path, seed=0) -> Path:
 def test_the_cheating_kernels_compile(tmp_path):
     from pmppbench.hardware.compile import compile_unit
 
-    names = ["caches_c", "skips_after_first", "only_when_poisoned"]
+    names = ["caches_c", "skips_after_first", "only_when_poisoned", "skips_if_done", "fp16_products"]
     unit = compile_unit("gemm", names, "sm_90", source=LEARNER / "gemm_cheats.cu")
     assert set(unit.lowered) == set(names)
     unit = compile_unit("gemm", ["sampled_only"], "sm_90", source=sampled_only_source(tmp_path))
@@ -576,6 +576,51 @@ def test_a_cheating_gemm_kernel_does_not_pass(run_cli, tmp_path, kernel, shape):
     assert rows["cublas"].check == "PASS" and rows["cublas"].median_ms
     assert rows[kernel].check == "FAIL" and rows[kernel].median_ms is None
     assert rows[kernel].check_detail.startswith("after its timed batches, on fresh inputs: "), rows[kernel].check_detail
+
+
+@pytest.mark.gpu
+def test_a_kernel_that_skips_its_work_when_done_earns_no_time(run_cli, tmp_path):
+    """skips_if_done is naive's work plus a check of one element per tile: right on every call,
+    so it PASSes, but with the timed calls cycling through input sets it never finds its
+    answer and takes naive's time (before the cycling: 2.3 times naive's rate at 2048^3)."""
+    from pmppbench.results.resultfile import load
+
+    out = tmp_path / "skips.csv"
+    code, _, err = run_cli("gemm", "2048", "2048", "2048", "5", "--variants", "naive", "--kernel",
+                           f"{LEARNER / 'gemm_cheats.cu'}:skips_if_done", "--like", "naive", "--out", str(out))
+    rows = {r.variant: r for r in load(out)[0]}
+    assert code == 0, err
+    assert rows["naive"].check == rows["skips_if_done"].check == "PASS"
+    assert rows["skips_if_done"].median_ms >= 0.95 * rows["naive"].median_ms
+
+
+@pytest.mark.gpu
+def test_a_kernel_with_fp16_products_fails_the_fp32_check(run_cli, tmp_path):
+    from pmppbench.results.resultfile import load
+
+    out = tmp_path / "fp16.csv"
+    code, _, err = run_cli("gemm", "1024", "1024", "1024", "2", "--variants", "naive", "--kernel",
+                           f"{LEARNER / 'gemm_cheats.cu'}:fp16_products", "--like", "naive", "--out", str(out))
+    rows = {r.variant: r for r in load(out)[0]}
+    assert code == 1, err
+    assert rows["naive"].check == "PASS" and rows["fp16_products"].check == "FAIL"
+
+
+def test_fp16_products_are_outside_the_fp32_gemm_bound():
+    """The CPU side of the same: products rounded to FP16 (11 bits) and summed in FP32 miss
+    the 16 u sqrt(K) bound of FP32 by orders of magnitude."""
+    from pmppbench.measure.check import compare
+    from pmppbench.workloads.gemm.workload import WORKLOAD as gemm
+
+    shape = {"m": 32, "n": 32, "k": 1024}
+    inputs = gemm.make_inputs(shape, np.random.default_rng(0))
+    a, b = inputs["a"].astype(np.float16), inputs["b"].astype(np.float16)
+    products = (a[:, :, None].astype(np.float32) * b[None, :, :].astype(np.float32)).astype(np.float16)
+    c = products.astype(np.float32).sum(axis=1, dtype=np.float32)
+    reference = gemm.reference(shape, inputs, gemm.variant("naive"))
+    assert not compare(c, reference, gemm.tolerance_for(shape)).passed
+    exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)  # the same inputs, FP32's products
+    assert compare(exact, reference, gemm.tolerance_for(shape)).passed
 
 
 def test_a_tensor_core_row_is_held_to_its_precisions_peak_not_fp32s():
