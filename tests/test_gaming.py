@@ -619,7 +619,7 @@ def test_fp16_products_are_outside_the_fp32_gemm_bound():
     c = products.astype(np.float32).sum(axis=1, dtype=np.float32)
     reference = gemm.reference(shape, inputs, gemm.variant("naive"))
     assert not compare(c, reference, gemm.tolerance_for(shape)).passed
-    exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)  # the same inputs, FP32's products
+    exact = (inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64)).astype(np.float32)  # FP32 inputs
     assert compare(exact, reference, gemm.tolerance_for(shape)).passed
 
 
