@@ -157,7 +157,7 @@ def too_large(label: str, what: str, size: int) -> UsageError:
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1e6:,.0f}" if n >= 10**7 else f"{n / 1e6:,.1f}".rstrip("0").rstrip(".")
+    return f"{n / 1e6:,.0f}" if n >= 10**7 else f"{n / 1e6:.3g}"
 
 
 def _nonblocking(path, flags: int) -> int:

@@ -481,12 +481,17 @@ def _drop_stdout() -> None:
         pass
 
 
+INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports a process it stopped
+
+
 def _main(argv: list[str]) -> int:
     group = typer.main.get_command(app)
     try:
         argv = optional_noise(argv)
         result = group.main(args=argv, prog_name="pmppbench", standalone_mode=False)
         sys.stdout.flush()  # a full disk shows now, not in the interpreter's exit
+        if result == INTERRUPTED:  # newer typer answers Ctrl-C with this code and no word
+            err_console.print("pmppbench: interrupted")
         return result if isinstance(result, int) else 0
     except PmppError as exc:
         if STATE["debug"]:
@@ -495,7 +500,7 @@ def _main(argv: list[str]) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         err_console.print("pmppbench: interrupted")
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:  # `pmppbench ... | head`: the reader left; that is not a failure
         _drop_stdout()
         return 0
@@ -508,9 +513,9 @@ def _main(argv: list[str]) -> int:
         kind = type(exc).__name__
         if kind == "Exit":
             return int(code or 0)
-        if kind == "Abort":
+        if kind == "Abort":  # older click and typer pass Ctrl-C on as Abort
             err_console.print("pmppbench: interrupted")
-            return 130
+            return INTERRUPTED
         if hasattr(exc, "format_message") and code is not None:
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""

@@ -17,6 +17,7 @@ from pmppbench import paths, workloads
 from pmppbench.errors import UsageError
 from pmppbench.measure.protocol import Protocol
 from pmppbench.engine.plan import Plan, Step
+from pmppbench.results.export import files
 from pmppbench.workloads.base import Shape, Variant, Workload
 
 
@@ -203,6 +204,7 @@ def run_options(kw: dict) -> dict:
         raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
     outs = [paths.given("--out", p) for p in kw["out"] or []]
     _not_inputs(outs, kw)
+    files.check_outputs(outs, kw["force"])  # before the GPU is looked for (the session checks again)
     return {"out": outs, "timeout_s": count("--timeout", kw["timeout"], largest=LONGEST_TIMEOUT_S),
             "devices": spec, "ray": ray}
 

@@ -144,7 +144,9 @@ def _repeats(path: Path, copies: list[tuple[str, str]], notes: list[str]) -> Non
     """One note for the rows that repeat an earlier row exactly ((where, where first) pairs)."""
     if copies:
         where, first = copies[0]
-        more = f" (and {len(copies) - 1:,} more rows repeat earlier ones)" if len(copies) > 1 else ""
+        others = len(copies) - 1
+        more = (f" (and {others:,} more row{'s repeat' if others > 1 else ' repeats'} an earlier one)"
+                if others else "")
         notes.append(f"{path}: {where} repeats {first} exactly{more}; each row is read once")
 
 
