@@ -43,17 +43,19 @@ def shown(path) -> str:
     return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}"
 
 
-def cut(text: str, limit: int = 60) -> str:
+def cut(text: str, limit: int = 60, length: int | None = None) -> str:
     """Text from the user as a message shows it: cut in its middle past `limit` characters,
-    saying how long it was, so a 10,000-name --variants is not echoed whole."""
+    saying how long it was (`length`, default the text's), so a 10,000-name --variants is not
+    echoed whole."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit - 24]}...{text[-12:]} ({len(text):,} characters)"
+    return f"{text[:limit - 24]}...{text[-12:]} ({length or len(text):,} characters)"
 
 
 def quoted(value, limit: int = 60) -> str:
-    """A value from the user in a message: its repr (quotes around text), cut as `cut` does."""
-    return cut(repr(value), limit)
+    """A value from the user in a message: its repr (quotes around text), cut as `cut` does,
+    counting the value's own characters."""
+    return cut(repr(value), limit, len(value) if isinstance(value, str) else None)
 
 
 def given(what: str, text: Optional[str]) -> Optional[Path]:
