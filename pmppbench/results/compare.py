@@ -399,7 +399,7 @@ def print_comparison(console: Any, report: CompareReport) -> None:
                                         several_devices, workload=False, caption=CAPTION if w == names[-1] else "")
                       for w in names]  # the caption once, under the last
         for fitted in tables:
-            console.print(fitted.table)
+            console.print(fitted.table, soft_wrap=False)  # its title and caption wrap to the table
             note = fitted.note(console.width)
             if note:
                 console.print(note, markup=False, highlight=False, soft_wrap=False)

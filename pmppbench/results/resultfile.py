@@ -311,7 +311,7 @@ def _row(path: Path, where: str, raw: dict[str, Any], columns: bool = False) -> 
         if name not in raw:
             continue
         try:
-            kwargs[name] = _value(raw[name], type_name)
+            kwargs[name] = _converted(raw[name], *_KINDS[name])
         except RecursionError:
             raise UsageError(f"{path}: {where}, column {name}: nested too deeply to be a pmppbench value; "
                              "restore the file") from None
@@ -348,21 +348,25 @@ def _cut(raw: Any) -> str:
 
 def _out_of_range(name: str, value: Any) -> str:
     """Why one parsed value cannot be what pmppbench wrote ('' when it can)."""
-    if name in TIMES and value is not None and not (math.isfinite(value) and value > 0):
-        return "expected a time in ms > 0"
+    if value is None:
+        return ""
+    kind = _KINDS[name][0]
+    if kind == "float":
+        if name in TIMES and not (math.isfinite(value) and value > 0):
+            return "expected a time in ms > 0"
+        if name not in _CHECK_ERRORS:
+            if not math.isfinite(value):
+                return "expected a finite number"
+            if name == "spread_pct" and value < 0:
+                return "expected a spread >= 0"
+        return ""
+    if kind == "int":
+        return "expected an integer >= 0" if value < 0 else ""
     if name == "batch_means_ms" and not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                             and math.isfinite(v) and v > 0 for v in value):
         return "expected a list of times in ms > 0"
     if name == "dims" and not all(isinstance(k, str) and _size(v) for k, v in value.items()):
         return "expected sizes (an object of whole numbers >= 0, words such as f32, or lists of them)"
-    t = _TYPES[name]
-    if t.startswith("float") and value is not None and name not in _CHECK_ERRORS:
-        if not math.isfinite(value):
-            return "expected a finite number"
-        if name == "spread_pct" and value < 0:
-            return "expected a spread >= 0"
-    if t.startswith("int") and value is not None and value < 0:
-        return "expected an integer >= 0"
     return ""
 
 
@@ -412,30 +416,42 @@ def _expected(type_name: str) -> str:
     return "text"
 
 
+def _kind(t: str) -> tuple[str, bool]:
+    """A field's type name as (dict, list, float, int, bool or str; whether None is allowed)."""
+    return next((k for k in ("dict", "list", "float", "int", "bool") if t.startswith(k)), "str"), "None" in t
+
+
+_KINDS = {name: _kind(t) for name, t in _TYPES.items()}  # once, not per cell: a 100 MB file has millions
+
+
 def _value(raw: Any, t: str) -> Any:
     """One cell (CSV text, or a JSON value) as the field's type; ValueError/TypeError if it is not."""
-    if raw is None or (raw == "" and "None" in t):
-        if "None" not in t and not t.startswith(("dict", "list", "str")):
+    return _converted(raw, *_kind(t))
+
+
+def _converted(raw: Any, kind: str, nullable: bool) -> Any:
+    if raw is None or (nullable and raw == ""):
+        if not nullable and kind not in ("dict", "list", "str"):
             raise ValueError("empty")
-        return None if "None" in t else ({} if t.startswith("dict") else [] if t.startswith("list") else "")
-    if t.startswith(("dict", "list")):
-        value = json.loads(raw) if isinstance(raw, str) else raw
-        if not isinstance(value, dict if t.startswith("dict") else list):
-            raise TypeError("wrong container")
-        return value
-    if t.startswith("float"):
+        return None if nullable else ({} if kind == "dict" else [] if kind == "list" else "")
+    if kind == "float":
         if isinstance(raw, bool):
             raise TypeError("bool")
         return float(raw)
-    if t.startswith("int"):
+    if kind == "int":
         return _whole(raw)
-    if t.startswith("bool"):
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text not in ("true", "false", "1", "0", "yes", "no", ""):
-            raise ValueError("not a bool")
-        return text in ("true", "1", "yes")
-    if not isinstance(raw, str):
-        raise TypeError("not text")
-    return raw
+    if kind == "str":
+        if not isinstance(raw, str):
+            raise TypeError("not text")
+        return raw
+    if kind in ("dict", "list"):
+        value = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(value, dict if kind == "dict" else list):
+            raise TypeError("wrong container")
+        return value
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text not in ("true", "false", "1", "0", "yes", "no", ""):
+        raise ValueError("not a bool")
+    return text in ("true", "1", "yes")

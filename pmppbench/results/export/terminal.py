@@ -26,7 +26,7 @@ def _print(console, rows: list[Result], cols: list[Column], title: str, caption:
         cells.append(line)
     styles = [None if not marked or r.ok else "red" for r in rows]
     fitted = fit(console, fields, cells, title=title, caption=caption, styles=styles, markup=True)
-    console.print(fitted.table)
+    console.print(fitted.table, soft_wrap=False)  # its title and caption wrap to the table
     note = fitted.note(console.width)
     if note:
         console.print(note, markup=False, highlight=False, soft_wrap=False)
