@@ -269,14 +269,14 @@ def test_pinned_failure_is_a_usage_error_and_releases_what_was_taken(monkeypatch
         taken.append(np.empty(n, np.float32))
         return taken[-1]
 
-    real_teardown = WORKLOAD.teardown
+    real_close = mod.StreamContext.close
 
     def spy(ctx):
         seen.append(ctx)
-        real_teardown(ctx)
+        real_close(ctx)
 
     monkeypatch.setattr(mod, "alloc_pinned", alloc)
-    monkeypatch.setattr(WORKLOAD, "teardown", spy)
+    monkeypatch.setattr(mod.StreamContext, "close", spy)
     s = shape(chunk=1000, chunks=3)
     with pytest.raises(UsageError, match=r"12000 bytes .* pinned host memory for the output") as info:
         WORKLOAD.setup(s, {"x": phases(3000)}, kernels={})
@@ -345,7 +345,7 @@ def test_event_dependency_passes():
 @pytest.mark.gpu
 def test_timed_run_fills_the_overlap_model():
     from pmppbench.measure.protocol import Protocol
-    from pmppbench.engine.runner import run_shape
+    from pmppbench.engine.worker.pipeline import run_shape
 
     rows = run_shape(WORKLOAD, shape(chunk=1 << 18), protocol=Protocol(1, 3, 1, alternate=True, timer="host"))
     by = {r.variant: r for r in rows}
@@ -374,7 +374,7 @@ def test_timed_run_fills_the_overlap_model():
 def test_no_configuration_beats_the_bound(chunk, chunks, streams):
     # The bound is a bound: every configuration, timed under the stream protocol, takes at
     # least bound_ms, also where the hardware reaches it (a stream per chunk).
-    from pmppbench.engine.runner import run_shape
+    from pmppbench.engine.worker.pipeline import run_shape
 
     rows = run_shape(WORKLOAD, shape(chunk=chunk, chunks=chunks, streams=streams), protocol=WORKLOAD.protocol)
     timed = [r for r in rows if r.median_ms]
