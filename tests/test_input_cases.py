@@ -84,6 +84,8 @@ def workspace(tmp_path):
     (tmp_path / "deep.toml").write_text("x = " + "[" * 500 + "]" * 500 + "\n")
     for name in ("fifo.csv", "fifo.html", "fifo.md", "fifo.toml"):
         os.mkfifo(tmp_path / name)  # opening one to write would wait for a reader forever
+    (tmp_path / "pngs").mkdir()
+    os.mkfifo(tmp_path / "pngs" / "roofline.png")
     (tmp_path / "link.html").symlink_to("good.csv")
     (tmp_path / "config-link.md").symlink_to("streams.toml")
     cells = csv_lines[0].split(",")
@@ -262,6 +264,9 @@ CASES = [
     ("--html over the input's metadata", "report {good} --html {good.csv.meta.json} --force",
      "pmppbench: --html {good.csv.meta.json} is the same file as RESULTS's metadata file; writing it would replace "
      "its own input: choose another --html", 2),
+    ("plot onto a FIFO", "plot {good} --outdir {pngs} --force",
+     "pmppbench: {pngs}/roofline.png is a FIFO (named pipe), not a regular file; pmppbench writes only files: "
+     "choose another --outdir", 2),
     ("compare --html over NEW", "compare {good} {slow} --html {slow} --force",
      "pmppbench: --html {slow} is the same file as NEW; writing it would replace its own input: "
      "choose another --html", 2),
@@ -301,6 +306,11 @@ CASES = [
      "pmppbench: vecadd: unknown variant 'v0'; choose from scalar, float4, grid_stride", 2),
     ("one variant 10,000 times", "vecadd --variants SCALARS10000",
      "pmppbench: --variants: scalar is named twice; name each variant once", 2),
+    ("a 5,000-letter threshold", "compare {good} {slow} --fail-on-slower LETTERS5000",
+     f"pmppbench: {GATE} 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxx' (5,000 characters)", 2),
+    ("200 characters of --devices", "vecadd --devices ONES100",
+     "pmppbench: --devices takes all or comma-separated device indices such as 0,2, got "
+     "'1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1...,1,1,1,1,1,' (200 characters)", 2),
     ("a 5,000-letter variant", "vecadd --variants LETTERS5000",
      "pmppbench: vecadd: unknown variant 'xxxxxxxxxxxxxxx...xxxxxxxxxxx' (5,000 characters); choose from "
      "scalar, float4, grid_stride", 2),
@@ -309,7 +319,7 @@ CASES = [
 
 # Words too long to write in the table: a 5,000-digit seed, 10,000 variant names, a 5,000-letter name
 HUGE = {"DIGITS5000": "9" * 5000, "NAMES10000": ",".join(f"v{i}" for i in range(10000)),
-        "SCALARS10000": ",".join(["scalar"] * 10000), "LETTERS5000": "x" * 5000}
+        "SCALARS10000": ",".join(["scalar"] * 10000), "LETTERS5000": "x" * 5000, "ONES100": "1," * 100}
 
 
 def _fill(text: str, tmp: Path) -> str:

@@ -112,7 +112,7 @@ def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) 
     if only:
         for name in only:
             if name not in known:
-                raise UsageError(f"--only {name}: unknown workload; choose from {', '.join(known)}")
+                raise UsageError(f"--only {paths.cut(name, 40)}: unknown workload; choose from {', '.join(known)}")
     cfg = ConfigFile(path, sha, seed=seed)
     for name, section in data.items():
         if name == "seed":

@@ -195,8 +195,12 @@ def run_options(kw: dict) -> dict:
     if spec is not None:
         if not spec.strip():
             raise UsageError("--devices was given an empty value; give all or indices such as 0,2, or leave it out")
+        if len(spec) > 60:  # no machine has that many GPUs to name: not echoed whole
+            raise UsageError(f"--devices takes all or comma-separated device indices such as 0,2, got {paths.quoted(spec)}")
         if spec.strip() != "all":
             inventory.parse(spec, 1 << 62)  # the form only: indices (which exist is known with the GPUs)
+    if ray is not None and len(ray) > 200:
+        raise UsageError(f"--ray takes auto or a cluster's address such as ray://head:10001, got {paths.quoted(ray)}")
     if ray is not None and not ray.strip():
         raise UsageError("--ray was given an empty value; give auto or a cluster's address such as "
                          "ray://head:10001, or leave it out")

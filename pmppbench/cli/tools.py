@@ -10,7 +10,7 @@ from rich.table import Table
 
 from pmppbench.hardware import device, occupancy
 from pmppbench.measure import roofline
-from pmppbench import workloads
+from pmppbench import paths, workloads
 from pmppbench.hardware.archs import target_known
 from pmppbench.hardware.compile import NeedsNewerArch, compile_apart, device_target, target_meets
 from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, UsageError
@@ -87,7 +87,7 @@ def supported_arch(arch: str, what: str = "") -> str:
         raise EnvironmentProblem(f"{what or '--arch ' + arch}: this NVRTC ({nvrtc_version()}) cannot build it (it builds "
                                  f"{supported[0]} to {supported[-1]}); install an NVRTC that supports {arch} "
                                  "(CUDA 12's for sm_70 and older, a newer CUDA for newer GPUs)")
-    raise UsageError(f"--arch {arch}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
+    raise UsageError(f"--arch {paths.cut(arch, 40)}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
 
 
 def skipped_on(workload, arch: str) -> tuple[list[Any], set[str]]:

@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from pmppbench import paths
 from pmppbench.errors import UsageError
 from pmppbench.row import Result
 
@@ -78,7 +79,7 @@ def threshold(text: str | None) -> float | None:
         pct = math.nan
     if not (math.isfinite(pct) and pct > 0):
         raise UsageError(f"--fail-on-slower takes a percentage > 0 such as 5 (exit 1 when a row is slower by more), "
-                         f"got {text!r}")
+                         f"got {paths.quoted(text)}")
     return pct
 
 
