@@ -250,3 +250,11 @@ def test_workload_help_lists_each_argument_once_and_every_variant(run_cli, name)
     for v in w.variants:
         assert re.search(rf"(?<![\w=]){re.escape(v.name)}{re.escape('*') if v.name in table else ''}(,|\s|$)",
                          listed), v.name
+
+
+@pytest.mark.parametrize("command", ["all", "compile", "report", "compare", "plot", "resources", "info"])
+def test_no_help_shows_a_python_type(run_cli, command):
+    code, out, _ = run_cli(command, "--help")
+    assert code == 0 and out.startswith(f"Usage: pmppbench {command} ")
+    assert not re.search(r"<(str|int|float|list|bool)", out) and "TEXT" not in out, out
+    assert out.count("Arguments:") <= 1

@@ -254,9 +254,24 @@ def _fraction(word: str) -> bool:
 
 # ---- the other commands ---------------------------------------------------------------------
 
-@app.command("report")
+def _argument(default, metavar: str):
+    """A command's argument, described once in its help's Arguments block (_with_arguments),
+    hidden from typer's own list, which adds Python type names (`RESULTS <str>`)."""
+    return typer.Argument(default, metavar=metavar, show_default=False, hidden=True)
+
+
+def _with_arguments(doc: str, *arguments: tuple[str, str]) -> str:
+    return f"{doc}\n\n\b\nArguments:\n" + "\n".join(f"  {name:<9} {text}" for name, text in arguments)
+
+
+RESULT_FILE = ("RESULTS", "A result file (.csv or .json) from pmppbench.")
+
+
+@app.command("report", help=_with_arguments(
+    "Turn a result file into the Markdown tables (the README's results section), or an HTML page; on a terminal, "
+    "tables that fit it.", RESULT_FILE))
 def report_cmd(
-    results: str = typer.Argument(..., metavar="RESULTS", help="A result file (.csv or .json) from pmppbench."),
+    results: str = _argument(..., "RESULTS"),
     readme: Optional[str] = typer.Option(None, "--readme", metavar="FILE", help="Replace the section between "
                                          "<!-- results:begin --> and <!-- results:end --> in this file."),
     html: Optional[str] = typer.Option(None, "--html", metavar="FILE", help="Write one self-contained HTML page "
@@ -362,10 +377,12 @@ def info(measure: bool = typer.Option(False, "--measure", help="Measure the prac
     tools.info(console, measure)
 
 
-@app.command("compile")
+@app.command("compile", help=_with_arguments(
+    "Compile every kernel with NVRTC: one line per kernel with its variants and ptxas's resources.",
+    ("WORKLOAD", "Workloads to compile (default: all).")))
 def compile_cmd(
-    names: Optional[list[str]] = typer.Argument(None, help="Workloads to compile (default: all)."),
-    arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90; default: the current GPU's. "
+    names: Optional[list[str]] = _argument(None, "WORKLOAD..."),
+    arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XX", help="Target such as sm_90; default: the current GPU's. "
                                        "With --arch no GPU is needed."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore the on-disk compile cache."),
 ):
@@ -375,8 +392,10 @@ def compile_cmd(
     tools.compile_all(console, names, arch, use_cache=not no_cache)
 
 
-@app.command()
-def resources(names: Optional[list[str]] = typer.Argument(None, help="Workloads (default: all).")):
+@app.command(help=_with_arguments(
+    "Registers, shared and local memory, and occupancy of every kernel (PMPP 5.6): the hand computation beside "
+    "the CUDA occupancy API's answer.", ("WORKLOAD", "Workloads (default: all).")))
+def resources(names: Optional[list[str]] = _argument(None, "WORKLOAD...")):
     """Registers, shared and local memory, and occupancy of every kernel (PMPP 5.6): the hand
     computation beside the CUDA occupancy API's answer."""
     from pmppbench.cli import tools  # noqa: PLC0415
@@ -384,9 +403,10 @@ def resources(names: Optional[list[str]] = typer.Argument(None, help="Workloads 
     tools.resources(console, names)
 
 
-@app.command()
+@app.command(help=_with_arguments(
+    "Roofline chart and one bar chart per workload, as PNG files (needs pmppbench[plot]).", RESULT_FILE))
 def plot(
-    results: str = typer.Argument(..., metavar="RESULTS", help="A result file (.csv or .json)."),
+    results: str = _argument(..., "RESULTS"),
     outdir: Optional[str] = typer.Option(None, "--outdir", metavar="DIR",
                                          help="Folder for the PNG files (default: beside RESULTS)."),
     force: bool = typer.Option(False, "--force", help="Overwrite PNG files that exist."),
@@ -404,10 +424,13 @@ def plot(
         console.print(f"wrote {path}", markup=False, highlight=False)
 
 
-@app.command()
+@app.command(help=_with_arguments(
+    "Line up two result files; each ratio with its 95% bootstrap interval over batch means, FASTER / SLOWER only "
+    "when the interval lies beyond 1 +- 1%.", ("BASE", "Baseline result file (.csv or .json)."),
+    ("NEW", "New result file.")))
 def compare(
-    base: str = typer.Argument(..., metavar="BASE", help="Baseline result file (.csv or .json)."),
-    new: str = typer.Argument(..., metavar="NEW", help="New result file."),
+    base: str = _argument(..., "BASE"),
+    new: str = _argument(..., "NEW"),
     fail_on_slower: Optional[str] = typer.Option(None, "--fail-on-slower", metavar="PCT",
                                                  help="Exit 1 when a row is slower by more than PCT percent "
                                                       "(a number > 0) at 95% confidence; exit 2 when nothing could "
