@@ -171,7 +171,7 @@ def compile_all(console, names: list[str] | None, arch: str | None, use_cache: b
         kernels = [k for k in w.kernel_names() if k not in not_built]
         built[w.name] = not_built
         jobs += [(w.name, kernels, arch, defines, use_cache) for defines in (w.compile_sets() if kernels else [])]
-    for (name, _, _, defines, _), unit in compile_apart(jobs):
+    for (name, _, _, defines, *_), unit in compile_apart(jobs):
         w = workloads.get(name)
         tag = " ".join(f"{k}={v}" for k, v in defines.items())
         if isinstance(unit, CompileError):

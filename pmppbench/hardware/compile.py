@@ -351,9 +351,9 @@ def write_whole(path: Path, data: bytes) -> None:
 
 # ---- compiling apart, so that Ctrl-C stops at once ---------------------------------------
 
-def compile_apart(jobs: list[tuple[str, list[str], str, dict[str, Any], bool]], workers: int | None = None):
-    """compile_unit(*job) for every (workload, names, arch, defines, use_cache) job, each in a
-    child process, yielding (job, unit or the exception it raised) in the order given.
+def compile_apart(jobs: list[tuple], workers: int | None = None):
+    """compile_unit(*job) for every (workload, names, arch, defines, use_cache[, source]) job,
+    each in a child process, yielding (job, unit or the exception it raised) in the order given.
 
     Why processes: NVRTC runs inside one C call that holds the GIL for seconds (a GEMM unit
     takes about 6 s) and its LLVM handles SIGINT itself, so in-process a Ctrl-C waits for the
@@ -381,8 +381,9 @@ def compile_apart(jobs: list[tuple[str, list[str], str, dict[str, Any], bool]], 
         pool.join()
 
 
-def _compile_job(workload: str, names: list[str], arch: str, defines: dict[str, Any], use_cache: bool):
-    return compile_unit(workload, names, arch, defines, use_cache=use_cache)
+def _compile_job(workload: str, names: list[str], arch: str, defines: dict[str, Any], use_cache: bool,
+                 source: Path | None = None):
+    return compile_unit(workload, names, arch, defines, use_cache=use_cache, source=source)
 
 
 # ---- compiling a run's kernels ahead of it -----------------------------------------------
