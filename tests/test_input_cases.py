@@ -82,7 +82,7 @@ def workspace(tmp_path):
     (tmp_path / "streams.toml").write_text('[stream]\nshapes = [[4096, 4]]\nvariants = ["streams=7"]\n')
     (tmp_path / "twice.toml").write_text('[vecadd]\nshapes = [[1024]]\nvariants = ["scalar", "scalar"]\n')
     (tmp_path / "deep.toml").write_text("x = " + "[" * 500 + "]" * 500 + "\n")
-    for name in ("fifo.csv", "fifo.html", "fifo.md", "fifo.toml"):
+    for name in ("fifo.csv", "fifo.html", "fifo.md", "fifo.toml", "fifo.cu"):
         os.mkfifo(tmp_path / name)  # opening one to write would wait for a reader forever
     (tmp_path / "pngs").mkdir()
     os.mkfifo(tmp_path / "pngs" / "roofline.png")
@@ -285,6 +285,9 @@ CASES = [
      "pmppbench: --readme {fifo.md} is a FIFO (named pipe), not a regular file; give the README itself", 2),
     ("a FIFO as --config", "all --config {fifo.toml}",
      "pmppbench: --config {fifo.toml} is a FIFO (named pipe), not a regular file; give the config itself", 2),
+    ("a FIFO as --kernel", "vecadd --kernel {fifo.cu}:k --like scalar",
+     "pmppbench: --kernel {fifo.cu}:k: {fifo.cu} is a FIFO (named pipe), not a file; give the .cu file that "
+     "defines k", 2),
     ("a config nested 500 deep", "all --config {deep.toml}",
      "pmppbench: {deep.toml}: nested too deeply to be a config (arrays or tables within each other hundreds of "
      "times); a config's shapes are lists of numbers", 2),
@@ -487,6 +490,7 @@ def test_every_kind_of_input_has_its_cap(workspace, run_cli, monkeypatch):
 
     assert paths.CAPS == {"result file": 256, "metadata file": 16, "README": 16, "config": 1, "kernel source": 16}
     (workspace / "big.md").write_text("x" * 17_000_000)
+    (workspace / "big.cu").write_text("//" * 8_500_000)
     (workspace / "big.toml").write_text("#" * 1_100_000 + "\n" + (workspace / "streams.toml").read_text())
     before = snapshot(workspace)
     code, _, err = run_cli("report", str(workspace / "good.csv"), "--readme", str(workspace / "big.md"))
@@ -494,6 +498,9 @@ def test_every_kind_of_input_has_its_cap(workspace, run_cli, monkeypatch):
                               "if it really is one, set PMPPBENCH_READ_LIMIT_MB to its size in MB to read it\n")
     code, _, err = run_cli("all", "--config", str(workspace / "big.toml"))
     assert (code, err) == (2, f"pmppbench: --config {workspace}/big.toml: 1.1 MB, more than the 1 MB a config may "
+                              "have; if it really is one, set PMPPBENCH_READ_LIMIT_MB to its size in MB to read it\n")
+    code, _, err = run_cli("vecadd", "--kernel", f"{workspace}/big.cu:k", "--like", "scalar")
+    assert (code, err) == (2, f"pmppbench: --kernel {workspace}/big.cu: 17 MB, more than the 16 MB a kernel source may "
                               "have; if it really is one, set PMPPBENCH_READ_LIMIT_MB to its size in MB to read it\n")
     monkeypatch.setenv("PMPPBENCH_READ_LIMIT_MB", "0.01")
     code, _, err = run_cli("report", str(workspace / "good.csv"))

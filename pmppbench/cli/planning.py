@@ -122,6 +122,7 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
                          f"that defines {name}")
     if kind != paths.FILE:
         raise UsageError(f"--kernel {spec}: no such file {path}")
+    paths.open_capped(Path(path), "kernel source", f"--kernel {path}").close()  # a file NVRTC can take whole
     base = workload.variant(like)
     if base.kernel is None or base.source:
         raise UsageError(f"--like {like}: it calls a library, not a kernel; choose one of "
