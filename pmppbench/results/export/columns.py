@@ -31,7 +31,8 @@ class Column:
 
 
 # The order a narrow terminal leaves columns out, first to last: the model's own columns, the
-# resources, the roofline's verdict, the comparisons with other rows, the spread, the rates.
+# resources, the roofline's verdict, the comparisons with other rows, the spread, the rates (the
+# headline rate last).
 # The row's identity, its check and its median time are always shown, and so is why it failed.
 DROP = {"regs": 78, "smem_B": 79, "local_B": 80, "bound": 61, "SoL": 60, "% of": 55, "spread_%": 45,
         "x vs": 40, "GFLOP/s": 35, "GB/s": 30, "max_abs_err": 21, "max_rel_err": 20, "model": 90}
@@ -58,11 +59,13 @@ def columns_for(rows: list[Result]) -> list[Column]:
             Column("median_ms", lambda r: num(r.median_ms, ".4f")),
             Column("spread_%", lambda r: num(r.spread_pct, ".1f"), drop=DROP["spread_%"]),
         ]
+        # A FLOP rate is worth a column once some row does at least 1 FLOP per byte moved; it is
+        # then the headline, and a narrow terminal keeps it longer than the bandwidth.
+        flops = any(r.gflop_per_s and (r.intensity_flop_per_byte or 0) >= 1 for r in rows)
         if any(r.gb_per_s for r in rows):
-            cols.append(Column("GB/s", lambda r: rate(r.gb_per_s), drop=DROP["GB/s"]))
-        # A FLOP rate is worth a column once some row does at least 1 FLOP per byte moved.
-        if any(r.gflop_per_s and (r.intensity_flop_per_byte or 0) >= 1 for r in rows):
-            cols.append(Column("GFLOP/s", lambda r: rate(r.gflop_per_s), drop=DROP["GFLOP/s"]))
+            cols.append(Column("GB/s", lambda r: rate(r.gb_per_s), drop=DROP["GFLOP/s" if flops else "GB/s"]))
+        if flops:
+            cols.append(Column("GFLOP/s", lambda r: rate(r.gflop_per_s), drop=DROP["GB/s"]))
         base = next((r.speedup_vs for r in rows if r.speedup_vs), "")
         if base:
             cols.append(Column(f"x vs {base}", lambda r: num(r.speedup, ".2f"), drop=DROP["x vs"]))
