@@ -174,8 +174,8 @@ __global__ void register_tiled(const float* in, float* out, I N) {
 // The only DRAM traffic is each plane once (plus 2 planes per ZCHUNK in z and the block's
 // edge rows, mostly L2 hits), and there is no barrier: each warp streams on its own.
 // Needs N % 4 == 0 (16-byte aligned rows); otherwise the same march loads scalars (VEC false).
-constexpr int BEST_Y = 4;      // warps (rows j) per block
-constexpr int BEST_ZCHUNK = 32;  // planes a thread marches through
+// best<BY, ZCHUNK, VEC>: BY warps (rows j) per block, ZCHUNK planes per thread; the host
+// launches (N/128, N/BY, N/ZCHUNK) blocks of (32, BY) threads (pmppbench/workloads/stencil3d.py).
 
 template <bool VEC>
 __device__ __forceinline__ float4 load_cells(const float* __restrict__ in, long long row, long long k, long long N) {
@@ -195,16 +195,16 @@ __device__ __forceinline__ float seven_point(float centre, float left, float rig
     return c0 * centre + c1 * left + c2 * right + c3 * down + c4 * up + c5 * prev + c6 * next;
 }
 
-template <bool VEC>
-__global__ void __launch_bounds__(32 * BEST_Y)
+template <int BY, int ZCHUNK, bool VEC>
+__global__ void __launch_bounds__(32 * BY)
 best(const float* __restrict__ in, float* __restrict__ out, int N) {
     const int lane = threadIdx.x;
-    const long long j = (long long)blockIdx.y * BEST_Y + threadIdx.y;
+    const long long j = (long long)blockIdx.y * BY + threadIdx.y;
     if (j >= N) return;  // the whole warp: a row of its own
     const long long k = ((long long)blockIdx.x * 32 + lane) * 4;  // the thread's first cell in x
     const long long plane = (long long)N * N;
-    const long long i0 = (long long)blockIdx.z * BEST_ZCHUNK;
-    const long long i1 = min(i0 + BEST_ZCHUNK, (long long)N);
+    const long long i0 = (long long)blockIdx.z * ZCHUNK;
+    const long long i1 = min(i0 + ZCHUNK, (long long)N);
     const bool rowEdge = j == 0 || j == N - 1;
     const long long jm = j > 0 ? j - 1 : j, jp = j < N - 1 ? j + 1 : j;  // clamped: their cells are copied anyway
 

@@ -42,6 +42,7 @@ IN_TILE_DIM = 8  # shared: 8^3 threads load the tile, the inner 6^3 compute
 IN_TILE_DIM_C = 32  # coarsened and register: 32 x 32 threads, 30 x 30 outputs, 30 planes
 BEST_Y = 4  # best: warps (rows) per block
 BEST_ZCHUNK = 32  # best: planes a thread marches through
+SCALAR_BEST = f"best<{BEST_Y}, {BEST_ZCHUNK}, false>"  # best where N % 4 != 0 (rows not 16-byte aligned)
 CHECK_NS = (1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 61, 64, 127, 130, 258)
 LARGE_CHECK = {"n": 1291}  # 1291^3 = 2^31 + 4,130,523 cells: the 64-bit path
 SAMPLE_ABOVE = 1 << 24  # more cells: sampled cells are checked
@@ -96,7 +97,7 @@ class Stencil3D(Workload):
         Variant("shared", "shared<int>", "§8.3: 8^3 input tiles with their halo in shared memory, 6^3 outputs"),
         Variant("coarsened", "coarsened<int>", "§8.4: 32x32 threads march through 30 planes, 3 planes in shared"),
         Variant("register", "register_tiled<int>", "§8.5: coarsened with prev and next planes in registers"),
-        Variant("best", "best<true>", "float4 columns marching in z, x neighbours by shuffle, y through L1, "
+        Variant("best", f"best<{BEST_Y}, {BEST_ZCHUNK}, true>", "float4 columns marching in z, x neighbours by shuffle, y through L1, "
                 "no shared memory or barriers"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of in into out: the same 8 bytes per cell, the roof"),
     )
@@ -122,7 +123,7 @@ class Stencil3D(Workload):
 
     # ---- kernels ------------------------------------------------------------------
     def kernel_names(self):
-        return with_wide_paths(super().kernel_names(), INDEXED) + ["best<false>"]
+        return with_wide_paths(super().kernel_names(), INDEXED) + [SCALAR_BEST]
 
     # ---- data ---------------------------------------------------------------------
     def make_inputs(self, shape, rng):
@@ -179,7 +180,7 @@ class Stencil3D(Workload):
             launch = Launch(indexed_kernel(self, shape, ctx, variant.kernel, index), grid, block,
                             (x, y, index_arg(index, n)))
         else:  # best: the float4 form when rows are 16-byte aligned
-            name = variant.kernel if n % 4 == 0 else "best<false>"
+            name = variant.kernel if n % 4 == 0 else SCALAR_BEST
             launch = Launch(loaded(ctx, self.name, name), grid, block, (x, y, np.int32(n)))
         return launch_job(launch, y, ctx)
 
