@@ -208,7 +208,8 @@ def test_traffic_model():
     (shape(5, 5, 4), "mask must be an odd width 1..11 (2r+1), got 4"),
     (shape(5, 5, 13), "got 13"),
     (shape(5, 5, 0), "got 0"),
-    (shape(5, 2 ** 31, 3), "below 2^31"),
+    (shape(5, 2 ** 31, 3), "must be below 2^31"),
+    (shape(65535 * 30 + 1, 5, 3), "M = 1966051 rows needs 65536 blocks of 30 rows"),
 ])
 def test_validate_rejects(bad, words):
     with pytest.raises(UsageError, match=re.escape(words)):
@@ -485,7 +486,7 @@ def test_rungs_agree_bit_for_bit_with_the_books_order(h, w, mask):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [*MUTATIONS, "tiled_missing_barrier"])
 def test_mutants_fail_on_the_gpu(name, tmp_path):
-    from pmppbench.engine.runner import run_shape  # noqa: PLC0415
+    from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     if name == "tiled_missing_barrier":  # warps read their neighbours' rows before those are loaded

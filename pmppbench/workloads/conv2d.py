@@ -41,7 +41,7 @@ from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Launch, Traffic, Unavailable, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
-    SAMPLE, UNIT_ROUNDOFF, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel,
+    SAMPLE, UNIT_ROUNDOFF, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel,
     launch_job, loaded, output_job, random_array, repeated_random, take, uniform32, upload_sample,
     with_wide_paths,
 )
@@ -201,8 +201,9 @@ class Conv2D(Workload):
         m = shape.get("mask")
         if not is_int(m, 1) or m % 2 == 0 or m > MAX_MASK:
             raise UsageError(f"conv2d: mask must be an odd width 1..{MAX_MASK} (2r+1), got {m!r}")
-        if shape["width"] >= 2**31 or shape["height"] >= 2**31:
-            raise UsageError("conv2d: H and W must each be below 2^31")
+        if shape["width"] >= 2**31:
+            raise UsageError(f"conv2d: W = {shape['width']} must be below 2^31 (best's int column index)")
+        check_row_tiles("conv2d", shape["height"], min(out_tile_dim(m), BEST_ROWS))  # tiled's rows are the fewest
 
     def device_bytes(self, shape):
         return 8 * shape["height"] * shape["width"]

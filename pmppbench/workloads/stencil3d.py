@@ -43,6 +43,7 @@ IN_TILE_DIM_C = 32  # coarsened and register: 32 x 32 threads, 30 x 30 outputs, 
 BEST_Y = 4  # best: warps (rows) per block
 BEST_ZCHUNK = 32  # best: planes a thread marches through
 SCALAR_BEST = f"best<{BEST_Y}, {BEST_ZCHUNK}, false>"  # best where N % 4 != 0 (rows not 16-byte aligned)
+MAX_N = 65535 * NAIVE_BLOCK[2]  # naive's gridDim.z limit (every other rung allows more)
 CHECK_NS = (1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 61, 64, 127, 130, 258)
 LARGE_CHECK = {"n": 1291}  # 1291^3 = 2^31 + 4,130,523 cells: the 64-bit path
 SAMPLE_ABOVE = 1 << 24  # more cells: sampled cells are checked
@@ -115,8 +116,9 @@ class Stencil3D(Workload):
 
     def validate(self, shape):
         super().validate(shape)
-        if shape["n"] > 2**20:
-            raise UsageError(f"stencil3d: N = {shape['n']} is too large: N^3 cells would not fit any GPU")
+        if shape["n"] > MAX_N:
+            raise UsageError(f"stencil3d: N = {shape['n']} needs {grid_1d(shape['n'], NAIVE_BLOCK[2])[0]} blocks in "
+                             f"naive's gridDim.z, above CUDA's limit of 65535; N must be at most {MAX_N}")
 
     def device_bytes(self, shape):
         return 8 * shape["n"] ** 3
