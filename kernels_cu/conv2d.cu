@@ -90,7 +90,7 @@ __global__ void constant_mask(const float* N, float* P, I width, I height) {
 // Block (IN_TILE_DIM, IN_TILE_DIM): every thread loads one input cell of the tile (ghost cells
 // as 0), then the inner OUT_TILE_DIM^2 threads compute one output each from shared memory. The
 // halo is loaded by both blocks that need it: IN_TILE_DIM^2 / OUT_TILE_DIM^2 loads per output
-// (1.28 at r = 1, 2.78 at r = 4), and the 2r-wide frame of threads idles during the sums.
+// (1.14 at r = 1, 1.78 at r = 4), and the 2r-wide frame of threads idles during the sums.
 constexpr int IN_TILE_DIM = 32;
 constexpr int OUT_TILE_DIM = IN_TILE_DIM - 2 * R;
 static_assert(OUT_TILE_DIM > 0, "tiled: the output tile 32 - 2r must not be empty");

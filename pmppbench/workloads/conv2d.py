@@ -21,8 +21,8 @@ emulation of the tests round the product too). Any such recursive sum of m terms
 gamma_m * sum |F[.]| * |N[.]| of the exact value (Higham, Accuracy and Stability, §3.1), with
 gamma_m = m u / (1 - m u), u = 2^-24. With |N| < 1 and sum |F| < 1 that is below gamma_m, and
 one more rounding (a sum kept in higher precision, then stored as FP32) adds u: the check
-allows gamma_(m+1) per element, 5.5e-7 at 3x3 and 4.9e-6 at 9x9. A filter cell that misses
-its input moves an output by |F * N|, about 1/(2m) on average: at 9x9 1.3e-3.
+allows gamma_(m+1) per element, 6.0e-7 at 3x3 and 4.9e-6 at 9x9. A filter cell that misses
+its input moves an output by |F * N|, 1/(4m) on average: at 9x9 3.1e-3.
 
 Large images: above SAMPLE_ABOVE outputs the check compares sampled whole rows and columns of
 P (helpers.take) with the float64 reference computed for those rows and columns only; above
