@@ -400,7 +400,8 @@ MUTATIONS = {
     "tiled_left_halo_missed": ("tiled", "if (row >= 0 && row < height && col >= 0 && col < width) {\n        N_s",
                                "if (row >= 0 && row < height && col >= 1 && col < width) {\n        N_s"),
     # cached_halo skips halo cells on the right: the terms past the tile's last column add nothing
-    "cached_halo_right_halo_missed": ("cached_halo", "if (inRow >= 0 && inRow < height && inCol >= 0 && inCol < width) {\n"
+    "cached_halo_right_halo_missed": ("cached_halo",
+                                      "if (inRow >= 0 && inRow < height && inCol >= 0 && inCol < width) {\n"
                                       "                        Pvalue",
                                       "if (inRow >= 0 && inRow < height && inCol >= 0 && inCol < col) {\n"
                                       "                        Pvalue"),

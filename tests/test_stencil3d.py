@@ -40,7 +40,8 @@ def definition(x, n):
     for i in range(1, n - 1):
         for j in range(1, n - 1):
             for k in range(1, n - 1):
-                out[i, j, k] = (c[0] * g[i, j, k] + c[1] * g[i, j, k - 1] + c[2] * g[i, j, k + 1] + c[3] * g[i, j - 1, k]
+                out[i, j, k] = (c[0] * g[i, j, k] + c[1] * g[i, j, k - 1] + c[2] * g[i, j, k + 1]
+                                + c[3] * g[i, j - 1, k]
                                 + c[4] * g[i, j + 1, k] + c[5] * g[i - 1, j, k] + c[6] * g[i + 1, j, k])
     return out.reshape(-1)
 
@@ -216,8 +217,12 @@ inline float exchange(float v, int from) {
     warp.arrive_and_wait();
     return r;
 }
-inline float __shfl_up_sync(unsigned, float v, int d) { return linear % 32 >= d ? exchange(v, linear - d) : exchange(v, linear); }
-inline float __shfl_down_sync(unsigned, float v, int d) { return linear % 32 + d < 32 ? exchange(v, linear + d) : exchange(v, linear); }
+inline float __shfl_up_sync(unsigned, float v, int d) {
+    return exchange(v, linear % 32 >= d ? linear - d : linear);
+}
+inline float __shfl_down_sync(unsigned, float v, int d) {
+    return exchange(v, linear % 32 + d < 32 ? linear + d : linear);
+}
 template <class T> T __ldg(const T* p) { return *p; }
 template <class T> void __stcs(T* p, T v) { *p = v; }
 #define __global__
@@ -297,7 +302,8 @@ def emulator(tmp_path_factory):
                 kernels.write_text(text)
             binary = folder / f"emulator{len(built)}"
             subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Wno-unknown-pragmas", "-ffp-contract=off",
-                            f"-DBEST_Y={BEST_Y}", f"-DBEST_ZCHUNK={BEST_ZCHUNK}", f'-DKERNELS="{kernels}"', str(source), "-o", str(binary)],
+                            f"-DBEST_Y={BEST_Y}", f"-DBEST_ZCHUNK={BEST_ZCHUNK}", f'-DKERNELS="{kernels}"', str(source),
+                            "-o", str(binary)],
                            check=True, capture_output=True, text=True)
             built[text] = binary
         return built[text]
@@ -336,9 +342,11 @@ MUTATIONS = {
     "coarsened_rotation_off_by_one": ("coarsened", "        inPrev_s[ty][tx] = inCurr_s[ty][tx];\n",
                                       "        inPrev_s[ty][tx] = inNext_s[ty][tx];\n"),
     # shared's tile misses its halo on one side: the first x of every tile is never loaded
-    "shared_halo_missed_on_one_side": ("shared", "if (inside) in_s[tz][ty][tx] =", "if (inside && tx > 0) in_s[tz][ty][tx] ="),
+    "shared_halo_missed_on_one_side": ("shared", "if (inside) in_s[tz][ty][tx] =",
+                                       "if (inside && tx > 0) in_s[tz][ty][tx] ="),
     # best takes its left neighbour across float4s from the wrong lane
-    "best_left_neighbour_off_by_one": ("best", "__shfl_up_sync(0xffffffffu, curr.w, 1)", "__shfl_up_sync(0xffffffffu, curr.z, 1)"),
+    "best_left_neighbour_off_by_one": ("best", "__shfl_up_sync(0xffffffffu, curr.w, 1)",
+                                       "__shfl_up_sync(0xffffffffu, curr.z, 1)"),
     # best's z-plane rotation off by one: prev takes the plane after the current one
     "best_rotation_off_by_one": ("best", "        prev = curr;\n        curr = next;\n",
                                  "        prev = next;\n        curr = next;\n"),

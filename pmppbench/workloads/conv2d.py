@@ -41,7 +41,8 @@ from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Launch, Traffic, Unavailable, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
-    SAMPLE, UNIT_ROUNDOFF, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel,
+    SAMPLE, UNIT_ROUNDOFF, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type,
+    indexed_kernel,
     launch_job, loaded, output_job, random_array, repeated_random, take, uniform32, upload_sample,
     with_wide_paths,
 )

@@ -98,8 +98,8 @@ class Stencil3D(Workload):
         Variant("shared", "shared<int>", "§8.3: 8^3 input tiles with their halo in shared memory, 6^3 outputs"),
         Variant("coarsened", "coarsened<int>", "§8.4: 32x32 threads march through 30 planes, 3 planes in shared"),
         Variant("register", "register_tiled<int>", "§8.5: coarsened with prev and next planes in registers"),
-        Variant("best", f"best<{BEST_Y}, {BEST_ZCHUNK}, true>", "float4 columns marching in z, x neighbours by shuffle, y through L1, "
-                "no shared memory or barriers"),
+        Variant("best", f"best<{BEST_Y}, {BEST_ZCHUNK}, true>",
+                "float4 columns marching in z, x neighbours by shuffle, y through L1, no shared memory or barriers"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of in into out: the same 8 bytes per cell, the roof"),
     )
     baseline = "naive"
