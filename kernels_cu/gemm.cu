@@ -54,7 +54,7 @@ naive(const float* A, const float* B, float* C, int M, int N, int K) {
 // Two barriers per phase: the first so nobody reads a tile before it is complete, the second
 // so nobody overwrites it (next phase) while a slower thread is still reading it.
 //
-// No __launch_bounds__ here, on purpose (docs/baselines.md): with
+// No __launch_bounds__ here, on purpose (docs/measurement.md): with
 // __launch_bounds__(T * T) ptxas 13.0 schedules this loop differently from the course's
 // listing -- for T = 16 it even re-reads threadIdx.x (S2R) and recomputes col inside the K
 // loop -- and tiled16 / tiled32 ran slower than the listing. Without it the SASS is the
@@ -84,7 +84,7 @@ __global__ void tiled(const float* A, const float* B, float* C, int M, int N, in
 // is read N / (T*CF) times instead of N / T. The book assumes width % T == 0; here the usual
 // zero-fill and the guarded write make it work for any M, N, K. Its __restrict__ pointers
 // make the loads LDG.E.CONSTANT (the read-only path), faster than the same kernel with plain
-// loads and than the course's listing (docs/baselines.md).
+// loads and than the course's listing (docs/measurement.md).
 template <int T, int CF>
 __global__ void __launch_bounds__(T * T)
 coarsened(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
@@ -539,7 +539,7 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 // whole tile per block, double_buffer's two shared stages, for an SM whose four schedulers
 // must each issue an FFMA every cycle: one 128 x 256 block of 8 warps per SM leaves each
 // scheduler 2 warps, so latency must hide behind the warp's own instructions. Three changes,
-// each behind a switch so that each can be measured alone (docs/gemm_ladder.md, "Sweep 3"):
+// each behind a switch so that each can be measured alone (docs/gemm.md, "The large-tile loop"):
 //
 // 1. (FRAGS) Fragments double-buffered in registers: step k's FFMAs run on the fragments
 //    loaded during step k - 1, while step k + 1's load.
@@ -705,7 +705,7 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
 // tile, against K / BK checked load steps in pipelined's edge path.
 // kp and np come from the host: computed here from K and N, they make ptxas sink the next
 // tile's global loads to just before their shared stores, exposing their latency; passed in,
-// the loop's SASS is pipelined's interior loop (docs/gemm_ladder.md, "Odd shapes").
+// the loop's SASS is pipelined's interior loop (docs/gemm.md, "Odd shapes").
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)
@@ -857,7 +857,7 @@ cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 
 // ---------------------------------------------------------------------------------------
 // streamk: the kernel behind the `best` rung. The double_buffer loop, plus what the host
-// picks per shape (`choose` in pmppbench/workloads/gemm/best.py, docs/gemm_ladder.md):
+// picks per shape (`choose` in pmppbench/workloads/gemm/best.py, docs/gemm.md):
 //
 // - Which part of which tile a block computes. The first `dp_tiles` blocks of the grid each
 //   compute one whole tile of C over all of K, as double_buffer does ("data-parallel"). The
@@ -884,7 +884,7 @@ cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 // L2) but make T small, so small products idle most of the GPU. Stream-K keeps the large
 // tile and gives every SM the same number of its K steps; the price is the partial tiles
 // (written once and read once, through L2) and a pipeline fill per piece of a run. The
-// sweeps that set when it pays are in docs/gemm_ladder.md ("best").
+// sweeps that set when it pays are in docs/gemm.md ("best").
 //
 // Two stages of shared memory: static when they fit in 48 KB (then the compiler addresses
 // them as double_buffer's), else dynamic, so a 128 x 256 tile with BK = 16 (49.7 KB) fits.
@@ -1040,7 +1040,7 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
     // A data-parallel block: one whole tile, all of K, and nothing else. Its own path (not a
     // run of kt steps through the loop below): the K loop is then scheduled without the
     // run's bookkeeping beside the accumulators, and runs as fast as the tuned rung's
-    // (docs/gemm_ladder.md, "What the H200 sweeps measured").
+    // (docs/gemm.md, "The rule").
     if (int(blockIdx.x) < dp_tiles) {
         int tm, tn;
         swizzled_tile(blockIdx.x, tiles_m, tiles_n, group_m, tm, tn);
@@ -1080,7 +1080,7 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
 }
 
 // The tensor-core rungs (--precision tf32, bf16, fp16): kernels_cu/gemm_tc.cuh. Device code only
-// (inline PTX): the host emulation of streamk (studies/gemm_best_emulate.py) compiles without it.
+// (inline PTX): the host emulation of streamk (tests/gemm_emulate.py) compiles without it.
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #include "gemm_tc.cuh"
 #endif

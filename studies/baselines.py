@@ -2,7 +2,7 @@
 
 Run on a GPU machine:
 
-    python3 studies/baselines.py [--out results/h200/baselines.txt] [--json FILE]
+    python3 studies/baselines.py [--out baselines.txt] [--json FILE]
                                  [--before DIR] [--ab] [--only vecadd,stencil] [--quick]
 
 For every shape of configs/default.toml, each textbook rung (vecadd scalar; transpose copy,
@@ -10,7 +10,7 @@ naive, shared32, padded33; gemm naive, tiled16, tiled32, coarsened; stencil naiv
 reduce simple, convergent, shared, segmented, coarsened on float; histogram global_atomic,
 privatized, shared_private, coarsened_contiguous, coarsened_interleaved, aggregated on 7 bins;
 scan kogge_stone, brent_kung, coarsened on float inclusive scans)
-is timed in one protocol call beside the course's listing (studies/course_listings/*.cu:
+is timed in one protocol call beside the course's listing (studies/course_listings/course.cu:
 the same algorithm as the course writes it, `int` indices, the course's block sizes and
 launch). Both are compiled by the same NVRTC path (pmppbench.hardware.compile, the same options and
 cache), run on the same device buffers and inputs, and are checked against the workload's
@@ -118,7 +118,7 @@ def in_rungs_call(rung: str):
     the listing's kernel in place of the rung's, as the course's kernels take the rung's arguments."""
     def launch(kernel, shape, ctx, w):
         v = w.variant(rung)
-        job = w.job(v, shape, {**ctx, "kernels": {**ctx["kernels"], v.kernel: kernel}})
+        job = w.job(v, shape, ctx.with_kernels({**ctx.kernels, v.kernel: kernel}))
         return Call(kernel, job.run)
     launch.whole_call = True
     return launch
@@ -127,7 +127,7 @@ def in_rungs_call(rung: str):
 @dataclass(frozen=True)
 class Pair:
     rung: str  # the variant name in pmppbench's table
-    listing: str  # the kernel in studies/course_listings/course_<workload>.cu
+    listing: str  # the kernel in studies/course_listings/course.cu
     launch: object  # (kernel, shape, ctx) -> Launch, as the course launches it
     before: str  # the rung's kernel in kernels_cu/ before the int index paths (64-bit sizes)
 
@@ -204,8 +204,8 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
     defines = w.defines(shape)
     rows = []
     with prepared(w, shape, variants) as (inputs, ctx):
-        course = load_from(LISTINGS, f"course_{w.name}", [p.listing for p in pairs], defines)
-        tolerances = {v.name: w.tolerance_of(shape, v, ctx.get("device")) for v in variants}
+        course = load_from(LISTINGS, "course", [p.listing for p in pairs], defines)
+        tolerances = {v.name: w.tolerance_of(shape, v, ctx.device) for v in variants}
         extra_units = {}
         if args.ab:
             names = sorted({v.kernel for v in variants})
@@ -231,15 +231,15 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
                 if indexed:
                     wide = w.job(v, shape, ctx, index="long long")
                     entries["64-bit"] = (wide.launch, wide)
-                r_job = w.job(v, shape, {**ctx, "kernels": dict(extra_units["restrict"])})
+                r_job = w.job(v, shape, ctx.with_kernels(dict(extra_units["restrict"])))
                 entries["restrict"] = (r_job.launch, r_job)
             if args.before:
                 old = extra_units["before"][pair.before]
                 if indexed:  # the old kernel took 64-bit sizes: launch it where the long long path goes
-                    b_ctx = {**ctx, "kernels": {instantiation(v.kernel, "long long"): old}}
+                    b_ctx = ctx.with_kernels({instantiation(v.kernel, "long long"): old})
                     b = w.job(v, shape, b_ctx, index="long long")
                 else:
-                    b = w.job(v, shape, {**ctx, "kernels": {v.kernel: old}})
+                    b = w.job(v, shape, ctx.with_kernels({v.kernel: old}))
                 entries["before"] = (b.launch, b)
             row = Row(w.name, w.label(shape), v.name, job.launch.kernel.name, pair.listing)
             runs = {}
@@ -364,7 +364,7 @@ def sass_report(args) -> int:
                     [v.kernel for v in rungs] + [instantiation(v.kernel, "long long") for v in rungs if is_indexed(w, v)]))
                 units = {"rung": compile_unit(name, names_now, "sm_90", defines)}
                 with kernels_from(LISTINGS):
-                    units["listing"] = compile_unit(f"course_{name}", [p.listing for p in pairs], "sm_90", defines)
+                    units["listing"] = compile_unit("course", [p.listing for p in pairs], "sm_90", defines)
                 if args.before:
                     with kernels_from(Path(tmp)):
                         units["before"] = compile_unit(f"before_{name}", sorted({p.before for p in pairs}), "sm_90",

@@ -16,6 +16,7 @@ import pytest
 from gpu_helpers import assert_all_pass, check_rows
 from pmppbench import workloads
 from pmppbench.measure.check import compare
+from pmppbench.workloads.base import Context
 from pmppbench.hardware.compile import compile_unit
 from pmppbench.errors import UsageError
 from pmppbench.hardware.device import DeviceInfo
@@ -364,7 +365,7 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     names = ["gemm_naive", "gemm_tiled16", "gemm_tiled32", "gemm_coarsened"]
-    unit = compile_unit("course_gemm", names, "sm_90", use_cache=False)
+    unit = compile_unit("course", names, "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 
@@ -540,9 +541,9 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
                            spill_bytes=0)
 
     s = shape(4096, 4096, 4096)
-    ctx = {"a": "A", "b": "B", "c": "C", "kernels": {}}
+    ctx = Context({}, None, a="A", b="B", c="C")
     cfg = CHOICES["hybrid"]
-    ctx["kernels"][cfg.expression] = fake(cfg.expression)
+    ctx.kernels[cfg.expression] = fake(cfg.expression)
     launch = gemm_launch.config_launch(cfg, s, ctx, 132)
     sched = schedule_for(cfg, 4096, 4096, 4096, 132)
     assert launch.grid == (sched.grid,) == (264 + 132,) and launch.block == (256,)
@@ -559,14 +560,14 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
     assert gemm_launch.config_launch(cfg, s, ctx, 132).args[-1] is arrivals  # one workspace per configuration
     # the tuned rung's own kernel as a configuration: its 2-D grid and no extra arguments
     db = Config("double_buffer", TUNED)
-    ctx["kernels"][db.expression] = fake(db.expression)
+    ctx.kernels[db.expression] = fake(db.expression)
     launch = gemm_launch.config_launch(db, shape(1000, 1000, 10), ctx, 132)
     assert launch.grid == (4, 8) and len(launch.args) == 6 and launch.dynamic_smem == 0
     # pipelined with BK = 16: the same 2-D grid, its 49.7 KB of stages as dynamic shared memory,
     # the kernel's limit raised first
     pl = CHOICES["pipelined"]
     raised = []
-    ctx["kernels"][pl.expression] = fake(pl.expression)
+    ctx.kernels[pl.expression] = fake(pl.expression)
     monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: raised.append(nbytes))
     launch = gemm_launch.config_launch(pl, shape(4096, 4096, 4096), ctx, 132)
     assert launch.grid == (16, 32) and launch.block == (256,) and len(launch.args) == 6
@@ -656,7 +657,7 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
     bv = W.variant("best")
     for s in shapes:
         m, n, k = s["m"], s["n"], s["k"]
-        ctx = {"a": "A", "b": "B", "c": np.empty(0, np.float32), "kernels": dict(kernels), "device": facts}
+        ctx = Context(dict(kernels), facts, a="A", b="B", c=np.empty(0, np.float32))
         job = W.job(bv, s, ctx)
         cfg = choose(m, n, k, facts.sm_count)
         expression = job.launch.kernel.name.split(" (")[0]
@@ -680,13 +681,13 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
 
 @pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")), reason="needs a host C++ compiler")
 def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
-    """gemm.cu's streamk compiled for the host (studies/gemm_best_emulate.py: one thread per
+    """gemm.cu's streamk compiled for the host (tests/gemm_emulate.py: one thread per
     CUDA thread, blocks in random order) for each of best's configurations on shapes with
     partial tiles, K % 4 != 0 and few slots: the same normwise check as on the GPU, and the
     arrival counters back at zero after every launch. A schedule whose runs are one K step
     short (the same blocks, so the last steps belong to nobody) must fail it."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
-    import gemm_best_emulate as emu
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import gemm_emulate as emu
 
     runs = emu.plan(quick=True)
     configs = list(dict.fromkeys(c for c, _, _ in runs))
@@ -702,14 +703,14 @@ def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
 
 
 def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
-    """The rule is read from results/h200/gemm-best/sweep3.csv: for every shape there, the
-    configuration `choose` names on the H200's 132 SMs has a checked, timed row (or is the
-    tuned rung, which every shape has), so the size table docs/gemm_ladder.md prints from
-    it (studies/gemm_best_table.py) has a number for every pick."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
+    """The rule was read from tests/data/gemm-best-sweep.csv (studies/gemm_best_sweep.py on an
+    H200): for every shape there, the configuration `choose` names on the H200's 132 SMs has a
+    checked, timed row (or is the tuned rung, which every shape has), so the sweep's table
+    (scripts/gemm_best_table.py) has a number for every pick."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     import gemm_best_table
 
-    path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sweep3.csv"
+    path = Path(__file__).resolve().parent / "data" / "gemm-best-sweep.csv"
     shapes = gemm_best_table.rows_by_shape(path)
     assert (4096, 4096, 4096) in shapes and len(shapes) >= 14
     for s, rows in shapes.items():
@@ -721,17 +722,20 @@ def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
     assert len(lines) == 2 + len(shapes) and all("not timed" not in line for line in lines)
 
 
-def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
-    """results/h200/gemm-best/sizes.csv is `best` under this rule (docs/gemm_ladder.md, the
-    size table): each of its `best` rows names the kernel `choose` picks for that shape on the
-    H200's 132 SMs, passed the check, and has cuBLAS from the same run beside it -- so a
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+@pytest.mark.parametrize("path", sorted(RESULTS.glob("*/gemm-sizes.csv")), ids=lambda p: p.parent.name)
+def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick(path):
+    """results/<board>/gemm-sizes.csv is `best` under this rule (docs/gemm.md, the size table):
+    each of its `best` rows names the kernel `choose` picks for that shape on 132 SMs (an H100
+    SXM's and an H200's), passed the check, and has cuBLAS from the same run beside it -- so a
     rule changed after that run fails here until the table is measured again."""
     import csv
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     import gemm_best_table
 
-    path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sizes.csv"
     rows = list(csv.DictReader(open(path, newline="")))
     best = [r for r in rows if r["variant"] == "best"]
     assert len(best) >= 14 and {r["run_id"] for r in rows} == {best[0]["run_id"]}  # one run
@@ -743,11 +747,15 @@ def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
     assert len(lines) == 2 + len(best) and "**" not in "".join(lines)  # no target missed
 
 
+def test_a_size_table_is_committed():
+    assert sorted(RESULTS.glob("*/gemm-sizes.csv")), "no results/<board>/gemm-sizes.csv: docs/gemm.md quotes one"
+
+
 
 def test_any_configuration_is_a_variant_by_its_name():
     """`--variants` (and a config file) take a configuration's Config.name beside the table's
     names: the pipelined kernel's checked path at 4097 x 4095 x 4096 was timed so beside best
-    (docs/gemm_ladder.md, "Odd shapes"). A name that is neither is the usual one-line error."""
+    (docs/gemm.md, "Odd shapes"). A name that is neither is the usual one-line error."""
     checked = W.variant("pl_128x256x16_w64x64_i4_t4x4_chk_nf")
     assert checked.kernel == "pipelined<128, 256, 16, 64, 64, 4, 4, 4, false, false>"
     assert parse(checked.name) == Config("pipelined", CHOICES["pipelined"].tiles, checked=True, frags=False)
@@ -819,7 +827,7 @@ def test_padded_call_launches_its_copies_then_the_kernel(monkeypatch):
 
     kernels = {PADDED.expression: fake(PADDED.expression), gemm_launch.PAD_KERNEL: fake(gemm_launch.PAD_KERNEL)}
     for (m, n, k), copies in (((4095, 4095, 4095), 2), ((4097, 4095, 4096), 1), ((300, 520, 64), 0)):
-        ctx = {"a": "A", "b": "B", "c": np.empty((m, n), np.float32), "kernels": dict(kernels), "device": GPUS["H200"]}
+        ctx = Context(dict(kernels), GPUS["H200"], a="A", b="B", c=np.empty((m, n), np.float32))
         launches = gemm_launch.config_launches(PADDED, shape(m, n, k), ctx, 132)
         assert len(launches) == copies + 1
         *pads, gemm = launches

@@ -5,7 +5,7 @@ tiled<32>, tiled<33>), all with block (32, 32) and one element per thread, plus 
 a 32 x 8 block moving a padded 64 x 64 tile with float4 loads and streaming float4 stores,
 the tiles taken column by column over A (B's row by row; the grid stays one block per tile),
 and `memcpy`, the driver's device-to-device copy of A into B: the ceiling for moving these
-bytes and the roof of the "% of memcpy" column (docs/memory_roof.md). Every variant moves
+bytes and the roof of the "% of memcpy" column (docs/transpose.md). Every variant moves
 8*M*N logical bytes.
 
 `copy` and `memcpy` write A unchanged, so they have their own reference (A itself, M x N)
@@ -50,7 +50,7 @@ from pmppbench.hardware.archs import capability
 from pmppbench.measure.check import Tolerance
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Unavailable, Variant, Workload
+from pmppbench.workloads.base import Launch, Sizes, Traffic, Unavailable, Variant, Workload
 from pmppbench.hardware import tma
 from pmppbench.workloads.helpers import (
     SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel, loaded,
@@ -163,7 +163,7 @@ BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
 
 def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> str:
     """The variant `best` runs. On Hopper (compute capability 9.x, where the TMA forms were measured:
-    docs/memory_roof.md), by the pitches of A and B:
+    docs/transpose.md), by the pitches of A and B:
     - M and N multiples of 4 (both sides' rows on a float4) and below 2^31 (the tensor maps' int32
       coordinates): coarsened_tma where both are multiples of 64 (256-byte pitches); where N = 4 mod 8
       (A's rows 16 bytes off a sector) and A is at least the L2's size, coarsened_sector_tma_any_el
@@ -296,15 +296,11 @@ class Transpose(Workload):
     def variants_for(self, shape):
         return tuple(v for v in self.variants if v.name not in NAMED_ONLY)  # the study forms run only when named
 
-    def default_shape(self):
-        return {"m": 4096, "n": 4096}
-
-    def check_shapes(self):
-        # Square, non-square with partial tiles on both edges, just past one tile either way,
-        # the seed's 2x3 example, a single element, and one row / one column of 4097.
-        return [{"m": m, "n": n} for m, n in
-                ((4096, 4096), (1000, 3000), (33, 31), (31, 33), (2, 3), (1, 1), (1, 4097), (4097, 1))] + [
-                    dict(LARGE_CHECK)]
+    # Square, non-square with partial tiles on both edges, just past one tile either way, the
+    # seed's 2x3 example, a single element, one row / one column of 4097, and past 2^31 elements.
+    sizes = Sizes(default={"m": 4096, "n": 4096}, checks=tuple(
+        {"m": m, "n": n} for m, n in
+        ((4096, 4096), (1000, 3000), (33, 31), (31, 33), (2, 3), (1, 1), (1, 4097), (4097, 1))) + (LARGE_CHECK,))
 
     def validate(self, shape):
         super().validate(shape)
@@ -368,7 +364,7 @@ class Transpose(Workload):
         m, n = shape["m"], shape["n"]
         a, b = ctx["a"], ctx["b"]
         if variant.name == BEST.name:  # the picked form's own job, its kernel loaded on first use
-            chosen = self.variant(picked(shape, ctx["device"]))
+            chosen = self.variant(picked(shape, ctx.device))
             loaded(ctx, self.name, chosen.kernel, self.defines(shape))
             return self.job(chosen, shape, ctx, index)
         if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
@@ -398,7 +394,7 @@ class Transpose(Workload):
                     if out_key not in ctx:
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
+                launch = Launch(ctx.kernels[variant.kernel], grid, block, args)
             elif variant.name == SECTOR_TMA.name or variant.name in ANY_PROMOTION:
                 anywhere = variant.name in ANY_PROMOTION
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
@@ -408,7 +404,7 @@ class Transpose(Workload):
                 key = ("rows of four map", a.data.ptr, anywhere, promotion)
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere, promotion=promotion)
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
+                launch = Launch(ctx.kernels[variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.name == SECTOR_TMA_LINES.name:
                 why = sector_tma_lines_unavailable(m, n)
                 if why is None and a.data.ptr % 16:
@@ -419,12 +415,12 @@ class Transpose(Workload):
                 if key not in ctx:
                     ctx[key] = rows_of_32_maps(a, m, n)
                 two, three = ctx[key]
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block,
+                launch = Launch(ctx.kernels[variant.kernel], grid, block,
                                 (two.arg, three.arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.name in BULK_NAMES and a.data.ptr % 16:
                 raise Unavailable(f"{variant.name} needs A on 16 bytes (its bulk copies start on 16 bytes)")
             elif variant.kernel not in INDEXED:
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
+                launch = Launch(ctx.kernels[variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
                 index = index or self.index_type(shape)
                 kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)

@@ -5,7 +5,7 @@ register tiling, corner turning, dynamic shared memory -- then the rungs towards
 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async pipeline,
 the tuned tile, and `best`, a configuration per shape (best.py). `cublas` is `cupy.matmul`
 on the same FP32 data and is the "% of" column's reference. Each rung is described in
-docs/gemm_ladder.md; every kernel is in kernels_cu/gemm.cu.
+docs/gemm.md; every kernel is in kernels_cu/gemm.cu.
 
 `--precision tf32,bf16,fp16` runs the tensor-core table instead (tensor.py, kernels_cu/gemm_tc.cuh,
 docs/tensor_cores.md): the inputs rounded to the precision, C in FP32, the rungs wmma,
@@ -24,7 +24,7 @@ from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Axis, Job, Launch, Workload
+from pmppbench.workloads.base import Axis, Job, Launch, Sizes, Workload
 from pmppbench.workloads.gemm import check, tensor
 from pmppbench.workloads.gemm import precision as prec
 from pmppbench.workloads.gemm.best import BEST, CHOICES, PIPELINED_TILES, choose
@@ -59,16 +59,12 @@ class Gemm(Workload):
     rate = "GFLOP/s"
 
     # ---- shapes ----------------------------------------------------------------------
-    def default_shape(self):
-        return {"m": 1024, "n": 1024, "k": 1024}
-
-    def check_shapes(self):
-        # The course's sizes; its K = 18 tail; a K % 4 != 0 that also breaks every tile edge;
-        # one column; one element; K % 4 == 0 but not % 8 with partial 128x128 tiles on both
-        # edges (the float4 paths at the edges); a tiny all-partial float4 case.
-        return [{"m": m, "n": n, "k": k} for m, n, k in (
-            (512, 512, 512), (1024, 1024, 1024), (513, 257, 18), (1000, 999, 17), (33, 1, 65), (1, 1, 1),
-            (257, 260, 36), (7, 4, 12))]
+    # The course's sizes; its K = 18 tail; a K % 4 != 0 that also breaks every tile edge; one
+    # column; one element; K % 4 == 0 but not % 8 with partial 128x128 tiles on both edges (the
+    # float4 paths at the edges); a tiny all-partial float4 case.
+    sizes = Sizes(default={"m": 1024, "n": 1024, "k": 1024}, checks=tuple({"m": m, "n": n, "k": k} for m, n, k in (
+        (512, 512, 512), (1024, 1024, 1024), (513, 257, 18), (1000, 999, 17), (33, 1, 65), (1, 1, 1),
+        (257, 260, 36), (7, 4, 12))))
 
     def variant(self, name):
         """A variant of the table, or any configuration by its Config.name (the studies' and
@@ -202,7 +198,7 @@ class Gemm(Workload):
         if p != "fp32" or variant.name in tensor.COVERS:
             return self.tensor_job(variant, shape, ctx, p)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
-        device = ctx["device"]
+        device = ctx.device
         if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
             return output_job(lambda: cp.matmul(a, b, out=c), c, ctx)
         if variant.name not in COVERS:
@@ -210,7 +206,7 @@ class Gemm(Workload):
             if cfg is None:
                 raise UsageError(f"gemm: unknown variant {variant.name!r}")
             return launches_job(config_launches(cfg, shape, ctx, device.sm_count), c, ctx)
-        kernel = ctx["kernels"][variant.kernel]
+        kernel = ctx.kernels[variant.kernel]
         grid, block = self.geometry(variant, shape, device)
         args = (a, ctx["b_colmajor"] if variant.name == "corner_turning" else b, c,
                 np.int32(m), np.int32(n), np.int32(k))
@@ -240,7 +236,7 @@ class Gemm(Workload):
         if variant.kernel is None:
             return output_job(tensor.cublas_call(p, a, b, c, m, n, k), c, ctx)
         kernel = loaded(ctx, self.name, tensor.kernel_for(variant, p, shape))
-        grid, block = self.geometry(variant, shape, ctx["device"])
+        grid, block = self.geometry(variant, shape, ctx.device)
         smem = tensor.smem_bytes(variant.name)
         if smem:
             kernel.allow_dynamic_smem(smem)  # 3 or 4 stages: above the 48 KB without the opt-in
