@@ -39,12 +39,11 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Axis, Launch, Traffic, Unavailable, Variant, Workload, is_int
+from pmppbench.workloads.base import Axis, Launch, Sizes, Traffic, Unavailable, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
     SAMPLE, UNIT_ROUNDOFF, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type,
     indexed_kernel,
     launch_job, loaded, output_job, random_array, repeated_random, take, uniform32, upload_sample,
-    with_wide_paths,
 )
 
 BLOCK_DIM = 32  # naive, constant_mask and cached_halo: 32 x 32 threads, one output each (conv2d.cu)
@@ -59,7 +58,7 @@ LARGE_CHECK = {"height": 46341, "width": 46341, "mask": 5}  # 2^31 + 4633 output
 SAMPLE_ABOVE = 1 << 24  # more outputs: sampled whole rows and columns of P are checked
 REPEAT_ABOVE = 1 << 30  # more cells: the image is a repeated random block
 SAMPLES = 48  # sampled rows and columns each way
-INDEXED = {"naive<int>", "constant_mask<int>", "tiled<int>", "cached_halo<int>"}  # with a 64-bit instantiation
+SCALAR_BEST = f"best<{BEST_TX}, {BEST_ROWS}, false>"  # best where W % 4 != 0 (rows not 16-byte aligned)
 FILTER = "F_c"  # the constant-memory filter's symbol in conv2d.cu
 
 
@@ -171,15 +170,20 @@ class Conv2D(Workload):
                  many=True, sweep=True, minimum=1, default=MASKS),)
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("naive", "naive<int>", "Fig. 7.7: one thread per output; F and N from global memory"),
-        Variant("constant_mask", "constant_mask<int>", "§7.3: the filter in constant memory (F_c), broadcast"),
-        Variant("tiled", "tiled<int>", "§7.4: 32x32 input tiles with their halo in shared memory"),
-        Variant("cached_halo", "cached_halo<int>", "§7.5: 32x32 output tiles in shared memory, the halo from L1/L2"),
+        Variant("naive", "naive<int>", "Fig. 7.7: one thread per output; F and N from global memory",
+                wide=True),
+        Variant("constant_mask", "constant_mask<int>", "§7.3: the filter in constant memory (F_c), broadcast",
+                wide=True),
+        Variant("tiled", "tiled<int>", "§7.4: 32x32 input tiles with their halo in shared memory",
+                wide=True),
+        Variant("cached_halo", "cached_halo<int>", "§7.5: 32x32 output tiles in shared memory, the halo from L1/L2",
+                wide=True),
         Variant("best", f"best<{BEST_TX}, {BEST_ROWS}, true>",
                 f"register tiling: {BEST_TX} columns x {BEST_ROWS} rows per thread walked row by row, float4 loads, "
                 "the filter as FFMA constant operands, no shared memory"),
         Variant("cupyx", None, "cupyx.scipy.ndimage.correlate(mode='constant'): CuPy's generated kernel"),
-        Variant("memcpy", None, "cudaMemcpyAsync device to device of N into P: the same 8 bytes per output, the roof"),
+        Variant("memcpy", None, "cudaMemcpyAsync device to device of N into P: the same 8 bytes per output, the roof",
+                computes="copy"),
     )
     baseline = "naive"
     roof = "memcpy"
@@ -188,14 +192,11 @@ class Conv2D(Workload):
     def tolerance_for(self, shape):
         return Tolerance("elementwise", atol=error_bound(shape["mask"]))
 
-    # ---- shapes -------------------------------------------------------------------
-    def default_shape(self):
-        return {"height": 8192, "width": 8192, "mask": 5}
-
-    def check_shapes(self):
-        shapes = [{"height": h, "width": w, "mask": m} for m in MASKS for h, w in CHECK_SIZES]
-        return shapes + [{"height": 5, "width": 3, "mask": MAX_MASK}, {"height": 300, "width": 301, "mask": 1},
-                         dict(LARGE_CHECK)]
+    # the command sweeps --mask's default, 3,5,7,9; `default` is one shape of it
+    sizes = Sizes(default={"height": 8192, "width": 8192, "mask": 5},
+                  checks=(*({"height": h, "width": w, "mask": m} for m in MASKS for h, w in CHECK_SIZES),
+                          {"height": 5, "width": 3, "mask": MAX_MASK}, {"height": 300, "width": 301, "mask": 1},
+                          LARGE_CHECK))
 
     def validate(self, shape):
         super().validate(shape)
@@ -217,7 +218,7 @@ class Conv2D(Workload):
         return [{"FILTER_RADIUS": radius(m)} for m in MASKS]
 
     def kernel_names(self):
-        return with_wide_paths(super().kernel_names(), INDEXED) + [f"best<{BEST_TX}, {BEST_ROWS}, false>"]
+        return super().kernel_names() + [SCALAR_BEST]
 
     # ---- data ---------------------------------------------------------------------
     def make_inputs(self, shape, rng):
@@ -230,9 +231,6 @@ class Conv2D(Workload):
         if h * w <= SAMPLE_ABOVE:
             return {"n": image}
         return {"n": image, SAMPLE: (checked_indices(h, SAMPLES, rng), checked_indices(w, SAMPLES, rng))}
-
-    def reference_key(self, variant):
-        return "copy" if variant.name == "memcpy" else "conv2d"
 
     def reference(self, shape, inputs, variant):
         image = inputs["n"]
@@ -260,6 +258,7 @@ class Conv2D(Workload):
         return grid_2d(w, h, step, step), (BLOCK_DIM, BLOCK_DIM)
 
     def job(self, variant, shape, ctx, index: str | None = None):
+        """`index` forces the book rungs' int or long long path; by default the shape's own."""
         h, w = shape["height"], shape["width"]
         n, f, p = ctx["n"], ctx["f"], ctx["p"]
         if variant.name == "memcpy":
@@ -269,7 +268,7 @@ class Conv2D(Workload):
         if variant.name == "cupyx":
             return output_job(_correlate(n, f, p), p, ctx)
         grid, block = self.geometry(variant, shape)
-        if variant.kernel in INDEXED:
+        if variant.wide:
             index = index or index_type(h * w + BLOCK_DIM * w + 2 * BLOCK_DIM)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
             args = (n, f, p) if variant.name == "naive" else (n, p)
@@ -277,7 +276,7 @@ class Conv2D(Workload):
             extra = {} if variant.name == "naive" else {"filter": f}
             launch = launch_type(kernel, grid, block, (*args, index_arg(index, w), index_arg(index, h)), **extra)
         else:  # best: the float4 form when rows are 16-byte aligned
-            name = variant.kernel if w % 4 == 0 else variant.kernel.replace("true>", "false>")
+            name = variant.kernel if w % 4 == 0 else SCALAR_BEST
             kernel = loaded(ctx, self.name, name, self.defines(shape))
             launch = FilterLaunch(kernel, grid, block, (n, p, np.int32(w), np.int32(h)), filter=f)
         return launch_job(launch, p, ctx)

@@ -30,10 +30,10 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
+from pmppbench.workloads.base import Launch, Sizes, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (
     SAMPLE, UNIT_ROUNDOFF, checked_indices, device_context, grid_1d, index_arg, index_type, indexed_kernel,
-    launch_job, loaded, output_job, random_array, repeated_random, uniform32, upload_sample, with_wide_paths,
+    launch_job, loaded, output_job, random_array, repeated_random, uniform32, upload_sample,
 )
 
 COEFFICIENTS = (0.40, 0.11, 0.09, 0.12, 0.08, 0.13, 0.07)  # c0..c6, as FP32 in stencil3d.cu
@@ -49,7 +49,6 @@ LARGE_CHECK = {"n": 1291}  # 1291^3 = 2^31 + 4,130,523 cells: the 64-bit path
 SAMPLE_ABOVE = 1 << 24  # more cells: sampled cells are checked
 REPEAT_ABOVE = 1 << 30  # more cells: the grid is a repeated random block
 SAMPLES = 1 << 16
-INDEXED = {"naive<int>", "shared<int>", "coarsened<int>", "register_tiled<int>"}  # with a 64-bit instantiation
 
 
 def error_bound() -> float:
@@ -94,25 +93,25 @@ class Stencil3D(Workload):
     dim_help = {"n": "Grid edge: an N x N x N grid."}
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("naive", "naive<int>", "§8.2: one thread per cell, seven global loads"),
-        Variant("shared", "shared<int>", "§8.3: 8^3 input tiles with their halo in shared memory, 6^3 outputs"),
-        Variant("coarsened", "coarsened<int>", "§8.4: 32x32 threads march through 30 planes, 3 planes in shared"),
-        Variant("register", "register_tiled<int>", "§8.5: coarsened with prev and next planes in registers"),
+        Variant("naive", "naive<int>", "§8.2: one thread per cell, seven global loads",
+                wide=True),
+        Variant("shared", "shared<int>", "§8.3: 8^3 input tiles with their halo in shared memory, 6^3 outputs",
+                wide=True),
+        Variant("coarsened", "coarsened<int>", "§8.4: 32x32 threads march through 30 planes, 3 planes in shared",
+                wide=True),
+        Variant("register", "register_tiled<int>", "§8.5: coarsened with prev and next planes in registers",
+                wide=True),
         Variant("best", f"best<{BEST_Y}, {BEST_ZCHUNK}, true>",
                 "float4 columns marching in z, x neighbours by shuffle, y through L1, no shared memory or barriers"),
-        Variant("memcpy", None, "cudaMemcpyAsync device to device of in into out: the same 8 bytes per cell, the roof"),
+        Variant("memcpy", None, "cudaMemcpyAsync device to device of in into out: the same 8 bytes per cell, the roof",
+                computes="copy"),
     )
     baseline = "naive"
     roof = "memcpy"
     rate = "GB/s"
     tolerance = Tolerance("elementwise", atol=error_bound())
 
-    # ---- shapes -------------------------------------------------------------------
-    def default_shape(self):
-        return {"n": 512}
-
-    def check_shapes(self):
-        return [{"n": n} for n in CHECK_NS] + [{"n": 512}, dict(LARGE_CHECK)]
+    sizes = Sizes(default={"n": 512}, checks=(*({"n": n} for n in CHECK_NS), {"n": 512}, LARGE_CHECK))
 
     def validate(self, shape):
         super().validate(shape)
@@ -125,7 +124,7 @@ class Stencil3D(Workload):
 
     # ---- kernels ------------------------------------------------------------------
     def kernel_names(self):
-        return with_wide_paths(super().kernel_names(), INDEXED) + [SCALAR_BEST]
+        return super().kernel_names() + [SCALAR_BEST]
 
     # ---- data ---------------------------------------------------------------------
     def make_inputs(self, shape, rng):
@@ -135,9 +134,6 @@ class Stencil3D(Workload):
         if cells <= SAMPLE_ABOVE:
             return {"x": grid}
         return {"x": grid, SAMPLE: (checked_indices(cells, SAMPLES, rng),)}
-
-    def reference_key(self, variant):
-        return "copy" if variant.name == "memcpy" else "stencil3d"
 
     def reference(self, shape, inputs, variant):
         n, x = shape["n"], inputs["x"]
@@ -169,6 +165,7 @@ class Stencil3D(Workload):
         return (grid_1d(n, 128)[0], grid_1d(n, BEST_Y)[0], grid_1d(n, BEST_ZCHUNK)[0]), (32, BEST_Y)
 
     def job(self, variant, shape, ctx, index: str | None = None):
+        """`index` forces the book rungs' int or long long path; by default the shape's own."""
         n = shape["n"]
         x, y = ctx["x"], ctx["y"]
         if variant.kernel is None:  # memcpy
@@ -176,7 +173,7 @@ class Stencil3D(Workload):
                 y.data.copy_from_device_async(x.data, x.nbytes)
             return output_job(copy, y, ctx)
         grid, block = self.geometry(variant, shape)
-        if variant.kernel in INDEXED:
+        if variant.wide:
             # the largest offset formed: (i + 1) * N * N + ... for i < N + the tile's overhang
             index = index or index_type((n + IN_TILE_DIM_C) * n * n + n * n)
             launch = Launch(indexed_kernel(self, shape, ctx, variant.kernel, index), grid, block,
