@@ -431,6 +431,12 @@ def test_mutants_fail_on_the_cpu_emulation(emulator, name):
     assert not compare(p, conv2d_reference(n, f), W.tolerance_for(shape(70, 516, 3))).passed
 
 
+# a missing barrier between the tile's load and its use (on the GPU only: the emulation's
+# threads may happen to load in time)
+BARRIER_MUTATION = ("tiled", "    __syncthreads();  // the whole tile", "    // no barrier: the whole tile")
+MUTANT_SHAPE = ("64", "64")
+
+
 # ---- GPU ------------------------------------------------------------------------------
 
 @pytest.mark.gpu
@@ -491,7 +497,7 @@ def test_mutants_fail_on_the_gpu(name, tmp_path):
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     if name == "tiled_missing_barrier":  # warps read their neighbours' rows before those are loaded
-        variant, old, new = "tiled", "    __syncthreads();  // the whole tile", "    // no barrier: the whole tile"
+        variant, old, new = BARRIER_MUTATION
     else:
         variant, old, new = MUTATIONS[name]
     src = tmp_path / "conv2d_mutant.cu"
@@ -524,3 +530,37 @@ def test_timed_run(run_cli, tmp_path):
     assert {(r["variant"], r["shape"]) for r in rows} == {
         (v, f"1024x1024 mask={m}") for v in W.variant_names() for m in (3, 9)}
     assert all(r["check"] == "PASS" and r["median_ms"] > 0 for r in rows)
+
+
+def sanitized(tool: str, *args: str) -> str:
+    """The output of `pmppbench ARGS` run under compute-sanitizer's `tool`."""
+    import os  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer is not on PATH (it comes with the CUDA toolkit)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    extra = ["--report-api-errors", "no"] if tool == "memcheck" else []
+    run = subprocess.run([sanitizer, "--tool", tool, *extra, sys.executable, "-m", "pmppbench", *args],
+                         capture_output=True, text=True, env=env, timeout=600)
+    return run.stdout + run.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tool,clean", [("memcheck", "ERROR SUMMARY: 0 errors"),
+                                        ("racecheck", "RACECHECK SUMMARY: 0 hazards displayed")])
+def test_the_sanitizers_find_nothing_on_the_sanitize_shapes(tool, clean):
+    out = sanitized(tool, "all", "--config", "sanitize", "--only", "conv2d", "--check-only")
+    assert clean in out and "FAIL" not in out, out[-3000:]
+
+
+@pytest.mark.gpu
+def test_racecheck_reports_the_missing_barrier(tmp_path):
+    variant, old, new = BARRIER_MUTATION
+    src = tmp_path / "mutant.cu"
+    src.write_text(mutated(old, new))
+    out = sanitized("racecheck", "conv2d", *MUTANT_SHAPE, "1", "--mask", "3", "--check-only", "--kernel",
+                    f"{src}:{W.variant(variant).kernel}", "--like", variant, "--variants", variant)
+    assert "RACECHECK SUMMARY" in out and "RACECHECK SUMMARY: 0 hazards" not in out, out[-3000:]

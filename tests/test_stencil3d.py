@@ -369,6 +369,12 @@ def test_mutants_fail_on_the_cpu_emulation(emulator, name):
     assert not compare(out, stencil3d_reference(x.reshape(n, n, n)).reshape(-1), W.tolerance).passed
 
 
+# a missing barrier between storing the current plane and reading it (on the GPU only)
+BARRIER_MUTATION = ("register", "        __syncthreads();  // the current plane is in inCurr_s\n",
+                    "        // no barrier: the current plane is in inCurr_s\n")
+MUTANT_SHAPE = ("40",)
+
+
 # ---- GPU ------------------------------------------------------------------------------
 
 @pytest.mark.gpu
@@ -417,8 +423,7 @@ def test_mutants_fail_on_the_gpu(name, tmp_path):
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     if name == "register_missing_barrier":  # threads read their neighbours' plane before it is stored
-        variant, old, new = ("register", "        __syncthreads();  // the current plane is in inCurr_s\n",
-                             "        // no barrier: the current plane is in inCurr_s\n")
+        variant, old, new = BARRIER_MUTATION
     else:
         variant, old, new = MUTATIONS[name]
     src = tmp_path / "stencil3d_mutant.cu"
@@ -448,3 +453,37 @@ def test_timed_run(run_cli, tmp_path):
     rows = json.loads(out.read_text())["results"]
     assert {r["variant"] for r in rows} == set(W.variant_names())
     assert all(r["check"] == "PASS" and r["median_ms"] > 0 for r in rows)
+
+
+def sanitized(tool: str, *args: str) -> str:
+    """The output of `pmppbench ARGS` run under compute-sanitizer's `tool`."""
+    import os  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer is not on PATH (it comes with the CUDA toolkit)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    extra = ["--report-api-errors", "no"] if tool == "memcheck" else []
+    run = subprocess.run([sanitizer, "--tool", tool, *extra, sys.executable, "-m", "pmppbench", *args],
+                         capture_output=True, text=True, env=env, timeout=600)
+    return run.stdout + run.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tool,clean", [("memcheck", "ERROR SUMMARY: 0 errors"),
+                                        ("racecheck", "RACECHECK SUMMARY: 0 hazards displayed")])
+def test_the_sanitizers_find_nothing_on_the_sanitize_shapes(tool, clean):
+    out = sanitized(tool, "all", "--config", "sanitize", "--only", "stencil3d", "--check-only")
+    assert clean in out and "FAIL" not in out, out[-3000:]
+
+
+@pytest.mark.gpu
+def test_racecheck_reports_the_missing_barrier(tmp_path):
+    variant, old, new = BARRIER_MUTATION
+    src = tmp_path / "mutant.cu"
+    src.write_text(mutated(old, new))
+    out = sanitized("racecheck", "stencil3d", *MUTANT_SHAPE, "1", "--check-only", "--kernel",
+                    f"{src}:{W.variant(variant).kernel}", "--like", variant, "--variants", variant)
+    assert "RACECHECK SUMMARY" in out and "RACECHECK SUMMARY: 0 hazards" not in out, out[-3000:]
