@@ -42,8 +42,7 @@ from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Launch, Sizes, Traffic, Unavailable, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
     SAMPLE, UNIT_ROUNDOFF, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type,
-    indexed_kernel,
-    launch_job, loaded, output_job, random_array, repeated_random, take, uniform32, upload_sample,
+    indexed_kernel, launch_job, loaded, output_job, random_array, repeated_random, take, uniform32, upload_sample,
 )
 
 BLOCK_DIM = 32  # naive, constant_mask and cached_halo: 32 x 32 threads, one output each (conv2d.cu)
@@ -189,14 +188,14 @@ class Conv2D(Workload):
     roof = "memcpy"
     rate = "GB/s"
 
-    def tolerance_for(self, shape):
-        return Tolerance("elementwise", atol=error_bound(shape["mask"]))
-
     # the command sweeps --mask's default, 3,5,7,9; `default` is one shape of it
     sizes = Sizes(default={"height": 8192, "width": 8192, "mask": 5},
                   checks=(*({"height": h, "width": w, "mask": m} for m in MASKS for h, w in CHECK_SIZES),
                           {"height": 5, "width": 3, "mask": MAX_MASK}, {"height": 300, "width": 301, "mask": 1},
                           LARGE_CHECK))
+
+    def tolerance_for(self, shape):
+        return Tolerance("elementwise", atol=error_bound(shape["mask"]))
 
     def validate(self, shape):
         super().validate(shape)
