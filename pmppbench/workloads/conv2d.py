@@ -42,7 +42,7 @@ from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Launch, Sizes, Traffic, Unavailable, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
     SAMPLE, UNIT_ROUNDOFF, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type,
-    indexed_kernel, launch_job, loaded, output_job, random_array, repeated_random, take, uniform32, upload_sample,
+    indexed_kernel, launch_job, loaded, on_cores, output_job, random_array, repeated_random, take, uniform32, upload_sample,
 )
 
 BLOCK_DIM = 32  # naive, constant_mask and cached_halo: 32 x 32 threads, one output each (conv2d.cu)
@@ -57,6 +57,7 @@ LARGE_CHECK = {"height": 46341, "width": 46341, "mask": 5}  # 2^31 + 4633 output
 SAMPLE_ABOVE = 1 << 24  # more outputs: sampled whole rows and columns of P are checked
 REPEAT_ABOVE = 1 << 30  # more cells: the image is a repeated random block
 SAMPLES = 48  # sampled rows and columns each way
+BAND = 32  # rows per piece of the CPU reference
 SCALAR_BEST = f"best<{BEST_TX}, {BEST_ROWS}, false>"  # best where W % 4 != 0 (rows not 16-byte aligned)
 FILTER = "F_c"  # the constant-memory filter's symbol in conv2d.cu
 
@@ -93,14 +94,22 @@ def padded(image: np.ndarray, r: int) -> np.ndarray:
 
 
 def conv2d_reference(image: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """P = F (*) N in float64, zeros outside N: one shifted slice of the padded image per filter cell."""
+    """P = F (*) N in float64, zeros outside N: one shifted slice of the padded image per filter
+    cell, summed over bands of BAND rows on the host's cores (a band's (2r+1)^2 passes stay in
+    its cache)."""
     h, w = image.shape
     r = radius(f.shape[0])
     src = padded(image, r)
     out = np.zeros((h, w))
-    for fr in range(f.shape[0]):
-        for fc in range(f.shape[1]):
-            out += float(f[fr, fc]) * src[fr:fr + h, fc:fc + w]
+
+    def band(top: int) -> None:
+        rows = slice(top, min(top + BAND, h))
+        acc = out[rows]
+        for fr in range(f.shape[0]):
+            for fc in range(f.shape[1]):
+                acc += float(f[fr, fc]) * src[rows.start + fr:rows.stop + fr, fc:fc + w]
+
+    on_cores(band, range(0, h, BAND))
     return out
 
 
