@@ -182,8 +182,12 @@ __global__ void cached_halo(const float* N, float* P, I width, I height) {
 //             by 2r + 1 rows, after which the shift is a renaming of
 //             registers, not moves.
 // Per row a thread issues 3 (r <= 4) or 5 float4 loads and 4 (2r + 1)^2 FFMAs: the loads are
-// under 1% of the instructions at r = 4. No shared memory, no barriers: every thread runs
-// independently, and the halo (2r rows per strip, HALO columns per side) comes from L2/L1.
+// under 1% of the instructions at r = 4. The first and last 2r input rows of a strip also meet
+// output rows of the strips above and below; those sums are skipped (a warp-uniform test per
+// filter row), so a strip does exactly its own outputs' FFMAs and the strips can be short:
+// ROWS = 32 makes 4096 blocks at 8192^2, several waves, so the last wave's idle SMs cost
+// little. No shared memory, no barriers: every thread runs independently, and the halo (2r
+// rows per strip, HALO columns per side) comes from L2/L1.
 //
 // The order of additions of each output is the book's: filter rows in order, columns in order
 // within a row (the input rows arrive in order), so best and constant_mask agree bit for bit.
@@ -245,12 +249,15 @@ best(const float* __restrict__ N, float* __restrict__ P, int width, int height) 
                 load_row<TX, VEC>(next, N + (long long)(i + 1) * width, x0, width, interior);
             if (i >= 0 && i < height) {  // a row of ghost cells adds nothing
 #pragma unroll
-                for (int k = 0; k < MASK_WIDTH; ++k)         // acc[k]: output row i - r + k,
+                for (int k = 0; k < MASK_WIDTH; ++k) {  // acc[k]: output row i - r + k, filter row 2r - k
+                    const int o = i - R + k;
+                    if (o < y0 || o >= last - R) continue;  // another strip's output: not this thread's work
 #pragma unroll
-                    for (int fc = 0; fc < MASK_WIDTH; ++fc)  // which meets filter row 2r - k here
+                    for (int fc = 0; fc < MASK_WIDTH; ++fc)
 #pragma unroll
                         for (int c = 0; c < TX; ++c)
                             acc[k][c] = fmaf(F_c[MASK_WIDTH - 1 - k][fc], v[c + fc + HALO - R], acc[k][c]);
+                }
             }
             const int o = i - R;  // acc[0] is complete
             if (o >= y0) {

@@ -79,8 +79,8 @@ def book_order_fp32(n, f, fused=True):
 def test_variants_and_table_attributes():
     assert W.variant_names() == [*KERNELS, "cupyx", "memcpy"]
     assert [v.kernel for v in W.variants] == ["naive<int>", "constant_mask<int>", "tiled<int>", "cached_halo<int>",
-                                              "best<4, 64, true>", None, None]
-    assert W.kernel_names()[-1] == "best<4, 64, false>"
+                                              "best<4, 32, true>", None, None]
+    assert W.kernel_names()[-1] == "best<4, 32, false>"
     assert {"naive<long long>", "tiled<long long>"} <= set(W.kernel_names())
     assert (W.baseline, W.roof, W.rate, W.dims) == ("naive", "memcpy", "GB/s", ("height", "width"))
     assert W.axes[0].default == (3, 5, 7, 9)
@@ -100,7 +100,7 @@ def test_shapes_labels_and_defines():
 def test_geometry():
     assert W.geometry(W.variant("naive"), shape(100, 65, 3)) == ((3, 4), (32, 32))
     assert W.geometry(W.variant("tiled"), shape(100, 65, 9)) == ((3, 5), (32, 32))  # 24 outputs per tile edge
-    assert W.geometry(W.variant("best"), shape(8192, 8192, 9)) == ((16, 128), (128,))
+    assert W.geometry(W.variant("best"), shape(8192, 8192, 9)) == ((16, 256), (128,))
     assert [out_tile_dim(m) for m in (1, 3, 9, 15)] == [32, 30, 24, 18]
     assert [halo(m) for m in (1, 3, 9, 11, 15)] == [0, 4, 4, 8, 8]
 
@@ -237,7 +237,7 @@ def test_every_kernel_compiles_per_mask_without_spills(mask):
     for name, report in unit.ptxas.items():
         assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), name
     assert unit.ptxas["tiled<int>"].static_smem == unit.ptxas["cached_halo<int>"].static_smem == 4096
-    assert unit.ptxas["best<4, 64, true>"].static_smem == 0
+    assert unit.ptxas["best<4, 32, true>"].static_smem == 0
 
 
 def test_a_mask_past_the_limit_fails_in_the_kernel_source_too():
@@ -362,7 +362,7 @@ def emulate(binary, variant: int, n: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.frombuffer(run.stdout, dtype=np.float32).reshape(h, w)
 
 
-# Around every tile edge: 32 (naive, cached_halo), 32 - 2r (tiled), 512 columns and 64 rows
+# Around every tile edge: 32 (naive, cached_halo), 32 - 2r (tiled), 512 columns and 32 rows
 # (best), odd widths (best's scalar path), a mask wider than the image.
 EMULATED_SIZES = ((1, 1), (2, 3), (4, 4), (31, 33), (33, 32), (65, 516), (70, 513), (129, 8))
 

@@ -49,7 +49,7 @@ BLOCK_DIM = 32  # naive, constant_mask and cached_halo: 32 x 32 threads, one out
 IN_TILE_DIM = 32  # tiled: the input tile's edge = its block's
 BEST_THREADS = 128  # best: threads per block, all along x
 BEST_TX = 4  # best: columns per thread (one float4)
-BEST_ROWS = 64  # best: output rows per thread (the strip it walks down)
+BEST_ROWS = 32  # best: output rows per thread (the strip it walks down)
 MASKS = (3, 5, 7, 9)  # the widths `pmppbench compile` builds and the command sweeps by default
 MAX_MASK = 11  # FILTER_RADIUS 5 (the kernel's static_assert): best unrolls (2r+1)^3 * 4 FFMAs, 13 s of NVRTC at 11
 CHECK_SIZES = ((1, 1), (1, 7), (7, 1), (32, 32), (33, 31), (18, 50), (129, 513), (1000, 1003), (2048, 3001))
