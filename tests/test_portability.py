@@ -149,7 +149,8 @@ def test_grids_sized_by_sms(gpu):
 BIG = {("vecadd", "2147483655"): 24.0, ("transpose", "32771x65537"): 16.0, ("stencil", "2147487749 radius=64"): 16.0,
        ("reduce", "2147483653 dtype=f32"): 16.0, ("reduce", "2147483653 dtype=i32"): 16.0,
        ("histogram", "2147483653 bins=256 input=uniform"): 10.0,
-       ("scan", "2147483653 dtype=f32 kind=inclusive"): 16.0, ("scan", "2147483653 dtype=i32 kind=exclusive"): 16.0}
+       ("scan", "2147483653 dtype=f32 kind=inclusive"): 16.0, ("scan", "2147483653 dtype=i32 kind=exclusive"): 16.0,
+       ("conv2d", "46341x46341 mask=5"): 16.0, ("stencil3d", "1291"): 16.0}
 DOES_NOT_FIT = {  # on each GPU with all of its memory free: which of them are SKIP rows
     RTX4060_LAPTOP.name: set(BIG), T4.name: set(BIG) - {("histogram", "2147483653 bins=256 input=uniform")},
     "NVIDIA GeForce RTX 3090": {("vecadd", "2147483655")}, "NVIDIA GeForce RTX 4090": {("vecadd", "2147483655")},
