@@ -25,7 +25,7 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Job, Launch, Workload
-from pmppbench.workloads.gemm import check, tensor
+from pmppbench.workloads.gemm import check, tensor, tensor_best
 from pmppbench.workloads.gemm import precision as prec
 from pmppbench.workloads.gemm.best import BEST, CHOICES, PIPELINED_TILES, choose
 from pmppbench.workloads.gemm.configs import Config, padding_for, parse
@@ -76,15 +76,15 @@ class Gemm(Workload):
         try:
             return super().variant(name)
         except UsageError:
-            cfg = parse(name)
-            if cfg is None:
+            cfg, tc = parse(name), tensor_best.parse(name)
+            if cfg is None and tc is None:
                 raise
-            return cfg.variant()
+            return cfg.variant() if cfg is not None else tensor_best.config_variant(tc)
 
     def variants_for(self, shape):
         p = prec.of(shape)
-        if p != "fp32":
-            return tensor.variants_for(p, CUBLAS)  # the precision's rungs, each with its kernel for it
+        if p != "fp32":  # the precision's rungs, each with its kernel for it, its best, cuBLAS
+            return (*tensor.variants_for(p, CUBLAS)[:-1], tensor_best.variant(p), CUBLAS)
         return LADDER  # the sweep runs only when asked for by name
 
     def kernel_names(self):
@@ -92,7 +92,7 @@ class Gemm(Workload):
         pad_rows, with it) and every tensor-core kernel."""
         names = super().kernel_names()
         names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
-        names += [PAD_KERNEL]
+        names += [PAD_KERNEL, *dict.fromkeys(tensor_best.PAD_KERNEL.values())]
         return names + [e for e in tensor.kernel_names() if e not in names]
 
     def kernels_of(self, variant):
@@ -100,6 +100,8 @@ class Gemm(Workload):
         unaligned load path): every one of them, as kernel_labels() lists them."""
         if variant.name in tensor.COVERS:
             return tensor.kernels_of(variant.name)
+        if tensor_best.parse(variant.name) is not None:
+            return tensor.kernels_of("wgmma_ws")
         return super().kernels_of(variant)
 
     def kernel_variants(self):
@@ -138,8 +140,9 @@ class Gemm(Workload):
 
     def device_bytes(self, shape):
         m, n, k = shape["m"], shape["n"], shape["k"]
-        if prec.of(shape) != "fp32":
-            return prec.ELEMENT_BYTES[prec.of(shape)] * (m * k + k * n) + 4 * m * n  # A, B, C (FP32)
+        p = prec.of(shape)
+        if p != "fp32":  # A, B, the copies best may make of them for TMA, C (FP32)
+            return prec.ELEMENT_BYTES[p] * (m * k + k * n + tensor_best.copied_elements(p, m, n, k)) + 4 * m * n
         pad = padding_for(PIPELINED_TILES, m, n, k)  # the zero-padded copies best may make (pipelined_padded)
         return 4 * (m * k + 2 * k * n + m * n + pad.a_floats + pad.b_floats)  # A, B, B column-major, C, copies
 
@@ -199,7 +202,7 @@ class Gemm(Workload):
         cp = cupy()
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
-        if p != "fp32" or variant.name in tensor.COVERS:
+        if p != "fp32" or variant.name in tensor.COVERS or tensor_best.parse(variant.name):
             return self.tensor_job(variant, shape, ctx, p)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
         device = ctx["device"]
@@ -228,6 +231,9 @@ class Gemm(Workload):
         """A row of a tensor precision's table: cuBLAS of that precision, or a rung's kernel
         for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
         m, n, k = shape["m"], shape["n"], shape["k"]
+        cfg = self.tensor_config(variant, shape, ctx["device"]) if p != "fp32" else None
+        if cfg is not None:
+            return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx["device"].sm_count), ctx["c"], ctx)
         if variant.name not in tensor.COVERS and variant.kernel is not None:
             raise UsageError(f"gemm: {variant.name} is an FP32 rung; with --precision {p} choose from "
                              f"{', '.join(v.name for v in self.variants_for(shape))}")
@@ -247,6 +253,14 @@ class Gemm(Workload):
         launch = Launch(kernel, grid, block, tensor.kernel_args(variant.name, p, shape, ctx), dynamic_smem=smem)
         return output_job(launch, c, ctx, launch=launch)
 
+    def tensor_config(self, variant, shape, device) -> tensor_best.TcConfig | None:
+        """The tensor-core configuration `variant` runs: best's choice for the GPU's SM count,
+        or the one its name names (tensor_best.TcConfig.name); None for the rungs and cuBLAS."""
+        if variant.name == BEST.name:
+            m, n, k = shape["m"], shape["n"], shape["k"]
+            return None if device is None else tensor_best.choose(prec.of(shape), m, n, k, device.sm_count)
+        return tensor_best.parse(variant.name)
+
     # ---- model -----------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):
         """model.traffic with the variant's cover of C: a rung's own, a configuration's
@@ -255,7 +269,9 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
         if p != "fp32":
-            cover = tensor.cover(variant.name, p) if variant.name in tensor.COVERS else None
+            cfg = self.tensor_config(variant, shape, device)
+            cover = (tensor.cover(variant.name, p) if variant.name in tensor.COVERS
+                     else cfg.cover(p) if cfg is not None else None)
             return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
