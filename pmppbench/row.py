@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-# SUSPECT: it passed its checks but is faster than any ceiling that could apply to it (runner.suspect)
+# SUSPECT: it passed its checks but is faster than any ceiling that could apply to it (pipeline.judge)
 CHECK_STATES = ("PASS", "FAIL", "SUSPECT", "ERROR", "SKIP")
 
 

@@ -62,7 +62,7 @@ from pmppbench import workloads  # noqa: E402
 from pmppbench.measure.check import compare  # noqa: E402
 from pmppbench.hardware.compile import compile_unit, kernels_from, load_kernels  # noqa: E402
 from pmppbench.measure.protocol import measure  # noqa: E402
-from pmppbench.engine.runner import clock_observer, prepared  # noqa: E402
+from pmppbench.engine.worker.pipeline import clock_observer, prepared  # noqa: E402
 from pmppbench.workloads.base import Launch, instantiation  # noqa: E402
 from pmppbench.workloads.helpers import grid_1d, grid_2d  # noqa: E402
 

@@ -43,7 +43,7 @@ def main() -> int:
     from pmppbench import workloads
     from pmppbench.hardware.gpu import cupy
     from pmppbench.measure.protocol import EventTimer, Protocol, _hold_launcher, measure
-    from pmppbench.engine.runner import job_for, prepared
+    from pmppbench.engine.worker.pipeline import job_for, prepared
 
     cp = cupy()
     import pynvml

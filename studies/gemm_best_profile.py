@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pmppbench.engine import runner  # noqa: E402
+from pmppbench.engine.worker import pipeline  # noqa: E402
 from pmppbench.hardware.gpu import cupy  # noqa: E402
 from pmppbench.workloads import get  # noqa: E402
 from pmppbench.workloads.gemm.configs import parse  # noqa: E402
@@ -40,7 +40,7 @@ def main() -> int:
     cp = cupy()
     shape = dict(m=args.m, n=args.n, k=args.k)
     vs = [variant(n) for n in args.variants]
-    with runner.prepared(W, shape, vs, 0) as (_, ctx):
+    with pipeline.prepared(W, shape, vs, 0) as (_, ctx):
         for v in vs:
             job = W.job(v, shape, ctx)
             for _ in range(3):

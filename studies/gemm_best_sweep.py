@@ -8,7 +8,7 @@ Every candidate configuration (pmppbench/workloads/gemm/configs.py, Config: kern
 schedule, swizzle) on every shape of SHAPES, each checked against the float64 reference
 and then timed under the protocol, with EXTRA (the size table's earlier rungs, `tuned`,
 `best`, `cublas`) in the same run of the same shape, through the workload's own jobs
-(runner.prepared / runner.evaluate, the code path of `pmppbench gemm`). This is the second
+(pipeline.prepared / pipeline.evaluate, the code path of `pmppbench gemm`). This is the second
 sweep's candidate list (results/h200/gemm-best/sweep2.csv); the first sweep's (sweep1.csv)
 was this script at commit 13602fc. studies/gemm_best_table.py turns the CSV into the size
 table. First a check-only pass of every streamk schedule on edge shapes, each
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pmppbench.hardware import device  # noqa: E402
 from pmppbench.results import metadata  # noqa: E402
 from pmppbench.measure import roofline  # noqa: E402
-from pmppbench.engine import runner  # noqa: E402
+from pmppbench.engine.worker import pipeline  # noqa: E402
 from pmppbench.results.export import files  # noqa: E402
 from pmppbench.measure.check import compare  # noqa: E402
 from pmppbench.hardware.gpu import cupy  # noqa: E402
@@ -125,7 +125,7 @@ def check_edges() -> int:
     bad = 0
     for s in EDGES:
         shape = dict(m=s[0], n=s[1], k=s[2])
-        with runner.prepared(W, shape, ALL, 0) as (inputs, ctx):
+        with pipeline.prepared(W, shape, ALL, 0) as (inputs, ctx):
             ref = W.reference(shape, inputs, variants[0])
             tol = W.tolerance_for(shape)
             for v in variants:
@@ -189,10 +189,10 @@ def main() -> int:
             shape = dict(m=s[0], n=s[1], k=s[2])
             variants = [*extra, *per_shape[s]]
             protocol = Protocol(warmup=2, batches=3, reps=reps_for(*s))
-            with runner.prepared(W, shape, ALL, 0) as (inputs, ctx):
-                rows = runner.evaluate(W, shape, variants, inputs, ctx, protocol=protocol, seed=0,
+            with pipeline.prepared(W, shape, ALL, 0) as (inputs, ctx):
+                rows = pipeline.evaluate(W, shape, variants, inputs, ctx, protocol=protocol, seed=0,
                                        device_name=dev.name, synchronize=cp.cuda.Device().synchronize,
-                                       ceilings=roofline.ceilings_for(dev), observer=runner.clock_observer)
+                                       ceilings=roofline.ceilings_for(dev), observer=pipeline.clock_observer)
             for r in rows:
                 sink.add(r)
             summary.append((s, rows))

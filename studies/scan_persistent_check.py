@@ -19,7 +19,7 @@ from pmppbench import workloads  # noqa: E402
 from pmppbench.measure.check import compare, device_copy  # noqa: E402
 from pmppbench.hardware.compile import load_kernels  # noqa: E402
 from pmppbench.hardware.gpu import cupy  # noqa: E402
-from pmppbench.engine.runner import prepared  # noqa: E402
+from pmppbench.engine.worker.pipeline import prepared  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from pmppbench import workloads  # noqa: E402
 from pmppbench.measure.check import compare, device_copy  # noqa: E402
 from pmppbench.hardware.gpu import cupy  # noqa: E402
-from pmppbench.engine.runner import prepared  # noqa: E402
+from pmppbench.engine.worker.pipeline import prepared  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout'
 from pmppbench import workloads  # noqa: E402
 from pmppbench.hardware.gpu import cupy  # noqa: E402
 from pmppbench.measure.protocol import EventTimer, measure  # noqa: E402
-from pmppbench.engine.runner import clock_observer, job_for, prepared  # noqa: E402
+from pmppbench.engine.worker.pipeline import clock_observer, job_for, prepared  # noqa: E402
 
 # (workload, shape, variant): the issue's two short cases and a long control (>= 50 us,
 # where the two agreed within 0.4%).

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from pmppbench import workloads
 from pmppbench.measure.protocol import measure
-from pmppbench.engine.runner import clock_observer, prepared
+from pmppbench.engine.worker.pipeline import clock_observer, prepared
 
 REPS = (1, 3, 5, 10, 20)
 CHUNKS = (1 << 20, 1 << 22)

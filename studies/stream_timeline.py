@@ -33,7 +33,7 @@ import time
 
 from pmppbench import workloads
 from pmppbench.measure.protocol import EventTimer, Protocol, _hold_launcher, measure
-from pmppbench.engine.runner import prepared
+from pmppbench.engine.worker.pipeline import prepared
 from pmppbench.workloads.stream import STAGE_REPEATS, PipelineShape, predicted_pipeline_ms, pipeline_bound_ms, stage_layouts
 
 STAGES = ("h2d", "kernel", "d2h")

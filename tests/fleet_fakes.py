@@ -8,7 +8,7 @@ import os
 
 from pmppbench.hardware.inventory import DeviceId
 from pmppbench.row import Result
-from pmppbench.engine.worker import Rows, Stop
+from pmppbench.engine.messages import Rows, Stop
 
 
 def fake_gpu() -> DeviceId:

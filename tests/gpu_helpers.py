@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pmppbench import workloads
-from pmppbench.engine.runner import run_shape
+from pmppbench.engine.worker.pipeline import run_shape
 
 
 def check_rows(workload_name: str, shapes, variants=None, seed: int = 1):

@@ -27,7 +27,7 @@ def test_a_variant_this_gpu_cannot_run_is_a_skip_row_and_never_called():
     import numpy as np
 
     from fake_workload import Copy2D
-    from pmppbench.engine.runner import evaluate
+    from pmppbench.engine.worker.pipeline import evaluate
     from portability_profiles import RTX4090 as ada
 
     w = Copy2D()

@@ -82,7 +82,7 @@ FAKE_DEVICE = DeviceInfo("Fake GPU", "9.0", "sm_90", 132, 1980, 3201, 6144, 2**3
 def fake_gpu(monkeypatch):
     """`all` on the CPU: a fake device and a runner that fails on the second workload."""
     from pmppbench.hardware import device
-    from pmppbench.engine import runner
+    from pmppbench.engine.worker import pipeline
 
     monkeypatch.setattr(device, "current", lambda: FAKE_DEVICE)
 
@@ -92,14 +92,15 @@ def fake_gpu(monkeypatch):
         return [Result(w.name, v.name, w.label(s), check="PASS", median_ms=1.0, run_id=kw.get("run_id", ""))
                 for v in (kw.get("variants") or w.variants_for(s))]
 
-    monkeypatch.setattr(runner, "run_shape", fake_run)
+    monkeypatch.setattr(pipeline, "run_shape", fake_run)
     # in this process: the worker process would have no fake device (tests/test_worker.py covers it)
     from pmppbench.hardware import inventory
-    from pmppbench.engine import worker
+    from pmppbench.engine.driver.supervisor import Supervisor
+    from pmppbench.engine.worker.process import run_step
 
     monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
 
-    monkeypatch.setattr(worker.Supervisor, "run", lambda self, step, progress=None: worker.run_step(step))
+    monkeypatch.setattr(Supervisor, "run", lambda self, step, progress=None: run_step(step))
 
 
 def test_all_keeps_rows_before_a_failure_and_exits_1(tmp_path, run_cli, fake_gpu):

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from pmppbench.engine import counters as k
+from pmppbench.engine.worker import counters as k
 from pmppbench.results.export import markdown
 from pmppbench.results.export.columns import counter_columns_for
 from pmppbench.engine.plan import Step
@@ -121,7 +121,7 @@ def test_the_profiler_command_never_changes_clocks_and_profiles_only_the_marked_
     assert pairs["--clock-control"] == "none" and pairs["--cache-control"] == "all"
     assert pairs["--profile-from-start"] == "off" and pairs["--print-nvtx-rename"] == "kernel"
     assert pairs["--print-units"] == "base" and pairs["--metrics"].split(",") == list(k.METRICS)
-    assert cmd[-4:] == ["-m", "pmppbench.engine.counters", str(tmp_path / "spec.pkl"), str(tmp_path / "manifest.json")]
+    assert cmd[-4:] == ["-m", "pmppbench.engine.worker.counters", str(tmp_path / "spec.pkl"), str(tmp_path / "manifest.json")]
 
 
 # ---- beside the model -----------------------------------------------------------------------
@@ -226,7 +226,9 @@ def test_the_command_line_takes_counters_and_prints_the_missing_tool_once(tmp_pa
     from test_config import FAKE_DEVICE
 
     from pmppbench.hardware import device, inventory
-    from pmppbench.engine import runner, worker
+    from pmppbench.engine.driver.supervisor import Supervisor
+    from pmppbench.engine.worker import pipeline
+    from pmppbench.engine.worker.process import run_step
 
     monkeypatch.setattr(device, "current", lambda: FAKE_DEVICE)
     monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
@@ -239,8 +241,8 @@ def test_the_command_line_takes_counters_and_prints_the_missing_tool_once(tmp_pa
         variants = kw.get("variants") or w.variants_for(s)
         return [Result(w.name, v.name, w.label(s), check="PASS", median_ms=1.0, bytes=64) for v in variants]
 
-    monkeypatch.setattr(runner, "run_shape", fake_run)  # the worker's step runs it, then counters.collect
-    monkeypatch.setattr(worker.Supervisor, "run", lambda self, step, progress=None: worker.run_step(step))
+    monkeypatch.setattr(pipeline, "run_shape", fake_run)  # the worker's step runs it, then counters.collect
+    monkeypatch.setattr(Supervisor, "run", lambda self, step, progress=None: run_step(step))
     out = tmp_path / "r.json"
     code, stdout, err = run_cli("transpose", "64", "64", "--counters", "--out", str(out), "--check-only")
     assert code == 0, err
@@ -325,7 +327,7 @@ def test_shared32_conflicts_32_ways_and_padded33_not_as_the_hardware_counts():
     stride of 33 puts them in 32 different banks (<= 2, 1 expected)."""
     if k.ncu_path() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
-    from pmppbench.engine.worker import run_step
+    from pmppbench.engine.worker.process import run_step
     from pmppbench.workloads.transpose import WORKLOAD
 
     variants = [WORKLOAD.variant("shared32"), WORKLOAD.variant("padded33")]
@@ -345,7 +347,7 @@ def test_shared32_conflicts_32_ways_and_padded33_not_as_the_hardware_counts():
 def test_counters_never_touch_the_timed_numbers_or_the_checks():
     if shutil.which("ncu") is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
-    from pmppbench.engine.worker import run_step
+    from pmppbench.engine.worker.process import run_step
     from pmppbench.workloads.transpose import WORKLOAD
 
     rows = run_step(Step(WORKLOAD, {"m": 1024, "n": 1024}, Protocol(1, 2, 3, counters=True), 0,

@@ -12,14 +12,15 @@ import time
 import pytest
 
 from fake_workload import Copy2D
-from pmppbench.engine import session
+from pmppbench.engine.driver import session
 from pmppbench.results.compare import compare_results
 from pmppbench.hardware.inventory import DeviceId, _uuid, parse
 from pmppbench.errors import UsageError
 from pmppbench.results.health import health
 from pmppbench.engine.plan import Plan, Step
 from pmppbench.row import Result
-from pmppbench.engine.worker import Lane, Rows, Stop, Supervisor
+from pmppbench.engine.driver.supervisor import Lane, Supervisor
+from pmppbench.engine.messages import Rows, Stop
 
 GPUS = [DeviceId(i, "NVIDIA H200", f"GPU-{i:08x}-0000-0000-0000-000000000000", f"0000:{16 + i:02x}:00.0")
         for i in range(3)]

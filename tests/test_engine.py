@@ -12,11 +12,11 @@ import typer
 from fake_workload import Copy2D
 from pmppbench.cli import app as cli
 from pmppbench.cli import config
-from pmppbench.engine import session
+from pmppbench.engine.driver import session
 from pmppbench.errors import UsageError
 from pmppbench.engine.plan import Plan, Step
 from pmppbench.row import Result
-from pmppbench.engine.runner import evaluate
+from pmppbench.engine.worker.pipeline import evaluate
 
 
 class ScriptedTimer:
@@ -184,7 +184,7 @@ def test_model_runs_are_timed_by_the_runner_and_passed_to_annotate():
 
 
 def test_the_runner_accounts_where_its_time_goes():
-    from pmppbench.engine.runner import PHASES, take_spent
+    from pmppbench.engine.worker.pipeline import PHASES, take_spent
 
     take_spent()
     run(Copy2D(), ["rows", "whole"])

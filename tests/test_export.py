@@ -129,17 +129,19 @@ def test_every_sink_holds_the_rows_so_far(tmp_path):
 def fake_run(monkeypatch):
     """`all` on the CPU: a fake device whose runner passes every variant."""
     from pmppbench.hardware import device, inventory
-    from pmppbench.engine import runner, worker
+    from pmppbench.engine.driver.supervisor import Supervisor
+    from pmppbench.engine.worker import pipeline
+    from pmppbench.engine.worker.process import run_step
     from pmppbench.hardware.device import DeviceInfo
 
     fake = DeviceInfo("Fake GPU", "9.0", "sm_90", 132, 1980, 3201, 6144, 2**37, 60 << 20, 233472, 49152,
                       232448, 65536, 2048, 32, 1024, 32, "13.0", "13.0", "14.2.0")
     monkeypatch.setattr(device, "current", lambda: fake)
-    monkeypatch.setattr(runner, "run_shape", lambda w, s, **kw: [
+    monkeypatch.setattr(pipeline, "run_shape", lambda w, s, **kw: [
         Result(w.name, v.name, w.label(s), check="PASS", median_ms=1.0, run_id=kw.get("run_id", ""))
         for v in (kw.get("variants") or w.variants_for(s))])
     monkeypatch.setattr(inventory, "visible", lambda: [inventory.DeviceId(0, "Fake GPU", "GPU-0000", "0000:01:00.0")])
-    monkeypatch.setattr(worker.Supervisor, "run", lambda self, step, progress=None: worker.run_step(step))
+    monkeypatch.setattr(Supervisor, "run", lambda self, step, progress=None: run_step(step))
 
 
 def test_out_given_several_times(tmp_path, run_cli, fake_run):

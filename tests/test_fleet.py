@@ -12,7 +12,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from fleet_fakes import fake_gpu, fake_serve  # noqa: E402
-from pmppbench.engine import fleet, session  # noqa: E402
+from pmppbench.engine.driver import fleet, session  # noqa: E402
 from pmppbench import workloads  # noqa: E402
 from pmppbench.engine.plan import Plan, Step  # noqa: E402
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from fake_workload import Copy2D
-from pmppbench.engine import runner, session
+from pmppbench.engine.worker import pipeline
+from pmppbench.engine.driver import session
 from pmppbench.hardware.device import DeviceInfo
 from pmppbench.measure.noise import Limits, beyond_ceilings
 from pmppbench.row import Result
@@ -104,7 +105,7 @@ class FixedTimer:
 def evaluate(w, shape, variants, ms, device=GPU, seed=0):
     inputs = w.make_inputs(shape, np.random.default_rng(seed))
     ctx = w.setup(shape, inputs, {})
-    rows = runner.evaluate(w, shape, variants, inputs, ctx, protocol=w.protocol, timer=FixedTimer(ms), device=device,
+    rows = pipeline.evaluate(w, shape, variants, inputs, ctx, protocol=w.protocol, timer=FixedTimer(ms), device=device,
                            seed=seed)
     return {r.variant: r for r in rows}, ctx
 
@@ -147,7 +148,7 @@ class Sampled(Copy2D):
 
 
 def cheat(kind):
-    """A learner's 'kernel' (a stand-in for runner.learner_job) that games the check."""
+    """A learner's 'kernel' (a stand-in for pipeline.learner_job) that games the check."""
     state = {}
 
     def job(workload, variant, shape, ctx):
@@ -186,7 +187,7 @@ MINE = Variant("mine", "mine", "a learner's kernel", source="mine.cu", like="who
 def test_a_kernel_that_games_the_check_fails_the_recheck_on_fresh_inputs(monkeypatch, workload, kind):
     if kind == "sampled_only" and workload is Copy2D:
         pytest.skip("a full check reads every element")
-    monkeypatch.setattr(runner, "learner_job", cheat(kind))
+    monkeypatch.setattr(pipeline, "learner_job", cheat(kind))
     w = workload()
     rows, _ = evaluate(w, {"m": 64, "n": 32}, [w.variant("whole"), MINE], ms=1.0)
     assert rows["whole"].check == "PASS" and rows["whole"].median_ms == 1.0
@@ -197,16 +198,16 @@ def test_a_kernel_that_games_the_check_fails_the_recheck_on_fresh_inputs(monkeyp
 
 @pytest.mark.parametrize("workload", [Copy2D, Sampled])
 def test_an_honest_kernel_passes_the_recheck_and_it_ran_in_the_same_buffers(monkeypatch, workload):
-    monkeypatch.setattr(runner, "learner_job", cheat("honest"))
+    monkeypatch.setattr(pipeline, "learner_job", cheat("honest"))
     w = workload()
     shape = {"m": 64, "n": 32}
     inputs = w.make_inputs(shape, np.random.default_rng(0))
     first = inputs["a"].copy()
     ctx = w.setup(shape, inputs, {})
     a, b = ctx["a"], ctx["b"]
-    rows = runner.evaluate(w, shape, [MINE], inputs, ctx, protocol=w.protocol, timer=FixedTimer(1.0), seed=0)
+    rows = pipeline.evaluate(w, shape, [MINE], inputs, ctx, protocol=w.protocol, timer=FixedTimer(1.0), seed=0)
     assert rows[0].check == "PASS" and rows[0].median_ms == 1.0
-    fresh = w.make_inputs(shape, np.random.default_rng((0, runner.RECHECK_STREAM)))
+    fresh = w.make_inputs(shape, np.random.default_rng((0, pipeline.RECHECK_STREAM)))
     assert ctx["a"] is a and ctx["b"] is b  # the same buffers ...
     assert np.array_equal(a, fresh["a"]) and not np.array_equal(a, first)  # ... holding new inputs
     assert np.array_equal(b, fresh["a"])  # the kernel's last output is of them
@@ -221,8 +222,8 @@ def test_a_recheck_without_room_is_an_error_row_and_the_others_stand(monkeypatch
     def no_room(*args):
         raise OutOfMemoryError("out of memory allocating 1,073,741,824 bytes")
 
-    monkeypatch.setattr(runner, "learner_job", cheat("honest"))
-    monkeypatch.setattr(runner, "refill", no_room)
+    monkeypatch.setattr(pipeline, "learner_job", cheat("honest"))
+    monkeypatch.setattr(pipeline, "refill", no_room)
     w = Copy2D()
     rows, _ = evaluate(w, {"m": 8, "n": 4}, [w.variant("whole"), MINE], ms=1.0)
     assert rows["whole"].check == "PASS" and rows["whole"].median_ms == 1.0
@@ -380,13 +381,13 @@ def test_the_row_records_the_stop_rule_the_batch_count_and_the_retimed_batches()
     shape = {"m": 4, "n": 4}
     inputs = w.make_inputs(shape, np.random.default_rng(0))
     p = Protocol(warmup=0, batches=3, reps=1, until_stable=0.02, discard_on_throttle=True)
-    rows = runner.evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}), protocol=p,
+    rows = pipeline.evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}), protocol=p,
                            timer=ListTimer([1.0, 1.0, 1.1, 1.0] + [1.0] * 100),
                            observer=lambda: ScriptedObserver(throttled={1}))
     r = rows[0]
     assert (r.batches, r.retimed_throttled, r.stop_rule) == (25, 1, "noise 1.99% < 2% after 25 batches")
     assert r.batch_means_ms[:3] == [1.0, 1.1, 1.0]
-    rows = runner.evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}),
+    rows = pipeline.evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}),
                            protocol=Protocol(warmup=0, batches=3, reps=1, discard_on_throttle=True),
                            timer=ListTimer([1.0] * 3))
     assert rows[0].retimed_throttled is None and rows[0].stop_rule == ""
@@ -520,8 +521,8 @@ def test_a_tensor_core_row_is_held_to_its_precisions_peak_not_fp32s():
     from pmppbench import workloads
 
     w = workloads.get("gemm")
-    bf16 = runner.limits_for(w, {"m": 4096, "n": 4096, "k": 4096, "precision": "bf16"}, GPU, None)
-    fp32 = runner.limits_for(w, {"m": 4096, "n": 4096, "k": 4096}, GPU, None)
+    bf16 = pipeline.limits_for(w, {"m": 4096, "n": 4096, "k": 4096, "precision": "bf16"}, GPU, None)
+    fp32 = pipeline.limits_for(w, {"m": 4096, "n": 4096, "k": 4096}, GPU, None)
     assert (bf16.precision, fp32.precision) == ("bf16", "fp32")
     assert bf16.compute_gflops == GPU.peak_gflops("bf16") and fp32.compute_gflops == GPU.peak_gflops("fp32")
     flops = 2 * 4096 ** 3

@@ -424,7 +424,7 @@ def test_sweep_points_pass_on_edges():
 
 
 def _run(s, variants, seed=5):
-    from pmppbench.engine.runner import run_shape
+    from pmppbench.engine.worker.pipeline import run_shape
 
     return {r.variant: r for r in run_shape(W, s, protocol=W.protocol, check_only=True, seed=seed,
                                             variants=list(variants))}
@@ -508,7 +508,7 @@ def test_best_choices_pass_on_edges_after_repeated_launches():
     leave partial tiles; launched three times before the output is read, so arrival counters
     that did not come back to zero would show. (2200, 4100, 24) has whole and shared tiles."""
     from pmppbench.hardware import device
-    from pmppbench.engine.runner import prepared
+    from pmppbench.engine.worker.pipeline import prepared
 
     sms = device.current().sm_count
     variants = [c.variant() for c in CHOICES.values()]

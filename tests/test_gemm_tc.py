@@ -19,7 +19,8 @@ from pmppbench.hardware.compile import NeedsNewerArch, compile_unit, device_targ
 from pmppbench.errors import UsageError
 from pmppbench.workloads.gemm import check as gemm_check
 from pmppbench.workloads.gemm import precision as prec
-from pmppbench.workloads.gemm import tensor, tma
+from pmppbench.hardware import tma
+from pmppbench.workloads.gemm import tensor
 from pmppbench.workloads.gemm.model import traffic as model_traffic
 from pmppbench.workloads.gemm.workload import LADDER
 
@@ -468,7 +469,7 @@ def test_the_grouped_tile_order_covers_every_tile(p):
     order missed keeps its poison and FAILs, one it visited twice races."""
     from gpu_helpers import assert_all_pass  # noqa: PLC0415
 
-    from pmppbench.engine.runner import run_shape  # noqa: PLC0415
+    from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
 
     class Grouped(type(W)):
         def defines(self, shape):
@@ -494,7 +495,7 @@ SEEN_BY_SYNCCHECK = ("wgmma_missed_mbarrier_wait",)
 SYNCCHECK_DRIVER = """
 import sys
 from pmppbench import workloads
-from pmppbench.engine.runner import run_shape
+from pmppbench.engine.worker.pipeline import run_shape
 from pmppbench.workloads.base import Variant
 W = workloads.get("gemm")
 v = Variant("mutant", sys.argv[2], "under synccheck", source=sys.argv[1], like="wgmma")
@@ -507,7 +508,7 @@ print("ROW", rows[0].check, rows[0].check_detail or rows[0].error)
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [n for n in MUTATIONS if n not in SEEN_BY_SYNCCHECK])
 def test_mutants_fail(name, tmp_path):
-    from pmppbench.engine.runner import run_shape  # noqa: PLC0415
+    from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
 
     kernel, old, new = MUTATIONS[name]
     src = mutated_source(tmp_path, old, new)
@@ -553,7 +554,7 @@ def test_a_missed_mbarrier_wait_is_reported_by_synccheck(name, tmp_path):
                                                   ("tf32", "mma_tf32_tc<true>", "mma_tf32_tc(const unsigned*")])
 def test_learner_kernel_like_mma_sync_passes(tmp_path, p, kernel, signature):
     """The shipped mma_tc source as a learner's file, run --like mma_sync (dynamic shared memory opted in)."""
-    from pmppbench.engine.runner import run_shape  # noqa: PLC0415
+    from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
     from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
     src = mutated_source(tmp_path, signature, signature)

@@ -92,7 +92,7 @@ class Racy(hist.Histogram):
 
 @pytest.mark.gpu
 def test_a_race_on_a_bin_fails():
-    from pmppbench.engine.runner import run_shape
+    from pmppbench.engine.worker.pipeline import run_shape
 
     w = Racy()
     shape = {"n": 1000003, "bins": 7, "input": "one_letter"}

@@ -42,7 +42,7 @@ def test_the_learners_kernel_compiles_with_the_name_expression():
 def test_a_kernel_right_only_on_its_first_call_fails_after_its_batches(monkeypatch):
     """The runner checks a learner's kernel again after timing (CPU: a NumPy stand-in)."""
     from fake_workload import Copy2D
-    from pmppbench.engine import runner
+    from pmppbench.engine.worker import pipeline
     from pmppbench.workloads.base import Job, Variant
 
     w = Copy2D()
@@ -57,7 +57,7 @@ def test_a_kernel_right_only_on_its_first_call_fails_after_its_batches(monkeypat
 
         return Job(run=run, output=lambda: b.copy(), poison=lambda: b.fill(np.nan))
 
-    monkeypatch.setattr(runner, "learner_job", stand_in)
+    monkeypatch.setattr(pipeline, "learner_job", stand_in)
     mine = Variant("first_call_only", "first_call_only", "mine", source="mine.cu", like="rows")
     shape = w.default_shape()
     inputs = w.make_inputs(shape, np.random.default_rng(0))
@@ -68,7 +68,7 @@ def test_a_kernel_right_only_on_its_first_call_fails_after_its_batches(monkeypat
                 fn()
             return 1.0
 
-    rows = runner.evaluate(w, shape, [w.variant("rows"), mine], inputs, w.setup(shape, inputs, {}),
+    rows = pipeline.evaluate(w, shape, [w.variant("rows"), mine], inputs, w.setup(shape, inputs, {}),
                            protocol=w.protocol, timer=Timer())
     by = {r.variant: r for r in rows}
     assert by["rows"].check == "PASS" and by["rows"].median_ms == 1.0
@@ -110,7 +110,7 @@ def test_the_like_variants_kernel_is_compiled_even_when_variants_leaves_it_out()
     from dataclasses import replace
 
     from pmppbench import workloads
-    from pmppbench.engine.runner import kernel_unit
+    from pmppbench.engine.worker.pipeline import kernel_unit
 
     w = workloads.get("gemm")
     mine = replace(w.variant("naive"), name="mine", kernel="k", source="mine.cu", like="naive")

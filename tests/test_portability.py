@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from pmppbench.engine import counters, runner
+from pmppbench.engine.worker import counters, pipeline
 from pmppbench.hardware import device, inventory, occupancy
 from pmppbench.measure import protocol, roofline
 from pmppbench import workloads
@@ -174,7 +174,7 @@ def test_what_does_not_fit_each_gpu(gpu):
     for name in workloads.names():
         w = workloads.get(name)
         for s in w.check_shapes() + [w.default_shape()]:
-            why = runner.memory_shortfall(w, s, gpu.memory_bytes)
+            why = pipeline.memory_shortfall(w, s, gpu.memory_bytes)
             if why:
                 short.add((name, w.label(s)))
                 gib = w.device_bytes(s) / 2**30
@@ -188,7 +188,7 @@ def test_all_of_the_default_config_fits_an_8gb_laptop():
     kw = dict(only=None, config=None, seed=None, flush_l2=False, counters=False, check_only=False)
     plan, _, _ = planning.config_plan(kw)
     free = RTX4060_LAPTOP.memory_bytes - (1 << 30)  # the display and the CUDA context take some
-    assert [s for s in plan.steps if runner.memory_shortfall(s.workload, s.shape, free)] == []
+    assert [s for s in plan.steps if pipeline.memory_shortfall(s.workload, s.shape, free)] == []
 
 
 def test_a_shape_that_does_not_fit_is_skip_rows_with_the_reason(monkeypatch):
@@ -196,11 +196,11 @@ def test_a_shape_that_does_not_fit_is_skip_rows_with_the_reason(monkeypatch):
 
     w = Copy2D()
     shape = w.default_shape()
-    monkeypatch.setattr(runner, "require_device", lambda: 1)
-    monkeypatch.setattr(runner, "cupy", lambda: None)
+    monkeypatch.setattr(pipeline, "require_device", lambda: 1)
+    monkeypatch.setattr(pipeline, "cupy", lambda: None)
     monkeypatch.setattr(device, "current", lambda: RTX4060_LAPTOP)
-    monkeypatch.setattr(runner, "free_for_shape", lambda: w.device_bytes(shape) - 1)
-    rows = runner.run_shape(w, shape, protocol=w.protocol, seed=3, run_id="r1")
+    monkeypatch.setattr(pipeline, "free_for_shape", lambda: w.device_bytes(shape) - 1)
+    rows = pipeline.run_shape(w, shape, protocol=w.protocol, seed=3, run_id="r1")
     need = w.device_bytes(shape) / 2**30
     assert [(r.variant, r.check, r.check_detail, r.device, r.seed, r.run_id) for r in rows] == [
         (v.name, "SKIP", f"needs {need:.2f} GiB of device memory, {(w.device_bytes(shape) - 1) / 2**30:.2f} GiB "
@@ -214,10 +214,10 @@ def test_resources_still_refuse_a_shape_that_does_not_fit(monkeypatch):
 
     w = Copy2D()
     shape = w.default_shape()
-    monkeypatch.setattr(runner, "free_for_shape", lambda: 0)
+    monkeypatch.setattr(pipeline, "free_for_shape", lambda: 0)
     with pytest.raises(UsageError, match=r"copy2d .* needs .* GiB of device memory, 0\.00 GiB free on this GPU; "
                                          "choose a smaller size"):
-        runner.ensure_memory(w, shape)
+        pipeline.ensure_memory(w, shape)
 
 
 # ---- the first run on a GPU -----------------------------------------------------------------
@@ -238,7 +238,7 @@ WGMMA_SKIPS = ["gemm wgmma (needs sm_90a)", "gemm wgmma_ws (needs sm_90a)", "gem
     ("sm_120", WGMMA_SKIPS), ("", []),
 ])
 def test_what_a_gpu_skips_of_the_default_plan(arch, skips):
-    from pmppbench.engine.session import arch_skips
+    from pmppbench.engine.driver.session import arch_skips
 
     assert arch_skips(_default_plan(), arch) == skips
 
@@ -341,8 +341,8 @@ def test_nvrtc_identity_without_proc(monkeypatch):
 
 
 def test_prefetch_compiles_what_the_runner_will_on_that_gpu(monkeypatch):
-    # on an sm_75 GPU the stencil units come without coarsened, as runner.prepared builds them
-    from pmppbench.engine import session
+    # on an sm_75 GPU the stencil units come without coarsened, as pipeline.prepared builds them
+    from pmppbench.engine.driver import session
     from pmppbench.engine.plan import Plan, Step
 
     made = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pmppbench.hardware import device, inventory
-from pmppbench.engine import runner
+from pmppbench.engine.worker import pipeline
 from pmppbench import workloads
 
 
@@ -31,12 +31,12 @@ def test_a_shape_larger_than_the_free_memory_is_skip_rows():
     # free memory plus one element came to fit and its inputs ran the host out of memory.
     _free, total = device.free_memory_bytes()
     shape = {"n": total // 12 + 1}
-    rows = runner.run_shape(w, shape, protocol=w.protocol, check_only=True)
+    rows = pipeline.run_shape(w, shape, protocol=w.protocol, check_only=True)
     need = w.device_bytes(shape) / 2**30
     assert [r.check for r in rows] == ["SKIP"] * len(w.variants_for(shape))
     for r in rows:
         assert r.check_detail.startswith(f"needs {need:.2f} GiB of device memory, ") and r.check_detail.endswith(
             " GiB free on this GPU"), r.check_detail
         assert r.device == device.current().name and r.ok
-    fits = runner.run_shape(w, {"n": 1 << 20}, protocol=w.protocol, check_only=True)
+    fits = pipeline.run_shape(w, {"n": 1 << 20}, protocol=w.protocol, check_only=True)
     assert [r.check for r in fits] == ["PASS"] * len(fits)  # the next shape runs as before

@@ -341,7 +341,7 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
     call to call, and each call must still be inside the bound."""
     from pmppbench.measure.check import device_copy
     from pmppbench.hardware.gpu import cupy
-    from pmppbench.engine.runner import prepared
+    from pmppbench.engine.worker.pipeline import prepared
 
     cp = cupy()
     shape = {"n": (1 << 22) + 3, "dtype": dtype, "kind": "inclusive"}
@@ -375,7 +375,7 @@ def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
     from pmppbench.measure.check import device_copy
     from pmppbench.hardware.compile import load_kernels
     from pmppbench.hardware.gpu import cupy
-    from pmppbench.engine.runner import prepared
+    from pmppbench.engine.worker.pipeline import prepared
 
     cp = cupy()
     n = 5 * sc.LOOKBACK_TILE + 3

@@ -345,7 +345,7 @@ def test_event_dependency_passes():
 @pytest.mark.gpu
 def test_timed_run_fills_the_overlap_model():
     from pmppbench.measure.protocol import Protocol
-    from pmppbench.engine.runner import run_shape
+    from pmppbench.engine.worker.pipeline import run_shape
 
     rows = run_shape(WORKLOAD, shape(chunk=1 << 18), protocol=Protocol(1, 3, 1, alternate=True, timer="host"))
     by = {r.variant: r for r in rows}
@@ -374,7 +374,7 @@ def test_timed_run_fills_the_overlap_model():
 def test_no_configuration_beats_the_bound(chunk, chunks, streams):
     # The bound is a bound: every configuration, timed under the stream protocol, takes at
     # least bound_ms, also where the hardware reaches it (a stream per chunk).
-    from pmppbench.engine.runner import run_shape
+    from pmppbench.engine.worker.pipeline import run_shape
 
     rows = run_shape(WORKLOAD, shape(chunk=chunk, chunks=chunks, streams=streams), protocol=WORKLOAD.protocol)
     timed = [r for r in rows if r.median_ms]

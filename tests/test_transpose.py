@@ -519,7 +519,7 @@ def test_the_load_study_builds_every_layout_for_sm90():
 
 
 def test_coarsened_tma_describes_a_to_the_copy_engine_as_the_kernel_reads_it(monkeypatch):
-    """The tensor map of A (gemm/tma.py's, FP32): N contiguous elements by M rows, a row stride
+    """The tensor map of A (hardware/tma.py's, FP32): N contiguous elements by M rows, a row stride
     of 4N bytes, boxes of 32 columns (one 128-byte swizzle row) by the 64-row tile, no element
     strides, the 128-byte swizzle and zeros past the edges."""
     from pmppbench.workloads import transpose as tr

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from fake_workload import Copy2D
-from pmppbench.engine import session
+from pmppbench.engine.driver import session
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.engine.plan import Plan, Step
 from pmppbench.row import Result
 from pmppbench.workloads.base import Variant
-from pmppbench.engine.worker import At, Failed, Rows, Sticky, Stop, Supervisor, WorkerFault, sanitizer_command
+from pmppbench.engine.messages import At, Failed, Rows, Sticky, Stop, WorkerFault
+from pmppbench.engine.driver.supervisor import Supervisor, sanitizer_command
 
 
 @pytest.fixture(autouse=True)
@@ -146,15 +147,16 @@ def test_close_after_ctrl_c_kills_a_busy_worker_at_once(monkeypatch):
     ("ValueError: bad shape", None),
 ])
 def test_sticky_errors_are_told_from_the_others(text, name):
-    from pmppbench.engine.runner import sticky_error
+    from pmppbench.engine.worker.pipeline import sticky_error
 
     assert sticky_error(RuntimeError(text)) == name
 
 
 # ---- host work ahead: the next steps' inputs and references, made while this one runs ------
 
-from pmppbench.engine.runner import evaluate, host_work  # noqa: E402
-from pmppbench.engine.worker import Ahead, PlanAhead  # noqa: E402
+from pmppbench.engine.worker.pipeline import evaluate, host_work  # noqa: E402
+from pmppbench.engine.worker.process import Ahead  # noqa: E402
+from pmppbench.engine.messages import PlanAhead  # noqa: E402
 
 
 def _spec(w, shape, seed, variants=("rows", "whole")):
@@ -245,7 +247,7 @@ def test_a_step_that_fails_as_a_whole_keeps_its_error_type():
 def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step(monkeypatch):
     """Supervisor.start(steps) sends the plan first; serve() hands it to Ahead before it
     makes its CUDA context, then runs steps as usual."""
-    from pmppbench.engine import worker
+    from pmppbench.engine.worker import process as worker
 
     planned, order = [], []
 
@@ -274,13 +276,13 @@ def test_the_plan_sent_with_the_start_begins_its_host_work_before_the_first_step
 
     v = workloads.get("vecadd")
     steps = (Step(v, {"n": 5}, v.protocol, 0), Step(v, {"n": 7}, v.protocol, 1))
-    worker.serve(Conn([worker.PlanAhead(steps), Stop()]), quiet_stderr=False)
+    worker.serve(Conn([PlanAhead(steps), Stop()]), quiet_stderr=False)
     assert planned == [list(steps)] and order == ["plan", "context"]
 
 
 def plan_serve(conn, quiet_stderr=True):
     """A worker that reports, in each row, the seeds of the plan it was started with."""
-    from pmppbench.engine.worker import PlanAhead
+    from pmppbench.engine.messages import PlanAhead
 
     plan = []
     while True:

@@ -170,7 +170,7 @@ app.command("all")(_command(all_cmd, ALL_OPTIONS | RUN_OPTIONS,
 
 def _execute(plan, protocols: dict, kw: dict, **meta) -> None:
     from pmppbench.cli.planning import run_options  # noqa: PLC0415
-    from pmppbench.engine.session import run_and_report  # noqa: PLC0415
+    from pmppbench.engine.driver.session import run_and_report  # noqa: PLC0415
 
     opts = run_options(kw)  # every option checked before the GPU is looked for
     plan, protocols = _with_stop_rules(plan, protocols, kw)

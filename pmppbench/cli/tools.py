@@ -15,7 +15,7 @@ from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, Usag
 from pmppbench.hardware.gpu import nvrtc, require_device
 from pmppbench.results.metadata import nvrtc_version
 from pmppbench.hardware.occupancy import ResourceRow, SmLimits
-from pmppbench.engine.runner import prepared
+from pmppbench.engine.worker.pipeline import prepared
 from pmppbench.workloads.base import wide
 
 
@@ -170,7 +170,7 @@ def resources(console, names: list[str] | None) -> None:
 def workload_launches(workload: Any, shape: dict) -> list[tuple[Any, Any]]:
     """(variant, Launch) for every variant of `workload` on `shape` that launches a kernel.
 
-    Builds the jobs exactly as the runner does (runner.prepared, then job) but runs
+    Builds the jobs exactly as the runner does (pipeline.prepared, then job) but runs
     nothing. Only for immediate use: the launches' buffers are released on return, so read
     their kernel, block and dynamic shared memory, never launch them.
     """

@@ -20,7 +20,7 @@ elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeate
 
 `coarsened_tma` (sm_90, run only when named: `--variants coarsened_tma`) is coarsened with A's
 tiles brought in by Hopper's copy engine (TMA) from a tensor map encoded here once per shape,
-through the driver call the GEMM's wgmma rungs use (gemm/tma.py); N and M multiples of 4.
+through the driver call the GEMM's wgmma rungs use (hardware/tma.py); N and M multiples of 4.
 `coarsened_tma_store` (and `_ef`, with an L2 evict-first policy) stores B's tiles by TMA too,
 through a second map of B; `_wide` on 64 x 128 tiles. `coarsened_tma_skew` (M = 4 mod 8) starts
 the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte sector. `best`,
@@ -261,7 +261,7 @@ def rows_of_32_maps(a, m: int, n: int) -> tuple[tma.TensorMap, tma.TensorMap]:
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
     """The tensor map of A (M x N FP32, row-major) for coarsened_tma: N contiguous elements by M
     rows, boxes of 32 columns x `rows` (TMA_BOX by default), the 128-byte swizzle, zeros past the
-    edges (gemm/tma.py's map). coarsened_tma_store's map of B (N x M) is the same call with m and
+    edges (hardware/tma.py's map). coarsened_tma_store's map of B (N x M) is the same call with m and
     n swapped: boxes of 32 columns x 64 rows of B."""
     return tma.TensorMap("fp32", a.data.ptr, (n, m), (4 * n,), (TMA_BOX[0], rows))
 

@@ -26,7 +26,7 @@ before every pass (--cache-control all), so DRAM bytes are those of a cold run, 
 start the logical model assumes. It is on PATH wherever the CUDA toolkit is.
 
 How it runs: after a step's checks and timed batches, and after its buffers are freed, the
-worker starts `ncu ... python -m pmppbench.engine.counters STEP MANIFEST`. That child gets the
+worker starts `ncu ... python -m pmppbench.engine.worker.counters STEP MANIFEST`. That child gets the
 step (plan.Step, pickled), sets the same shape up with the same seed and runs each
 passing variant once, inside an NVTX range named after it
 (ncu names the kernels by their range) and between cudaProfilerStart/Stop, so nothing
@@ -60,7 +60,7 @@ from pmppbench.hardware import occupancy
 from pmppbench.hardware.gpu import cupy
 from pmppbench.engine.plan import Step
 from pmppbench.row import Result
-from pmppbench.engine.runner import job_for, prepared
+from pmppbench.engine.worker.pipeline import job_for, prepared
 
 # ---- what is counted -----------------------------------------------------------------------
 
@@ -119,7 +119,7 @@ def ncu_command(ncu: str, log: Path, spec: Path, manifest: Path, metrics=METRICS
     return [ncu, "--csv", "--page", "details", "--print-units", "base", "--metrics", ",".join(metrics),
             "--nvtx", *(["--print-nvtx-rename", "kernel"] if rename else []), "--profile-from-start", "off",
             "--cache-control", "all", "--clock-control", "none", "--target-processes", "all",
-            "--log-file", str(log), sys.executable, "-m", "pmppbench.engine.counters", str(spec), str(manifest)]
+            "--log-file", str(log), sys.executable, "-m", "pmppbench.engine.worker.counters", str(spec), str(manifest)]
 
 
 # ---- reading ncu's CSV ------------------------------------------------------------------------

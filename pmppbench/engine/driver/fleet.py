@@ -3,7 +3,7 @@
 
 Ray is an optional extra (`pip install "pmppbench[fleet]"`). Each GPU of the cluster gets one
 Ray actor (`num_gpus=1`: Ray pins it with CUDA_VISIBLE_DEVICES), which holds a supervised
-worker (pmppbench/engine/worker.py) exactly as a local GPU does. The session treats every actor as a
+worker (pmppbench/engine/driver/supervisor.py) exactly as a local GPU does. The session treats every actor as a
 lane of `--devices`: every GPU runs the same plan with the same seeds, rows come back to the
 driver as each step finishes and go into one result file, tagged with the GPU and its host.
 An actor or node that dies turns only its own steps into ERROR rows (Ray's error says which);
@@ -22,7 +22,8 @@ from pmppbench.hardware import inventory
 from pmppbench.hardware.inventory import DeviceId
 from pmppbench.errors import EnvironmentProblem, UsageError
 from pmppbench.engine.plan import Step
-from pmppbench.engine.worker import Lane, Supervisor, serve
+from pmppbench.engine.driver.supervisor import Lane, Supervisor
+from pmppbench.engine.worker.process import serve
 
 RAY_HINT = "Ray is not installed: pip install 'pmppbench[fleet]'"
 

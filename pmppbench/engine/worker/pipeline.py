@@ -15,7 +15,7 @@ import gc
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +187,39 @@ def run_shape(
     return rows
 
 
+@dataclass
+class ShapeRun:
+    """What the stages of one shape's pipeline share: the shape set up, its rows, and the jobs
+    of the variants that passed their check (the only ones timed)."""
+
+    workload: Workload
+    shape: Shape
+    variants: list[Variant]
+    inputs: dict[str, np.ndarray]
+    ctx: Any
+    protocol: Protocol
+    seed: int = 0
+    device: Any = None  # the facts of the GPU the jobs run on; None in the CPU tests
+    synchronize: Callable[[], None] = lambda: None
+    ceilings: list | None = None
+    timer: Any = None  # a test's scripted timer; None: the protocol's event timer
+    at: Callable[[str, str], None] | None = None  # the worker's heartbeat: (variant, phase)
+    progress: Progress | None = None
+    references: dict = field(default_factory=dict)  # reference_key -> CPU reference, made at first use
+    rows: dict[str, Result] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    tolerances: dict = field(default_factory=dict)
+    clocks: ClockObserver | None = None
+
+    @property
+    def label(self) -> str:
+        return self.workload.label(self.shape)
+
+    def heartbeat(self, variant: str, phase: str) -> None:
+        if self.at:
+            self.at(variant, phase)
+
+
 def evaluate(
     workload: Workload,
     shape: Shape,
@@ -208,88 +241,120 @@ def evaluate(
     references: dict | None = None,
     device: Any = None,
 ) -> list[Result]:
-    """The runner's promises on a shape already set up (no GPU needed by this function):
-    every variant is checked first with its output poisoned; one variant's failure (launch
-    error, wrong result) stays in its own row; only variants that PASS are timed, under the
-    protocol (with `timer`, a test's scripted timer, when given); then derived values."""
-    label = workload.label(shape)
-    tolerances = {v.name: workload.tolerance_of(shape, modelled(workload, v), device) for v in variants}
-    rows = {v.name: Result(workload.name, v.name, label, dims=dict(shape), seed=seed, device=device_name,
-                           run_id=run_id, timestamp=now_iso(), tolerance=tolerances[v.name].describe())
-            for v in variants}
-    jobs = {}
-    references = references if references is not None else {}  # key -> CPU reference, made at first use
+    """One shape's pipeline, on a shape already set up (`prepared`; no GPU needed by this
+    function, so the CPU tests drive it with a NumPy workload): check every variant with its
+    output poisoned, model its traffic, time only the variants that PASS, re-check a learner's
+    kernel on fresh inputs, derive the rates, and judge each row against the ceilings."""
+    run = ShapeRun(workload, shape, list(variants), inputs, ctx, protocol, seed=seed, device=device,
+                   synchronize=synchronize, ceilings=ceilings, timer=timer, at=at, progress=progress,
+                   references=references if references is not None else {})
+    start_rows(run, device_name, run_id)
+    check_variants(run)
+    model_traffic(run)
+    if check_only or not run.jobs:
+        return list(run.rows.values())
+    run.clocks = observer()
+    time_variants(run)
+    recheck_learners(run)
+    derive_values(run)
+    judge(run)
+    return list(run.rows.values())
 
-    def checker(inputs: dict, references: dict) -> Callable[[Variant, Any], Any]:
-        uploaded: dict[str, Any] = {}  # the references on the GPU, for outputs checked there
 
-        def check(v: Variant, out):
-            """`out` against v's CPU reference (on the GPU when out is there: uploaded once per key)."""
-            with spent("references"):  # ~0 when it was made ahead
-                key, ref = reference_for(workload, shape, inputs, v, references)
-            with spent("checks"):
-                if on_device(out):
-                    if key not in uploaded:
-                        uploaded[key] = device_copy(ref)
-                    ref = uploaded[key]
-                return compare(out, ref, tolerances[v.name])
+def start_rows(run: ShapeRun, device_name: str, run_id: str) -> None:
+    """One row per variant, with its check rule; nothing measured yet."""
+    run.tolerances = {v.name: run.workload.tolerance_of(run.shape, modelled(run.workload, v), run.device)
+                      for v in run.variants}
+    run.rows = {v.name: Result(run.workload.name, v.name, run.label, dims=dict(run.shape), seed=run.seed,
+                               device=device_name, run_id=run_id, timestamp=now_iso(),
+                               tolerance=run.tolerances[v.name].describe())
+                for v in run.variants}
 
-        return check
 
-    check = checker(inputs, references)
+def checker(run: ShapeRun, inputs: dict, references: dict) -> Callable[[Variant, Any], Any]:
+    """check(variant, output): the output against the variant's CPU reference for `inputs`
+    (on the GPU when the output is there, the reference uploaded once per key)."""
+    uploaded: dict[str, Any] = {}
 
-    for v in variants:
-        row = rows[v.name]
-        if progress:
-            progress(workload.name, v.name, label)
-        if at:
-            at(v.name, "check")
-        if device is not None and not arch_meets(device.compute_capability, v.needs):
-            row.check, row.check_detail = "SKIP", f"needs {v.needs} (this GPU is {device.arch})"
+    def check(v: Variant, out):
+        with spent("references"):  # ~0 when it was made ahead
+            key, ref = reference_for(run.workload, run.shape, inputs, v, references)
+        with spent("checks"):
+            if on_device(out):
+                if key not in uploaded:
+                    uploaded[key] = device_copy(ref)
+                ref = uploaded[key]
+            return compare(out, ref, run.tolerances[v.name])
+
+    return check
+
+
+def check_variants(run: ShapeRun) -> None:
+    """Every variant's one call, output poisoned first, against its reference: PASS keeps the
+    job for timing; a failure of any kind stays in that variant's row and the others go on."""
+    check = checker(run, run.inputs, run.references)
+    for v in run.variants:
+        row = run.rows[v.name]
+        if run.progress:
+            run.progress(run.workload.name, v.name, run.label)
+        run.heartbeat(v.name, "check")
+        if run.device is not None and not arch_meets(run.device.compute_capability, v.needs):
+            row.check, row.check_detail = "SKIP", f"needs {v.needs} (this GPU is {run.device.arch})"
             continue
-        try:
-            job = job_for(workload, v, shape, ctx)
-            _fill_resources(row, job)
-            out = fresh_output(job, synchronize)
-        except CompileError as exc:
-            if not v.source:
-                raise
-            row.check, row.error = "ERROR", str(exc)  # a learner's kernel: NVRTC's message, file and line
+        job = first_call(run, v, row)
+        if job is None:
             continue
-        except Unavailable as exc:  # a peer whose library is missing here: SKIP, with the reason
-            row.check, row.check_detail = "SKIP", str(exc)
-            continue
-        except PmppError:
-            raise
-        except Exception as exc:  # a launch failure belongs to this variant's row
-            sticky = sticky_error(exc)
-            if sticky:  # the context is poisoned: nothing after this can run in this process
-                raise StickyCudaError(v.name, sticky, f"{type(exc).__name__}: {exc}") from exc
-            if type(exc).__name__ == "OutOfMemoryError":
-                raise UsageError(f"{workload.name} {label}: out of device memory ({exc}); choose a smaller size") from exc
-            row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
-            continue
+        out, job = job
         result = check(v, out)
         row.check = result.status
         row.max_abs_err, row.max_rel_err, row.check_detail = result.max_abs_err, result.max_rel_err, result.detail
         if result.passed and v.timed:
-            jobs[v.name] = job
+            run.jobs[v.name] = job
 
-    for v in variants:
-        t = workload.traffic(shape, modelled(workload, v), device)  # device: the facts of the GPU the jobs ran on
-        row = rows[v.name]
+
+def first_call(run: ShapeRun, v: Variant, row: Result) -> tuple[Any, Job] | None:
+    """(output, job) of the variant's first call, or None with the reason in its row."""
+    try:
+        job = job_for(run.workload, v, run.shape, run.ctx)
+        _fill_resources(row, job)
+        return fresh_output(job, run.synchronize), job
+    except CompileError as exc:
+        if not v.source:
+            raise
+        row.check, row.error = "ERROR", str(exc)  # a learner's kernel: NVRTC's message, file and line
+    except Unavailable as exc:  # a peer whose library is missing here: SKIP, with the reason
+        row.check, row.check_detail = "SKIP", str(exc)
+    except PmppError:
+        raise
+    except Exception as exc:  # a launch failure belongs to this variant's row
+        sticky = sticky_error(exc)
+        if sticky:  # the context is poisoned: nothing after this can run in this process
+            raise StickyCudaError(v.name, sticky, f"{type(exc).__name__}: {exc}") from exc
+        if type(exc).__name__ == "OutOfMemoryError":
+            raise UsageError(f"{run.workload.name} {run.label}: out of device memory ({exc}); "
+                             "choose a smaller size") from exc
+        row.check, row.error = "ERROR", f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def model_traffic(run: ShapeRun) -> None:
+    """Each row's model: the bytes and FLOPs its variant must move and do on this shape."""
+    for v in run.variants:
+        t = run.workload.traffic(run.shape, modelled(run.workload, v), run.device)
+        row = run.rows[v.name]
         row.bytes, row.flops, row.model = t.bytes, t.flops, dict(t.extra)
         if t.bytes and t.flops:
             row.intensity_flop_per_byte = t.flops / t.bytes
 
-    out_rows = list(rows.values())
-    if check_only or not jobs:
-        return out_rows
-    clocks = observer()
+
+def time_variants(run: ShapeRun) -> None:
+    """The protocol over the variants that passed (measure alternates them), into their rows."""
+    protocol, clocks = run.protocol, run.clocks
     with spent("timed"):
-        timings = measure({n: j.run for n, j in jobs.items()}, protocol, timer=timer, observer=clocks, at=at)
+        timings = measure({n: j.run for n, j in run.jobs.items()}, protocol, timer=run.timer, observer=clocks,
+                          at=run.at)
     for name, timing in timings.items():
-        row = rows[name]
+        row = run.rows[name]
         if clocks:
             row.clocks = clocks.summary(name)
         row.median_ms, row.min_ms, row.max_ms = timing.median_ms, timing.min_ms, timing.max_ms
@@ -301,44 +366,57 @@ def evaluate(
         if protocol.discard_on_throttle:
             row.retimed_throttled = timing.retimed if clocks else None  # None: nothing could tell (no NVML)
         derive.fill_rates(row)
-    learners = [v for v in variants if v.source and v.name in jobs]
-    if learners:  # a learner's kernel must still be right after its batches, on inputs it has not seen
-        if at:
-            at(learners[0].name, "check after timing")
-        try:
-            fresh = refill(workload, shape, ctx, inputs, seed)
-        except Exception as exc:
-            if type(exc).__name__ != "OutOfMemoryError":
-                raise
-            for v in learners:  # unverified is not PASS; the table's own rows stand
-                unchecked(rows[v.name], "ERROR", f"the re-check on fresh inputs ran out of device memory (it sets "
-                          f"the shape up twice more beside the timed one): {exc}; choose a smaller size")
-            learners = []
-        else:
-            check_fresh = checker(fresh, {})
-        for v in learners:
-            if at:
-                at(v.name, "check after timing")
-            recheck(rows[v.name], job_for(workload, v, shape, ctx), lambda out, v=v: check_fresh(v, out), synchronize)
-    derive.fill_relative(out_rows, workload.baseline, workload.roof, workload.rate)
-    extra = workload.model_runs(shape, ctx, out_rows)
+
+
+def recheck_learners(run: ShapeRun) -> None:
+    """A learner's timed kernel must still be right after its batches, on inputs it has not seen."""
+    learners = [v for v in run.variants if v.source and v.name in run.jobs]
+    if not learners:
+        return
+    run.heartbeat(learners[0].name, "check after timing")
+    try:
+        fresh = refill(run.workload, run.shape, run.ctx, run.inputs, run.seed)
+    except Exception as exc:
+        if type(exc).__name__ != "OutOfMemoryError":
+            raise
+        for v in learners:  # unverified is not PASS; the table's own rows stand
+            unchecked(run.rows[v.name], "ERROR", f"the re-check on fresh inputs ran out of device memory (it sets "
+                      f"the shape up twice more beside the timed one): {exc}; choose a smaller size")
+        return
+    check_fresh = checker(run, fresh, {})
+    for v in learners:
+        run.heartbeat(v.name, "check after timing")
+        recheck(run.rows[v.name], job_for(run.workload, v, run.shape, run.ctx),
+                lambda out, v=v: check_fresh(v, out), run.synchronize)
+
+
+def derive_values(run: ShapeRun) -> None:
+    """Speedups and % of the roof row; the workload's model runs and columns; speed of light."""
+    w, rows = run.workload, list(run.rows.values())
+    derive.fill_relative(rows, w.baseline, w.roof, w.rate)
+    extra = w.model_runs(run.shape, run.ctx, rows)
     model_timings = {}
     if extra and extra.runs:
         with spent("timed"):
-            model_timings = measure(extra.runs, extra.protocol, timer=timer or EventTimer(stream=extra.stream), at=at)
-    workload.annotate(shape, ctx, out_rows, model_timings)
-    limits = None if device is None else limits_for(workload, shape, device, ceilings)
-    for row in out_rows:
-        if ceilings:
-            derive.fill_speed_of_light(row, ceilings)
+            model_timings = measure(extra.runs, extra.protocol, timer=run.timer or EventTimer(stream=extra.stream),
+                                    at=run.at)
+    w.annotate(run.shape, run.ctx, rows, model_timings)
+    if run.ceilings:
+        for row in rows:
+            derive.fill_speed_of_light(row, run.ceilings)
+
+
+def judge(run: ShapeRun) -> None:
+    """SUSPECT where a PASS row beats a ceiling of this GPU; the warnings the noise rules raise."""
+    limits = None if run.device is None else limits_for(run.workload, run.shape, run.device, run.ceilings)
+    for row in run.rows.values():
         why = beyond_ceilings(row, limits) if limits is not None and row.check == "PASS" else None
         if why:
             row.check, row.check_detail = "SUSPECT", why
         row.warnings = diagnose(row)
-        if protocol.discard_on_throttle and row.median_ms is not None and not clocks:
+        if run.protocol.discard_on_throttle and row.median_ms is not None and not run.clocks:
             row.warnings.append(f"{row.workload} {row.variant} {row.shape}: --discard-on-throttle could not screen "
                                 "the batches: NVML is not available here (install pmppbench[nvml])")
-    return out_rows
 
 
 def limits_for(workload: Workload, shape: Shape, device: Any, ceilings: list | None) -> Limits:

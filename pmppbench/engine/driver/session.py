@@ -22,7 +22,7 @@ from typing import Any, Protocol as TypingProtocol
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pmppbench.hardware import device, inventory
-from pmppbench.engine import fleet
+from pmppbench.engine.driver import fleet
 from pmppbench.results import metadata
 from pmppbench import workloads
 from pmppbench.measure.check import CHECK_KERNELS
@@ -33,8 +33,8 @@ from pmppbench.results.health import print_health
 from pmppbench.engine.plan import Plan, Step
 from pmppbench.measure.protocol import Protocol
 from pmppbench.row import Result, error_row
-from pmppbench.engine.runner import PHASES, kernel_unit, take_spent
-from pmppbench.engine.worker import Lane, RunStep, Supervisor, in_process
+from pmppbench.engine.worker.pipeline import PHASES, kernel_unit, take_spent
+from pmppbench.engine.driver.supervisor import Lane, RunStep, Supervisor, in_process
 from pmppbench.workloads.base import arch_meets
 
 __all__ = ["Plan", "Step", "Lane", "Outcome", "run", "exit_problem", "run_and_report", "error_rows"]
@@ -167,7 +167,7 @@ def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, pr
                    debug: bool = False, timeout_s: float | None = None, devices: str | None = None,
                    host_link_parallel: bool = False, ray: str | None = None, **meta_extra: Any) -> None:
     """Every --out checked before any work, the steps run by a supervised worker process
-    (pmppbench/engine/worker.py), rows streamed to each --out file as they finish, a progress bar on stderr,
+    (pmppbench/engine/driver/supervisor.py), rows streamed to each --out file as they finish, a progress bar on stderr,
     then the tables, warnings, repeatability and summary on stdout; raises what the exit
     should say (nothing when every row passed)."""
     if ray and devices:
@@ -175,7 +175,7 @@ def run_and_report(plan: Plan, *, out: list | None, force: bool, quiet: bool, pr
     started = time.perf_counter()
     outs = files.check_outputs(list(out or []), force)
     supervisors, lanes = [], []
-    if ray:  # every GPU of a Ray cluster, each through its actor (pmppbench/engine/fleet.py)
+    if ray:  # every GPU of a Ray cluster, each through its actor (pmppbench/engine/driver/fleet.py)
         lanes = fleet.lanes(ray, timeout_s)
         chosen = [lane.device for lane in lanes]
     else:
