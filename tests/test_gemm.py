@@ -778,6 +778,22 @@ def test_best_pads_odd_shapes_whose_copies_are_cheap():
     assert choose(2304, 2303, 2048, 132) is CHOICES["hybrid"]  # hybrid is decided first, as before
 
 
+def test_best_takes_half_tiles_where_the_large_tiles_last_wave_is_nearly_empty():
+    """4095 x 4097 x 4095: 128 x 256 tiles are 32 x 17 = 544 (the 17th column one element
+    wide): 5 waves on 132 SMs, the last 12% full. 128 x 128 tiles are 32 x 33 = 1056: 8 full
+    waves of half the work at TILE_SPEED, 4.26 tile-times against 5 (and hybrid's 4.67), so
+    best runs them, on padded copies (K % 16, N % 4 != 0). Where the waves come out alike the
+    large tile stays (it is faster a tile), and hybrid is weighed against the better of the two."""
+    half = CHOICES["pipelined 128x128 padded"]
+    assert choose(4095, 4097, 4095, 132) is half and half.tiles == best.HALF_TILES and half.padded
+    assert best.whole_cost(best.PIPELINED_TILES, 4095, 4097, 132) == 5
+    assert best.whole_cost(best.HALF_TILES, 4095, 4097, 132) == pytest.approx(8 * 0.5 * 3.210 / 3.014)
+    assert best.hybrid_cost(4095, 4097, 4095, 132) > best.whole_cost(best.HALF_TILES, 4095, 4097, 132)
+    assert choose(4096, 4096, 4096, 132) is CHOICES["pipelined"]  # 4 waves either way: the large tile
+    assert choose(8192, 8192, 8192, 132) is CHOICES["pipelined"]  # 16 against 32 waves of half
+    assert choose(3072, 3072, 3072, 132) is CHOICES["hybrid"]  # 2.53 against 2.66 (half) and 3 (large)
+
+
 def configs_padding(m, n, k):
     from pmppbench.workloads.gemm.configs import padding_for
 
