@@ -25,7 +25,7 @@ from pmppbench.workloads.gemm import launch as gemm_launch
 from pmppbench.workloads.gemm import check as gemm_check
 from pmppbench.workloads.gemm import workload as gemm_workload
 from pmppbench.workloads.gemm.best import CHOICES, choose
-from pmppbench.workloads.gemm.configs import SCHEDULES, Config, parse, schedule_for, segments, swizzled_tile
+from pmppbench.workloads.gemm.configs import SCHEDULES, Config, padding_for, parse, schedule_for, segments, swizzled_tile
 from pmppbench.workloads.gemm.ladder import COVERS, RUNG_TILES, SWEEP, SWEEP_TILES, TUNED
 from pmppbench.workloads.gemm.launch import dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic as model_traffic
@@ -649,8 +649,8 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
     monkeypatch.setattr(gemm_workload, "cupy", lambda: np)
     monkeypatch.setattr(occupancy, "api_active_blocks", lambda kernel, threads, smem: 1)
     monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: None)
-    kernels = {c.expression: comp.Kernel(name=c.expression, function=None, registers=128, static_smem=0,
-                                         local_bytes=0, max_threads=256, spill_bytes=0) for c in CHOICES.values()}
+    kernels = {e: comp.Kernel(name=e, function=None, registers=128, static_smem=0, local_bytes=0, max_threads=256,
+                              spill_bytes=0) for e in [c.expression for c in CHOICES.values()] + [gemm_launch.PAD_KERNEL]}
     shapes = _config_shapes()
     assert shape(4096, 4096, 4096) in shapes and len(shapes) >= 14
     bv = W.variant("best")
@@ -667,8 +667,9 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
             assert math.prod(job.launch.grid) == -(-m // bm) * -(-n // bn)
         else:
             assert job.launch.grid == (schedule_for(cfg, m, n, k, facts.sm_count).grid,)
-        row = W.traffic(s, bv, facts)
-        assert row == model_traffic(m, n, k, Cover(bm, bn, job.launch.block)), (gpu, s)
+        row = W.traffic(s, bv, facts)  # pipelined_padded: its loads over the padded K and its copies
+        padding = padding_for(cfg.tiles, m, n, k) if cfg.padded else None
+        assert row == model_traffic(m, n, k, Cover(bm, bn, job.launch.block), padding=padding), (gpu, s)
     # the facts matter: the same shape can take other tiles on another GPU, and its model follows
     small, large = GPUS["T4"], GPUS["RTX 5090"]
     s = shape(1536, 1536, 1536)
