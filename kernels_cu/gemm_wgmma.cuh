@@ -71,14 +71,11 @@ constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
 // swizzle) walks C in groups of G tile rows, column by column inside a group: a wave is a patch
 // of G rows by 132 / G columns, which reads G * BM + (132 / G) * BN rows of A and B per k, least
 // at G = sqrt(132 * BN / BM): 16 for the 128 x 256 tiles, 8 for TF32's 256 x 128 (WgElem::GROUP_M).
-// Measured at 8192^3 BF16: 2-4% faster than row-major, equal at 4096^3 (docs/tensor_cores.md).
-// WG_GROUP_M overrides the precision's G (1: row-major; studies/gemm_tile_order.py).
+// Measured at 8192^3 BF16: 2-4% faster than row-major, equal at 4096^3 (docs/tensor_cores.md;
+// studies/gemm_tile_order.py builds copies of this file with other G beside it).
 // Tile t of the order -> (tile row, tile column); a last group shorter than G is walked the same
 // way over its rows, so the order is a permutation of the tiles at every shape.
-#ifndef WG_GROUP_M
-#define WG_GROUP_M 0
-#endif
-template <int P> __host__ __device__ constexpr int wg_group_m() { return WG_GROUP_M > 0 ? WG_GROUP_M : WgElem<P>::GROUP_M; }
+template <int P> __host__ __device__ constexpr int wg_group_m() { return WgElem<P>::GROUP_M; }
 
 // Only a grid of more than one wave is walked in groups: where every tile starts at once (2048^3,
 // 128 tiles) the grouped order saves no bytes and measured 1% slower than row-major. %nsmid is at

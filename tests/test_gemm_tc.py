@@ -318,11 +318,15 @@ def test_wgmma_needs_sm_90a_plain_sm_90_refuses_it():
         compile_unit("gemm", ["wgmma_tc<1, true>"], "sm_90", use_cache=False)
 
 
-def test_the_grouped_tile_order_builds_for_sm_90a():
-    """gemm_wgmma.cuh's WG_GROUP_M (studies/gemm_tile_order.py builds it beside the shipped
-    kernels): every wgmma kernel compiles with it, without spills or serialized wgmma."""
+GROUP_M = "return WgElem<P>::GROUP_M;"  # gemm_wgmma.cuh wg_group_m: a copy with another G is a tile-order study
+
+
+def test_the_grouped_tile_order_builds_for_sm_90a(tmp_path):
+    """A copy of the kernels with another tile-order group G (studies/gemm_tile_order.py builds
+    such copies beside the shipped kernels): every wgmma kernel compiles with it, without
+    spills or serialized wgmma."""
     names = [k for k in tensor.kernel_names() if k.startswith("wgmma")]
-    unit = compile_unit("gemm", names, "sm_90a", {"WG_GROUP_M": 8}, use_cache=False)
+    unit = compile_unit("gemm", names, "sm_90a", source=mutated_source(tmp_path, GROUP_M, "return 8;"), use_cache=False)
     for name in names:
         r = unit.ptxas[name]
         assert 0 < r.registers <= 255 and r.spill_stores == 0 and r.spill_loads == 0, f"{name}: {r}"
@@ -599,25 +603,23 @@ def test_every_tensor_best_configuration_passes_odd_shapes(p):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("p", ["bf16", "tf32"])
-def test_the_grouped_tile_order_covers_every_tile(p):
-    """The wgmma rungs built with WG_GROUP_M = 3 pass where the tile rows are no multiple of 3
-    (a short last group), where there are fewer rows than a group (each grid of more than one
-    wave, so that it is walked in groups) and on a grid of one wave (row-major): a tile the
-    order missed keeps its poison and FAILs, one it visited twice races."""
+def test_the_grouped_tile_order_covers_every_tile(p, tmp_path):
+    """The wgmma rungs built from a copy with the group G = 3 pass where the tile rows are no
+    multiple of 3 (a short last group), where there are fewer rows than a group (each grid of
+    more than one wave, so that it is walked in groups) and on a grid of one wave (row-major):
+    a tile the order missed keeps its poison and FAILs, one it visited twice races."""
     from gpu_helpers import assert_all_pass  # noqa: PLC0415
 
     from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
+    from pmppbench.workloads.base import Variant  # noqa: PLC0415
 
-    class Grouped(type(W)):
-        def defines(self, shape):
-            return {**super().defines(shape), "WG_GROUP_M": 3}
-
-    g = Grouped()
-    rungs = [g.variant(n) for n in ("wgmma", "wgmma_ws", "wgmma_persist")]
+    src = str(mutated_source(tmp_path, GROUP_M, "return 3;"))
+    rungs = [Variant(f"{n}_g3", tensor.kernel_for(W.variant(n), p), "G = 3", source=src, like=n)
+             for n in ("wgmma", "wgmma_ws", "wgmma_persist")]
     rows = []
     # tile rows (BF16's 128 / TF32's 256): 32 / 16, 8 / 4, 2 / 1 in grids of 300-1300 tiles; then 2 x 2
     for i, (m, n, k) in enumerate(((4000, 4104, 264), (1000, 40000, 136), (200, 40000, 64), (129, 264, 136))):
-        rows += run_shape(g, shape(m, n, k, p), protocol=g.protocol, check_only=True, seed=3 + i, variants=rungs)
+        rows += run_shape(W, shape(m, n, k, p), protocol=W.protocol, check_only=True, seed=3 + i, variants=rungs)
     assert len(rows) == 12
     assert_all_pass(rows)
 
