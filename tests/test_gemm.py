@@ -26,7 +26,7 @@ from pmppbench.workloads.gemm import check as gemm_check
 from pmppbench.workloads.gemm import workload as gemm_workload
 from pmppbench.workloads.gemm.best import CHOICES, choose
 from pmppbench.workloads.gemm.configs import SCHEDULES, Config, padding_for, parse, schedule_for, segments, swizzled_tile
-from pmppbench.workloads.gemm.ladder import COVERS, RUNG_TILES, SWEEP, SWEEP_TILES, TUNED
+from pmppbench.workloads.gemm.ladder import COVERS, RUNG_TILES, TUNED
 from pmppbench.workloads.gemm.launch import dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic as model_traffic
 from pmppbench.workloads.gemm.check import rtol_for_k
@@ -35,6 +35,9 @@ from pmppbench.workloads.gemm.workload import LADDER
 from pmppbench.workloads.helpers import SAMPLE, take
 
 W = workloads.get("gemm")
+STUDY = Path(__file__).resolve().parent.parent / "studies" / "gemm"  # the tile sweep (a study workload)
+sys.path.insert(0, str(STUDY))
+import tuning  # noqa: E402
 # naive with the K-tail bug, run as a learner's kernel like naive: never part of the table
 SKIPS_LAST_K_TILE = Variant("skips_last_k_tile", "skips_last_k_tile", "test only: drops the last K % 16 terms",
                             source=str(Path(__file__).resolve().parent / "gemm_bug.cu"), like="naive")
@@ -54,9 +57,11 @@ def test_variant_table_matches_the_issues():
     assert W.variant("cublas").kernel is None
     assert W.variant("tiled16").kernel == "tiled<16>" and W.variant("tiled32").kernel == "tiled<32>"
     assert W.variant("regtile2x2").kernel == "regtile<2>" and W.variant("regtile4x4").kernel == "regtile<4>"
-    # sweep points are selectable by name, never run by default; the test-only kernel is in no table
-    for v in SWEEP:
-        assert W.variant(v.name) is v and v not in W.variants_for(shape(64, 64, 64))
+    # the sweep's candidates are a study's (studies/gemm/tuning.py), not the shipped table's;
+    # the test-only kernel is in no table
+    for v in tuning.SWEEP:
+        assert v.name not in W.variant_names() and v.kernel not in W.kernel_names()
+    assert [v.name for v in tuning.WORKLOAD.variants[:5]] == ["cublas", "warptile", "double_buffer", "cp_async", "tuned"]
     assert SKIPS_LAST_K_TILE.name not in W.variant_names()
 
 
@@ -73,7 +78,7 @@ def test_every_kernel_variant_has_a_launch_plan():
 
 
 def test_tile_tables_pass_the_kernels_static_asserts():
-    for template, tiles in (*RUNG_TILES.values(), *SWEEP_TILES):
+    for template, tiles in (*RUNG_TILES.values(), *tuning.SWEEP_TILES):
         assert tiles.problems(template) == [], (template, tiles)
         assert tiles.threads in (128, 256)
     # the last two rungs change only how tiles reach shared memory
@@ -84,14 +89,26 @@ def test_tile_tables_pass_the_kernels_static_asserts():
     assert any("48 KB" in p for p in Tiles(128, 128, 32, 32, 64, 2, 4, 4).problems("double_buffer"))
 
 
-def test_tuning_config_runs_every_sweep_point():
+def test_tuning_config_runs_every_sweep_point(monkeypatch):
+    """The study's config names every candidate; its kernels are the shipped templates, built
+    from the study's gemm_tuning.cu (which includes gemm_warptile.cuh) without spills."""
     from pmppbench.cli import config
 
-    cfg = config.load("gemm_tuning")
+    monkeypatch.setenv("PMPPBENCH_WORKLOADS", "gemm_tuning=tuning")
+    monkeypatch.setenv("PMPPBENCH_KERNEL_PATH", str(STUDY))
+    cfg = config.load(STUDY / "tuning.toml")
     (section,) = cfg.sections
-    assert section.name == "gemm" and {"cublas", "double_buffer"} <= set(section.variants)
-    assert {v.name for v in SWEEP} <= set(section.variants)
+    assert section.name == "gemm_tuning" and {"cublas", "double_buffer"} <= set(section.variants)
+    assert {v.name for v in tuning.SWEEP} <= set(section.variants)
     assert shape(4096, 4096, 4096) in section.shapes
+    study = tuning.WORKLOAD
+    assert study.variants_for(shape(64, 64, 64)) == study.variants
+    for v in study.variants[1:]:
+        assert study.geometry(v, shape(100, 300, 7))[1] == (study.covers[v.name].block[0],)
+    unit = compile_unit("gemm_tuning", study.kernel_names(), "sm_90")
+    for name in study.kernel_names():
+        r = unit.ptxas[name]
+        assert 0 < r.registers < 255 and r.spill_stores == 0 and r.spill_loads == 0, f"{name}: {r}"
 
 
 # ---- best: schedules, swizzle, the rule --------------------------------------------------------
@@ -416,10 +433,16 @@ def test_every_variant_passes_on_more_edges():
 
 
 @pytest.mark.gpu
-def test_sweep_points_pass_on_edges():
+def test_sweep_points_pass_on_edges(monkeypatch):
+    from pmppbench.engine.worker.pipeline import run_shape
+
+    monkeypatch.setenv("PMPPBENCH_KERNEL_PATH", str(STUDY))
+    study = tuning.WORKLOAD
     shapes = [shape(*s) for s in ((257, 260, 36), (513, 257, 18), (130, 131, 9), (1, 1, 1), (256, 256, 64))]
-    rows = check_rows("gemm", shapes, variants=[v.name for v in SWEEP])
-    assert len(rows) == len(shapes) * len(SWEEP)
+    rows = []
+    for i, s in enumerate(shapes):
+        rows += run_shape(study, s, protocol=study.protocol, check_only=True, seed=1 + i, variants=list(tuning.SWEEP))
+    assert len(rows) == len(shapes) * len(tuning.SWEEP)
     assert_all_pass(rows)
 
 

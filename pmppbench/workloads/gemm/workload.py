@@ -29,7 +29,7 @@ from pmppbench.workloads.gemm import check, tensor, tensor_best
 from pmppbench.workloads.gemm import precision as prec
 from pmppbench.workloads.gemm.best import BEST, CHOICES, PIPELINED_TILES, choose
 from pmppbench.workloads.gemm.configs import Config, padding_for, parse
-from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS, SWEEP
+from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS
 from pmppbench.workloads.gemm.launch import PAD_KERNEL, config_launches, dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic
 from pmppbench.workloads.gemm.tiles import Cover
@@ -53,7 +53,8 @@ class Gemm(Workload):
                  "tf32, bf16, fp16 (the tensor-core rungs and cuBLAS of that precision; C is FP32).",
                  many=True, sweep=True, choices=prec.PRECISIONS),)
     protocol = Protocol(warmup=3, batches=5, reps=20)
-    variants = LADDER + SWEEP + tensor.TENSOR_RUNGS
+    variants = LADDER + tensor.TENSOR_RUNGS
+    covers = COVERS  # variant name -> how its fixed launch covers C (a study adds its own)
     baseline = "naive"
     roof = "cublas"
     rate = "GFLOP/s"
@@ -85,7 +86,7 @@ class Gemm(Workload):
         p = prec.of(shape)
         if p != "fp32":  # the precision's rungs, each with its kernel for it, its best, cuBLAS
             return (*tensor.variants_for(p, CUBLAS)[:-1], tensor_best.variant(p), CUBLAS)
-        return LADDER  # the sweep runs only when asked for by name
+        return LADDER
 
     def kernel_names(self):
         """The table's kernels, every kernel `best` may choose (pipelined_padded's copies,
@@ -189,7 +190,7 @@ class Gemm(Workload):
     def geometry(self, variant, shape, device=None):
         """A rung's 2-D grid: one block of its cover's threads per BM x BN tile of C (a
         persistent rung: a block per SM, tensor.persistent_grid)."""
-        cover = COVERS.get(variant.name)
+        cover = self.covers.get(variant.name)
         if cover is None:
             raise ValueError(f"gemm: {variant.name} is launched by its configuration, not by a fixed geometry")
         if variant.name in tensor.COVERS:
@@ -208,7 +209,7 @@ class Gemm(Workload):
         device = ctx["device"]
         if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
             return output_job(lambda: cp.matmul(a, b, out=c), c, ctx)
-        if variant.name not in COVERS:
+        if variant.name not in self.covers:
             cfg = self.config(variant, shape, device)
             if cfg is None:
                 raise UsageError(f"gemm: unknown variant {variant.name!r}")
@@ -275,7 +276,7 @@ class Gemm(Workload):
             return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
-        cover, padding = COVERS.get(variant.name), None
+        cover, padding = self.covers.get(variant.name), None
         if cover is None:
             cfg = self.config(variant, shape, device)
             cover = None if cfg is None else Cover.of(cfg.tiles)

@@ -5,12 +5,12 @@
 # the edge shapes (1, 7, 129, 4095, 4097 in each dimension), then the table docs/gemm-shapes.md
 # prints, each shape's best against its precision's targets.
 #
-#     bash studies/gemm/shapes_run.sh OUT    (from the repository root, on the GPU)
+#     bash scripts/gemm_shapes_run.sh OUT    (from the repository root, on the GPU)
 #
 # OUT gets gemm_shapes.csv (+ .meta.json), gemm_shapes.txt, gpu-tests.txt and gemm_shapes.md;
 # commit the CSV and its .meta.json as results/<board>/gemm_shapes.csv.
 set -u
-out=${1:?usage: shapes_run.sh OUT}
+out=${1:?usage: gemm_shapes_run.sh OUT}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv >"$out/board.txt"
 python3 -m pmppbench all --config gemm_shapes --out "$out/gemm_shapes.csv" >"$out/gemm_shapes.txt" 2>&1
