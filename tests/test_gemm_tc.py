@@ -737,3 +737,26 @@ def test_tensor_rows_are_measured_against_their_precisions_peak():
     fp32 = replace(row, dims=shape(m, n, k))  # the same rate read as FP32 is implausible
     fp32.sol_pct_theoretical = speed_of_light(fp32, roofs)["sol_pct_theoretical"]
     assert [w for w in diagnose(fp32) if "implausible" in w]
+
+
+def test_the_docs_picks_are_the_rules():
+    """docs/gemm-shapes.md's table of picks is what the two rules name on 132 SMs for every
+    shape of configs/gemm_shapes.toml (so a changed rule fails here until the page follows)."""
+    from pmppbench.cli import config  # noqa: PLC0415
+    from pmppbench.workloads.gemm.best import CHOICES, choose  # noqa: PLC0415
+
+    names = {id(v): k for k, v in CHOICES.items()}
+    page = (Path(__file__).resolve().parent.parent / "docs" / "gemm-shapes.md").read_text()
+    rows = {}
+    for line in page.split("## The picks on 132 SMs")[1].split("\n## ")[0].splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and " x " in cells[0]:
+            rows[tuple(int(x) for x in cells[0].split(" x "))] = cells[1:]
+    shapes = {(s["m"], s["n"], s["k"]) for s in config.load("gemm_shapes").sections[0].shapes}
+    assert set(rows) == shapes and len(shapes) >= 20
+    for (m, n, k), (fp32, tf32, half) in rows.items():
+        def named(p):
+            return tensor_best.choose(p, m, n, k, 132).name + (" + copies" if any(tensor_best.needs_copy(p, k, n)) else "")
+
+        assert (fp32, tf32, half) == (names[id(choose(m, n, k, 132))], named("tf32"), named("bf16")), (m, n, k)
+        assert named("fp16") == named("bf16")
