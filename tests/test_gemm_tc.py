@@ -754,6 +754,7 @@ def test_the_docs_picks_are_the_rules():
             rows[tuple(int(x) for x in cells[0].split(" x "))] = cells[1:]
     shapes = {(s["m"], s["n"], s["k"]) for s in config.load("gemm_shapes").sections[0].shapes}
     assert set(rows) == shapes and len(shapes) >= 20
+    assert all(any(d % 128 for d in s) for s in shapes)  # each off the tile in some dimension
     for (m, n, k), (fp32, tf32, half) in rows.items():
         def named(p):
             return tensor_best.choose(p, m, n, k, 132).name + (" + copies" if any(tensor_best.needs_copy(p, k, n)) else "")
