@@ -922,3 +922,23 @@ def test_best_and_the_padded_knob_pass_on_odd_dims():
     assert_all_pass(rows)
     if device.current().sm_count == 132:  # best itself took the padded call on the first two
         assert choose(1409, 2815, 64, 132) is PADDED and choose(1535, 5631, 40, 132) is PADDED
+
+
+def test_gemm_kernel_files_are_one_family_each_and_have_no_switches():
+    """Each GEMM kernel file holds one family in at most 700 lines, and no preprocessor switch
+    but the guards of what a target or the host compiler can build (a study or a test builds a
+    changed copy instead: studies/gemm_tile_order.py, the mutants of test_gemm_tc.py)."""
+    import re
+
+    from pmppbench.hardware.compile import shipped_kernels_dir
+
+    allowed = {"#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",  # cp.async: sm_80 and later
+               "#if defined(__CUDACC_RTC__) || defined(__CUDACC__)"}  # the tensor cores: not for the host emulation
+    files = sorted(shipped_kernels_dir().glob("gemm*.cu*"))
+    assert [f.name for f in files] == ["gemm.cu", "gemm_streamk.cuh", "gemm_tc.cuh", "gemm_warptile.cuh",
+                                       "gemm_wgmma.cuh"]
+    for f in files:
+        text = f.read_text()
+        assert len(text.splitlines()) <= 700, f.name
+        switches = {line.strip() for line in text.splitlines() if re.match(r"\s*#\s*(if|ifdef|ifndef|elif)\b", line)}
+        assert switches <= allowed, (f.name, switches - allowed)
