@@ -118,7 +118,7 @@ def in_rungs_call(rung: str):
     the listing's kernel in place of the rung's, as the course's kernels take the rung's arguments."""
     def launch(kernel, shape, ctx, w):
         v = w.variant(rung)
-        job = w.job(v, shape, {**ctx, "kernels": {**ctx["kernels"], v.kernel: kernel}})
+        job = w.job(v, shape, ctx.with_kernels({**ctx.kernels, v.kernel: kernel}))
         return Call(kernel, job.run)
     launch.whole_call = True
     return launch
@@ -205,7 +205,7 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
     rows = []
     with prepared(w, shape, variants) as (inputs, ctx):
         course = load_from(LISTINGS, f"course_{w.name}", [p.listing for p in pairs], defines)
-        tolerances = {v.name: w.tolerance_of(shape, v, ctx.get("device")) for v in variants}
+        tolerances = {v.name: w.tolerance_of(shape, v, ctx.device) for v in variants}
         extra_units = {}
         if args.ab:
             names = sorted({v.kernel for v in variants})
@@ -231,15 +231,15 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
                 if indexed:
                     wide = w.job(v, shape, ctx, index="long long")
                     entries["64-bit"] = (wide.launch, wide)
-                r_job = w.job(v, shape, {**ctx, "kernels": dict(extra_units["restrict"])})
+                r_job = w.job(v, shape, ctx.with_kernels(dict(extra_units["restrict"])))
                 entries["restrict"] = (r_job.launch, r_job)
             if args.before:
                 old = extra_units["before"][pair.before]
                 if indexed:  # the old kernel took 64-bit sizes: launch it where the long long path goes
-                    b_ctx = {**ctx, "kernels": {instantiation(v.kernel, "long long"): old}}
+                    b_ctx = ctx.with_kernels({instantiation(v.kernel, "long long"): old})
                     b = w.job(v, shape, b_ctx, index="long long")
                 else:
-                    b = w.job(v, shape, {**ctx, "kernels": {v.kernel: old}})
+                    b = w.job(v, shape, ctx.with_kernels({v.kernel: old}))
                 entries["before"] = (b.launch, b)
             row = Row(w.name, w.label(shape), v.name, job.launch.kernel.name, pair.listing)
             runs = {}

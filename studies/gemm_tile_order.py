@@ -76,7 +76,7 @@ def candidates(w, shape, ctx, groups, rungs=RUNGS) -> dict:
             v = w.variant(rung)
             expr = tensor.kernel_for(v, p, shape)
             kernel = load_kernels("gemm", [expr], source=grouped_source(g))[expr]
-            own = dict(ctx, kernels={expr: kernel})  # tensor_job finds this build's kernel under its name
+            own = ctx.with_kernels({expr: kernel})  # tensor_job finds this build's kernel under its name
             jobs[f"{rung} G={g}"] = w.job(replace(v, kernel=expr), shape, own)
     return jobs
 

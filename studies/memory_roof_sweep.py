@@ -456,7 +456,7 @@ def final(table: Table, before: Path | None):
                 table.add(workload=name, shape=label, cand=key, check="PASS", ms=f"{ms:.4f}",
                           ms_repeats="/".join(f"{t:.4f}" for t in ts), gbs=f"{w.traffic(shape, w.variant('memcpy')).bytes / ms / 1e6:.0f}",
                           pct_memcpy=f"{100 * roof / ms:.1f}")
-            w.teardown(ctx)
+            ctx.close()
             del ctx, jobs, good
 
 

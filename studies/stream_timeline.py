@@ -34,6 +34,7 @@ import time
 from pmppbench import workloads
 from pmppbench.measure.protocol import EventTimer, Protocol, _hold_launcher, measure
 from pmppbench.engine.worker.pipeline import prepared
+from pmppbench.workloads import stream as stream_mod
 from pmppbench.workloads.stream import STAGE_REPEATS, PipelineShape, predicted_pipeline_ms, pipeline_bound_ms, stage_layouts
 
 STAGES = ("h2d", "kernel", "d2h")
@@ -135,11 +136,11 @@ def main(chunk=1 << 22, terms=64, chunks=8, streams=(1, 2, 3, 4), json_path=None
     out = {"shape": {**shape, "streams": list(streams)}, "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
     with prepared(wl, shape, variants) as (_inputs, ctx):
         ctx.grow_streams(max(max(streams), 3))
-        ops = wl.stage_ops(cfg, ctx)
+        ops = stream_mod.stage_ops(cfg, ctx)
 
         # 1. each stage's work alone
         layouts = stage_layouts(chunks, streams)
-        timed = measure(wl.stage_runs(cfg, ctx, layouts), Protocol(warmup=1, batches=STAGE_REPEATS, reps=1),
+        timed = measure(stream_mod.stage_runs(cfg, ctx, layouts), Protocol(warmup=1, batches=STAGE_REPEATS, reps=1),
                         timer=EventTimer(stream=ctx.streams[0]))
         work = {stage: {s: timed[f"{stage} x{s}"] for s in layouts} for stage in STAGES}
         print(f"## 1. each stage's work alone, {chunks} chunks of {chunk} floats: ms per chunk (median / min of 5)")

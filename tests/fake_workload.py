@@ -13,7 +13,7 @@ import numpy as np
 
 from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Job, Traffic, Variant, Workload
+from pmppbench.workloads.base import Job, Sizes, Traffic, Variant, Workload
 
 
 class Copy2D(Workload):
@@ -35,11 +35,7 @@ class Copy2D(Workload):
     def __init__(self):
         self.calls: dict[str, int] = {}
 
-    def default_shape(self):
-        return {"m": 16, "n": 8}
-
-    def check_shapes(self):
-        return [{"m": 1, "n": 1}, {"m": 3, "n": 5}]
+    sizes = Sizes(default={"m": 16, "n": 8}, checks=({"m": 1, "n": 1}, {"m": 3, "n": 5}))
 
     def device_bytes(self, shape):
         return 8 * shape["m"] * shape["n"]

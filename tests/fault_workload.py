@@ -11,7 +11,7 @@ import numpy as np
 from pmppbench.measure.check import Tolerance
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
+from pmppbench.workloads.base import Context, Launch, Sizes, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import grid_1d, launch_job
 
 
@@ -32,11 +32,7 @@ class Faults(Workload):
     tolerance = Tolerance("exact")
     baseline = "good"
 
-    def default_shape(self):
-        return {"n": 1 << 20}
-
-    def check_shapes(self):
-        return [self.default_shape()]
+    sizes = Sizes(default={"n": 1 << 20}, checks=({"n": 1 << 20},))
 
     def device_bytes(self, shape):
         return 8 * shape["n"] + 4
@@ -49,12 +45,12 @@ class Faults(Workload):
 
     def setup(self, shape, inputs, kernels):
         cp = cupy()
-        return {"x": cp.asarray(inputs["x"]), "y": cp.empty(shape["n"], dtype=cp.float32),
-                "never": cp.zeros(1, dtype=cp.int32), "kernels": kernels}
+        return Context(kernels, None, x=cp.asarray(inputs["x"]), y=cp.empty(shape["n"], dtype=cp.float32),
+                       never=cp.zeros(1, dtype=cp.int32))
 
     def job(self, variant, shape, ctx):
         n = shape["n"]
-        launch = Launch(ctx["kernels"][variant.kernel], grid_1d(n, 256), (256,),
+        launch = Launch(ctx.kernels[variant.kernel], grid_1d(n, 256), (256,),
                         (ctx["x"], ctx["y"], np.int32(n), ctx["never"]))
         return launch_job(launch, ctx["y"], ctx)
 

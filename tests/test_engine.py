@@ -166,17 +166,26 @@ def test_config_validation_follows_from_the_declaration(monkeypatch, tmp_path):
 
 def test_model_runs_are_timed_by_the_runner_and_passed_to_annotate():
     """A workload never times: what its model needs (the stream stages alone) it declares as
-    model_runs, the runner times them after the variants, annotate() gets the timings."""
-    from pmppbench.workloads.base import ModelRuns
+    model_runs (ModelColumns), the engine times them after the variants, annotate() gets the timings."""
+    from pmppbench.workloads.base import ModelColumns, ModelRuns
 
-    class WithModel(Copy2D):
+    class RowsAlone(ModelColumns):
+        def __init__(self, w):
+            self.w = w
+
         def model_runs(self, shape, ctx, rows):
-            return ModelRuns({"rows": lambda: self.job(self.variant("rows"), shape, ctx).run()}, self.protocol)
+            w = self.w
+            return ModelRuns({"rows": lambda: w.job(w.variant("rows"), shape, ctx).run()}, w.protocol)
 
         def annotate(self, shape, ctx, rows, timings):
             for r in rows:
                 if r.median_ms:
                     r.model["stage_ms"] = timings["rows"].median_ms
+
+    class WithModel(Copy2D):
+        def __init__(self):
+            super().__init__()
+            self.model_columns = RowsAlone(self)
 
     rows, timer = run(WithModel(), ["rows", "wrong", "whole"])
     assert timer.timed.count("rows") == 2 * WithModel.protocol.batches  # the variant's batches, then the model's

@@ -16,6 +16,7 @@ import pytest
 from gpu_helpers import assert_all_pass, check_rows
 from pmppbench import workloads
 from pmppbench.measure.check import compare
+from pmppbench.workloads.base import Context
 from pmppbench.hardware.compile import compile_unit
 from pmppbench.errors import UsageError
 from pmppbench.hardware.device import DeviceInfo
@@ -563,9 +564,9 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
                            spill_bytes=0)
 
     s = shape(4096, 4096, 4096)
-    ctx = {"a": "A", "b": "B", "c": "C", "kernels": {}}
+    ctx = Context({}, None, a="A", b="B", c="C")
     cfg = CHOICES["hybrid"]
-    ctx["kernels"][cfg.expression] = fake(cfg.expression)
+    ctx.kernels[cfg.expression] = fake(cfg.expression)
     launch = gemm_launch.config_launch(cfg, s, ctx, 132)
     sched = schedule_for(cfg, 4096, 4096, 4096, 132)
     assert launch.grid == (sched.grid,) == (264 + 132,) and launch.block == (256,)
@@ -582,14 +583,14 @@ def test_config_launch_builds_the_schedules_arguments(monkeypatch):
     assert gemm_launch.config_launch(cfg, s, ctx, 132).args[-1] is arrivals  # one workspace per configuration
     # the tuned rung's own kernel as a configuration: its 2-D grid and no extra arguments
     db = Config("double_buffer", TUNED)
-    ctx["kernels"][db.expression] = fake(db.expression)
+    ctx.kernels[db.expression] = fake(db.expression)
     launch = gemm_launch.config_launch(db, shape(1000, 1000, 10), ctx, 132)
     assert launch.grid == (4, 8) and len(launch.args) == 6 and launch.dynamic_smem == 0
     # pipelined with BK = 16: the same 2-D grid, its 49.7 KB of stages as dynamic shared memory,
     # the kernel's limit raised first
     pl = CHOICES["pipelined"]
     raised = []
-    ctx["kernels"][pl.expression] = fake(pl.expression)
+    ctx.kernels[pl.expression] = fake(pl.expression)
     monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: raised.append(nbytes))
     launch = gemm_launch.config_launch(pl, shape(4096, 4096, 4096), ctx, 132)
     assert launch.grid == (16, 32) and launch.block == (256,) and len(launch.args) == 6
@@ -679,7 +680,7 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
     bv = W.variant("best")
     for s in shapes:
         m, n, k = s["m"], s["n"], s["k"]
-        ctx = {"a": "A", "b": "B", "c": np.empty(0, np.float32), "kernels": dict(kernels), "device": facts}
+        ctx = Context(dict(kernels), facts, a="A", b="B", c=np.empty(0, np.float32))
         job = W.job(bv, s, ctx)
         cfg = choose(m, n, k, facts.sm_count)
         expression = job.launch.kernel.name.split(" (")[0]
@@ -859,7 +860,7 @@ def test_padded_call_launches_its_copies_then_the_kernel(monkeypatch):
 
     kernels = {PADDED.expression: fake(PADDED.expression), gemm_launch.PAD_KERNEL: fake(gemm_launch.PAD_KERNEL)}
     for (m, n, k), copies in (((4095, 4095, 4095), 2), ((4097, 4095, 4096), 1), ((300, 520, 64), 0)):
-        ctx = {"a": "A", "b": "B", "c": np.empty((m, n), np.float32), "kernels": dict(kernels), "device": GPUS["H200"]}
+        ctx = Context(dict(kernels), GPUS["H200"], a="A", b="B", c=np.empty((m, n), np.float32))
         launches = gemm_launch.config_launches(PADDED, shape(m, n, k), ctx, 132)
         assert len(launches) == copies + 1
         *pads, gemm = launches

@@ -23,6 +23,7 @@ from pmppbench.workloads.gemm import precision as prec
 from pmppbench.hardware import tma
 from pmppbench.workloads.gemm import tensor, tensor_best
 from pmppbench.workloads.gemm.tensor_best import TcConfig
+from pmppbench.workloads.base import Context
 from pmppbench.workloads.gemm.model import traffic as model_traffic
 from pmppbench.workloads.gemm.workload import LADDER
 
@@ -408,8 +409,8 @@ def test_tensor_best_launches(monkeypatch):
     def ctx_for(m, n, k, dtype=np.uint16):
         kernels = {e: comp.Kernel(name=e, function=None, registers=168, static_smem=0, local_bytes=0, max_threads=384,
                                   spill_bytes=0) for e in W.kernel_names()}
-        return {"a": np.zeros((m, k), dtype), "b": np.zeros((k, n), dtype), "c": np.zeros((m, n), np.float32),
-                "kernels": kernels}
+        return Context(kernels, None, a=np.zeros((m, k), dtype), b=np.zeros((k, n), dtype),
+                       c=np.zeros((m, n), np.float32))
 
     ctx = ctx_for(4095, 4097, 4095)
     calls = tensor_best.launches(TcConfig(128, True), "bf16", shape(4095, 4097, 4095, "bf16"), ctx, 132)

@@ -13,6 +13,7 @@ import pytest
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
 from pmppbench import workloads
 from pmppbench.measure.check import compare
+from pmppbench.workloads.base import Context
 from pmppbench.hardware.compile import compile_unit
 from pmppbench.errors import UsageError
 from pmppbench.cli.planning import shapes_for
@@ -198,15 +199,15 @@ def test_lookback_prefetches_a_quarter_wave_of_resident_blocks_ahead(monkeypatch
     assert sc.lookback_ahead("K", 132) == 132 and asked == [("K", sc.LOOKBACK_THREADS)]
     assert sc.lookback_ahead("K", 132, waves=1) == 528
     shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
-    ctx = {"x": "x", "out": "out", "status": {"lookback": "S", "domino": "D"}, "ticket": {"lookback": "T", "domino": "U"},
-           "kernels": {"lookback": "LB", "domino": "DO"}, "device": SimpleNamespace(sm_count=132)}
+    ctx = Context({"lookback": "LB", "domino": "DO"}, SimpleNamespace(sm_count=132), x="x", out="out",
+                  status={"lookback": "S", "domino": "D"}, ticket={"lookback": "T", "domino": "U"})
     launch = W.job(W.variant("lookback"), shape, ctx).launches[0]
     assert launch.kernel == "LB" and launch.grid == (8192,)
     assert launch.args == ("x", "out", "S", "T", np.uint64(1 << 26), np.uint64(8192), np.uint64(132))
     assert W.job(W.variant("domino"), shape, ctx).launches[0].args[2:] == ("D", "U", np.uint64(1 << 26), np.uint64(8192))
     # lookback_staged: three eighths of its own resident blocks' wave (the API's count for its kernel)
     ctx["status"]["lookback_staged"], ctx["ticket"]["lookback_staged"] = "SS", "ST"
-    ctx["kernels"]["lookback_staged"] = "LS"
+    ctx.kernels["lookback_staged"] = "LS"
     launch = W.job(W.variant("lookback_staged"), shape, ctx).launches[0]
     assert sc.STAGED_AHEAD_WAVES == 0.375 and launch.kernel == "LS" and launch.grid == (sc.tiles_of(1 << 26, 7168),)
     assert launch.block == (sc.STAGED_THREADS + 32,)  # the tile's warps and the looker

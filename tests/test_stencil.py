@@ -23,7 +23,7 @@ from pmppbench.workloads.helpers import INT_MAX, SAMPLE
 from pmppbench.workloads.stencil import (
     BLOCK, CHECK_NS, COARSE_C, COARSE_OUT, COARSE_THREADS, MAX_RADIUS, RADII, REGISTER_MAX_R, REGISTER_OUT,
     REGISTER_THREADS, STATIC_SMEM, U, WORKLOAD, chunks, coarsened_smem_bytes, coarsened_threads, error_bound, halo,
-    sampled_reference, shared_smem_bytes, smem_max_radius, stencil_reference,
+    sampled_reference, shared_smem_bytes, smem_max_radius, stencil_index, stencil_reference,
 )
 
 W = WORKLOAD
@@ -148,11 +148,11 @@ def test_reference_equals_the_definition(n, radius):
 
 def test_int_while_every_index_fits():
     # shared's halo load forms g = base + j - R up to n + B + R; naive's j = i + d up to n + R.
-    assert W.index_type(shape(16777216, 32)) == "int"
-    assert W.index_type(shape(INT_MAX - BLOCK - 64, 32)) == "int"
-    assert W.index_type(shape(INT_MAX - BLOCK - 63, 32)) == "long long"
-    assert W.index_type(shape(INT_MAX - BLOCK, 0)) == "int"
-    assert W.index_type(W.check_shapes()[-1]) == "long long"
+    assert stencil_index(shape(16777216, 32)) == "int"
+    assert stencil_index(shape(INT_MAX - BLOCK - 64, 32)) == "int"
+    assert stencil_index(shape(INT_MAX - BLOCK - 63, 32)) == "long long"
+    assert stencil_index(shape(INT_MAX - BLOCK, 0)) == "int"
+    assert stencil_index(W.check_shapes()[-1]) == "long long"
     assert {"naive<long long>", "shared<long long>"} <= set(W.kernel_names())
 
 

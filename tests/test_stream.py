@@ -269,14 +269,14 @@ def test_pinned_failure_is_a_usage_error_and_releases_what_was_taken(monkeypatch
         taken.append(np.empty(n, np.float32))
         return taken[-1]
 
-    real_teardown = WORKLOAD.teardown
+    real_close = mod.StreamContext.close
 
     def spy(ctx):
         seen.append(ctx)
-        real_teardown(ctx)
+        real_close(ctx)
 
     monkeypatch.setattr(mod, "alloc_pinned", alloc)
-    monkeypatch.setattr(WORKLOAD, "teardown", spy)
+    monkeypatch.setattr(mod.StreamContext, "close", spy)
     s = shape(chunk=1000, chunks=3)
     with pytest.raises(UsageError, match=r"12000 bytes .* pinned host memory for the output") as info:
         WORKLOAD.setup(s, {"x": phases(3000)}, kernels={})

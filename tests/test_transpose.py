@@ -13,6 +13,7 @@ import pytest
 from gpu_helpers import assert_all_pass, check_rows
 
 from pmppbench.measure.check import compare
+from pmppbench.workloads.base import Context
 from pmppbench.hardware.compile import compile_unit, kernels_dir
 from pmppbench.errors import UsageError
 from pmppbench.workloads import transpose
@@ -171,7 +172,7 @@ def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
     the job touches the device: rows not on a float4 either way, or a side past int32."""
     from pmppbench.workloads.base import Unavailable
 
-    ctx = {"a": None, "b": None, "kernels": {}}
+    ctx = Context({}, None, a=None, b=None)
     for m, n, words in ((33, 31, "multiples of 4"), (4096, 4097, "multiples of 4"), (4097, 4096, "multiples of 4"),
                         (4, 1 << 31, r"below 2\^31")):
         for form in TMA_FORMS:
@@ -469,7 +470,7 @@ def test_the_64_bit_path_passes_on_edge_shapes_too():
         inputs = W.make_inputs(s, np.random.default_rng(11))
         ctx = W.setup(s, inputs, load_kernels("transpose", W.kernel_names()))
         for v in W.variants_for(s):
-            launched = W.variant(transpose.picked(s, ctx["device"])) if v.name == "best" else v
+            launched = W.variant(transpose.picked(s, ctx.device)) if v.name == "best" else v
             if launched.kernel not in transpose.INDEXED:  # coarsened, the TMA forms, memcpy: no index path
                 continue
             job = W.job(v, s, ctx, index="long long")
@@ -1033,7 +1034,7 @@ def test_the_any_n_sector_tma_forms_need_only_their_maps_limits(form, fits, too_
                    "coarsened_sector_tma_any_el": transpose.sector_tma_any_unavailable,
                    "coarsened_sector_tma_lines": transpose.sector_tma_lines_unavailable}[form]
     assert unavailable(*fits) is None
-    ctx = {"a": None, "b": None, "kernels": {}}
+    ctx = Context({}, None, a=None, b=None)
     for m, n in (too_small, too_wide):
         with pytest.raises(Unavailable, match=words):
             W.job(W.variant(form), shape(m, n), ctx)
@@ -1044,7 +1045,7 @@ def test_the_sector_tma_form_says_why_it_cannot_run_before_any_gpu_work():
     of four (M >= 4) and int32 inner coordinates (4N < 2^31)."""
     from pmppbench.workloads.base import Unavailable
 
-    ctx = {"a": None, "b": None, "kernels": {}}
+    ctx = Context({}, None, a=None, b=None)
     for m, n, words in ((4097, 4097, "N a multiple of 4"), (8, 4098, "N a multiple of 4"),
                         (3, 4096, "M >= 4 and 4N below 2"), (5, 1 << 29, "M >= 4 and 4N below 2")):
         with pytest.raises(Unavailable, match=words):

@@ -12,7 +12,7 @@ from pmppbench import workloads
 from pmppbench.measure.check import compare
 from pmppbench.hardware.compile import compile_unit
 from pmppbench.workloads import vecadd
-from pmppbench.workloads.helpers import INT_MAX, SAMPLE
+from pmppbench.workloads.helpers import INT_MAX, SAMPLE, index_type
 from pmppbench.workloads.vecadd import LARGE_CHECK
 
 
@@ -42,10 +42,12 @@ def test_check_shapes_cover_the_issue_sizes():
 def test_scalar_takes_int_while_every_index_fits():
     w = workloads.get("vecadd")
     # i = blockIdx.x * 256 + threadIdx.x reaches n + 255 in the last block.
-    assert w.index_type({"n": 1 << 26}) == "int"
-    assert w.index_type({"n": INT_MAX - 256}) == "int"
-    assert w.index_type({"n": INT_MAX - 255}) == "long long"
-    assert w.index_type(LARGE_CHECK) == "long long"
+    from pmppbench.workloads.vecadd import BLOCK
+
+    assert index_type((1 << 26) + BLOCK) == "int"
+    assert index_type(INT_MAX - 256 + BLOCK) == "int"
+    assert index_type(INT_MAX - 255 + BLOCK) == "long long"
+    assert index_type(LARGE_CHECK["n"] + BLOCK) == "long long"
     assert w.variant("scalar").kernel == "scalar<int>"
     assert "scalar<long long>" in w.kernel_names()
 

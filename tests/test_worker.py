@@ -16,7 +16,7 @@ from pmppbench.engine.driver import session
 from pmppbench.errors import CompileError, UsageError
 from pmppbench.engine.plan import Plan, Step
 from pmppbench.row import Result
-from pmppbench.workloads.base import Variant
+from pmppbench.workloads.base import Prebuilds, Variant
 from pmppbench.engine.messages import At, Failed, Rows, Sticky, Stop, WorkerFault
 from pmppbench.engine.driver.supervisor import Supervisor, sanitizer_command
 
@@ -327,7 +327,7 @@ def test_ahead_follows_the_plan_step_by_step():
     assert [key[2] for key in ahead.jobs] == [1]  # the next one, and not the one just taken
 
 
-class Prebuilt(Copy2D):
+class Prebuilt(Copy2D, Prebuilds):
     """Copy2D whose prebuild records the shape it built for and the thread it ran on."""
 
     def __init__(self, fail: bool = False):

@@ -6,7 +6,7 @@ import importlib
 import os
 
 from pmppbench.errors import UsageError
-from pmppbench.workloads.base import Workload
+from pmppbench.workloads.base import Workload, missing
 
 # name -> module; each module exposes WORKLOAD. Modules are imported on first use, so a
 # command touching one workload does not pay for the others.
@@ -50,4 +50,9 @@ def get(name: str) -> Workload:
     modules = _modules()
     if name not in modules:
         raise UsageError(f"unknown workload {name!r}; choose from {', '.join(modules)}")
-    return importlib.import_module(modules[name]).WORKLOAD
+    workload = importlib.import_module(modules[name]).WORKLOAD
+    lacking = missing(workload)
+    if lacking:  # a workload from outside the package that does not keep the contract
+        raise UsageError(f"workload {name!r} ({modules[name]}) does not declare {', '.join(lacking)}; "
+                         "see docs/adding-a-workload.md")
+    return workload

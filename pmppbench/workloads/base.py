@@ -1,14 +1,17 @@
-"""What a workload declares, and nothing more.
+"""The workload contract: what a workload declares, and nothing more.
 
-A workload is data and small functions: its variants, the shapes it checks, how to make
-inputs, the CPU reference, how to bind a variant to device buffers (a Job), and the traffic
-model (bytes, FLOPs) of each variant, its protocol and the sizes and options its command
-takes. It never prints, times or writes files: the session, the runner and the exporters do
-that once for every workload (docs/architecture.md). The command line, `compile`,
-`resources`, config validation and the tests that iterate `workloads.names()` all follow
-from the declaration, so adding a workload costs one .cu file, one module subclassing
-Workload, one registry line, its config sections and its tests (docs/adding-a-workload.md).
-What workloads may use to fill it in (grids, index paths, inputs, the sampled check) is in
+Eight members are required (REQUIRED): its `name`, its `variants` (the table's rows), its
+`sizes` (the default shape and the shapes --check-only runs), its check rule (`tolerance`),
+and four functions: `make_inputs` (seeded host inputs), `reference` (the CPU answer), `job`
+(one variant bound to the shape's device buffers) and `traffic` (the bytes and FLOPs the
+variant must move and do). Everything else has a default that fits most workloads: the
+command's words (title, dims, axes), the protocol, setup (upload the inputs), the launch
+geometry, compile-time defines, per-variant check rules. What only a few need is opt-in, on
+the Variant or behind a small interface (ModelColumns, Prebuilds). A workload never prints,
+times or writes files: the engine and the exporters do that once for every workload
+(docs/architecture.md). Adding one costs one .cu file, one module, one registry line, its
+config sections, its tests and its docs page (docs/adding-a-workload.md). What workloads may
+use to fill the contract in (grids, index paths, inputs, the sampled check) is in
 workloads/helpers.py.
 """
 
@@ -22,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pmppbench.hardware import device as devices
 from pmppbench.hardware.archs import capability
+from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.measure.protocol import Protocol
@@ -32,6 +37,61 @@ if TYPE_CHECKING:
 
 Shape = dict[str, int]  # named sizes and compile-time parameters, e.g. {"n": 1 << 26}
 Geometry = tuple[tuple[int, ...], tuple[int, ...]]  # (grid, block) of one launch
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The shapes a workload runs: `default` (the command without sizes) and `checks` (what
+    --check-only runs: the edges where a kernel goes wrong, and the default)."""
+
+    default: Shape
+    checks: tuple[Shape, ...]
+
+
+class Context:
+    """What setup() makes of one shape and every job() of it reads: the device buffers by name
+    (ctx["a"]), the loaded kernels by name expression, and the facts of the GPU they run on.
+    `keep` holds what is not a buffer (streams, pinned host memory, a library's objects), and
+    `on_close` what must be released when the shape is done (the engine calls close())."""
+
+    def __init__(self, kernels: dict | None = None, device: "DeviceInfo | None" = None, **arrays: Any):
+        self.kernels: dict[str, Any] = dict(kernels or {})
+        self.device = device
+        self.arrays: dict[str, Any] = dict(arrays)
+        self.keep: dict[str, Any] = {}
+        self._close: list[Callable[[], None]] = []
+
+    def __getitem__(self, name: str) -> Any:
+        return self.arrays[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.arrays[name] = value
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.arrays
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.arrays.get(name, default)
+
+    def with_kernels(self, kernels: dict) -> "Context":
+        """The same buffers and GPU with other kernels (a study swaps a rung's kernel for another)."""
+        other = Context(kernels, self.device, **self.arrays)
+        other.keep = self.keep
+        return other
+
+    def on_close(self, release: Callable[[], None]) -> None:
+        self._close.append(release)
+
+    def close(self) -> None:
+        """Release what on_close() was given, last first; every release runs."""
+        errors = []
+        while self._close:
+            try:
+                self._close.pop()()
+            except Exception as exc:  # noqa: BLE001 -- the others must still run
+                errors.append(exc)
+        if errors:
+            raise errors[0]
 
 
 @dataclass(frozen=True)
@@ -48,6 +108,8 @@ class Variant:
     like: str | None = None  # ... launched with this variant's signature and geometry (--like)
     needs: str | None = None  # the oldest arch it runs on: "sm_80" (cp.async) = 8.0 or newer;
     # an arch-specific target such as "sm_90a" (wgmma, TMA) = that compute capability alone
+    wide: bool = False  # `kernel` ends in the course's int index and has a 64-bit path (long long)
+    computes: str = ""  # variants that compute the same thing share one CPU reference ("" = the workload's one)
 
 
 def arch_meets(gpu: str, needs: str | None) -> bool:
@@ -144,49 +206,75 @@ class Traffic:
     extra: dict[str, float] = field(default_factory=dict)
 
 
-class Workload:
-    """Base class; subclasses fill in the class attributes and the methods below."""
+REQUIRED = ("name", "variants", "sizes", "tolerance", "make_inputs", "reference", "job", "traffic")
 
+
+class Workload:
+    """Base class: a workload declares the REQUIRED members and overrides what else it needs."""
+
+    # ---- required: what it is, its table, its shapes, its check rule --------------------------
     name: str = ""
+    variants: tuple[Variant, ...] = ()
+    sizes: Sizes | None = None  # a class attribute, or a property where the shapes are computed
+    tolerance: Tolerance | None = None  # one rule for every shape; or override tolerance_for / tolerance_of
+
+    # ---- the command's words and the table's columns (defaults fit most) -----------------------
     title: str = ""
     about: str = ""  # the command's one-line help
     dims: tuple[str, ...] = ()  # positional CLI sizes, in order: ("m", "n")
     dim_help: dict[str, str] = {}  # what each size means, for the command's help
     axes: tuple[Axis, ...] = ()  # shape keys given as options (--radius, --streams)
-    protocol: Protocol = Protocol(warmup=3, batches=5, reps=20)  # the timing contract (README, "The protocol")
+    protocol: Protocol = Protocol(warmup=3, batches=5, reps=20)  # the timing contract (docs/measurement.md)
     shares_host_link: bool = False  # its timed work crosses PCIe: with --devices, one GPU at a time
-    variants: tuple[Variant, ...] = ()
-    tolerance: Tolerance | None = None  # the check rule, unless tolerance_for derives one per shape
     baseline: str | None = None  # "speedup vs" column: this variant's time / each variant's time
     roof: str | None = None  # "% of" column: each variant's rate / this variant's rate
     rate: str = "GB/s"  # the headline rate column: "GB/s" or "GFLOP/s"
+    model_columns: "ModelColumns | None" = None  # opt-in: model runs timed after the variants
+
+    # ---- required functions ---------------------------------------------------------------------
+    def make_inputs(self, shape: Shape, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Seeded host inputs of one shape (never zeros: a kernel that writes nothing must fail)."""
+        raise NotImplementedError
+
+    def reference(self, shape: Shape, inputs: dict[str, np.ndarray], variant: Variant) -> np.ndarray:
+        """The CPU answer `variant`'s output is checked against."""
+        raise NotImplementedError
+
+    def job(self, variant: Variant, shape: Shape, ctx: Context) -> Job:
+        """`variant` bound to the shape's device buffers: one call, its output and its poison."""
+        raise NotImplementedError
+
+    def traffic(self, shape: Shape, variant: Variant, device: "DeviceInfo | None" = None) -> Traffic:
+        """The variant's model on `shape`. `device`: the facts of the GPU the job ran on, for a
+        model that depends on them (GEMM's `best` chooses its tiles by the SM count); None
+        where no GPU is asked (bytes and FLOPs never depend on it)."""
+        raise NotImplementedError
+
+    # ---- optional, with defaults ----------------------------------------------------------------
+    def setup(self, shape: Shape, inputs: dict[str, np.ndarray], kernels: dict) -> Context:
+        """Upload the inputs and allocate outputs: the Context every job() of the shape reads.
+        By default every NumPy input goes to the device under its own name."""
+        cp = cupy()
+        arrays = {k: cp.asarray(v) for k, v in inputs.items() if isinstance(v, np.ndarray)}
+        return Context(kernels, devices.current(), **arrays)
+
+    def device_bytes(self, shape: Shape) -> int:
+        """Device memory the shape needs, compared with the free memory before anything is
+        allocated (a shape that does not fit is a SKIP row); 0: not known, not compared."""
+        return 0
 
     def tolerance_for(self, shape: Shape) -> Tolerance:
-        """The check rule for one shape: the class's `tolerance`, or (overridden) a bound that
-        depends on the shape, as GEMM's on K, the stencil's on R and the stream's on TERMS."""
+        """The check rule for one shape: `tolerance`, unless the bound depends on the shape
+        (GEMM's on K, the stencil's on R, the stream's on TERMS)."""
         if self.tolerance is None:
             raise NotImplementedError(f"{self.name}: set `tolerance` or override tolerance_for")
         return self.tolerance
 
     def tolerance_of(self, shape: Shape, variant: Variant, device: "DeviceInfo | None" = None) -> Tolerance:
         """The check rule for one variant on one shape: tolerance_for(shape), unless the bound
-        depends on the variant too (the reduction's on its order of additions, or a roof row
-        that computes something else exactly). `device`: the GPU the job runs on, where the
-        order follows its geometry (a grid sized by the SMs); None: a bound sound on any GPU."""
+        depends on the variant too (the reduction's on its order of additions). `device`: the
+        GPU the job runs on, where the order follows its geometry; None: a bound sound on any GPU."""
         return self.tolerance_for(shape)
-
-    # ---- shapes -------------------------------------------------------------------
-    def default_shape(self) -> Shape:
-        raise NotImplementedError
-
-    def check_shapes(self) -> list[Shape]:
-        raise NotImplementedError
-
-    def label(self, shape: Shape) -> str:
-        """How the shape reads in tables: sizes joined by 'x', parameters appended."""
-        sizes = "x".join(str(shape[d]) for d in self.dims)
-        params = " ".join(f"{k}={v}" for k, v in shape.items() if k not in self.dims)
-        return f"{sizes} {params}".strip()
 
     def validate(self, shape: Shape) -> None:
         """Raise UsageError for a shape the workload cannot run (before any GPU work)."""
@@ -199,11 +287,12 @@ class Workload:
                 raise UsageError(f"{self.name}: {axis.name} must be one of {', '.join(axis.choices)}, "
                                  f"got {shape.get(axis.name)!r}")
 
-    def device_bytes(self, shape: Shape) -> int:
-        """Device memory the shape needs, checked against free memory before allocating."""
-        raise NotImplementedError
+    def label(self, shape: Shape) -> str:
+        """How the shape reads in tables: sizes joined by 'x', parameters appended."""
+        sizes = "x".join(str(shape[d]) for d in self.dims)
+        params = " ".join(f"{k}={v}" for k, v in shape.items() if k not in self.dims)
+        return f"{sizes} {params}".strip()
 
-    # ---- kernels ------------------------------------------------------------------
     def defines(self, shape: Shape) -> dict[str, Any]:
         """Compile-time -D defines for this shape (e.g. the stencil radius)."""
         return {}
@@ -217,13 +306,39 @@ class Workload:
         return self.variants
 
     def kernel_names(self) -> list[str]:
-        return unique_kernels(self.variants)
+        """Every kernel `compile` builds: the variants' own, and the 64-bit path of each
+        variant that declares one (Variant.wide)."""
+        names = unique_kernels(self.variants)
+        return names + [w for v in self.variants if v.wide and v.kernel and (w := wide(v.kernel)) not in names]
 
     def kernels_of(self, variant: Variant) -> list[str]:
         """Every kernel expression `variant` may launch (its `kernel`; a workload whose variant
         launches another instantiation per shape, e.g. GEMM's rungs per precision, says so):
         what a target that cannot run the variant leaves out of its build."""
         return [variant.kernel] if variant.kernel else []
+
+    def geometry(self, variant: Variant, shape: Shape, device: "DeviceInfo | None" = None) -> Geometry:
+        """(grid, block) of `variant`'s launch on `shape` (`device`: the GPU's facts, for a
+        grid sized by its SMs); a learner's kernel (--like) takes the geometry of the variant
+        it is like, through job()."""
+        raise ValueError(f"{self.name}: variant {variant.name} declares no launch geometry")
+
+    def reference_key(self, variant: Variant) -> str:
+        """Variants with the same key share one reference (computed once per shape): by
+        default what the Variant says it computes."""
+        return variant.computes or "default"
+
+    def call_note(self, shape: Shape) -> str:
+        """What one timed call contains where that is more than the variant's one kernel (a
+        reset before it, several launches), for the table's caption."""
+        return ""
+
+    # ---- derived from the declaration -----------------------------------------------------------
+    def default_shape(self) -> Shape:
+        return dict(self.sizes.default)
+
+    def check_shapes(self) -> list[Shape]:
+        return [dict(s) for s in self.sizes.checks]
 
     def kernel_variants(self) -> list[tuple[str, str]]:
         """(kernel expression, the table names of the variants launching it) for every kernel
@@ -241,62 +356,6 @@ class Workload:
             out.append((kernel, ", ".join(names[narrow]) + " (64-bit path)" if narrow else ""))
         return out
 
-    # ---- data ---------------------------------------------------------------------
-    def make_inputs(self, shape: Shape, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        raise NotImplementedError
-
-    def reference(self, shape: Shape, inputs: dict[str, np.ndarray], variant: Variant) -> np.ndarray:
-        raise NotImplementedError
-
-    def reference_key(self, variant: Variant) -> str:
-        """Variants with the same key share one reference (computed once per shape)."""
-        return "default"
-
-    def setup(self, shape: Shape, inputs: dict[str, np.ndarray], kernels: dict) -> Any:
-        """Upload inputs and allocate outputs; returns whatever job() needs."""
-        raise NotImplementedError
-
-    def geometry(self, variant: Variant, shape: Shape, device: "DeviceInfo | None" = None) -> Geometry:
-        """(grid, block) of `variant`'s launch on `shape` (`device`: the GPU's facts, for a
-        grid sized by its SMs); a learner's kernel (--like) takes the geometry of the variant
-        it is like, through job()."""
-        raise ValueError(f"{self.name}: variant {variant.name} declares no launch geometry")
-
-    def job(self, variant: Variant, shape: Shape, ctx: Any) -> Job:
-        raise NotImplementedError
-
-    def prebuild(self, shape: Shape, variants: list[Variant]) -> None:
-        """Optional: build ahead what the variants' jobs on `shape` will ask for that costs host
-        time and no device memory worth counting (a library peer's JIT-compiled kernels). A
-        worker calls it on its build thread for every step of its plan, while the GPU runs the
-        steps before. job() never depends on it (it asks for the same thing and gets the build
-        done, in flight or not yet started); an error here is left for job() to report."""
-
-    def teardown(self, ctx: Any) -> None:
-        """Release what setup() took beyond ordinary device arrays (streams, pinned memory)."""
-
-    # ---- model --------------------------------------------------------------------
-    def traffic(self, shape: Shape, variant: Variant, device: "DeviceInfo | None" = None) -> Traffic:
-        """The variant's model on `shape`. `device`: the facts of the GPU the job ran on, for a
-        model that depends on them (GEMM's `best` chooses its tiles by the SM count); None
-        where no GPU is asked (bytes and FLOPs never depend on it)."""
-        raise NotImplementedError
-
-    def model_runs(self, shape: Shape, ctx: Any, rows: list) -> "ModelRuns | None":
-        """Optional: extra runs the runner times after the variants, for model columns (the
-        stream workload's stages alone). A workload never times anything itself."""
-        return None
-
-    def call_note(self, shape: Shape) -> str:
-        """Optional: what one timed call contains where that is more than the variant's one
-        kernel (a reset before it, several launches), for the table's caption."""
-        return ""
-
-    def annotate(self, shape: Shape, ctx: Any, rows: list, timings: dict) -> None:
-        """Optional: add model columns to the shape's timed rows; `timings` holds the runner's
-        Timing of each of model_runs() (empty without them)."""
-
-    # ---- helpers for subclasses ---------------------------------------------------
     def variant(self, name: str) -> Variant:
         for v in self.variants:
             if v.name == name:
@@ -305,6 +364,46 @@ class Workload:
 
     def variant_names(self) -> list[str]:
         return [v.name for v in self.variants]
+
+
+class ModelColumns:
+    """Opt-in (Workload.model_columns): runs the engine times after the variants, for model
+    columns, never as a variant's row (the stream workload's stages alone). A workload never
+    times anything itself."""
+
+    def model_runs(self, shape: Shape, ctx: Context, rows: list) -> "ModelRuns | None":
+        raise NotImplementedError
+
+    def annotate(self, shape: Shape, ctx: Context, rows: list, timings: dict) -> None:
+        """Add model columns to the shape's timed rows; `timings`: each model run's Timing."""
+        raise NotImplementedError
+
+
+class Prebuilds:
+    """Opt-in: build ahead what the variants' jobs on `shape` will ask for that costs host time
+    and no device memory worth counting (a library peer's JIT-compiled kernels). A worker calls
+    it on its build thread for every step of its plan, while the GPU runs the steps before.
+    job() never depends on it (it asks for the same thing and gets the build done, in flight
+    or not yet started); an error here is left for job() to report."""
+
+    def prebuild(self, shape: Shape, variants: list[Variant]) -> None:
+        raise NotImplementedError
+
+
+def missing(workload: Workload) -> list[str]:
+    """The REQUIRED members `workload` does not declare (the registry refuses such a workload)."""
+    cls, out = type(workload), []
+    for member in REQUIRED:
+        if member == "tolerance":
+            ok = workload.tolerance is not None or any(getattr(cls, m) is not getattr(Workload, m)
+                                                       for m in ("tolerance_for", "tolerance_of"))
+        elif member in ("make_inputs", "reference", "job", "traffic"):
+            ok = getattr(cls, member) is not getattr(Workload, member)
+        else:
+            ok = bool(getattr(workload, member, None))
+        if not ok:
+            out.append(member)
+    return out
 
 
 def unique_kernels(variants) -> list[str]:

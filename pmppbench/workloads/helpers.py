@@ -18,7 +18,7 @@ from pmppbench.hardware.compile import load_kernels
 from pmppbench.hardware import device
 from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
-from pmppbench.workloads.base import Axis, Job, Launch, Shape, instantiation
+from pmppbench.workloads.base import Axis, Context, Job, Launch, Shape, instantiation
 
 # ---- grids ---------------------------------------------------------------------------------
 
@@ -58,10 +58,10 @@ def check_row_tiles(workload: str, rows: int, tile: int) -> None:
                          f"CUDA's limit of {MAX_GRID_Y}; M must be at most {MAX_GRID_Y * tile}")
 
 
-def device_context(kernels: dict, **buffers) -> dict:
-    """The usual ctx of setup(): the device buffers, the loaded kernels and the facts of the
-    GPU they run on (ctx["device"]: what geometry() and GEMM's `best` read its SM count from)."""
-    return {**buffers, "kernels": dict(kernels), "device": device.current()}
+def device_context(kernels: dict, **buffers) -> Context:
+    """The usual Context of setup(): the device buffers, the loaded kernels and the facts of the
+    GPU they run on (ctx.device: what geometry() and GEMM's `best` read its SM count from)."""
+    return Context(kernels, device.current(), **buffers)
 
 
 # ---- index paths ---------------------------------------------------------------------------
@@ -93,14 +93,14 @@ def with_wide_paths(names: list[str], indexed: set[str]) -> list[str]:
 def indexed_kernel(workload, shape: Shape, ctx: dict, kernel: str, index: str):
     """The loaded kernel `kernel` instantiated for `index`. The runner loads the variants' own
     names (the int path); another instantiation is compiled and loaded on first use, through
-    the same cache, and kept in ctx["kernels"]."""
+    the same cache, and kept in ctx.kernels."""
     return loaded(ctx, workload.name, instantiation(kernel, index), workload.defines(shape))
 
 
 def loaded(ctx: dict, workload: str, expression: str, defines: dict | None = None):
     """The kernel `expression` of kernels_cu/<workload>.cu, compiled and loaded on first use
-    (through the cache) and kept in ctx["kernels"] beside the ones the runner loaded."""
-    kernels = ctx["kernels"]
+    (through the cache) and kept in ctx.kernels beside the ones the runner loaded."""
+    kernels = ctx.kernels
     if expression not in kernels:
         kernels[expression] = load_kernels(workload, [expression], defines)[expression]
     return kernels[expression]

@@ -28,7 +28,7 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads import cub
-from pmppbench.workloads.base import Axis, Launch, Traffic, Unavailable, Variant, Workload
+from pmppbench.workloads.base import Axis, Launch, Prebuilds, Sizes, Traffic, Unavailable, Variant, Workload
 from pmppbench.workloads.helpers import (
     INT_MAX, REPEAT_PERIOD, device_context, index_arg, index_type, indexed_kernel, library_job, staged_job,
     with_wide_paths,
@@ -50,7 +50,7 @@ COARSE = {"coarsened_contiguous", "coarsened_interleaved", "aggregated"}
 LARGE_CHECK = (1 << 31) + 5  # bytes: the 64-bit path
 
 
-class Histogram(Workload):
+class Histogram(Workload, Prebuilds):
     name = "histogram"
     title = "Histogram (PMPP ch. 9)"
     about = ("Histogram of N bytes: global atomics, privatized, shared, coarsened (contiguous, interleaved), "
@@ -83,12 +83,9 @@ class Histogram(Workload):
     roof = "read"
     rate = "GB/s"
 
-    def default_shape(self):
-        return {"n": 1 << 28, "bins": 7, "input": "uniform"}
-
-    def check_shapes(self):
-        edges = [{"n": n, "bins": b, "input": i} for b in BINS for i in INPUTS for n in (1, 31, 1000003, (1 << 24) + 7)]
-        return edges + [{"n": LARGE_CHECK, "bins": b, "input": "uniform"} for b in BINS]  # the 64-bit path
+    sizes = Sizes(default={"n": 1 << 28, "bins": 7, "input": "uniform"}, checks=tuple(
+        {"n": n, "bins": b, "input": i} for b in BINS for i in INPUTS for n in (1, 31, 1000003, (1 << 24) + 7)) + tuple(
+        {"n": LARGE_CHECK, "bins": b, "input": "uniform"} for b in BINS))  # the last: the 64-bit path
 
     def validate(self, shape):
         super().validate(shape)
@@ -188,8 +185,8 @@ class Histogram(Workload):
             run, held = cub.histogram_even(cp, text, histo, bins, *self.levels(shape))
             ctx["peers"]["cub"] = held
             return library_job(run, histo)
-        grid, block = self.geometry(variant, shape, ctx["device"])
-        kernels = ctx["kernels"]
+        grid, block = self.geometry(variant, shape, ctx.device)
+        kernels = ctx.kernels
         if variant.name == "read":
             out = ctx["xor"]
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), out))

@@ -36,7 +36,7 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads import cub
-from pmppbench.workloads.base import Launch, Traffic, Variant, Workload
+from pmppbench.workloads.base import Launch, Prebuilds, Sizes, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (
     DTYPES, REPEAT_PERIOD, UNIT_ROUNDOFF, device_context, dtype_axis, index_arg, index_type, indexed_kernel,
     library_job, loaded, on_cores, random_array, repeated_random, staged_job, uniform32, with_wide_paths,
@@ -56,7 +56,7 @@ LARGE_CHECK = (1 << 31) + 5  # past 2^31 elements: the 64-bit path
 CHUNK = 1 << 24  # host reference: float64 partial sums of this many inputs, one thread per core
 
 
-class Reduce(Workload):
+class Reduce(Workload, Prebuilds):
     name = "reduce"
     title = "Sum reduction (PMPP ch. 10)"
     about = "Sum of N values: simple, convergent, shared, segmented, coarsened, warp_vec, CUB, and a read pass (4*N bytes)."
@@ -86,12 +86,9 @@ class Reduce(Workload):
     rate = "GB/s"
 
     # ---- shapes -------------------------------------------------------------------
-    def default_shape(self):
-        return {"n": 1 << 26, "dtype": "f32"}
-
-    def check_shapes(self):
-        sizes = (1, 31, 2049, 100003, 1 << 20, (1 << 24) + 3, LARGE_CHECK)
-        return [{"n": n, "dtype": d} for d in DTYPES for n in sizes]
+    sizes = Sizes(default={"n": 1 << 26, "dtype": "f32"},
+                  checks=tuple({"n": n, "dtype": d} for d in DTYPES
+                               for n in (1, 31, 2049, 100003, 1 << 20, (1 << 24) + 3, LARGE_CHECK)))
 
     def device_bytes(self, shape):
         n = shape["n"]
@@ -209,7 +206,7 @@ class Reduce(Workload):
                              scratch=cp.empty(self.segments(shape, "simple") * 2 * BLOCK, dtype=dtype),
                              done=cp.zeros(1, dtype=cp.uint32),  # warp_vec's counter: each last block sets it back to 0
                              out=cp.empty(1, dtype=dtype), xor=cp.empty(1, dtype=cp.uint32), peers={})
-        sms = ctx["device"].sm_count
+        sms = ctx.device.sm_count
         ctx["partial"] = cp.empty(max(self.segments(shape, "shared"), FAST_BLOCKS_PER_SM * sms), dtype=dtype)
         return ctx
 
@@ -228,8 +225,8 @@ class Reduce(Workload):
             return library_job(run, out)
         if variant.name == "cupy_cub":
             return library_job(cub.cupy_reduce_sum(x, out.reshape(())), out)
-        grid, block = self.geometry(variant, shape, ctx["device"])
-        kernels = ctx["kernels"]
+        grid, block = self.geometry(variant, shape, ctx.device)
+        kernels = ctx.kernels
         if variant.name in ("warp_vec", "read"):
             data, dest = (x, out) if variant.name == "warp_vec" else (ctx["words"], ctx["xor"])
             partial = ctx["partial"] if variant.name == "warp_vec" else ctx["partial"].view(cp.uint32)

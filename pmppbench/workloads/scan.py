@@ -40,7 +40,7 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads import cub
-from pmppbench.workloads.base import Axis, Job, Launch, Traffic, Variant, Workload
+from pmppbench.workloads.base import Axis, Job, Launch, Prebuilds, Sizes, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (
     DTYPES, REPEAT_PERIOD, SAMPLE, UNIT_ROUNDOFF, checked_indices, device_context, dtype_axis, index_arg, index_type,
     indexed_kernel, loaded, on_cores, poison, random_array, repeated_random, take, uniform32, upload_sample,
@@ -104,7 +104,7 @@ def tiles_of(n: int, size: int) -> int:
     return max(1, -(-n // size))
 
 
-class Scan(Workload):
+class Scan(Workload, Prebuilds):
     name = "scan"
     title = "Prefix sum (PMPP ch. 11)"
     about = ("Prefix sums of N values: Kogge-Stone, Brent-Kung, coarsened and hierarchical three-kernel scans, "
@@ -139,19 +139,14 @@ class Scan(Workload):
     rate = "GB/s"
 
     # ---- shapes -------------------------------------------------------------------
-    def default_shape(self):
-        return {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
-
-    def check_shapes(self):
-        """One element, each section and tile size and one past it, sizes that are not a
-        multiple of the 4-element vector, a few million; past 2^31 once per dtype (f32
-        inclusive, i32 exclusive: each dtype and each kind takes the 64-bit path once)."""
-        sizes = tuple(sorted({1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, LOOKBACK_TILE, LOOKBACK_TILE + 1,
-                              STAGED_TILE, STAGED_TILE + 1,
-                              100003, (1 << 20) + 2, (1 << 24) + 3}))
-        shapes = [{"n": n, "dtype": d, "kind": k} for d in DTYPES for k in KINDS for n in sizes]
-        return shapes + [{"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"},
-                         {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}]
+    # One element, each section and tile size and one past it, sizes that are not a multiple of
+    # the 4-element vector, a few million; past 2^31 once per dtype (f32 inclusive, i32
+    # exclusive: each dtype and each kind takes the 64-bit path once).
+    sizes = Sizes(default={"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}, checks=tuple(
+        {"n": n, "dtype": d, "kind": k} for d in DTYPES for k in KINDS
+        for n in sorted({1, 3, 1024, 1025, 2048, 2049, 4096, 4097, 8192, 8193, 8195, LOOKBACK_TILE, LOOKBACK_TILE + 1,
+                         STAGED_TILE, STAGED_TILE + 1, 100003, (1 << 20) + 2, (1 << 24) + 3})) + (
+        {"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}, {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}))
 
     def sampled(self, shape) -> bool:
         return shape["n"] > SAMPLE_ABOVE
@@ -281,15 +276,15 @@ class Scan(Workload):
 
             return self._job(copy, out, ctx)
         grid, block = self.geometry(variant, shape)
-        kernels = ctx["kernels"]
+        kernels = ctx.kernels
         if variant.name in SINGLE_PASS:
             kernel = kernels[variant.kernel]
             args = (x, out, ctx["status"][variant.name], ctx["ticket"][variant.name], np.uint64(n), np.uint64(grid[0]))
             if variant.name in LOOKBACKS:
                 waves = AHEAD_WAVES[variant.name]
-                args += (np.uint64(lookback_ahead(kernel, ctx["device"].sm_count, waves, threads=block[0])),)
+                args += (np.uint64(lookback_ahead(kernel, ctx.device.sm_count, waves, threads=block[0])),)
             if variant.name == "lookback_staged":
-                args += (np.uint64(ramped_blocks(kernel, ctx["device"].sm_count, grid[0], threads=block[0])),)
+                args += (np.uint64(ramped_blocks(kernel, ctx.device.sm_count, grid[0], threads=block[0])),)
             return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
             index = index or self.index_type(shape)

@@ -50,10 +50,10 @@ from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Axis, Launch, Traffic, Variant, Workload, is_int
+from pmppbench.workloads.base import Axis, Launch, Sizes, Traffic, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
     SAMPLE, checked_indices, device_context, grid_1d, index_arg, index_type, indexed_kernel, launch_job, output_job,
-    per_thread, random_array, repeated_random, uniform32, upload_sample, with_wide_paths,
+    per_thread, random_array, repeated_random, uniform32, upload_sample,
 )
 
 BLOCK = 256  # naive and shared: threads = outputs per block (constexpr B in stencil.cu)
@@ -69,7 +69,6 @@ CHECK_NS = (1, 2, 255, 257, 4194304, 16777216 + 3)
 LARGE_CHECK = {"n": (1 << 31) + 4101, "radius": 64}  # past 2^31 outputs: the 64-bit path
 SAMPLE_ABOVE = 1 << 30  # larger n: repeated-block input, exact check on SAMPLES sampled outputs
 SAMPLES = 1 << 14
-INDEXED = {"naive<int>", "shared<int>"}  # kernels with a 64-bit instantiation
 U = 2.0**-24  # FP32 unit roundoff
 
 
@@ -149,6 +148,12 @@ def sampled_reference(x: np.ndarray, radius: int, samples: np.ndarray) -> np.nda
     return values.sum(axis=1) / (2 * radius + 1)
 
 
+def stencil_index(shape) -> str:
+    """int while every index naive and shared form fits: j = i + d < n + R in naive,
+    g = base + j - R < n + B + R in shared's halo load."""
+    return index_type(shape["n"] + BLOCK + 2 * shape["radius"])
+
+
 def error_bound(radius: int) -> float:
     """The worst |out - ref| of any variant for inputs in [-1, 1) (derived in the module docstring)."""
     m = 2 * radius + 1
@@ -173,14 +178,16 @@ class Stencil(Workload):
     # The course's stencil protocol: more warmup, and the variants' batches interleaved.
     protocol = Protocol(warmup=20, batches=5, reps=100, alternate=True)
     variants = (
-        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads"),
-        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory"),
+        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads", wide=True),
+        Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory",
+                wide=True),
         Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>",
                 f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window ({REGISTER_THREADS} "
                 f"threads); else {COARSE_C} per thread ({COARSE_THREADS} threads) by running sum over a shared tile "
                 "filled by cp.async; float4 loads, streaming float4 stores",
                 needs="sm_80"),  # cp.async (R > 4); one variant for every R, so declared for all
-        Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof"),
+        Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof",
+                computes="copy"),
     )
     baseline = "naive"
     roof = "memcpy"  # "% of memcpy": the ceiling for moving these bytes, timed in the same run
@@ -193,11 +200,8 @@ class Stencil(Workload):
         return Tolerance("elementwise", atol=error_bound(shape["radius"]))
 
     # ---- shapes -------------------------------------------------------------------
-    def default_shape(self):
-        return {"n": 16777216, "radius": 32}
-
-    def check_shapes(self):
-        return [{"n": n, "radius": r} for r in RADII for n in CHECK_NS] + [dict(LARGE_CHECK)]
+    sizes = Sizes(default={"n": 16777216, "radius": 32},
+                  checks=tuple({"n": n, "radius": r} for r in RADII for n in CHECK_NS) + (LARGE_CHECK,))
 
     def validate(self, shape):
         super().validate(shape)
@@ -225,27 +229,13 @@ class Stencil(Workload):
     def compile_sets(self):
         return [{"RADIUS": r} for r in RADII]
 
-    def kernel_names(self):
-        return with_wide_paths(super().kernel_names(), INDEXED)
-
-    def index_type(self, shape) -> str:
-        """int while every index naive and shared form fits: j = i + d < n + R in naive,
-        g = base + j - R < n + B + R in shared's halo load."""
-        return index_type(shape["n"] + BLOCK + 2 * shape["radius"])
-
     # ---- data ---------------------------------------------------------------------
-    def sampled(self, shape) -> bool:
-        return shape["n"] > SAMPLE_ABOVE
-
     def make_inputs(self, shape, rng):
         # Uniform in [-1, 1): signed, never all zero, and bounded, which the tolerance needs.
         n = shape["n"]
-        if not self.sampled(shape):
+        if n <= SAMPLE_ABOVE:
             return {"x": random_array(n, rng, uniform32(-1.0, 1.0))}
         return {"x": repeated_random(n, rng), SAMPLE: (checked_indices(n, SAMPLES, rng),)}
-
-    def reference_key(self, variant):
-        return "copy" if variant.name == "memcpy" else "stencil"
 
     def reference(self, shape, inputs, variant):
         if variant.name == "memcpy":  # a copy: y = x, bit for bit
@@ -272,7 +262,7 @@ class Stencil(Workload):
 
     def job(self, variant, shape, ctx, index: str | None = None):
         """`index` forces an instantiation of naive / shared (studies/baselines.py times both
-        at one shape); by default the shape's own (index_type)."""
+        at one shape); by default the shape's own (stencil_index)."""
         n = shape["n"]
         x, y = ctx["x"], ctx["y"]
         if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
@@ -281,12 +271,12 @@ class Stencil(Workload):
 
             return output_job(copy, y, ctx)
         grid, block = self.geometry(variant, shape)
-        if variant.kernel in INDEXED:  # an int or a long long index, chosen on the host
-            index = index or self.index_type(shape)
+        if variant.wide:  # an int or a long long index, chosen on the host
+            index = index or stencil_index(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
             launch = Launch(kernel, grid, block, (x, y, index_arg(index, n)))
         else:
-            launch = Launch(ctx["kernels"][variant.kernel], grid, block, (x, y, np.int64(n)))
+            launch = Launch(ctx.kernels[variant.kernel], grid, block, (x, y, np.int64(n)))
         return launch_job(launch, y, ctx)
 
     # ---- model --------------------------------------------------------------------

@@ -13,7 +13,7 @@ Every configuration does the same work; only the stream a chunk is queued on cha
 Unlike the other workloads, one timed call (Job.run) is a complete pipeline that ends
 synchronized, timed with the host clock (protocol "host"): transfers are the point here.
 Pinned host buffers, device buffers, streams and the event are made outside the timed call
-(setup/job) and released in teardown. After timing, the runner times each stage's work
+(setup/job) and released when the engine closes the context. After timing, the runner times each stage's work
 alone (every chunk's upload, every kernel, every download, on the configuration's streams
 with nothing else queued) and adds two numbers to each row (docs/stream_overlap.md):
 
@@ -28,7 +28,7 @@ with nothing else queued) and adds two numbers to each row (docs/stream_overlap.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,11 +37,14 @@ from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Axis, Job, Launch, ModelRuns, Traffic, Variant, Workload, is_int
+from pmppbench.workloads.base import (
+    Axis, Context, Job, Launch, ModelColumns, ModelRuns, Sizes, Traffic, Variant, Workload, is_int,
+)
 from pmppbench.workloads.helpers import grid_1d, on_cores, random_array, uniform32
 
 BLOCK = 256
 DEFAULT_CHUNK, DEFAULT_TERMS, DEFAULT_CHUNKS, DEFAULT_STREAMS = 1 << 20, 64, 3, (1, 3)
+DEFAULT_SHAPE = {"chunk": DEFAULT_CHUNK, "terms": DEFAULT_TERMS, "chunks": DEFAULT_CHUNKS, "streams": DEFAULT_STREAMS}
 STAGE_REPEATS = 5  # model_runs(): timed repeats of each stage's work alone, after one warmup
 
 # The check's error model. Per term k the FP32 kernel loses at most (u = 2^-24):
@@ -61,7 +64,7 @@ FLOPS_PER_TERM = 4
 
 EVENT = Variant("event_dependency", "add_one",
                 "add_one on s0, event recorded, s1 waits on it (cudaStreamWaitEvent), add_one on s1",
-                timed=False)  # a correctness demonstration: checked, never timed
+                timed=False, computes="x + 2")  # a correctness demonstration: checked, never timed
 _PREFIX = "streams="
 
 
@@ -69,7 +72,7 @@ def pipeline_variant(count: int) -> Variant:
     """The configuration that queues chunk c on stream c % count."""
     how = "one stream: every copy and kernel in one queue" if count == 1 else \
         f"chunk c on stream c % {count}: one chunk's copies can overlap another's kernel"
-    return Variant(f"{_PREFIX}{count}", "synthesize", how)
+    return Variant(f"{_PREFIX}{count}", "synthesize", how, computes="synthesize")
 
 
 def stream_count(name: str) -> int | None:
@@ -216,28 +219,213 @@ def new_stream():
     return cupy().cuda.Stream(non_blocking=True)
 
 
-@dataclass
-class StreamContext:
-    """Everything setup() takes; teardown() drops it all."""
+class StreamContext(Context):
+    """Everything setup() takes: pinned host buffers, device buffers, the streams and the
+    event; close() drops it all."""
 
-    kernels: dict
-    h_in: np.ndarray | None = None  # pinned, all chunks
-    h_out: np.ndarray | None = None  # pinned
-    d_in: Any = None
-    d_out: Any = None
-    demo_in: Any = None  # event_dependency: one chunk, x -> tmp -> out
-    demo_tmp: Any = None
-    demo_out: Any = None
-    streams: list = field(default_factory=list)
-    ready: Any = None  # the event s1 waits on
+    def __init__(self, kernels: dict):
+        super().__init__(kernels)
+        self.h_in: np.ndarray | None = None  # pinned, all chunks
+        self.h_out: np.ndarray | None = None  # pinned
+        self.d_in: Any = None
+        self.d_out: Any = None
+        self.demo_in: Any = None  # event_dependency: one chunk, x -> tmp -> out
+        self.demo_tmp: Any = None
+        self.demo_out: Any = None
+        self.streams: list = []
+        self.ready: Any = None  # the event s1 waits on
 
     def grow_streams(self, count: int) -> None:
         while len(self.streams) < count:
             self.streams.append(new_stream())
 
+    def close(self) -> None:
+        """Drop the streams, the event and the pinned buffers.
+
+        CuPy's Stream and Event and the PinnedMemory behind h_in/h_out free their handle
+        (cudaStreamDestroy, cudaEventDestroy, cudaFreeHost) when the last reference goes.
+        The pinned buffers are reached only through this context, so clearing it frees them; a
+        pipeline job's closure also holds its streams (looked up once, outside the timed
+        call), which go when the engine drops the jobs at the end of the shape. Streams are
+        drained first so no copy is still writing into pinned memory being freed.
+        """
+        cp = cupy()
+        for s in self.streams:
+            try:
+                s.synchronize()
+            except cp.cuda.runtime.CUDARuntimeError:
+                pass  # a device in an error state must not stop the release; the run reports the error
+        self.streams.clear()
+        self.ready = None
+        self.h_in = self.h_out = None
+        self.d_in = self.d_out = self.demo_in = self.demo_tmp = self.demo_out = None
+        super().close()
+
 
 def _mib(nbytes: int) -> str:
     return f"{nbytes / 2**20:.1f} MiB"
+
+
+def pinned(n: int, what: str, label: str) -> np.ndarray:
+    cp = cupy()
+    try:
+        return alloc_pinned(n)
+    except (cp.cuda.runtime.CUDARuntimeError, MemoryError) as exc:
+        raise UsageError(f"stream {label}: could not allocate {4 * n} bytes ({_mib(4 * n)}) "
+                         f"of pinned host memory for the {what} ({exc}); choose a smaller CHUNK or --chunks"
+                         ) from exc
+
+def chunk_launches(cfg: PipelineShape, ctx: StreamContext) -> list[Launch]:
+    """synthesize on each chunk: the kernel gets the chunk's start, indices 0..chunk-1."""
+    kernel, n = ctx.kernels["synthesize"], cfg.chunk
+    return [Launch(kernel, grid_1d(n, BLOCK), (BLOCK,),
+                   (ctx.d_in[c * n:(c + 1) * n], ctx.d_out[c * n:(c + 1) * n], np.uint64(n), np.int32(cfg.terms)))
+            for c in range(cfg.chunks)]
+
+def pipeline_job(cfg: PipelineShape, count: int, ctx: StreamContext) -> Job:
+    cp = cupy()
+    rt = cp.cuda.runtime
+    ctx.grow_streams(count)
+    nbytes = 4 * cfg.chunk
+    # Raw addresses, so the timed call does no array slicing (the course passes h_in + offset).
+    offsets = [c * nbytes for c in range(cfg.chunks)]
+    h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
+    d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
+    launches = chunk_launches(cfg, ctx)
+    used = ctx.streams[:count]
+    queue = [used[c % count] for c in range(cfg.chunks)]  # chunk c's stream
+    copies = [(off, s.ptr) for off, s in zip(offsets, queue)]  # looked up once, not per timed run
+
+    def run():  # the course's run_pipeline
+        for off, ptr in copies:  # all uploads first
+            rt.memcpyAsync(d_in + off, h_in + off, nbytes, rt.memcpyHostToDevice, ptr)
+        for launch, s in zip(launches, queue):  # then all kernels
+            launch(s)
+        for off, ptr in copies:  # then all downloads
+            rt.memcpyAsync(h_out + off, d_out + off, nbytes, rt.memcpyDeviceToHost, ptr)
+        for s in used:  # everything is queued: now wait, once per stream
+            s.synchronize()
+
+    def poison():
+        # Both ends: a chunk never computed downloads NaN, a chunk never downloaded stays NaN.
+        ctx.d_out.fill(np.nan)
+        ctx.h_out.fill(np.nan)
+        cp.cuda.Device().synchronize()  # the fill ran on the legacy stream; the streams won't wait for it
+
+    # The bytes that came back to the host are what is checked; they go up once more
+    # (pinned, a few ms) to be compared on the GPU, as every other output is.
+    return Job(run=run, output=lambda: cp.asarray(ctx.h_out), poison=poison, launch=launches[0])
+
+def event_job(cfg: PipelineShape, ctx: StreamContext) -> Job:
+    cp = cupy()
+    kernel, n = ctx.kernels["add_one"], cfg.chunk
+    grid = grid_1d(n, BLOCK)
+    first = Launch(kernel, grid, (BLOCK,), (ctx.demo_in, ctx.demo_tmp, np.uint64(n)))
+    second = Launch(kernel, grid, (BLOCK,), (ctx.demo_tmp, ctx.demo_out, np.uint64(n)))
+
+    def run():
+        s0, s1 = ctx.streams[0], ctx.streams[1]
+        first(s0)
+        ctx.ready.record(s0)  # cudaEventRecord(ready, s0): marks the end of the first add_one
+        s1.wait_event(ctx.ready)  # cudaStreamWaitEvent(s1, ready, 0): the GPU waits, the host goes on
+        second(s1)
+        s1.synchronize()
+
+    def poison():
+        # tmp too: without the wait, the second add_one could read it before the first
+        # wrote it, and NaN + 1 fails the check.
+        ctx.demo_tmp.fill(np.nan)
+        ctx.demo_out.fill(np.nan)
+        cp.cuda.Device().synchronize()
+
+    return Job(run=run, output=lambda: ctx.demo_out, poison=poison, launch=first)
+
+def stage_ops(cfg: PipelineShape, ctx: StreamContext) -> dict[str, list[Any]]:
+    """stage -> one callable per chunk that queues that chunk's stage on a given stream
+    (raw addresses, as the pipeline job uses)."""
+    rt = cupy().cuda.runtime
+    nbytes = 4 * cfg.chunk
+    h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
+    d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
+    offsets = [c * nbytes for c in range(cfg.chunks)]
+    return {
+        "h2d": [lambda s, o=o: rt.memcpyAsync(d_in + o, h_in + o, nbytes, rt.memcpyHostToDevice, s.ptr)
+                for o in offsets],
+        "kernel": [lambda s, launch=launch: launch(s) for launch in chunk_launches(cfg, ctx)],
+        "d2h": [lambda s, o=o: rt.memcpyAsync(h_out + o, d_out + o, nbytes, rt.memcpyDeviceToHost, s.ptr)
+                for o in offsets],
+    }
+
+def stage_runs(cfg: PipelineShape, ctx: StreamContext, layouts) -> dict[str, Any]:
+    """"<stage> x<S>" -> a run queueing every chunk's stage alone, chunk c on stream c % S.
+
+    Meant for the event timer on stream 0: with S > 1 the other streams wait on an event
+    stream 0 records first and stream 0 waits on an event each of them records last, so
+    the two timing events enclose every stream's work.
+    """
+    cp = cupy()
+    ctx.grow_streams(max(layouts))
+    s0 = ctx.streams[0]
+    ops = stage_ops(cfg, ctx)
+
+    def spread(stage: str, count: int):
+        used = ctx.streams[:count]
+        queue = [(op, used[c % count]) for c, op in enumerate(ops[stage])]
+        fork = cp.cuda.Event(block=False, disable_timing=True)
+        joins = [cp.cuda.Event(block=False, disable_timing=True) for _ in used[1:]]
+
+        def run():
+            if count > 1:
+                fork.record(s0)
+                for s in used[1:]:
+                    s.wait_event(fork)
+            for op, s in queue:
+                op(s)
+            for s, join in zip(used[1:], joins):
+                join.record(s)
+                s0.wait_event(join)
+        return run
+
+    return {f"{stage} x{count}": spread(stage, count) for stage in ("h2d", "kernel", "d2h") for count in layouts}
+
+
+class StageModel(ModelColumns):
+    """The bound and prediction columns: each stage's work timed alone, after the variants."""
+
+    def model_runs(self, shape, ctx, rows):
+        """Each stage's work alone (every chunk's upload, kernel or download, nothing else
+        queued), on 1 stream and on each stream count of the shape (stage_layouts), timed by
+        the engine between CUDA events on stream 0, STAGE_REPEATS batches of one run."""
+        if not any(r.median_ms and stream_count(r.variant) for r in rows):
+            return None
+        cfg = PipelineShape.of(shape)
+        runs = stage_runs(cfg, ctx, stage_layouts(cfg.chunks, cfg.streams))
+        return ModelRuns(runs, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), stream=ctx.streams[0])
+
+    def annotate(self, shape, ctx, rows, timings):
+        """The bound and the prediction, from each stage's work timed alone.
+
+        h2d_ms, kernel_ms and d2h_ms are per chunk: the smallest, over STAGE_REPEATS repeats
+        and over the stream layouts of stage_layouts(), of the time every chunk's stage of
+        that kind takes alone (nothing else queued), divided by the chunks. Back to back
+        on one stream the per-operation cost of the events is shared by all chunks; on
+        several streams, copies may use several copy engines and one kernel's last blocks
+        overlap the next kernel's first ones. The smallest value is what the bound needs
+        (it must not exceed what the stage costs inside any pipeline); the prediction
+        uses the same values, so both columns follow from the row's own stage columns.
+        """
+        timed = [r for r in rows if r.median_ms and stream_count(r.variant)]
+        if not timed or not timings:
+            return
+        cfg = PipelineShape.of(shape)
+        h2d, kernel, d2h = (min(t.min_ms for name, t in timings.items() if name.split(" ")[0] == stage) / cfg.chunks
+                            for stage in ("h2d", "kernel", "d2h"))
+        bound = pipeline_bound_ms(cfg.chunks, h2d, kernel, d2h)
+        for row in timed:
+            predicted = predicted_pipeline_ms(cfg.chunks, stream_count(row.variant), h2d, kernel, d2h)
+            row.model.update({"h2d_ms": h2d, "kernel_ms": kernel, "d2h_ms": d2h,
+                              "bound_ms": bound, "pct_of_bound": 100.0 * row.median_ms / bound,
+                              "predicted_ms": predicted, "pct_of_predicted": 100.0 * row.median_ms / predicted})
 
 
 class Streams(Workload):
@@ -255,6 +443,7 @@ class Streams(Workload):
     protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
     shares_host_link = True  # GPUs of one host share its PCIe links and memory bandwidth
     variants = (*map(pipeline_variant, DEFAULT_STREAMS), EVENT)  # those of the default shape
+    model_columns = StageModel()
     baseline = "streams=1"
     rate = "GB/s"  # host <-> device bytes (upload + download) over the whole pipeline time
 
@@ -263,21 +452,14 @@ class Streams(Workload):
         return Tolerance("elementwise", atol=ATOL_PER_TERM * PipelineShape.of(shape).terms)
 
     # ---- shapes -----------------------------------------------------------------
-    def default_shape(self):
-        return {"chunk": DEFAULT_CHUNK, "terms": DEFAULT_TERMS, "chunks": DEFAULT_CHUNKS,
-                "streams": DEFAULT_STREAMS}
-
-    def check_shapes(self):
-        # Chunk sizes that are not multiples of the 256-thread block, a 1-element chunk, one
-        # term (the output is sin x), 5 chunks on 2 and 3 streams, where c % S wraps
-        # unevenly and one stream carries two chunks, and 8 chunks on 1 to 4 streams (the
-        # reference run's layout, where a stream queues chunk c + S's upload before chunk
-        # c's kernel).
-        shapes = [{**self.default_shape(), "chunk": c} for c in (1, 1000, 65537, 1 << 20)]
-        shapes.append({**self.default_shape(), "chunk": 1000, "terms": 1})
-        shapes.append({**self.default_shape(), "chunk": 65537, "chunks": 5, "streams": (1, 2, 3)})
-        shapes.append({**self.default_shape(), "chunk": 4099, "chunks": 8, "streams": (1, 2, 3, 4)})
-        return shapes
+    # Chunk sizes that are not multiples of the 256-thread block, a 1-element chunk, one term
+    # (the output is sin x), 5 chunks on 2 and 3 streams, where c % S wraps unevenly and one
+    # stream carries two chunks, and 8 chunks on 1 to 4 streams (the reference run's layout,
+    # where a stream queues chunk c + S's upload before chunk c's kernel).
+    sizes = Sizes(default=DEFAULT_SHAPE, checks=tuple({**DEFAULT_SHAPE, "chunk": c} for c in (1, 1000, 65537, 1 << 20)) + (
+        {**DEFAULT_SHAPE, "chunk": 1000, "terms": 1},
+        {**DEFAULT_SHAPE, "chunk": 65537, "chunks": 5, "streams": (1, 2, 3)},
+        {**DEFAULT_SHAPE, "chunk": 4099, "chunks": 8, "streams": (1, 2, 3, 4)}))
 
     def label(self, shape):
         cfg = PipelineShape.of(shape)
@@ -324,9 +506,6 @@ class Streams(Workload):
         cfg = PipelineShape.of(shape)
         return {"x": random_array(cfg.n, rng, uniform32(0.0, 2 * math.pi))}
 
-    def reference_key(self, variant):
-        return variant.kernel
-
     def reference(self, shape, inputs, variant):
         cfg = PipelineShape.of(shape)
         if variant.name == EVENT.name:  # two FP32 adds, rounded exactly as on the GPU
@@ -337,15 +516,15 @@ class Streams(Workload):
     def setup(self, shape, inputs, kernels):
         """Pinned host buffers, device buffers, the streams and the event: all outside the timing.
 
-        The runner calls teardown() only for a setup that returned, so a failure halfway
-        releases what was already taken here before it propagates.
+        The engine closes only a context that setup returned, so a failure halfway releases
+        what was already taken here before it propagates.
         """
         cp = cupy()
         cfg = PipelineShape.of(shape)
         ctx = StreamContext(kernels=kernels)
         try:
-            ctx.h_in = self._pinned(cfg.n, "input", shape)
-            ctx.h_out = self._pinned(cfg.n, "output", shape)
+            ctx.h_in = pinned(cfg.n, "input", self.label(shape))
+            ctx.h_out = pinned(cfg.n, "output", self.label(shape))
             ctx.h_in[:] = inputs["x"]
             try:
                 ctx.d_in = cp.empty(cfg.n, dtype=cp.float32)
@@ -362,115 +541,19 @@ class Streams(Workload):
             # do not wait for: finish it before any of them reads the buffer.
             cp.cuda.Device().synchronize()
         except BaseException:
-            self.teardown(ctx)
+            ctx.close()
             raise
         return ctx
-
-    def _pinned(self, n: int, what: str, shape) -> np.ndarray:
-        cp = cupy()
-        try:
-            return alloc_pinned(n)
-        except (cp.cuda.runtime.CUDARuntimeError, MemoryError) as exc:
-            raise UsageError(f"stream {self.label(shape)}: could not allocate {4 * n} bytes ({_mib(4 * n)}) "
-                             f"of pinned host memory for the {what} ({exc}); choose a smaller CHUNK or --chunks"
-                             ) from exc
-
-    def teardown(self, ctx):
-        """Drop the streams, the event and the pinned buffers.
-
-        CuPy's Stream and Event and the PinnedMemory behind h_in/h_out free their handle
-        (cudaStreamDestroy, cudaEventDestroy, cudaFreeHost) when the last reference goes.
-        The pinned buffers are reached only through ctx, so clearing ctx frees them; a
-        pipeline job's closure also holds its streams (looked up once, outside the timed
-        call), which go when the runner drops the jobs at the end of the shape. Streams are
-        drained first so no copy is still writing into pinned memory being freed.
-        """
-        cp = cupy()
-        for s in ctx.streams:
-            try:
-                s.synchronize()
-            except cp.cuda.runtime.CUDARuntimeError:
-                pass  # a device in an error state must not stop the release; the run reports the error
-        ctx.streams.clear()
-        ctx.ready = None
-        ctx.h_in = ctx.h_out = None
-        ctx.d_in = ctx.d_out = ctx.demo_in = ctx.demo_tmp = ctx.demo_out = None
 
     # ---- jobs -------------------------------------------------------------------
     def job(self, variant, shape, ctx):
         cfg = PipelineShape.of(shape)
         if variant.name == EVENT.name:
-            return self._event_job(cfg, ctx)
+            return event_job(cfg, ctx)
         count = stream_count(variant.name)
         if count is None:
             raise UsageError(f"stream: unknown variant {variant.name!r}")
-        return self._pipeline_job(cfg, count, ctx)
-
-    @staticmethod
-    def _chunk_launches(cfg: PipelineShape, ctx: StreamContext) -> list[Launch]:
-        """synthesize on each chunk: the kernel gets the chunk's start, indices 0..chunk-1."""
-        kernel, n = ctx.kernels["synthesize"], cfg.chunk
-        return [Launch(kernel, grid_1d(n, BLOCK), (BLOCK,),
-                       (ctx.d_in[c * n:(c + 1) * n], ctx.d_out[c * n:(c + 1) * n], np.uint64(n), np.int32(cfg.terms)))
-                for c in range(cfg.chunks)]
-
-    def _pipeline_job(self, cfg: PipelineShape, count: int, ctx: StreamContext) -> Job:
-        cp = cupy()
-        rt = cp.cuda.runtime
-        ctx.grow_streams(count)
-        nbytes = 4 * cfg.chunk
-        # Raw addresses, so the timed call does no array slicing (the course passes h_in + offset).
-        offsets = [c * nbytes for c in range(cfg.chunks)]
-        h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
-        d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
-        launches = self._chunk_launches(cfg, ctx)
-        used = ctx.streams[:count]
-        queue = [used[c % count] for c in range(cfg.chunks)]  # chunk c's stream
-        copies = [(off, s.ptr) for off, s in zip(offsets, queue)]  # looked up once, not per timed run
-
-        def run():  # the course's run_pipeline
-            for off, ptr in copies:  # all uploads first
-                rt.memcpyAsync(d_in + off, h_in + off, nbytes, rt.memcpyHostToDevice, ptr)
-            for launch, s in zip(launches, queue):  # then all kernels
-                launch(s)
-            for off, ptr in copies:  # then all downloads
-                rt.memcpyAsync(h_out + off, d_out + off, nbytes, rt.memcpyDeviceToHost, ptr)
-            for s in used:  # everything is queued: now wait, once per stream
-                s.synchronize()
-
-        def poison():
-            # Both ends: a chunk never computed downloads NaN, a chunk never downloaded stays NaN.
-            ctx.d_out.fill(np.nan)
-            ctx.h_out.fill(np.nan)
-            cp.cuda.Device().synchronize()  # the fill ran on the legacy stream; the streams won't wait for it
-
-        # The bytes that came back to the host are what is checked; they go up once more
-        # (pinned, a few ms) to be compared on the GPU, as every other output is.
-        return Job(run=run, output=lambda: cp.asarray(ctx.h_out), poison=poison, launch=launches[0])
-
-    def _event_job(self, cfg: PipelineShape, ctx: StreamContext) -> Job:
-        cp = cupy()
-        kernel, n = ctx.kernels["add_one"], cfg.chunk
-        grid = grid_1d(n, BLOCK)
-        first = Launch(kernel, grid, (BLOCK,), (ctx.demo_in, ctx.demo_tmp, np.uint64(n)))
-        second = Launch(kernel, grid, (BLOCK,), (ctx.demo_tmp, ctx.demo_out, np.uint64(n)))
-
-        def run():
-            s0, s1 = ctx.streams[0], ctx.streams[1]
-            first(s0)
-            ctx.ready.record(s0)  # cudaEventRecord(ready, s0): marks the end of the first add_one
-            s1.wait_event(ctx.ready)  # cudaStreamWaitEvent(s1, ready, 0): the GPU waits, the host goes on
-            second(s1)
-            s1.synchronize()
-
-        def poison():
-            # tmp too: without the wait, the second add_one could read it before the first
-            # wrote it, and NaN + 1 fails the check.
-            ctx.demo_tmp.fill(np.nan)
-            ctx.demo_out.fill(np.nan)
-            cp.cuda.Device().synchronize()
-
-        return Job(run=run, output=lambda: ctx.demo_out, poison=poison, launch=first)
+        return pipeline_job(cfg, count, ctx)
 
     # ---- model ------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):
@@ -480,88 +563,6 @@ class Streams(Workload):
         # Every element is uploaded and downloaded once: 4 + 4 bytes over the host link.
         return Traffic(bytes=8 * cfg.n, flops=FLOPS_PER_TERM * cfg.terms * cfg.n)
 
-    def model_runs(self, shape, ctx, rows):
-        """Each stage's work alone (every chunk's upload, kernel or download, nothing else
-        queued), on 1 stream and on each stream count of the shape (stage_layouts), timed by
-        the runner between CUDA events on stream 0, STAGE_REPEATS batches of one run."""
-        if not any(r.median_ms and stream_count(r.variant) for r in rows):
-            return None
-        cfg = PipelineShape.of(shape)
-        runs = self.stage_runs(cfg, ctx, stage_layouts(cfg.chunks, cfg.streams))
-        return ModelRuns(runs, Protocol(warmup=1, batches=STAGE_REPEATS, reps=1), stream=ctx.streams[0])
-
-    def annotate(self, shape, ctx, rows, timings):
-        """The bound and the prediction, from each stage's work timed alone.
-
-        h2d_ms, kernel_ms and d2h_ms are per chunk: the smallest, over STAGE_REPEATS repeats
-        and over the stream layouts of stage_layouts(), of the time every chunk's stage of
-        that kind takes alone (nothing else queued), divided by the chunks. Back to back
-        on one stream the per-operation cost of the events is shared by all chunks; on
-        several streams, copies may use several copy engines and one kernel's last blocks
-        overlap the next kernel's first ones. The smallest value is what the bound needs
-        (it must not exceed what the stage costs inside any pipeline); the prediction
-        uses the same values, so both columns follow from the row's own stage columns.
-        """
-        timed = [r for r in rows if r.median_ms and stream_count(r.variant)]
-        if not timed or not timings:
-            return
-        cfg = PipelineShape.of(shape)
-        h2d, kernel, d2h = (min(t.min_ms for name, t in timings.items() if name.split(" ")[0] == stage) / cfg.chunks
-                            for stage in ("h2d", "kernel", "d2h"))
-        bound = pipeline_bound_ms(cfg.chunks, h2d, kernel, d2h)
-        for row in timed:
-            predicted = predicted_pipeline_ms(cfg.chunks, stream_count(row.variant), h2d, kernel, d2h)
-            row.model.update({"h2d_ms": h2d, "kernel_ms": kernel, "d2h_ms": d2h,
-                              "bound_ms": bound, "pct_of_bound": 100.0 * row.median_ms / bound,
-                              "predicted_ms": predicted, "pct_of_predicted": 100.0 * row.median_ms / predicted})
-
-    def stage_ops(self, cfg: PipelineShape, ctx: StreamContext) -> dict[str, list[Any]]:
-        """stage -> one callable per chunk that queues that chunk's stage on a given stream
-        (raw addresses, as the pipeline job uses)."""
-        rt = cupy().cuda.runtime
-        nbytes = 4 * cfg.chunk
-        h_in, h_out = ctx.h_in.ctypes.data, ctx.h_out.ctypes.data
-        d_in, d_out = ctx.d_in.data.ptr, ctx.d_out.data.ptr
-        offsets = [c * nbytes for c in range(cfg.chunks)]
-        return {
-            "h2d": [lambda s, o=o: rt.memcpyAsync(d_in + o, h_in + o, nbytes, rt.memcpyHostToDevice, s.ptr)
-                    for o in offsets],
-            "kernel": [lambda s, launch=launch: launch(s) for launch in self._chunk_launches(cfg, ctx)],
-            "d2h": [lambda s, o=o: rt.memcpyAsync(h_out + o, d_out + o, nbytes, rt.memcpyDeviceToHost, s.ptr)
-                    for o in offsets],
-        }
-
-    def stage_runs(self, cfg: PipelineShape, ctx: StreamContext, layouts) -> dict[str, Any]:
-        """"<stage> x<S>" -> a run queueing every chunk's stage alone, chunk c on stream c % S.
-
-        Meant for the event timer on stream 0: with S > 1 the other streams wait on an event
-        stream 0 records first and stream 0 waits on an event each of them records last, so
-        the two timing events enclose every stream's work.
-        """
-        cp = cupy()
-        ctx.grow_streams(max(layouts))
-        s0 = ctx.streams[0]
-        ops = self.stage_ops(cfg, ctx)
-
-        def spread(stage: str, count: int):
-            used = ctx.streams[:count]
-            queue = [(op, used[c % count]) for c, op in enumerate(ops[stage])]
-            fork = cp.cuda.Event(block=False, disable_timing=True)
-            joins = [cp.cuda.Event(block=False, disable_timing=True) for _ in used[1:]]
-
-            def run():
-                if count > 1:
-                    fork.record(s0)
-                    for s in used[1:]:
-                        s.wait_event(fork)
-                for op, s in queue:
-                    op(s)
-                for s, join in zip(used[1:], joins):
-                    join.record(s)
-                    s0.wait_event(join)
-            return run
-
-        return {f"{stage} x{count}": spread(stage, count) for stage in ("h2d", "kernel", "d2h") for count in layouts}
 
 
 WORKLOAD = Streams()

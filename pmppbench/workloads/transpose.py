@@ -50,7 +50,7 @@ from pmppbench.hardware.archs import capability
 from pmppbench.measure.check import Tolerance
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Launch, Traffic, Unavailable, Variant, Workload
+from pmppbench.workloads.base import Launch, Sizes, Traffic, Unavailable, Variant, Workload
 from pmppbench.hardware import tma
 from pmppbench.workloads.helpers import (
     SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel, loaded,
@@ -296,15 +296,11 @@ class Transpose(Workload):
     def variants_for(self, shape):
         return tuple(v for v in self.variants if v.name not in NAMED_ONLY)  # the study forms run only when named
 
-    def default_shape(self):
-        return {"m": 4096, "n": 4096}
-
-    def check_shapes(self):
-        # Square, non-square with partial tiles on both edges, just past one tile either way,
-        # the seed's 2x3 example, a single element, and one row / one column of 4097.
-        return [{"m": m, "n": n} for m, n in
-                ((4096, 4096), (1000, 3000), (33, 31), (31, 33), (2, 3), (1, 1), (1, 4097), (4097, 1))] + [
-                    dict(LARGE_CHECK)]
+    # Square, non-square with partial tiles on both edges, just past one tile either way, the
+    # seed's 2x3 example, a single element, one row / one column of 4097, and past 2^31 elements.
+    sizes = Sizes(default={"m": 4096, "n": 4096}, checks=tuple(
+        {"m": m, "n": n} for m, n in
+        ((4096, 4096), (1000, 3000), (33, 31), (31, 33), (2, 3), (1, 1), (1, 4097), (4097, 1))) + (LARGE_CHECK,))
 
     def validate(self, shape):
         super().validate(shape)
@@ -368,7 +364,7 @@ class Transpose(Workload):
         m, n = shape["m"], shape["n"]
         a, b = ctx["a"], ctx["b"]
         if variant.name == BEST.name:  # the picked form's own job, its kernel loaded on first use
-            chosen = self.variant(picked(shape, ctx["device"]))
+            chosen = self.variant(picked(shape, ctx.device))
             loaded(ctx, self.name, chosen.kernel, self.defines(shape))
             return self.job(chosen, shape, ctx, index)
         if variant.kernel is None:  # memcpy: the driver's device-to-device copy, on the current stream
@@ -398,7 +394,7 @@ class Transpose(Workload):
                     if out_key not in ctx:
                         ctx[out_key] = tile_map(b, n, m)
                     args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block, args)
+                launch = Launch(ctx.kernels[variant.kernel], grid, block, args)
             elif variant.name == SECTOR_TMA.name or variant.name in ANY_PROMOTION:
                 anywhere = variant.name in ANY_PROMOTION
                 why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
@@ -408,7 +404,7 @@ class Transpose(Workload):
                 key = ("rows of four map", a.data.ptr, anywhere, promotion)
                 if key not in ctx:
                     ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere, promotion=promotion)
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
+                launch = Launch(ctx.kernels[variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.name == SECTOR_TMA_LINES.name:
                 why = sector_tma_lines_unavailable(m, n)
                 if why is None and a.data.ptr % 16:
@@ -419,12 +415,12 @@ class Transpose(Workload):
                 if key not in ctx:
                     ctx[key] = rows_of_32_maps(a, m, n)
                 two, three = ctx[key]
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block,
+                launch = Launch(ctx.kernels[variant.kernel], grid, block,
                                 (two.arg, three.arg, a, b, np.uint64(m), np.uint64(n)))
             elif variant.name in BULK_NAMES and a.data.ptr % 16:
                 raise Unavailable(f"{variant.name} needs A on 16 bytes (its bulk copies start on 16 bytes)")
             elif variant.kernel not in INDEXED:
-                launch = Launch(ctx["kernels"][variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
+                launch = Launch(ctx.kernels[variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
             else:
                 index = index or self.index_type(shape)
                 kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)

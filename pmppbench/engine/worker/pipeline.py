@@ -33,7 +33,9 @@ from pmppbench.hardware.gpu import cupy, require_device
 from pmppbench.measure.noise import Limits, beyond_ceilings, diagnose
 from pmppbench.measure.protocol import EventTimer, Protocol, measure
 from pmppbench.row import Result, now_iso
-from pmppbench.workloads.base import Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels
+from pmppbench.workloads.base import (
+    Context, Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels,
+)
 from pmppbench.workloads.helpers import SAMPLE
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
@@ -151,7 +153,7 @@ def prepared(workload: Workload, shape: Shape, variants: list[Variant], seed: in
     try:
         yield inputs, ctx
     finally:
-        workload.teardown(ctx)
+        release(ctx)
 
 
 def run_shape(
@@ -394,13 +396,14 @@ def derive_values(run: ShapeRun) -> None:
     """Speedups and % of the roof row; the workload's model runs and columns; speed of light."""
     w, rows = run.workload, list(run.rows.values())
     derive.fill_relative(rows, w.baseline, w.roof, w.rate)
-    extra = w.model_runs(run.shape, run.ctx, rows)
-    model_timings = {}
-    if extra and extra.runs:
-        with spent("timed"):
-            model_timings = measure(extra.runs, extra.protocol, timer=run.timer or EventTimer(stream=extra.stream),
-                                    at=run.at)
-    w.annotate(run.shape, run.ctx, rows, model_timings)
+    if w.model_columns is not None:
+        extra = w.model_columns.model_runs(run.shape, run.ctx, rows)
+        model_timings = {}
+        if extra and extra.runs:
+            with spent("timed"):
+                model_timings = measure(extra.runs, extra.protocol,
+                                        timer=run.timer or EventTimer(stream=extra.stream), at=run.at)
+        w.model_columns.annotate(run.shape, run.ctx, rows, model_timings)
     if run.ceilings:
         for row in rows:
             derive.fill_speed_of_light(row, run.ceilings)
@@ -443,14 +446,15 @@ def refill(workload: Workload, shape: Shape, ctx: Any, inputs: dict, seed: int) 
     picks are drawn again. A kernel that keeps an answer from the inputs it was timed on,
     keyed by anything (a flag, a pointer), then gives that stale answer and FAILs."""
     old = _arrays(ctx)
-    was = workload.setup(shape, inputs, old.get("kernels", {}))
+    kernels = ctx.kernels if isinstance(ctx, Context) else old.get("kernels", {})
+    was = workload.setup(shape, inputs, kernels)
     try:
         made = {k for k, v in _arrays(was).items() if _same_array(old.get(k), v) and _equal(old[k], v)}
     finally:
-        workload.teardown(was)
+        release(was)
         del was
     fresh = workload.make_inputs(shape, np.random.default_rng((seed, RECHECK_STREAM)))
-    now = workload.setup(shape, fresh, old.get("kernels", {}))
+    now = workload.setup(shape, fresh, kernels)
     try:
         for key, value in _arrays(now).items():
             if key == SAMPLE:
@@ -458,12 +462,18 @@ def refill(workload: Workload, shape: Shape, ctx: Any, inputs: dict, seed: int) 
             elif key in made and _same_array(old[key], value):
                 _copy_into(old[key], value)
     finally:
-        workload.teardown(now)
+        release(now)
     return fresh
 
 
 def _arrays(ctx: Any) -> dict:
-    return ctx if isinstance(ctx, dict) else vars(ctx)
+    return ctx.arrays if isinstance(ctx, Context) else ctx if isinstance(ctx, dict) else vars(ctx)
+
+
+def release(ctx: Any) -> None:
+    """What setup() took beyond ordinary device arrays, released (Context.close)."""
+    if isinstance(ctx, Context):
+        ctx.close()
 
 
 def _same_array(a, b) -> bool:

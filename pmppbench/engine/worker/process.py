@@ -22,6 +22,7 @@ from pmppbench.engine.worker.pipeline import StickyCudaError, spent, sticky_erro
 from pmppbench.errors import PmppError
 from pmppbench.hardware.gpu import cupy, require_device
 from pmppbench.row import Result
+from pmppbench.workloads.base import Prebuilds
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label): the variant checked now
 
@@ -158,7 +159,8 @@ class Ahead:
 def _prebuild(step: Step) -> None:
     """The step's Workload.prebuild; its error is the step's job() to report, in its rows."""
     try:
-        step.workload.prebuild(step.shape, list(step.variants))
+        if isinstance(step.workload, Prebuilds):
+            step.workload.prebuild(step.shape, list(step.variants))
     except Exception:  # noqa: BLE001
         pass
 

@@ -24,7 +24,7 @@ from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Axis, Job, Launch, Workload
+from pmppbench.workloads.base import Axis, Job, Launch, Sizes, Workload
 from pmppbench.workloads.gemm import check, tensor, tensor_best
 from pmppbench.workloads.gemm import precision as prec
 from pmppbench.workloads.gemm.best import BEST, CHOICES, PIPELINED_TILES, choose
@@ -60,16 +60,12 @@ class Gemm(Workload):
     rate = "GFLOP/s"
 
     # ---- shapes ----------------------------------------------------------------------
-    def default_shape(self):
-        return {"m": 1024, "n": 1024, "k": 1024}
-
-    def check_shapes(self):
-        # The course's sizes; its K = 18 tail; a K % 4 != 0 that also breaks every tile edge;
-        # one column; one element; K % 4 == 0 but not % 8 with partial 128x128 tiles on both
-        # edges (the float4 paths at the edges); a tiny all-partial float4 case.
-        return [{"m": m, "n": n, "k": k} for m, n, k in (
-            (512, 512, 512), (1024, 1024, 1024), (513, 257, 18), (1000, 999, 17), (33, 1, 65), (1, 1, 1),
-            (257, 260, 36), (7, 4, 12))]
+    # The course's sizes; its K = 18 tail; a K % 4 != 0 that also breaks every tile edge; one
+    # column; one element; K % 4 == 0 but not % 8 with partial 128x128 tiles on both edges (the
+    # float4 paths at the edges); a tiny all-partial float4 case.
+    sizes = Sizes(default={"m": 1024, "n": 1024, "k": 1024}, checks=tuple({"m": m, "n": n, "k": k} for m, n, k in (
+        (512, 512, 512), (1024, 1024, 1024), (513, 257, 18), (1000, 999, 17), (33, 1, 65), (1, 1, 1),
+        (257, 260, 36), (7, 4, 12))))
 
     def variant(self, name):
         """A variant of the table, or any configuration by its Config.name (the studies' and
@@ -206,7 +202,7 @@ class Gemm(Workload):
         if p != "fp32" or variant.name in tensor.COVERS or tensor_best.parse(variant.name):
             return self.tensor_job(variant, shape, ctx, p)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
-        device = ctx["device"]
+        device = ctx.device
         if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
             return output_job(lambda: cp.matmul(a, b, out=c), c, ctx)
         if variant.name not in self.covers:
@@ -214,7 +210,7 @@ class Gemm(Workload):
             if cfg is None:
                 raise UsageError(f"gemm: unknown variant {variant.name!r}")
             return launches_job(config_launches(cfg, shape, ctx, device.sm_count), c, ctx)
-        kernel = ctx["kernels"][variant.kernel]
+        kernel = ctx.kernels[variant.kernel]
         grid, block = self.geometry(variant, shape, device)
         args = (a, ctx["b_colmajor"] if variant.name == "corner_turning" else b, c,
                 np.int32(m), np.int32(n), np.int32(k))
@@ -232,9 +228,9 @@ class Gemm(Workload):
         """A row of a tensor precision's table: cuBLAS of that precision, or a rung's kernel
         for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
         m, n, k = shape["m"], shape["n"], shape["k"]
-        cfg = self.tensor_config(variant, shape, ctx["device"]) if p != "fp32" else None
+        cfg = self.tensor_config(variant, shape, ctx.device) if p != "fp32" else None
         if cfg is not None:
-            return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx["device"].sm_count), ctx["c"], ctx)
+            return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx.device.sm_count), ctx["c"], ctx)
         if variant.name not in tensor.COVERS and variant.kernel is not None:
             raise UsageError(f"gemm: {variant.name} is an FP32 rung; with --precision {p} choose from "
                              f"{', '.join(v.name for v in self.variants_for(shape))}")
@@ -247,7 +243,7 @@ class Gemm(Workload):
         if variant.kernel is None:
             return output_job(tensor.cublas_call(p, a, b, c, m, n, k), c, ctx)
         kernel = loaded(ctx, self.name, tensor.kernel_for(variant, p, shape))
-        grid, block = self.geometry(variant, shape, ctx["device"])
+        grid, block = self.geometry(variant, shape, ctx.device)
         smem = tensor.smem_bytes(variant.name)
         if smem:
             kernel.allow_dynamic_smem(smem)  # 3 or 4 stages: above the 48 KB without the opt-in
