@@ -439,11 +439,18 @@ def test_tensor_best_row_and_model():
     for p in prec.TENSOR:
         names = [v.name for v in W.variants_for(shape(64, 64, 64, p))]
         assert names[-2:] == ["best", "cublas"]
-        assert W.variants_for(shape(64, 64, 64, p))[-2].needs == "sm_90a"
+        assert W.variants_for(shape(64, 64, 64, p))[-2].needs == "sm_80"  # mma_sync's, where wgmma is not
     m, n, k = 3000, 3000, 3000
-    row = W.traffic(shape(m, n, k, "bf16"), W.variant("best"), SimpleNamespace(sm_count=132))  # 128 x 192 tiles
+    hopper = SimpleNamespace(sm_count=132, compute_capability="9.0")
+    row = W.traffic(shape(m, n, k, "bf16"), W.variant("best"), hopper)  # 128 x 192 tiles
     assert row.extra["model_bytes"] == 2 * (m * k * math.ceil(n / 192) + k * n * math.ceil(m / 128)) + 4 * m * n
     assert "model_bytes" not in W.traffic(shape(m, n, k, "bf16"), W.variant("best")).extra
+    # a GPU without wgmma (an A100, an RTX 4090, sm_100): best is mma_sync, its fastest rung
+    for cc in ("8.0", "8.9", "10.0"):
+        gpu = SimpleNamespace(sm_count=108, compute_capability=cc)
+        assert W.tensor_config(W.variant("best"), shape(m, n, k, "bf16"), gpu) is None
+        assert W.traffic(shape(m, n, k, "bf16"), W.variant("best"), gpu) == W.traffic(shape(m, n, k, "bf16"),
+                                                                                      tensor.MMA_SYNC, gpu)
 
 
 # ---- TMA maps (encoded by the driver on the GPU; their layout here) --------------------------

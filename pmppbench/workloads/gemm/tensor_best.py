@@ -14,7 +14,9 @@ Where the time goes at a shape that is not a multiple of the tile, and what the 
   (pad_copy, one pass over it) and gives TMA the copy with the true sizes: boxes past K or N
   still read zeros, as everywhere else.
 Persistent blocks (one per SM, the next tile's loads under this one's epilogue) wherever the
-tiles are more than the SMs; one tile a block where they are not.
+tiles are more than the SMs; one tile a block where they are not. A GPU without wgmma (sm_80
+to sm_89, sm_100 on: wgmma is sm_90a's alone) runs mma_sync, its fastest rung
+(docs/tensor_cores.md: mma_wide's 226 registers allow one block an SM and lost to it).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 
 from pmppbench.hardware import tma
 from pmppbench.hardware.gpu import cupy
-from pmppbench.workloads.base import Launch, Variant
+from pmppbench.workloads.base import Launch, Variant, arch_meets
 from pmppbench.workloads.gemm import precision as prec
 from pmppbench.workloads.gemm.tiles import Cover
 from pmppbench.workloads.helpers import MAX_GRID_Y, grid_2d, loaded
@@ -129,13 +131,19 @@ def padded_maps(precision: str, a, b, m: int, n: int, k: int, lda: int, ldb: int
             tma.TensorMap(precision, b.data.ptr, (n, k), (size * ldb,), (row, row)))
 
 
+def on_hopper(device) -> bool:
+    """Whether `device` runs the wgmma kernels (sm_90a: compute capability 9.0 alone)."""
+    return arch_meets(device.compute_capability, "sm_90a")
+
+
 def variant(precision: str) -> Variant:
     """The `best` row of a tensor precision's table (its kernel: the wide persistent one; the
     job loads the one `choose` names)."""
     return Variant("best", TcConfig(256 if precision != "tf32" else 128, True).expression(precision),
                    "a configuration per shape (tensor_best.choose): wgmma_ws's kernel with 128 x 256, 128 x 192 "
                    "or 128 x 128 tiles (TF32: 256 x 128), persistent past one wave, A and B copied to "
-                   "16-byte rows for TMA where K or N is not", needs="sm_90a")
+                   "16-byte rows for TMA where K or N is not; mma_sync's kernel on a GPU without wgmma",
+                   needs="sm_80")
 
 
 def config_variant(cfg: TcConfig) -> Variant:

@@ -231,6 +231,8 @@ class Gemm(Workload):
         cfg = self.tensor_config(variant, shape, ctx.device) if p != "fp32" else None
         if cfg is not None:
             return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx.device.sm_count), ctx["c"], ctx)
+        if variant.name == BEST.name and p != "fp32":
+            variant = tensor.MMA_SYNC  # a GPU without wgmma: its fastest rung (tensor_best.py)
         if variant.name not in tensor.COVERS and variant.kernel is not None:
             raise UsageError(f"gemm: {variant.name} is an FP32 rung; with --precision {p} choose from "
                              f"{', '.join(v.name for v in self.variants_for(shape))}")
@@ -251,11 +253,14 @@ class Gemm(Workload):
         return output_job(launch, c, ctx, launch=launch)
 
     def tensor_config(self, variant, shape, device) -> tensor_best.TcConfig | None:
-        """The tensor-core configuration `variant` runs: best's choice for the GPU's SM count,
-        or the one its name names (tensor_best.TcConfig.name); None for the rungs and cuBLAS."""
+        """The tensor-core configuration `variant` runs: best's choice for the GPU (its SM
+        count; None off Hopper, where best runs mma_sync's kernel), or the one its
+        name names (tensor_best.TcConfig.name); None for the rungs and cuBLAS."""
         if variant.name == BEST.name:
             m, n, k = shape["m"], shape["n"], shape["k"]
-            return None if device is None else tensor_best.choose(prec.of(shape), m, n, k, device.sm_count)
+            if device is None or not tensor_best.on_hopper(device):
+                return None
+            return tensor_best.choose(prec.of(shape), m, n, k, device.sm_count)
         return tensor_best.parse(variant.name)
 
     # ---- model -----------------------------------------------------------------------
@@ -267,6 +272,8 @@ class Gemm(Workload):
         p = prec.of(shape)
         if p != "fp32":
             cfg = self.tensor_config(variant, shape, device)
+            if variant.name == BEST.name and cfg is None and device is not None:
+                variant = tensor.MMA_SYNC
             cover = (tensor.cover(variant.name, p) if variant.name in tensor.COVERS
                      else cfg.cover(p) if cfg is not None else None)
             return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
