@@ -349,6 +349,8 @@ def test_tensor_best_names_and_kernels():
     assert TcConfig(128, True).expression("tf32") == "wgmma_ws_tc<0, true, true>"  # TF32's one tile
     assert [c.bn for c in tensor_best.candidates("tf32")] == [128, 128]
     assert tensor_best.parse("tc_persist_n64") is None and tensor_best.parse("tc_persist_n192_x") is None
+    with pytest.raises(UsageError, match="tc_persist_n192 has no tf32 kernel; tf32's tiles are 256 x 128"):
+        W.job(W.variant("tc_persist_n192"), shape(64, 64, 64, "tf32"), Context({}, SimpleNamespace(sm_count=132)))
     assert W.kernels_of(W.variant("tc_persist_n192")) == tensor.kernels_of("wgmma_ws")
     assert "wgmma_ws_tc<1, true, true, 192>" in tensor.kernels_of("wgmma_ws")  # built where wgmma_ws is
     assert {"pad_copy<unsigned short>", "pad_copy<unsigned int>"} <= set(W.kernel_names())

@@ -7,7 +7,7 @@ Where the time goes at a shape that is not a multiple of the tile, and what the 
 - The last wave. A 128 x 256 tile at 3000^3 gives 24 x 12 = 288 tiles on 132 SMs: 2.2 waves
   run as 3, a quarter of the machine idle. The narrower tiles (128 x 192, 128 x 128) cut C
   into more, smaller pieces; the rule takes the tile whose waves, weighed by a tile's work and
-  its measured speed against 256's (TILE_SPEED), finish first.
+  its speed against 256's (TILE_SPEED), finish first.
 - Rows that TMA cannot read. TMA's row strides are multiples of 16 bytes: K or N not a
   multiple of 8 (BF16, FP16) or 4 (TF32) sends the rungs down their path without TMA, every
   thread storing one stage at a time. `best` copies the operand into rows of 16-byte strides
@@ -36,7 +36,9 @@ from pmppbench.workloads.helpers import MAX_GRID_Y, grid_2d, loaded
 TILE_BM = {"tf32": 256, "bf16": 128, "fp16": 128}  # WgElem::BM (TF32's tile is turned: 256 x 128)
 WIDTHS = {"tf32": (128,), "bf16": (256, 192, 128), "fp16": (256, 192, 128)}  # the tiles' BN each precision has
 # A tile's rate against the 128 x 256 tile's (tiles of the same K, one block an SM): the
-# narrower tiles read more of A and B per FMA and issue more, smaller MMAs.
+# narrower tiles read more of A a FLOP (A's 64 rows serve BN columns) and issue more, smaller
+# MMAs. An estimate, not a measurement: configs/gemm_shapes.toml's run (and the tc_* names
+# timed beside best) is what replaces it (docs/gemm-shapes.md).
 TILE_SPEED = {256: 1.0, 192: 0.96, 128: 0.88}
 THREADS = 384  # gemm_wgmma.cuh WS_THREADS: a producer and two consumer warpgroups
 # gemm_wgmma.cuh WS_SMEM_BYTES: 4 stages of 48 KB (the narrower tiles leave part of each unused),

@@ -229,6 +229,9 @@ class Gemm(Workload):
         for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
         m, n, k = shape["m"], shape["n"], shape["k"]
         cfg = self.tensor_config(variant, shape, ctx.device) if p != "fp32" else None
+        if cfg is not None and cfg.bn not in tensor_best.WIDTHS[p]:
+            raise UsageError(f"gemm: {cfg.name} has no {p} kernel; {p}'s tiles are "
+                             f"{', '.join(f'{tensor_best.TILE_BM[p]} x {w}' for w in tensor_best.WIDTHS[p])}")
         if cfg is not None:
             return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx.device.sm_count), ctx["c"], ctx)
         if variant.name == BEST.name and p != "fp32":
