@@ -241,11 +241,11 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
 
 def test_wrong_precision_for_a_rung_is_a_usage_error():
     with pytest.raises(UsageError, match="runs on the tensor cores; give --precision"):
-        W.job(tensor.WMMA, shape(8, 8, 8), {"device": None})
+        W.job(tensor.WMMA, shape(8, 8, 8), Context({}, None))
     with pytest.raises(UsageError, match="naive is an FP32 rung; with --precision bf16 choose from wmma, mma_sync"):
-        W.job(W.variant("naive"), shape(8, 8, 8, "bf16"), {"device": None})
+        W.job(W.variant("naive"), shape(8, 8, 8, "bf16"), Context({}, None))
     with pytest.raises(UsageError, match="mma_wide has no tf32 kernel; with --precision tf32 choose from wmma, mma_sync"):
-        W.job(tensor.MMA_WIDE, shape(8, 8, 8, "tf32"), {"device": None})
+        W.job(tensor.MMA_WIDE, shape(8, 8, 8, "tf32"), Context({}, None))
     with pytest.raises(UsageError, match="precision must be one of"):
         W.validate(shape(8, 8, 8, "int8"))
 
