@@ -56,7 +56,7 @@ naive(const float* A, const float* B, float* C, int M, int N, int K) {
 // Two barriers per phase: the first so nobody reads a tile before it is complete, the second
 // so nobody overwrites it (next phase) while a slower thread is still reading it.
 //
-// No __launch_bounds__ here, on purpose (docs/baselines.md): with
+// No __launch_bounds__ here, on purpose (docs/measurement.md): with
 // __launch_bounds__(T * T) ptxas 13.0 schedules this loop differently from the course's
 // listing -- for T = 16 it even re-reads threadIdx.x (S2R) and recomputes col inside the K
 // loop -- and tiled16 / tiled32 ran slower than the listing. Without it the SASS is the
@@ -86,7 +86,7 @@ __global__ void tiled(const float* A, const float* B, float* C, int M, int N, in
 // is read N / (T*CF) times instead of N / T. The book assumes width % T == 0; here the usual
 // zero-fill and the guarded write make it work for any M, N, K. Its __restrict__ pointers
 // make the loads LDG.E.CONSTANT (the read-only path), faster than the same kernel with plain
-// loads and than the course's listing (docs/baselines.md).
+// loads and than the course's listing (docs/measurement.md).
 template <int T, int CF>
 __global__ void __launch_bounds__(T * T)
 coarsened(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
@@ -242,7 +242,7 @@ dynamic_smem(const float* __restrict__ A, const float* __restrict__ B, float* __
 
 // ---------------------------------------------------------------------------------------
 // The rungs beyond the book, one family a header (host C++ compiles them too: the emulation of
-// studies/gemm_best_emulate.py, which inlines them).
+// tests/gemm_emulate.py, which inlines them).
 #include "gemm_warptile.cuh"
 #include "gemm_streamk.cuh"
 

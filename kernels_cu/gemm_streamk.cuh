@@ -3,7 +3,7 @@
 
 // ---------------------------------------------------------------------------------------
 // streamk: the kernel behind the `best` rung. The double_buffer loop, plus what the host
-// picks per shape (`choose` in pmppbench/workloads/gemm/best.py, docs/gemm_ladder.md):
+// picks per shape (`choose` in pmppbench/workloads/gemm/best.py, docs/gemm.md):
 //
 // - Which part of which tile a block computes. The first `dp_tiles` blocks of the grid each
 //   compute one whole tile of C over all of K, as double_buffer does ("data-parallel"). The
@@ -30,7 +30,7 @@
 // L2) but make T small, so small products idle most of the GPU. Stream-K keeps the large
 // tile and gives every SM the same number of its K steps; the price is the partial tiles
 // (written once and read once, through L2) and a pipeline fill per piece of a run. The
-// sweeps that set when it pays are in docs/gemm_ladder.md ("best").
+// sweeps that set when it pays are in docs/gemm.md ("best").
 //
 // Two stages of shared memory: static when they fit in 48 KB (then the compiler addresses
 // them as double_buffer's), else dynamic, so a 128 x 256 tile with BK = 16 (49.7 KB) fits.
@@ -186,7 +186,7 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
     // A data-parallel block: one whole tile, all of K, and nothing else. Its own path (not a
     // run of kt steps through the loop below): the K loop is then scheduled without the
     // run's bookkeeping beside the accumulators, and runs as fast as the tuned rung's
-    // (docs/gemm_ladder.md, "What the H200 sweeps measured").
+    // (docs/gemm.md, "The rule").
     if (int(blockIdx.x) < dp_tiles) {
         int tm, tn;
         swizzled_tile(blockIdx.x, tiles_m, tiles_n, group_m, tm, tn);
@@ -226,4 +226,4 @@ streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restr
 }
 
 // The tensor-core rungs (--precision tf32, bf16, fp16): kernels_cu/gemm_tc.cuh. Device code only
-// (inline PTX): the host emulation of streamk (studies/gemm_best_emulate.py) compiles without it.
+// (inline PTX): the host emulation of streamk (tests/gemm_emulate.py) compiles without it.

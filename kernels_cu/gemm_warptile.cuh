@@ -304,7 +304,7 @@ double_buffer(const float* __restrict__ A, const float* __restrict__ B, float* _
 // whole tile per block, double_buffer's two shared stages, for an SM whose four schedulers
 // must each issue an FFMA every cycle: one 128 x 256 block of 8 warps per SM leaves each
 // scheduler 2 warps, so latency must hide behind the warp's own instructions. Three changes,
-// each behind a switch so that each can be measured alone (docs/gemm_ladder.md, "Sweep 3"):
+// each behind a switch so that each can be measured alone (docs/gemm.md, "The large-tile loop"):
 //
 // 1. (FRAGS) Fragments double-buffered in registers: step k's FFMAs run on the fragments
 //    loaded during step k - 1, while step k + 1's load.
@@ -470,7 +470,7 @@ pipelined(const float* __restrict__ A, const float* __restrict__ B, float* __res
 // tile, against K / BK checked load steps in pipelined's edge path.
 // kp and np come from the host: computed here from K and N, they make ptxas sink the next
 // tile's global loads to just before their shared stores, exposing their latency; passed in,
-// the loop's SASS is pipelined's interior loop (docs/gemm_ladder.md, "Odd shapes").
+// the loop's SASS is pipelined's interior loop (docs/gemm.md, "Odd shapes").
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::THREADS,
                                   Tiles<BM, BN, BK, WM, WN, WNITER, TM, TN>::MIN_BLOCKS)

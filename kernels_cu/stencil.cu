@@ -7,7 +7,7 @@
 // shared tiles have constant sizes.
 //
 // naive and shared are the course's kernels down to the instruction: each compiles to the
-// SASS of the course's own listing (docs/baselines.md, "The cause, rung by rung", has the
+// SASS of the course's own listing (docs/measurement.md, "The cause, rung by rung", has the
 // SASS and the timings). Three choices keep it so:
 //  - Index type. Both are templates on their signed index type I, and the host picks the
 //    instantiation per shape (pmppbench/workloads/stencil.py, index_type): `int`, the
@@ -89,7 +89,7 @@ __global__ void shared(const float* x, float* y, I n) {
 //
 // The goal is the memory roof: a device-to-device memcpy of the same 8 bytes per output,
 // timed in the same run (the `memcpy` row). Each choice below was measured against the
-// alternatives in studies/memory_roof/stencil.cu (docs/memory_roof.md, "What closed the gap"):
+// alternatives in studies/memory_roof/stencil.cu (docs/stencil.md, "What closed the gap"):
 //
 //  1. Small tiles, many of them in flight. C = 9 outputs per thread and 128 threads make a
 //     block of 1152 outputs, 10 KB of shared memory and 32 registers: 16 blocks (2048

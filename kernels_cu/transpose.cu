@@ -12,7 +12,7 @@
 // padded edges fit in 31 bits, and `long long` beyond -- a 65536 x 65536 matrix already has
 // 2^32 elements. The 64-bit instantiation needs 20 registers where int needs 12, and is
 // slower than the course's int listing at the course's sizes; with int the four run as the
-// listing does (docs/baselines.md). Their pointers are plain, as the course's: __restrict__
+// listing does (docs/measurement.md). Their pointers are plain, as the course's: __restrict__
 // (LDG.E.CONSTANT loads) gains nothing here.
 //
 // The variants, in the order of the table:
@@ -112,7 +112,7 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 //
 // The memory roof: the ceiling is a device-to-device memcpy of the same bytes, the
 // `memcpy` row of the table. Each choice below was measured against the alternatives in
-// studies/memory_roof/transpose.cu (docs/memory_roof.md, "What closed the gap"):
+// studies/memory_roof/transpose.cu (docs/transpose.md, "What closed the gap"):
 //  - The tile order. Blocks start roughly in the order of their linear id, so the tiles in
 //    flight at one moment are consecutive ones. Taken row by row over A, as the grid's own
 //    order, they read a contiguous band of A's rows but write a few KB into every row of B;
@@ -135,7 +135,7 @@ __global__ void tiled(const float* a, float* b, I m, I n) {
 // The tile's two phases and its edges are move_tile's (kernels_cu/transpose_tile.cuh). The
 // partial tiles of a matrix whose N and M are multiples of 4 move as float4s too, with a bounds
 // test per float4 (move_tile's VEC_EDGES): element by element they cost a few points of memcpy at
-// shapes that are not multiples of the tile (docs/memory_roof.md, "Every shape").
+// shapes that are not multiples of the tile (docs/transpose.md, "Every shape").
 template <int TILE>
 __global__ void __launch_bounds__(256, 8)
 coarsened(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) {
@@ -335,7 +335,7 @@ coarsened_sector(const float* __restrict__ a, float* __restrict__ b, size_t m, s
 
 // coarsened_tma<TILE> (sm_90, not in the default table: `--variants coarsened_tma`): the same
 // 64 x 64 tiles in the same order as coarsened, with A's tile brought into shared memory by
-// Hopper's copy engine instead of the threads' loads (docs/memory_roof.md, "Every shape": the
+// Hopper's copy engine instead of the threads' loads (docs/transpose.md, "Every shape": the
 // idea for the pitches that are not a multiple of 256 bytes). One thread hands the engine two
 // boxes of 32 columns x TILE rows of A (cp.async.bulk.tensor, a tensor map the host encodes once
 // per shape: pmppbench/workloads/transpose.py), the engine counts their bytes on an mbarrier

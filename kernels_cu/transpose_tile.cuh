@@ -30,7 +30,7 @@ struct StreamingLoadsStores {
 // 128-byte run per warp instruction, as padded33 does (PMPP 6.1). With the float4 mapping's
 // columns c .. c+3 per thread instead, one scalar instruction of a warp touched every fourth
 // float of 512 bytes: 16 sectors for 128 useful bytes on the write side, 50% of memcpy at
-// 4097^2 (docs/memory_roof.md, "Every shape"). The loads are still all issued first, the same
+// 4097^2 (docs/transpose.md, "Every shape"). The loads are still all issued first, the same
 // 16 (TILE = 64) per thread in flight. The shared stores tile[r][lane] are consecutive words,
 // the transposed reads tile[lane][r] 65 words apart per lane, 1 mod 32: no bank conflicts.
 template <int TILE, class IO, bool VEC_EDGES = false, class Where>

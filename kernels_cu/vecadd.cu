@@ -8,7 +8,7 @@
 // template on its index type I, and the host picks the instantiation per N
 // (pmppbench/workloads/vecadd.py, index_type): the course's `int` while N + 256 < 2^31,
 // `long long` beyond. For a memory-bound kernel the index width costs nothing measurable
-// (docs/baselines.md), but the int path keeps scalar the course's kernel. Plain pointers, as
+// (docs/measurement.md), but the int path keeps scalar the course's kernel. Plain pointers, as
 // the course's (__restrict__ gains nothing here).
 
 // scalar: one element per thread, 256 threads per block, `if (i < n)` guards the last block.

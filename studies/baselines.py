@@ -2,7 +2,7 @@
 
 Run on a GPU machine:
 
-    python3 studies/baselines.py [--out results/h200/baselines.txt] [--json FILE]
+    python3 studies/baselines.py [--out baselines.txt] [--json FILE]
                                  [--before DIR] [--ab] [--only vecadd,stencil] [--quick]
 
 For every shape of configs/default.toml, each textbook rung (vecadd scalar; transpose copy,
@@ -10,7 +10,7 @@ naive, shared32, padded33; gemm naive, tiled16, tiled32, coarsened; stencil naiv
 reduce simple, convergent, shared, segmented, coarsened on float; histogram global_atomic,
 privatized, shared_private, coarsened_contiguous, coarsened_interleaved, aggregated on 7 bins;
 scan kogge_stone, brent_kung, coarsened on float inclusive scans)
-is timed in one protocol call beside the course's listing (studies/course_listings/*.cu:
+is timed in one protocol call beside the course's listing (studies/course_listings/course.cu:
 the same algorithm as the course writes it, `int` indices, the course's block sizes and
 launch). Both are compiled by the same NVRTC path (pmppbench.hardware.compile, the same options and
 cache), run on the same device buffers and inputs, and are checked against the workload's
@@ -127,7 +127,7 @@ def in_rungs_call(rung: str):
 @dataclass(frozen=True)
 class Pair:
     rung: str  # the variant name in pmppbench's table
-    listing: str  # the kernel in studies/course_listings/course_<workload>.cu
+    listing: str  # the kernel in studies/course_listings/course.cu
     launch: object  # (kernel, shape, ctx) -> Launch, as the course launches it
     before: str  # the rung's kernel in kernels_cu/ before the int index paths (64-bit sizes)
 
@@ -204,7 +204,7 @@ def run_shape(w, shape, pairs, args, scratch: Path) -> list[Row]:
     defines = w.defines(shape)
     rows = []
     with prepared(w, shape, variants) as (inputs, ctx):
-        course = load_from(LISTINGS, f"course_{w.name}", [p.listing for p in pairs], defines)
+        course = load_from(LISTINGS, "course", [p.listing for p in pairs], defines)
         tolerances = {v.name: w.tolerance_of(shape, v, ctx.device) for v in variants}
         extra_units = {}
         if args.ab:
@@ -364,7 +364,7 @@ def sass_report(args) -> int:
                     [v.kernel for v in rungs] + [instantiation(v.kernel, "long long") for v in rungs if is_indexed(w, v)]))
                 units = {"rung": compile_unit(name, names_now, "sm_90", defines)}
                 with kernels_from(LISTINGS):
-                    units["listing"] = compile_unit(f"course_{name}", [p.listing for p in pairs], "sm_90", defines)
+                    units["listing"] = compile_unit("course", [p.listing for p in pairs], "sm_90", defines)
                 if args.before:
                     with kernels_from(Path(tmp)):
                         units["before"] = compile_unit(f"before_{name}", sorted({p.before for p in pairs}), "sm_90",

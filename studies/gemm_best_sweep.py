@@ -1,4 +1,4 @@
-"""The sweep `best`'s rule was read from (issue 21, docs/gemm_ladder.md "best").
+"""The sweep `best`'s rule was read from (docs/gemm.md, "best").
 
 Run on the GPU:
 
@@ -8,10 +8,9 @@ Every candidate configuration (pmppbench/workloads/gemm/configs.py, Config: kern
 schedule, swizzle) on every shape of SHAPES, each checked against the float64 reference
 and then timed under the protocol, with EXTRA (the size table's earlier rungs, `tuned`,
 `best`, `cublas`) in the same run of the same shape, through the workload's own jobs
-(pipeline.prepared / pipeline.evaluate, the code path of `pmppbench gemm`). This is the second
-sweep's candidate list (results/h200/gemm-best/sweep2.csv); the first sweep's (sweep1.csv)
-was this script at commit 13602fc. studies/gemm_best_table.py turns the CSV into the size
-table. First a check-only pass of every streamk schedule on edge shapes, each
+(pipeline.prepared / pipeline.evaluate, the code path of `pmppbench gemm`). Its output is
+tests/data/gemm-best-sweep.csv (an H200); scripts/gemm_best_table.py turns such a CSV into the
+rule's table. First a check-only pass of every streamk schedule on edge shapes, each
 launched three times before its output is read (the arrival counters must come back to zero).
 Rows go to a pmppbench result file as they finish; a per-shape summary is printed last.
 """
@@ -116,7 +115,7 @@ def _edge_configs() -> list[Config]:
     return list(dict.fromkeys(configs))
 
 
-EDGE_CONFIGS = _edge_configs()  # every schedule of the sweep's kernels (studies/gemm_best_emulate.py runs them too)
+EDGE_CONFIGS = _edge_configs()  # every schedule of the sweep's kernels (tests/gemm_emulate.py runs them too)
 
 
 def check_edges() -> int:

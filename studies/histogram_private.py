@@ -39,20 +39,16 @@ from pmppbench.hardware.gpu import cupy  # noqa: E402
 from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
 
 # bins -> candidate defines. Every candidate names all its knobs, so a change of the kernel's defaults
-# leaves it the same build. 7 bins: session 12's call (results/h200/session12/); the earlier calls' 7-bin
-# candidates (L2 prefetch ahead, the ring of loads, 6 loads, the plain add of the '{' test: all slower) are in
-# results/h200/patterns10/. 256 bins: session 9's candidates (VECS 8, ATOMIC 1, RUNS 1, WARPS 3 is the
-# default, with the last step's loads at once, SERIAL_TAIL 0); results/h200/patterns9/histogram-study.txt is
-# their call; the earlier calls' candidates are in results/h200/histogram-private/ and
-# results/h200/patterns-speed/.
+# leaves it the same build. 256 bins: VECS 8, ATOMIC 1, RUNS 1, WARPS 3 is the default, with the last
+# step's loads at once (SERIAL_TAIL 0). Measured and slower at 7 bins (docs/histogram.md): an L2 prefetch
+# ahead, the ring of loads, 6 loads, the plain add of the '{' test.
 KNOBS = {
-    # 7 bins, session 12 (results/h200/session12/): the register loop (PRIVATE_RING 0, no prefetch ahead, 8
-    # loads, the tail one vector at a time) with the nibble counters (session 11's shipped build) and
-    # bit-sliced (the shipped build since); bulk_private, the copy engine's ring (HISTOGRAM_BULK_STUDY), at
-    # 8 warps x 2 stages x 4 vectors a lane and 4 x 4 x 4. The session's other candidates lost to these: 6
-    # blocks per SM, 4 or 12 loads, the tail's loads at once, rings of 4 x 3 x 4, 4 x 2 x 8, 2 x 4 x 8, the
-    # nibble counters in a ring, and one launch with no zeroing (the last block moving an accumulator into
-    # the histogram, or reading every block's counts).
+    # 7 bins: the register loop (PRIVATE_RING 0, no prefetch ahead, 8 loads, the tail one vector at a
+    # time) with the nibble counters and bit-sliced (the shipped build); bulk_private, the copy engine's
+    # ring (HISTOGRAM_BULK_STUDY), at 8 warps x 2 stages x 4 vectors a lane and 4 x 4 x 4. Slower than
+    # these: 6 blocks per SM, 4 or 12 loads, the tail's loads at once, rings of 4 x 3 x 4, 4 x 2 x 8,
+    # 2 x 4 x 8, the nibble counters in a ring, and one launch with no zeroing (the last block moving an
+    # accumulator into the histogram, or reading every block's counts).
     7: [{"PRIVATE_RING": 0, "PRIVATE_AHEAD": 0, "PRIVATE_VECS": 8, "PRIVATE_MIN_BLOCKS": 5, "PRIVATE_SERIAL_TAIL": 1,
          "PRIVATE_SLICED": sl} for sl in (0, 1)]
     + [{"kernel": "bulk_private", "HISTOGRAM_BULK_STUDY": 1, "BULK_WARPS": w, "BULK_STAGES": st, "BULK_VECS": 4,

@@ -1,5 +1,5 @@
 """Candidate configurations of the coarsened transpose and stencil kernels, timed in one process
-against a device-to-device memcpy of the same bytes (docs/memory_roof.md).
+against a device-to-device memcpy of the same bytes (docs/transpose.md, docs/stencil.md).
 
 Run on a GPU machine:  python3 studies/memory_roof_sweep.py [--before DIR] [--final] [--json FILE]
 
@@ -10,11 +10,9 @@ under one alternating protocol (batches visit the candidates in order, then reve
 The `memcpy` row is cudaMemcpyAsync device-to-device of the bytes the kernel reads plus
 writes (8 bytes per element); `copy4` is a one-float4-per-thread SM copy kernel.
 
-Candidates are template instantiations of the study kernels in studies/memory_roof/
-(results/h200/memory-roof/sweep2.txt came from them) plus, with --before DIR, the coarsened
-kernels of an earlier build (DIR/transpose.cu, DIR/stencil.cu, e.g. from `git show
-fb7189f:kernels_cu/stencil.cu`, the build before the second round, or 7c56340, the build before
-the first), so that "before" and "after" share one run. With --study3 the tile orders of the
+Candidates are template instantiations of the study kernels in studies/memory_roof/ plus,
+with --before DIR, the coarsened kernels of another tree (DIR/transpose.cu, DIR/stencil.cu,
+e.g. from `git show REV:kernels_cu/stencil.cu`), so that "before" and "after" share one run. With --study3 the tile orders of the
 transpose and the stencil's latency candidates (ordered<> and pipe<> in the study kernels) are
 timed next to memcpy and the kernel the workload runs now (sweep3.txt). With --final only three rows per shape are timed: memcpy, the earlier build's
 coarsened kernel and this build's `coarsened` variant, launched through the workload itself.

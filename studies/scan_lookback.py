@@ -17,7 +17,7 @@ timed; then all of a shape's candidates are timed together under one alternating
 and the better median kept.
 
 --profile (2^26 float32 only): the LB_PROFILE builds of the shipped lookback and of lookback_staged
-(SKNOBS[0]), a quarter wave ahead (sessions 9-10: lookback with `ahead` 0 and one wave), after two warm calls: where each tile's block spent its time (the ticket; the load and the tile
+(SKNOBS[0]), a quarter wave ahead, after two warm calls: where each tile's block spent its time (the ticket; the load and the tile
 scan; the look-back's wait; the stores' issue), in microseconds at the device's maximum SM clock
 (NVML), as percentiles over the tiles.
 """
@@ -42,22 +42,18 @@ from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
 
 # lookback (one block per tile): (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead in
-# waves of resident blocks). The shipped kernel is (8, 256, 1, 1, 1, 0, scan.LOOKBACK_AHEAD_WAVES = 0.5), the
-# row `lookback`; results/h200/patterns9/ has session 9's list (ahead 0, 0.5, 2, 3 on the 8-row tile, ahead
-# 1 on 16 x 256 and 16 x 128). In results/h200/scan10/ (commit 38e5cd3) the row `lookback` was the
-# persistent (8, 256, 4) and this list's one entry the shipped kernel.
-# Session 12 adds an eighth knob, LB_WIDE (1: the look-back by the whole block, 256 words a step; 0: by
-# warp 0, 32 a step, the shipped kernel); its candidates (WIDE_KNOBS, beside the shipped kernel) were
-# slower (results/h200/build-ae25dec/scan-study.txt, where the row `lookback` is the first of them).
+# waves of resident blocks, wide). The shipped kernel is (8, 256, 1, 1, 1, 0, scan.LOOKBACK_AHEAD_WAVES, 0),
+# the row `lookback`. Distances ahead of 0-3 waves on 8-row tiles and 1 wave on 16 x 256 and 16 x 128
+# tiles were slower than a quarter wave. LB_WIDE (1: the look-back by the whole block, 256 words a step;
+# 0: by warp 0, 32 a step, the shipped kernel): its candidates (WIDE_KNOBS) are slower (docs/scan.md).
 WIDE_KNOBS = [(8, 256, 4, 1, 1, 0, 0.5, 1), (8, 256, 4, 1, 1, 0, 0, 1), (8, 256, 4, 1, 1, 0, 0.25, 1),
               (12, 256, 3, 1, 1, 0, 0.5, 1)]
-# Then the shipped warp-0 look-back at other distances ahead (session 12's last call; the row `lookback`
-# is 0.5 waves).
+# Then the shipped warp-0 look-back at other distances ahead.
 KNOBS = [(8, 256, 1, 1, 1, 0, ahead, 0) for ahead in (0, 0.125, 0.25, 0.375, 0.75)]
-# lookback_persistent: (rows, threads, blocks per SM); results/h200/scan10/ timed all four.
+# lookback_persistent: (rows, threads, blocks per SM); all four are slower than lookback_staged (docs/scan.md).
 PKNOBS = [(8, 256, 4), (8, 128, 8), (16, 128, 4), (8, 256, 3)]
 STAGED_KNOBS = ("rows", "threads", "blocks", "ahead", "looker", "ticket", "backoff", "hint", "control", "ramp")
-STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 0)  # session 16's shipped kernel (no hint, a quarter ahead, no ramp)
+STAGED_DEFAULTS = (7, 256, 7, 0.25, 1, 0, 0, 0, 0, 0)  # the kernel without hints or ramp, a quarter wave ahead
 
 
 def staged(**knobs) -> tuple:
@@ -65,40 +61,28 @@ def staged(**knobs) -> tuple:
     return tuple(knobs.get(k, d) for k, d in zip(STAGED_KNOBS, STAGED_DEFAULTS))
 
 
-# lookback_staged (session 15: the tile in shared memory by the copy engine, so that a waiting block
-# holds no registers and shared memory sets the blocks per SM): (rows, threads, blocks per SM of the
-# launch bound, ahead in waves of resident blocks). Calls 1-3 (results/h200/session15/) also timed
-# forms since removed from scan.cu, each slower (docs/scan.md): the scan before the look-back,
-# copy-engine stores, a copy per warp's part; and 8 x 128 tiles at 12 per SM.
-# Session 16: LS_LOOKER (a ninth warp looks back while the tile lands) and LS_TICKET (0: the tile by
-# block index, the ticket only for the epoch), at other tiles and distances ahead: (rows, threads,
-# blocks, ahead, looker, ticket[, LB_BACKOFF ns]); the first is the shipped kernel, the second session
-# 15's. results/h200/session16/ has each call's list. Knobs measured and removed from scan.cu: LS_SPEC
-# (call 1: the block index's tile copied before the ticket, the ticket's after it where they differ;
-# commit d740115 builds it), LS_LANE_WORDS (call 5: the looker reading 2 or 4 words a lane; 63010b6)
-# and LS_LOOKER_EPOCH (call 6: the looker taking the epoch's ticket itself, within 0.4 points; bc9dd8c).
-# Session 17 (results/h200/session17/): LS_HINT (L2 eviction priorities: 1, the prefetch evict_last and the
-# copy evict_first, shipped with three eighths of a wave ahead; 2, the copy's alone; 3, the prefetch's alone)
-# and LS_CONTROL (the looker does not walk: the data movement alone, timed unchecked). Measured and removed
-# from scan.cu (commit 8c1c899 builds them): LS_WINDOWS (the looker reads 2-4 windows a round trip: 1-4
-# points slower), LS_POLL (lane 0 spins on the nearest word alone before the window: within 0.5 points)
-# and LS_FIRST (the first wave's prefetches skipped or delayed: no gain). Candidates by name (staged();
-# STAGED_DEFAULTS is session 16's shipped kernel); the first is the shipped kernel. Call 6's list (session 16's
-# kernel and narrower blocks for more tile bytes per SM, 216 KB against 196 KB: 0.2-2.6 points slower) is
-# SKNOBS in the tree of f0f1948.
-# Session 19 (results/h200/session19/call2/): LS_GROUPS, a two-level look-back (groups of 32 tiles with their
-# own status words, written by each group's last tile; a looker reads its group's earlier tiles, then 32
-# groups a round trip): one window walked instead of 2.2-5.7, 1.5-3.5 points slower at 2^24-2^28. Removed
-# from scan.cu after the call (commit 96da13f builds it).
-# Session 25 (results/h100/session25/call2/): LS_RAMP, the first wave's copies sent out `ramp` SM cycles per
-# block index apart (about 5, 8 and 12 ns at 1980 MHz), so that they land about in index order and the
-# wave's chain runs while its later tiles' bytes still move: 10 is shipped; the first candidate is the
-# build before it.
+# lookback_staged (the tile in shared memory by the copy engine, so that a waiting block holds no
+# registers and shared memory sets the blocks per SM): (rows, threads, blocks per SM of the launch
+# bound, ahead in waves of resident blocks, looker, ticket, backoff, hint, control, ramp). What was
+# measured and left out of scan.cu, each slower or no better (docs/scan.md): the scan before the
+# look-back, copy-engine stores, a copy per warp's part, 8 x 128 tiles at 12 per SM; the block index's
+# tile copied before the ticket (LS_SPEC); the looker reading 2 or 4 words a lane, taking the epoch's
+# ticket itself, reading 2-4 windows a round trip (1-4 points slower) or polling the nearest word first;
+# the first wave's prefetches skipped or delayed; narrower blocks for more tile bytes per SM (216 KB
+# against 196 KB: 0.2-2.6 points slower); a two-level look-back over groups of 32 tiles (one window
+# walked instead of 2.2-5.7, 1.5-3.5 points slower at 2^24-2^28). The knobs kept: LS_LOOKER (a ninth
+# warp looks back while the tile lands), LS_TICKET (0: the tile by block index, the ticket only for the
+# epoch), LS_HINT (L2 eviction priorities: 1, the prefetch evict_last and the copy evict_first, shipped
+# with three eighths of a wave ahead; 2, the copy's alone; 3, the prefetch's alone), LS_CONTROL (the
+# looker does not walk: the data movement alone, timed unchecked) and LS_RAMP (the first wave's copies
+# sent out `ramp` SM cycles per block index apart, about 5, 8 and 12 ns at 1980 MHz, so that they land
+# about in index order and the wave's chain runs while its later tiles' bytes still move; 10 shipped).
+# Candidates by name (staged()); the first is the shipped kernel, the second the same without the ramp.
 SHIPPED_STAGED = staged(ahead=0.375, hint=1, ramp=10)  # scan.py's STAGED_AHEAD_WAVES, scan.cu's LS_HINT, LS_RAMP
 SKNOBS = [SHIPPED_STAGED, staged(ahead=0.375, hint=1), *(staged(ahead=0.375, hint=1, ramp=ramp) for ramp in (16, 24))]
 FAMILIES = ("lookback", "persistent", "staged")
 SHIPPED = ("lookback", "cub", "memcpy")
-PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # session 9's look-back by warp 0, its time stamps
+PROFILE_DEFINES = {"LB_PROFILE": 1, "LB_WIDE": 0}  # the look-back by warp 0, with time stamps
 
 
 def defines_of(knobs) -> dict:
@@ -124,7 +108,7 @@ def plabel(knobs) -> str:
 
 
 def sknobs(knobs) -> dict:
-    """A candidate's knobs by name (tuples of sessions 15-16 end early: the rest are the defaults)."""
+    """A candidate's knobs by name (a short tuple takes the defaults for the rest)."""
     return dict(zip(STAGED_KNOBS, tuple(knobs) + STAGED_DEFAULTS[len(knobs):]))
 
 

@@ -1,4 +1,4 @@
-"""Where the stream pipeline's time goes on the GPU: the evidence behind docs/stream_overlap.md.
+"""Where the stream pipeline's time goes on the GPU: the evidence behind docs/stream.md.
 
 Run on a GPU machine:
     python3 studies/stream_timeline.py [CHUNK] [TERMS] [CHUNKS] [STREAMS] [JSON]

@@ -1,4 +1,4 @@
-"""A variant's median does not depend on where it stands in --variants (docs/first_variant.md).
+"""A variant's median does not depend on where it stands in --variants (docs/measurement.md).
 
 On a GPU, as a user runs it (one command per order, so each run allocates its buffers the
 same way): transpose 8192^2 and vecadd 2^26, every variant >= 50 us per call, each variant

@@ -166,6 +166,11 @@ def cheat(kind):
             elif kind == "only_when_poisoned":  # works only when its output holds the check's poison
                 if np.isnan(b).any():
                     b[...] = a
+            elif kind == "skips_if_done":  # works only when its output is not already the answer
+                if np.array_equal(b, a):
+                    state["skipped"] = state.get("skipped", 0) + 1
+                else:
+                    b[...] = a
             elif kind == "sampled_only":  # writes only the rows and columns the check read the first time
                 rows, cols = state.setdefault("picks", ctx[SAMPLE])
                 b[rows, :] = a[rows, :]
@@ -176,6 +181,7 @@ def cheat(kind):
         return Job(run=run, output=lambda: take(b, ctx[SAMPLE]) if SAMPLE in ctx else b.copy(),
                    poison=lambda: b.fill(np.nan))
 
+    job.state = state  # what the cheat did, for the tests to read
     return job
 
 
@@ -213,6 +219,64 @@ def test_an_honest_kernel_passes_the_recheck_and_it_ran_in_the_same_buffers(monk
     assert np.array_equal(b, fresh["a"])  # the kernel's last output is of them
     if SAMPLE in inputs:
         assert all(np.array_equal(p, q) for p, q in zip(ctx[SAMPLE], fresh[SAMPLE]))
+
+
+@pytest.mark.parametrize("workload", [Copy2D, Sampled])
+def test_a_kernel_that_skips_its_work_when_the_output_is_right_works_every_timed_call(monkeypatch, workload):
+    """The timed calls alternate between two input sets sharing one output: the output always
+    holds the other set's answer, so a kernel that checks for its answer and returns early
+    finds none and earns no time it did not work for."""
+    cheat_job = cheat("skips_if_done")
+    monkeypatch.setattr(pipeline, "learner_job", cheat_job)
+    w = workload()
+    rows, _ = evaluate(w, {"m": 64, "n": 32}, [w.variant("whole"), MINE], ms=1.0)
+    assert rows["mine"].check == "PASS" and rows["mine"].median_ms == 1.0
+    p = w.protocol
+    assert cheat_job.state["calls"] == 1 + p.warmup + p.batches * p.reps + 1  # check, warmup, batches, re-check
+    assert cheat_job.state.get("skipped", 0) == 0
+
+
+def test_the_timed_calls_alternate_between_two_input_sets_sharing_the_output():
+    w = Copy2D()
+    shape = {"m": 8, "n": 4}
+    inputs = w.make_inputs(shape, np.random.default_rng(0))
+    ctx = w.setup(shape, inputs, {})
+    seen = []
+
+    class Watching(Copy2D):
+        def job(self, variant, shape, ctx_):
+            base = super().job(variant, shape, ctx_)
+
+            def run():
+                seen.append((id(ctx_["a"]), id(ctx_["b"])))
+                base.run()
+
+            return Job(run=run, output=base.output, poison=base.poison)
+
+    watched = Watching()
+    rows = pipeline.evaluate(watched, shape, [watched.variant("whole")], inputs, ctx, protocol=w.protocol,
+                             timer=FixedTimer(1.0), seed=0)
+    assert rows[0].check == "PASS"
+    timed = seen[1:]  # after the check's call
+    assert {b for _, b in timed} == {id(ctx["b"])}  # one output
+    assert [a for a, _ in timed[:4]] == [id(ctx["a"]), timed[1][0]] * 2 and timed[1][0] != id(ctx["a"])
+    second = w.make_inputs(shape, np.random.default_rng((0, pipeline.CYCLE_STREAM, 1)))
+    assert not np.array_equal(second["a"], inputs["a"])
+
+
+def test_each_call_runs_on_a_set_other_than_its_own_last_and_the_call_before():
+    cycle = pipeline.InputCycle(3)
+    order = []
+    runs = {name: cycle.runs(name, [lambda name=name, i=i: order.append((name, i)) for i in range(3)])
+            for name in ("x", "y")}
+    for name in ["x", "x", "y", "y", "x", "y", "x"]:  # interleaved batches, as with --alternate
+        runs[name]()
+    assert order == [("x", 0), ("x", 1), ("y", 0), ("y", 1), ("x", 0), ("y", 2), ("x", 1)]
+    two = pipeline.InputCycle(2)
+    x, y = (two.runs(n, [lambda: None, lambda: None]) for n in "xy")
+    x(), y(), x()  # x's own last is 0 and y's was 1: x goes to 1, its own output's other set
+    assert two.last == {"x": 1, "y": 1}
+    assert pipeline.input_sets(Protocol(3, 5, 20, alternate=True)) == 3 and pipeline.input_sets(Protocol(3, 5, 20)) == 2
 
 
 def test_a_recheck_without_room_is_an_error_row_and_the_others_stand(monkeypatch):
@@ -486,7 +550,7 @@ def sampled_only_source(tmp_path, seed=0) -> Path:
 def test_the_cheating_kernels_compile(tmp_path):
     from pmppbench.hardware.compile import compile_unit
 
-    names = ["caches_c", "skips_after_first", "only_when_poisoned"]
+    names = ["caches_c", "skips_after_first", "only_when_poisoned", "skips_if_done", "fp16_products"]
     unit = compile_unit("gemm", names, "sm_90", source=LEARNER / "gemm_cheats.cu")
     assert set(unit.lowered) == set(names)
     unit = compile_unit("gemm", ["sampled_only"], "sm_90", source=sampled_only_source(tmp_path))
@@ -512,6 +576,51 @@ def test_a_cheating_gemm_kernel_does_not_pass(run_cli, tmp_path, kernel, shape):
     assert rows["cublas"].check == "PASS" and rows["cublas"].median_ms
     assert rows[kernel].check == "FAIL" and rows[kernel].median_ms is None
     assert rows[kernel].check_detail.startswith("after its timed batches, on fresh inputs: "), rows[kernel].check_detail
+
+
+@pytest.mark.gpu
+def test_a_kernel_that_skips_its_work_when_done_earns_no_time(run_cli, tmp_path):
+    """skips_if_done is naive's work plus a check of one element per tile: right on every call,
+    so it PASSes, but with the timed calls cycling through input sets it never finds its
+    answer and takes naive's time (before the cycling: 2.3 times naive's rate at 2048^3)."""
+    from pmppbench.results.resultfile import load
+
+    out = tmp_path / "skips.csv"
+    code, _, err = run_cli("gemm", "2048", "2048", "2048", "5", "--variants", "naive", "--kernel",
+                           f"{LEARNER / 'gemm_cheats.cu'}:skips_if_done", "--like", "naive", "--out", str(out))
+    rows = {r.variant: r for r in load(out)[0]}
+    assert code == 0, err
+    assert rows["naive"].check == rows["skips_if_done"].check == "PASS"
+    assert rows["skips_if_done"].median_ms >= 0.95 * rows["naive"].median_ms
+
+
+@pytest.mark.gpu
+def test_a_kernel_with_fp16_products_fails_the_fp32_check(run_cli, tmp_path):
+    from pmppbench.results.resultfile import load
+
+    out = tmp_path / "fp16.csv"
+    code, _, err = run_cli("gemm", "1024", "1024", "1024", "2", "--variants", "naive", "--kernel",
+                           f"{LEARNER / 'gemm_cheats.cu'}:fp16_products", "--like", "naive", "--out", str(out))
+    rows = {r.variant: r for r in load(out)[0]}
+    assert code == 1, err
+    assert rows["naive"].check == "PASS" and rows["fp16_products"].check == "FAIL"
+
+
+def test_fp16_products_are_outside_the_fp32_gemm_bound():
+    """The CPU side of the same: products rounded to FP16 (11 bits) and summed in FP32 miss
+    the 16 u sqrt(K) bound of FP32 by orders of magnitude."""
+    from pmppbench.measure.check import compare
+    from pmppbench.workloads.gemm.workload import WORKLOAD as gemm
+
+    shape = {"m": 32, "n": 32, "k": 1024}
+    inputs = gemm.make_inputs(shape, np.random.default_rng(0))
+    a, b = inputs["a"].astype(np.float16), inputs["b"].astype(np.float16)
+    products = (a[:, :, None].astype(np.float32) * b[None, :, :].astype(np.float32)).astype(np.float16)
+    c = products.astype(np.float32).sum(axis=1, dtype=np.float32)
+    reference = gemm.reference(shape, inputs, gemm.variant("naive"))
+    assert not compare(c, reference, gemm.tolerance_for(shape)).passed
+    exact = (inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64)).astype(np.float32)  # FP32 inputs
+    assert compare(exact, reference, gemm.tolerance_for(shape)).passed
 
 
 def test_a_tensor_core_row_is_held_to_its_precisions_peak_not_fp32s():

@@ -382,7 +382,7 @@ def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     names = ["gemm_naive", "gemm_tiled16", "gemm_tiled32", "gemm_coarsened"]
-    unit = compile_unit("course_gemm", names, "sm_90", use_cache=False)
+    unit = compile_unit("course", names, "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 
@@ -705,13 +705,13 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
 
 @pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")), reason="needs a host C++ compiler")
 def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
-    """gemm.cu's streamk compiled for the host (studies/gemm_best_emulate.py: one thread per
+    """gemm.cu's streamk compiled for the host (tests/gemm_emulate.py: one thread per
     CUDA thread, blocks in random order) for each of best's configurations on shapes with
     partial tiles, K % 4 != 0 and few slots: the same normwise check as on the GPU, and the
     arrival counters back at zero after every launch. A schedule whose runs are one K step
     short (the same blocks, so the last steps belong to nobody) must fail it."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
-    import gemm_best_emulate as emu
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import gemm_emulate as emu
 
     runs = emu.plan(quick=True)
     configs = list(dict.fromkeys(c for c, _, _ in runs))
@@ -727,14 +727,14 @@ def test_streamk_schedules_give_the_right_c_when_emulated_on_the_cpu():
 
 
 def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
-    """The rule is read from results/h200/gemm-best/sweep3.csv: for every shape there, the
-    configuration `choose` names on the H200's 132 SMs has a checked, timed row (or is the
-    tuned rung, which every shape has), so the size table docs/gemm_ladder.md prints from
-    it (studies/gemm_best_table.py) has a number for every pick."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
+    """The rule was read from tests/data/gemm-best-sweep.csv (studies/gemm_best_sweep.py on an
+    H200): for every shape there, the configuration `choose` names on the H200's 132 SMs has a
+    checked, timed row (or is the tuned rung, which every shape has), so the sweep's table
+    (scripts/gemm_best_table.py) has a number for every pick."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     import gemm_best_table
 
-    path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sweep3.csv"
+    path = Path(__file__).resolve().parent / "data" / "gemm-best-sweep.csv"
     shapes = gemm_best_table.rows_by_shape(path)
     assert (4096, 4096, 4096) in shapes and len(shapes) >= 14
     for s, rows in shapes.items():
@@ -746,17 +746,20 @@ def test_every_pick_of_the_rule_was_measured_in_the_committed_sweep():
     assert len(lines) == 2 + len(shapes) and all("not timed" not in line for line in lines)
 
 
-def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
-    """results/h200/gemm-best/sizes.csv is `best` under this rule (docs/gemm_ladder.md, the
-    size table): each of its `best` rows names the kernel `choose` picks for that shape on the
-    H200's 132 SMs, passed the check, and has cuBLAS from the same run beside it -- so a
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+@pytest.mark.parametrize("path", sorted(RESULTS.glob("*/gemm-sizes.csv")), ids=lambda p: p.parent.name)
+def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick(path):
+    """results/<board>/gemm-sizes.csv is `best` under this rule (docs/gemm.md, the size table):
+    each of its `best` rows names the kernel `choose` picks for that shape on 132 SMs (an H100
+    SXM's and an H200's), passed the check, and has cuBLAS from the same run beside it -- so a
     rule changed after that run fails here until the table is measured again."""
     import csv
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     import gemm_best_table
 
-    path = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm-best" / "sizes.csv"
     rows = list(csv.DictReader(open(path, newline="")))
     best = [r for r in rows if r["variant"] == "best"]
     assert len(best) >= 14 and {r["run_id"] for r in rows} == {best[0]["run_id"]}  # one run
@@ -768,11 +771,15 @@ def test_every_best_row_of_the_committed_size_table_ran_the_rules_pick():
     assert len(lines) == 2 + len(best) and "**" not in "".join(lines)  # no target missed
 
 
+def test_a_size_table_is_committed():
+    assert sorted(RESULTS.glob("*/gemm-sizes.csv")), "no results/<board>/gemm-sizes.csv: docs/gemm.md quotes one"
+
+
 
 def test_any_configuration_is_a_variant_by_its_name():
     """`--variants` (and a config file) take a configuration's Config.name beside the table's
     names: the pipelined kernel's checked path at 4097 x 4095 x 4096 was timed so beside best
-    (docs/gemm_ladder.md, "Odd shapes"). A name that is neither is the usual one-line error."""
+    (docs/gemm.md, "Odd shapes"). A name that is neither is the usual one-line error."""
     checked = W.variant("pl_128x256x16_w64x64_i4_t4x4_chk_nf")
     assert checked.kernel == "pipelined<128, 256, 16, 64, 64, 4, 4, 4, false, false>"
     assert parse(checked.name) == Config("pipelined", CHOICES["pipelined"].tiles, checked=True, frags=False)

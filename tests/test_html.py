@@ -27,9 +27,9 @@ from pmppbench.results.resultfile import load
 from pmppbench.row import Result
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT = ROOT / "results/h200/default.csv"  # the committed H200 default run
-COUNTERS = ROOT / "results/h200/hardware.json"  # `all --config hardware --counters` on the H200
-PLAIN = ROOT / "results/h200/devices/plain.csv"  # another H200 run of the default config
+DEFAULT = ROOT / "tests/data/h200-default.csv"  # an H200 default run
+COUNTERS = ROOT / "tests/data/h200-hardware.json"  # `all --config hardware --counters` on the H200
+PLAIN = ROOT / "tests/data/h200-plain.csv"  # another H200 run of the default config
 
 
 class Tables(HTMLParser):
@@ -323,12 +323,13 @@ def test_pages_in_chromium(browser, tmp_path):
         context.close()
 
 
-def test_committed_page_is_the_committed_run():
-    """results/h200/default.html is `report --html` of results/h200/default.csv with this build;
-    after a change to the page, regenerate it: pmppbench report results/h200/default.csv --html
-    results/h200/default.html --force (and its screenshot, README's "The HTML report")."""
-    rows, meta = load(DEFAULT)
-    assert (ROOT / "results/h200/default.html").read_text() == html.document(rows, meta)
+@pytest.mark.parametrize("board", sorted(p.name for p in (ROOT / "results").iterdir() if p.is_dir()))
+def test_committed_page_is_the_committed_run(board):
+    """results/<board>/default.html is `report --html` of results/<board>/default.csv with this
+    build; after a change to the page, regenerate it: pmppbench report results/<board>/default.csv
+    --html results/<board>/default.html --force."""
+    rows, meta = load(ROOT / "results" / board / "default.csv")
+    assert (ROOT / "results" / board / "default.html").read_text() == html.document(rows, meta)
 
 
 def test_check_only_page_has_tables_and_no_empty_charts():

@@ -117,3 +117,34 @@ def test_the_like_variants_kernel_is_compiled_even_when_variants_leaves_it_out()
     shape = {"m": 64, "n": 64, "k": 64}
     assert kernel_unit(w, shape, [w.variant("cublas"), mine])[1] == ("naive",)
     assert kernel_unit(w, shape, [w.variant("cublas")])[1] == ()
+
+
+# ---- the standard headers --------------------------------------------------------------------
+
+HEADERS = Path(__file__).parent / "learner" / "headers.cu"
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"])
+def test_a_kernel_including_the_cuda_headers_compiles_for_every_target(arch):
+    """<cuda_fp16.h>, <cuda_bf16.h>, <mma.h>, <cooperative_groups.h>, <cuda/pipeline> and
+    <cuda/barrier>, found in NVIDIA's wheels (or a local toolkit) as nvcc would find them."""
+    from pmppbench.hardware.compile import compile_unit
+
+    unit = compile_unit("vecadd", ["round_trips"], arch, source=HEADERS, use_cache=False)
+    assert list(unit.lowered) == ["round_trips"]
+
+
+def test_a_header_that_is_missing_is_named_with_the_package_that_brings_it(tmp_path):
+    from pmppbench.errors import CompileError
+    from pmppbench.hardware.compile import compile_unit
+    from pmppbench.hardware.gpu import header_dirs
+
+    source = tmp_path / "mine.cu"
+    source.write_text('#include <cuda/no_such_header>\nextern "C" __global__ void k() {}\n')
+    with pytest.raises(CompileError) as info:
+        compile_unit("vecadd", ["k"], "sm_90", source=source, use_cache=False)
+    assert str(info.value).endswith(
+        f"cuda/no_such_header was not found among the CUDA headers here ({', '.join(header_dirs())}); it comes "
+        "with the nvidia-cuda-cccl wheel (CUDA 13; nvidia-cuda-cccl-cu12 for CUDA 12) or a CUDA toolkit: "
+        "pip install nvidia-cuda-cccl")
+    assert f"{source}(1): catastrophic error: cannot open source file \"cuda/no_such_header\"" in str(info.value)

@@ -82,7 +82,7 @@ def built_ahead(request):
     the test would give), so every unit is still compiled, once. NVRTC holds the GIL, so in
     the test's own process the eight targets took one core for the whole module. The units
     with the most kernels go first (GEMM's cost several times any other's), so no core waits
-    long on a large unit started last. Measurements: docs/install.md, "CI's time"."""
+    long on a large unit started last. Measurements: docs/development.md, "CI"."""
     test = test_every_variant_builds_for_every_target_within_its_limits.__name__
     jobs = [_job(w, defines, names, p["arch"])
             for p in (item.callspec.params for item in request.session.items if item.originalname == test)

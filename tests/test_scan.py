@@ -362,7 +362,7 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
                 if first is None:
                     first = out.copy()
                 elif dtype == "i32":
-                    assert bool(cp.array_equal(out, first)), f"{v.name} call {call} differs from call 0"
+                    assert bool(cp.array_equal(out, first)), f"{v.name} call {call} differs from the first call"
 
 
 @pytest.mark.gpu

@@ -471,7 +471,7 @@ def test_emulated_kernels_at_the_largest_radius(emulator):
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
-    unit = compile_unit("course_stencil", ["stencil_naive", "stencil_shared"], "sm_90", {"RADIUS": 32}, use_cache=False)
+    unit = compile_unit("course", ["stencil_naive", "stencil_shared"], "sm_90", {"RADIUS": 32}, use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 

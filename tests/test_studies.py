@@ -56,7 +56,7 @@ def test_the_sweeps_candidates_compile_with_the_shipped_helpers(sweep):
 @pytest.mark.parametrize("workload", ["reduce", "histogram", "scan"])
 def test_course_listing_compiles_through_the_same_path(workload, monkeypatch):
     """studies/baselines.py's listing kernels for the pattern workloads build with NVRTC as
-    the shipped kernels do (studies/course_listings/course_<workload>.cu)."""
+    the shipped kernels do (studies/course_listings/course.cu, one unit for every workload)."""
     listings = ROOT / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
     spec = importlib.util.spec_from_file_location("baselines", ROOT / "studies" / "baselines.py")
@@ -64,5 +64,5 @@ def test_course_listing_compiles_through_the_same_path(workload, monkeypatch):
     monkeypatch.setitem(sys.modules, "baselines", baselines)  # its dataclasses look their module up
     spec.loader.exec_module(baselines)
     names = [p.listing for p in baselines.PAIRS[workload]]
-    unit = compile_unit(f"course_{workload}", names, "sm_90", use_cache=False)
+    unit = compile_unit("course", names, "sm_90", use_cache=False)
     assert sorted(unit.ptxas) == sorted(names)

@@ -334,7 +334,7 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, args, words):
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
-    unit = compile_unit("course_transpose", ["copy", "naive", "shared32", "padded33"], "sm_90", use_cache=False)
+    unit = compile_unit("course", ["copy", "naive", "shared32", "padded33"], "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 

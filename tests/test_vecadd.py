@@ -78,7 +78,7 @@ def test_large_shapes_are_checked_on_samples(monkeypatch):
 def test_course_listing_compiles_through_the_same_path(monkeypatch):
     listings = Path(__file__).resolve().parent.parent / "studies" / "course_listings"
     monkeypatch.setenv("PMPPBENCH_KERNELS", str(listings))
-    unit = compile_unit("course_vecadd", ["vector_add"], "sm_90", use_cache=False)
+    unit = compile_unit("course", ["vector_add"], "sm_90", use_cache=False)
     for name, report in unit.ptxas.items():
         assert report.registers > 0 and (report.spill_stores, report.stack_bytes) == (0, 0), name
 

@@ -169,9 +169,11 @@ def test_host_work_made_ahead_is_what_the_step_would_make():
     shapes = [({"m": 4, "n": 3}, 7), ({"m": 5, "n": 2}, 8)]
     ahead.plan([_spec(w, s, seed) for s, seed in shapes])
     for s, seed in shapes:
-        inputs, refs = ahead.take(_spec(w, s, seed))
-        want_inputs, want_refs = host_work(w, s, [w.variant("rows"), w.variant("whole")], seed)
+        inputs, refs, second = ahead.take(_spec(w, s, seed))
+        want_inputs, want_refs, want_second = host_work(w, s, [w.variant("rows"), w.variant("whole")], seed)
         np.testing.assert_array_equal(inputs["a"], want_inputs["a"])  # the same seed, the same input
+        np.testing.assert_array_equal(second[0]["a"], want_second[0]["a"])  # and the same other set
+        assert not np.array_equal(second[0]["a"], inputs["a"])
         assert refs.keys() == want_refs.keys()
         for k in refs:
             np.testing.assert_array_equal(refs[k], want_refs[k])
@@ -180,7 +182,7 @@ def test_host_work_made_ahead_is_what_the_step_would_make():
 
 def test_host_work_ahead_stays_inside_its_memory_budget():
     w = Copy2D()
-    ahead = Ahead(budget_bytes=2 * w.device_bytes({"m": 4, "n": 4}) * 2)
+    ahead = Ahead(budget_bytes=4 * w.device_bytes({"m": 4, "n": 4}) * 2)
     later = [Step(w, {"m": 4, "n": 4}, w.protocol, seed) for seed in range(5)]
     ahead.plan(later)
     assert len(ahead.jobs) == 2  # two steps' estimates fit; the rest wait for a later plan()
@@ -192,7 +194,7 @@ def test_the_step_uses_the_references_it_is_given():
     """evaluate() compares with the host work handed in (made ahead), not with its own."""
     w = Copy2D()
     shape = w.default_shape()
-    inputs, refs = host_work(w, shape, [w.variant("whole")], 0)
+    inputs, refs, _ = host_work(w, shape, [w.variant("whole")], 0)
     wrong = {k: v + 1 for k, v in refs.items()}
     rows = evaluate(w, shape, [w.variant("whole")], inputs, w.setup(shape, inputs, {}), protocol=w.protocol,
                     check_only=True, references=wrong)
@@ -316,7 +318,7 @@ def test_every_worker_is_started_with_the_rest_of_the_plan():
 
 def test_ahead_follows_the_plan_step_by_step():
     w = Copy2D()
-    one_step = 2 * w.device_bytes({"m": 4, "n": 4})
+    one_step = 4 * w.device_bytes({"m": 4, "n": 4})
     ahead = Ahead(budget_bytes=one_step)
     plan = tuple(Step(w, {"m": 4, "n": 4}, w.protocol, seed) for seed in range(3))
     ahead.expect(PlanAhead(plan))
@@ -362,7 +364,7 @@ def test_every_step_of_the_plan_is_prebuilt_once_on_the_build_thread():
     """Builds are not held to the memory budget (they hold no inputs): every step of the plan
     starts building at once, each once however often the plan is sent."""
     w = Prebuilt()
-    ahead = Ahead(budget_bytes=2 * w.device_bytes({"m": 4, "n": 4}))
+    ahead = Ahead(budget_bytes=4 * w.device_bytes({"m": 4, "n": 4}))
     plan = tuple(Step(w, {"m": m, "n": 4}, w.protocol, m) for m in (4, 5, 6))
     ahead.expect(PlanAhead(plan))
     ahead.expect(PlanAhead(plan[1:]))  # a restarted worker's plan: the rest of it

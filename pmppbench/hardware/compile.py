@@ -35,7 +35,7 @@ from typing import Any
 from pmppbench.hardware import device
 from pmppbench.hardware.archs import capability
 from pmppbench.errors import CompileError, UsageError
-from pmppbench.hardware.gpu import cupy, nvrtc
+from pmppbench.hardware.gpu import HEADER_COMPONENTS, cupy, header_dirs, nvrtc
 
 BASE_OPTIONS = ("-std=c++17", "-lineinfo", "-Xptxas=-v")
 
@@ -124,6 +124,7 @@ STATS = {"nvrtc_runs": 0, "cache_hits": 0}
 
 def _options(arch: str, defines: dict[str, Any]) -> list[str]:
     opts = [*BASE_OPTIONS, f"-arch={arch}"]
+    opts += [f"-I{folder}" for folder in header_dirs()]  # <cuda_fp16.h>, <mma.h>, <cuda/pipeline> ...
     opts += [f"-D{k}={v}" for k, v in sorted(defines.items())]
     return opts
 
@@ -175,7 +176,19 @@ def _compile_failure(display_name: str, arch: str, where: str, exc: Exception, l
         oldest = max((m.group(2) for m in needs), key=lambda a: int(a[3:]))
         return NeedsNewerArch(f"{display_name}{where}: {', '.join(features)} need {oldest} or newer, so it cannot "
                               f"be built for {arch}; choose --arch {oldest} or newer (or run on such a GPU)", oldest)
+    missing = _MISSING_HEADER.search(log)
+    if missing:
+        header = missing.group(1) or missing.group(2)
+        component = ("cccl" if header.startswith(("cuda/", "cub/", "thrust/", "nv/")) else
+                     "crt" if header.startswith("crt/") else "cudart")
+        cu13, cu12 = HEADER_COMPONENTS[component]
+        log += (f"\n{header} was not found among the CUDA headers here ({', '.join(header_dirs()) or 'none found'}); "
+                f"it comes with the {cu13} wheel (CUDA 13; {cu12} for CUDA 12) or a CUDA toolkit: "
+                f"pip install {cu13}")
     return CompileError(f"NVRTC could not compile {display_name} for {arch}{where} ({exc}):\n{log}")
+
+
+_MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"|could not open source file "([^"]+)"')
 
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")

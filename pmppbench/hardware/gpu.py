@@ -41,6 +41,36 @@ def nvrtc():
     return lib
 
 
+# The CUDA headers a course's nvcc line finds, by the component that ships them: the runtime's
+# device headers (cuda_fp16.h, cuda_bf16.h, mma.h, cooperative_groups.h), the compiler's crt/
+# headers they include (crt/mma.h: beside the runtime's in the wheels' layout) and CCCL's
+# libcu++ (<cuda/pipeline>, <cuda/barrier>); the pip package of each for a CUDA 13 / 12 install.
+HEADER_COMPONENTS = {"cudart": ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12"),
+                     "crt": ("nvidia-cuda-crt", "nvidia-cuda-nvcc-cu12"),
+                     "cccl": ("nvidia-cuda-cccl", "nvidia-cuda-cccl-cu12")}
+SEARCHED = ("cudart", "nvcc", "cccl")  # cuda.pathfinder's names; CUDA 13's crt/ lies in cudart's folder, 12's in nvcc's
+
+
+@functools.lru_cache(maxsize=1)
+def header_dirs() -> tuple[str, ...]:
+    """The include folders of HEADER_COMPONENTS found here: in NVIDIA's wheels (what the cuda13
+    and cuda12 extras install) or a local toolkit (CUDA_PATH / CUDA_HOME), on Linux's and
+    Windows' layouts alike, through cuda.pathfinder (CuPy's own way to find CUDA)."""
+    try:
+        from cuda import pathfinder  # noqa: PLC0415 -- comes with CuPy, which is optional here
+    except ImportError:
+        return ()
+    found = []
+    for component in SEARCHED:
+        try:
+            folder = pathfinder.find_nvidia_header_directory(component)
+        except Exception:  # noqa: BLE001 -- a component pathfinder cannot look for is simply absent
+            folder = None
+        if folder:
+            found.append(str(folder))
+    return tuple(found)
+
+
 @functools.lru_cache(maxsize=1)
 def _libcuda():
     """libcuda, the driver library CuPy itself runs on, through ctypes; None where none loads."""

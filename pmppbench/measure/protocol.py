@@ -223,7 +223,7 @@ class EventTimer:
         transpose) leaves the L2's other lines in place, so lines that the variant timed
         before it had read (the same input, through ordinary loads) stay resident and serve
         part of its reads: the same kernel read 1.6-2.2% faster after memcpy than first on a
-        shape (docs/first_variant.md). After this, every variant starts from one state,
+        shape (docs/measurement.md). After this, every variant starts from one state,
         whatever ran before it; a variant that caches normally refills the L2 in its warmup.
         Lines a variant marked evict-last are made ordinary first (`evict_l2`).
         """

@@ -8,11 +8,11 @@ Variants (kernels_cu/stencil.cu): `naive` (2R+1 global reads per output), `share
 course's halo tile, B = 256), `coarsened` (the memory-roof kernel: for R <= 4 a register
 window of 4 outputs per thread, otherwise C = 9 outputs per thread with a running sum over a
 shared tile that cp.async fills), and `memcpy`, a device-to-device copy of the same 8N bytes: the roof of the
-"% of memcpy" column (docs/memory_roof.md).
+"% of memcpy" column (docs/stencil.md).
 
 Index paths: naive and shared are templates on their index type. The host picks
 `int`, the course's, while n + B + 2R fits in 31 bits and `long long` beyond (index_type;
-the 64-bit loop is much slower than the course's listing, docs/baselines.md). The check
+the 64-bit loop is much slower than the course's listing, docs/measurement.md). The check
 shapes include n = 2^31 + 4101, on the 64-bit path; above SAMPLE_ABOVE outputs the input is
 a repeated random block (helpers.repeated_random) and the check is exact on a sample of the
 outputs (helpers' sampled check), whose windows the float64 reference sums directly.

@@ -15,7 +15,7 @@ synchronized, timed with the host clock (protocol "host"): transfers are the poi
 Pinned host buffers, device buffers, streams and the event are made outside the timed call
 (setup/job) and released when the engine closes the context. After timing, the runner times each stage's work
 alone (every chunk's upload, every kernel, every download, on the configuration's streams
-with nothing else queued) and adds two numbers to each row (docs/stream_overlap.md):
+with nothing else queued) and adds two numbers to each row (docs/stream.md):
 
     bound_ms      a lower bound no schedule can beat: the busiest engine's total work plus
                   the fill before it can start and the drain after it (pipeline_bound_ms).
@@ -158,12 +158,12 @@ def predicted_pipeline_ms(chunks: int, streams: int, h2d_ms: float, kernel_ms: f
     free: one H2D copy engine, the SMs running one chunk's kernel at a time, and one D2H
     copy engine (separate from the H2D one on H200). When an engine frees, the streams'
     next operations that could start earliest go first, ties to the one submitted first.
-    With `copy_runs` (the H200's behaviour, docs/stream_overlap.md) a copy engine that
+    With `copy_runs` (the H200's behaviour, docs/stream.md) a copy engine that
     has just served a stream first carries on with that stream's next operation if it is
     a copy in the same direction, so a stream's run of queued copies goes back to back;
     without it (the course's assumption) the copy engines interleave the streams in
     submission order. No submission or launch overhead is counted, and no slowdown of
-    the copies when H2D and D2H overlap (they share the host link; docs/stream_overlap.md
+    the copies when H2D and D2H overlap (they share the host link; docs/stream.md
     measures it).
     One stream gives chunks * (h2d + kernel + d2h); with a stream per chunk it is
     pipeline_bound_ms.
@@ -438,8 +438,8 @@ class Streams(Workload):
             Axis("chunks", "Number of chunks."))
     # The course times 9 single runs. A pipeline timed on the host clock moves between single
     # runs (host wake-up and submission jitter), which single-run batches carry straight into
-    # the spread, so each of the 9 batches is the median of 10 runs instead (README, "The
-    # protocol", and studies/spread_study.py). REPS 1 gives the course's protocol back.
+    # the spread, so each of the 9 batches is the median of 10 runs instead (docs/stream.md:
+    # `pmppbench stream 1048576 64 1` against `... 10`). REPS 1 gives the course's protocol back.
     protocol = Protocol(warmup=5, batches=9, reps=10, alternate=True, timer="host")
     shares_host_link = True  # GPUs of one host share its PCIe links and memory bandwidth
     variants = (*map(pipeline_variant, DEFAULT_STREAMS), EVENT)  # those of the default shape

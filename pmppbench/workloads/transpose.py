@@ -5,7 +5,7 @@ tiled<32>, tiled<33>), all with block (32, 32) and one element per thread, plus 
 a 32 x 8 block moving a padded 64 x 64 tile with float4 loads and streaming float4 stores,
 the tiles taken column by column over A (B's row by row; the grid stays one block per tile),
 and `memcpy`, the driver's device-to-device copy of A into B: the ceiling for moving these
-bytes and the roof of the "% of memcpy" column (docs/memory_roof.md). Every variant moves
+bytes and the roof of the "% of memcpy" column (docs/transpose.md). Every variant moves
 8*M*N logical bytes.
 
 `copy` and `memcpy` write A unchanged, so they have their own reference (A itself, M x N)
@@ -163,7 +163,7 @@ BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
 
 def pick(shape, compute_capability: str | None, l2_bytes: int | None = None) -> str:
     """The variant `best` runs. On Hopper (compute capability 9.x, where the TMA forms were measured:
-    docs/memory_roof.md), by the pitches of A and B:
+    docs/transpose.md), by the pitches of A and B:
     - M and N multiples of 4 (both sides' rows on a float4) and below 2^31 (the tensor maps' int32
       coordinates): coarsened_tma where both are multiples of 64 (256-byte pitches); where N = 4 mod 8
       (A's rows 16 bytes off a sector) and A is at least the L2's size, coarsened_sector_tma_any_el

@@ -1,4 +1,4 @@
-"""The GEMM tile sweep (docs/gemm_ladder.md, "Tuning"): the register- and warp-tiled rungs at
+"""The GEMM tile sweep (docs/gemm.md, "Tuning"): the register- and warp-tiled rungs at
 other tiles, beside the rungs they were tuned from and cuBLAS. A study workload, outside the
 shipped table; run it from the repository root with
 

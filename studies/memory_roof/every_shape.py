@@ -1,5 +1,5 @@
-"""The coarsened transpose at shapes that are not multiples of its 64 x 64 tile (#36, "on every
-shape"), beside a device-to-device memcpy of the same bytes (docs/memory_roof.md, "Every shape").
+"""The coarsened transpose at shapes that are not multiples of its 64 x 64 tile, beside a
+device-to-device memcpy of the same bytes (docs/transpose.md, "Every shape").
 
 Run on a GPU machine:  python3 studies/memory_roof/every_shape.py [--json FILE]
 
@@ -8,9 +8,9 @@ Candidates, all instantiations of edged<GROUP, VEC_EDGES, CS> in studies/memory_
 A (the shipped order), 0 row by row, -G bands of G tile columns taken row by row; VEC_EDGES moves
 the partial tiles of a matrix with N and M multiples of 4 as float4s; CS 2 streaming loads and
 stores (shipped), 1 streaming stores only. `now` is the workload's own `coarsened` variant,
-`memcpy` the roof. Shapes: the four of #36, multiples of the tile for reference (8192^2, 4096^2
+`memcpy` the roof. Shapes: four odd shapes (not multiples of the tile), multiples of the tile for reference (8192^2, 4096^2
 and 9984^2, the multiple of 64 nearest 10000), and 4097^2 (rows not on a float4).
---candidates 1 is the first call's set (results/h200/memory-roof/every-shape/study1.txt).
+--candidates 1 is a smaller first set.
 Each candidate is checked bit for bit against A^T on the GPU, then a shape's candidates are timed
 together under one alternating protocol, twice (the better median of the two is kept).
 """

@@ -1,4 +1,4 @@
-// Study forms of the coarsened stencil (docs/memory_roof.md; studies/README.md says which
+// Study forms of the coarsened stencil (docs/stencil.md says what they showed; studies/README.md says which
 // results they produced): studies/memory_roof_sweep.py compiles them with NVRTC per radius
 // and times their instantiations next to a device-to-device memcpy. They use the shipped
 // kernel's device helpers (kernels_cu/vector_io.cuh), so a candidate differs from the
@@ -153,7 +153,7 @@ coarsened(const float* __restrict__ x, float* __restrict__ y, long long n) {
     }
 }
 
-// ---- study 3: latency at 2^22 (results/h200/memory-roof/sweep3.txt) ---------------------
+// ---- study 3: latency at 2^22 ---------------------------------------------------------
 // pipe<THREADS, C, TPB, ASYNC, WARP>: the PATH 2 kernel above (shared tile, chunked first
 // window, running sum, streaming stores) with the same tiles and the same summation order, so
 // its output is bit for bit PATH 2's; what changes is how the tiles' loads and the barriers

@@ -1,5 +1,5 @@
 // The copy engine's loads of a transpose tile alone, one kernel a layout: studies/memory_roof/tma_loads.py
-// (which says what each layout is and how it is timed; docs/memory_roof.md, "Session 21"). sm_90.
+// (which says what each layout is and how it is timed; docs/transpose.md). sm_90.
 struct __align__(64) Map { unsigned long long w[16]; };
 __device__ __forceinline__ unsigned smem(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
 constexpr int SMEM_FLOATS = 72 * 128 + 16;  // the largest layout (bulk_line), for every form

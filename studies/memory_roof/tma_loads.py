@@ -1,6 +1,6 @@
-"""What the copy engine's loads of a transpose tile cost by themselves (session 21; docs/memory_roof.md).
+"""What the copy engine's loads of a transpose tile cost by themselves (docs/transpose.md).
 
-ncu (session 21, call 1) has coarsened_sector_tma_any's engine loads at 2.6 times the L2 read requests of
+ncu has coarsened_sector_tma_any's engine loads at 2.6 times the L2 read requests of
 coarsened_sector_tma's at 8192^2 (454 against 173 a tile, 1.8 sectors a request against 4), the same
 shape and the same write phase, 5 points of memcpy apart. This study times the loads alone: every
 block takes one tile in coarsened's order, loads A's 72 rows of it (y0 - 8 .. y0 + 63, as the sector
@@ -16,7 +16,7 @@ forms do) into shared memory in one of these layouts, waits for them, and exits:
   bulk_line  the same copies, each row put at its global address's offset within 128 bytes, rows 128
              floats apart: shared memory's 128-byte lines and the global lines fall together (any N)
   bulk_sec   bulk_line's placement, each copy 288 bytes from the 32-byte sector at or before the row's first
-             float (whole sectors at both ends; added after call 2, not yet run)
+             float (whole sectors at both ends)
   bulk_lines3 one copy a row of the three whole 128-byte lines from the one at or before the row's first
              float (384 bytes, 1.4 times the bytes), rows 128 floats apart (any N)
   read4      no engine: the threads read the tile's floats (streaming loads, 72 rows of 64): a read roof
@@ -49,8 +49,7 @@ PROTOCOL = Protocol(warmup=3, batches=5, reps=20)  # the benchmark's (the L2 set
 
 
 def time_ms(launch) -> float:
-    """Median ms a call under the harness's own protocol and event timer (pmppbench.measure.protocol.measure;
-    call 2 of session 21 timed with plain CUDA events around 20 calls, 5 batches, no settling)."""
+    """Median ms a call under the harness's own protocol and event timer (pmppbench.measure.protocol.measure)."""
     return measure({"x": launch}, PROTOCOL)["x"].median_ms
 
 

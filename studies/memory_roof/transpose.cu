@@ -1,10 +1,9 @@
-// Study forms of the coarsened transpose (docs/memory_roof.md; studies/README.md says which
-// results they produced): studies/memory_roof_sweep.py compiles them with NVRTC and times
+// Study forms of the coarsened transpose (docs/transpose.md says what they showed): studies/memory_roof_sweep.py compiles them with NVRTC and times
 // their instantiations next to a device-to-device memcpy. ordered<...> runs the shipped
 // kernel's move_tile (kernels_cu/transpose_tile.cuh) in other tile orders and cache modes.
-// The kernel the workload runs is kernels_cu/transpose.cu's coarsened<64>: round 1's coarsened<64, 8, 4, false, 2, 8> (TILE =
+// The kernel the workload runs is kernels_cu/transpose.cu's coarsened<64>: the sweep's coarsened<64, 8, 4, false, 2, 8> (TILE =
 // 64, ROWS = 8, VEC = 4, no prefetch, streaming loads and stores, MINB = 8) on a 2-D grid of
-// one tile per block, in round 2's column-major tile order, ordered<GROUP, 2> with GROUP at
+// one tile per block, in the column-major tile order the second sweep chose, ordered<GROUP, 2> with GROUP at
 // least the number of tile rows (ordered<128, 2> at 8192^2).
 //
 // TILE x TILE tile, 32 x ROWS threads, VEC-wide loads and stores; the block takes tiles
@@ -166,7 +165,7 @@ ordered(const float* __restrict__ a, float* __restrict__ b, size_t m, size_t n) 
     });
 }
 
-// ---- study 4: every shape (#36): edges and tile orders at shapes that are not multiples of 64 ----
+// ---- study 4: every shape: edges and tile orders at shapes that are not multiples of 64 ----
 // edged<GROUP, VEC_EDGES, CS>: ordered<GROUP, CS>'s tile orders and cache modes, with VEC_EDGES
 // the partial tiles of a matrix whose N and M are multiples of 4 moved as float4s with one bounds
 // test per float4 (move_tile's VEC_EDGES) instead of element by element. edged<1 << 20, true, 2>

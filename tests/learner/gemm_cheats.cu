@@ -56,3 +56,32 @@ extern "C" __global__ void only_when_poisoned(const float* A, const float* B, fl
 
 // sampled_only, a kernel that writes only the rows and columns of C the sampled check of
 // seed 0 reads, is written by tests/test_gaming.py with those picks (SAMPLED_ONLY there).
+
+// Skips its work when C already holds the answer for the current inputs: each block
+// recomputes the first element of its tile and, if C has it, returns. After the check, the
+// timed calls on the same inputs would all find their answer in C; with the timed calls
+// alternating between two input sets that share C, C always holds the other set's answer.
+extern "C" __global__ void skips_if_done(const float* A, const float* B, float* C, int M, int N, int K) {
+    __shared__ int done;
+    const int row0 = blockIdx.y * blockDim.y, col0 = blockIdx.x * blockDim.x;
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+        done = row0 < M && col0 < N && C[size_t(row0) * N + col0] == dot(A, B, N, K, row0, col0);
+    __syncthreads();
+    if (done) return;
+    const int row = row0 + threadIdx.y, col = col0 + threadIdx.x;
+    if (row < M && col < N) C[size_t(row) * N + col] = dot(A, B, N, K, row, col);
+}
+
+// The same work as naive with the products in FP16 (a lower precision than the workload's
+// FP32): the check's bound (16 u sqrt(K) of FP32) must catch it.
+#include <cuda_fp16.h>
+
+extern "C" __global__ void fp16_products(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= M || col >= N) return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k)
+        acc += __half2float(__hmul(__float2half(A[size_t(row) * K + k]), __float2half(B[size_t(k) * N + col])));
+    C[size_t(row) * N + col] = acc;
+}

@@ -109,18 +109,33 @@ def kernel_unit(workload: Workload, shape: Shape, variants: list[Variant]) -> tu
     return workload.name, names, tuple(sorted(workload.defines(shape).items()))
 
 
-HostWork = tuple[dict, dict]  # (inputs, references by reference_key)
+HostWork = tuple[dict, dict, list]  # (inputs, references by reference_key, the other input sets)
+CYCLE_STREAM = 2  # the timed calls' other input sets: default_rng((seed, 2, i)), apart from the re-check's
 
 
-def host_work(workload: Workload, shape: Shape, variants: list[Variant], seed: int) -> HostWork:
-    """What a shape needs from the host alone: its seeded inputs and every CPU reference its
-    variants compare with. No GPU, so a worker can do it for the next steps while the GPU
-    runs this one (worker.Ahead)."""
+def input_sets(protocol: Protocol) -> int:
+    """How many input sets the timed calls cycle through (cycle_inputs): two; three where the
+    protocol interleaves the variants' batches, since a variant's next call must then differ
+    both from its own last set and from the set of the call just before it (another variant's,
+    which may have left its answer in a shared output)."""
+    return 3 if protocol.alternate else 2
+
+
+def host_work(workload: Workload, shape: Shape, variants: list[Variant], seed: int, sets: int = 2) -> HostWork:
+    """What a shape needs from the host alone: its seeded inputs, every CPU reference its
+    variants compare with, and the other `sets - 1` input sets its timed calls cycle through
+    (other_inputs; none for a check-only step). No GPU, so a worker can do it for the next steps
+    while the GPU runs this one (worker.Ahead)."""
     inputs = workload.make_inputs(shape, np.random.default_rng(seed))
     references: dict = {}
     for v in variants:
         reference_for(workload, shape, inputs, v, references)
-    return inputs, references
+    return inputs, references, other_inputs(workload, shape, seed, sets)
+
+
+def other_inputs(workload: Workload, shape: Shape, seed: int, sets: int) -> list[dict]:
+    """`sets - 1` more input sets of the same shape and distribution, each from its own seed stream."""
+    return [workload.make_inputs(shape, np.random.default_rng((seed, CYCLE_STREAM, i))) for i in range(1, sets)]
 
 
 def reference_for(workload: Workload, shape: Shape, inputs: dict, variant: Variant, references: dict):
@@ -182,7 +197,7 @@ def run_shape(
     with prepared(workload, shape, variants, seed, inputs=host[0] if host else None,
                   memory_checked=True) as (inputs, ctx):
         rows = evaluate(workload, shape, variants, inputs, ctx, protocol=protocol, check_only=check_only,
-                        references=dict(host[1]) if host else None,
+                        references=dict(host[1]) if host else None, others=host[2] if host else None,
                         seed=seed, run_id=run_id, progress=progress, device_name=dev.name, device=dev,
                         synchronize=cp.cuda.Device().synchronize, ceilings=roofline.ceilings_for(dev),
                         observer=clock_observer, at=at)
@@ -212,6 +227,8 @@ class ShapeRun:
     jobs: dict[str, Job] = field(default_factory=dict)
     tolerances: dict = field(default_factory=dict)
     clocks: ClockObserver | None = None
+    others: list | None = None  # the other input sets the timed calls cycle through (None: made when needed)
+    cycled: dict[str, list[Job]] = field(default_factory=dict)  # each timed variant's job on every input set
 
     @property
     def label(self) -> str:
@@ -242,20 +259,23 @@ def evaluate(
     at: Callable[[str, str], None] | None = None,
     references: dict | None = None,
     device: Any = None,
+    others: list | None = None,
 ) -> list[Result]:
     """One shape's pipeline, on a shape already set up (`prepared`; no GPU needed by this
     function, so the CPU tests drive it with a NumPy workload): check every variant with its
-    output poisoned, model its traffic, time only the variants that PASS, re-check a learner's
-    kernel on fresh inputs, derive the rates, and judge each row against the ceilings."""
+    output poisoned, model its traffic, time only the variants that PASS (their calls
+    cycling through input sets that share the outputs), re-check a learner's kernel on fresh inputs, derive
+    the rates, and judge each row against the ceilings."""
     run = ShapeRun(workload, shape, list(variants), inputs, ctx, protocol, seed=seed, device=device,
                    synchronize=synchronize, ceilings=ceilings, timer=timer, at=at, progress=progress,
-                   references=references if references is not None else {})
+                   references=references if references is not None else {}, others=others)
     start_rows(run, device_name, run_id)
     check_variants(run)
     model_traffic(run)
     if check_only or not run.jobs:
         return list(run.rows.values())
     run.clocks = observer()
+    bind_input_sets(run)
     time_variants(run)
     recheck_learners(run)
     derive_values(run)
@@ -352,9 +372,11 @@ def model_traffic(run: ShapeRun) -> None:
 def time_variants(run: ShapeRun) -> None:
     """The protocol over the variants that passed (measure alternates them), into their rows."""
     protocol, clocks = run.protocol, run.clocks
+    cycle = InputCycle(len(next(iter(run.cycled.values()), [None])))
+    runs = {n: cycle.runs(n, [job.run for job in run.cycled[n]]) if n in run.cycled else j.run
+            for n, j in run.jobs.items()}
     with spent("timed"):
-        timings = measure({n: j.run for n, j in run.jobs.items()}, protocol, timer=run.timer, observer=clocks,
-                          at=run.at)
+        timings = measure(runs, protocol, timer=run.timer, observer=clocks, at=run.at)
     for name, timing in timings.items():
         row = run.rows[name]
         if clocks:
@@ -368,6 +390,75 @@ def time_variants(run: ShapeRun) -> None:
         if protocol.discard_on_throttle:
             row.retimed_throttled = timing.retimed if clocks else None  # None: nothing could tell (no NVML)
         derive.fill_rates(row)
+
+
+def bind_input_sets(run: ShapeRun) -> None:
+    """Each timed variant's job once more on each other input set of the shape, every set
+    sharing the first one's outputs, so that the timed calls cycle through them (InputCycle).
+    A kernel that skips its work when its output already holds the answer for the current
+    inputs then finds another set's answer there and must work every call: no time is earned
+    without the work. Every variant is timed this way, so the table stays one comparison. A
+    workload whose buffers are not named arrays (the stream's pinned pipeline) is timed on its
+    one set, as is a shape with no room on the GPU for the others."""
+    if not _arrays(run.ctx):
+        return
+    for job in run.jobs.values():  # outputs poisoned: what holds NaN is no input (input_buffers)
+        job.poison()
+    run.synchronize()
+    sets = input_sets(run.protocol)
+    others = run.others if run.others is not None else other_inputs(run.workload, run.shape, run.seed, sets)
+    try:
+        contexts = sharing_outputs(run.workload, run.shape, run.ctx, run.inputs, others[:sets - 1])
+    except Exception as exc:  # no room for the other sets (a workload may say so as a UsageError)
+        if type(exc).__name__ != "OutOfMemoryError" and not isinstance(exc, UsageError):
+            raise
+        return
+    if not contexts:
+        return
+    for name, job in run.jobs.items():
+        v = next(v for v in run.variants if v.name == name)
+        run.cycled[name] = [job] + [job_for(run.workload, v, run.shape, ctx) for ctx in contexts]
+
+
+def sharing_outputs(workload: Workload, shape: Shape, ctx: Any, inputs: dict, others: list[dict]) -> list:
+    """A context for each input set of `others` that shares every other buffer of `ctx` (its
+    outputs, its scratch) and its kernels; [] when no buffer of ctx holds what setup() makes of
+    the inputs. What these setups took is released with ctx (Context.on_close)."""
+    made = input_buffers(workload, shape, ctx, inputs)
+    if not made:
+        return []
+    old, contexts = _arrays(ctx), []
+    for second in others:
+        now = workload.setup(shape, second, _kernels(ctx))
+        arrays = {**old, **{k: v if k in made and _same_array(old.get(k), v) else old[k]
+                            for k, v in _arrays(now).items() if k in old}}
+        if isinstance(ctx, Context):
+            other = Context(ctx.kernels, ctx.device, **arrays)
+            other.keep = ctx.keep
+            ctx.on_close(lambda now=now: release(now))
+        else:
+            other = arrays
+        contexts.append(other)
+    return contexts
+
+
+class InputCycle:
+    """Which input set each timed call runs on, across the variants of one shape: never the set
+    of the variant's own last call (its output holds that set's answer) nor the set of the
+    call just before (another variant's, whose answer may be in a shared output)."""
+
+    def __init__(self, sets: int):
+        self.sets, self.last, self.previous = sets, {}, None
+
+    def runs(self, name: str, calls: list[Callable[[], None]]) -> Callable[[], None]:
+        def run() -> None:
+            own = self.last.get(name)
+            i = next((i for i in range(self.sets) if i not in (own, self.previous)), None)
+            if i is None:  # two sets and an interleaved order: the variant's own output comes first
+                i = next(i for i in range(self.sets) if i != own)
+            self.last[name] = self.previous = i
+            calls[i]()
+        return run
 
 
 def recheck_learners(run: ShapeRun) -> None:
@@ -437,24 +528,29 @@ def limits_for(workload: Workload, shape: Shape, device: Any, ceilings: list | N
 RECHECK_STREAM = 1  # the re-check's inputs: default_rng((seed, 1)), a stream independent of the seed's own
 
 
-def refill(workload: Workload, shape: Shape, ctx: Any, inputs: dict, seed: int) -> dict:
-    """New random inputs of the same shape (another seed), put into the device buffers the
-    timed jobs use; returns them, for new references. Which buffers: those that still hold
-    what setup() made of the old `inputs` (the inputs, derived copies such as GEMM's
-    column-major B, counters left at zero), each then overwritten with what a setup of the
-    new inputs makes; an output holds an answer instead, so it keeps it. A sampled check's
-    picks are drawn again. A kernel that keeps an answer from the inputs it was timed on,
-    keyed by anything (a flag, a pointer), then gives that stale answer and FAILs."""
+def input_buffers(workload: Workload, shape: Shape, ctx: Any, inputs: dict) -> set[str]:
+    """The buffers of `ctx` that still hold what setup() makes of `inputs`: the inputs, derived
+    copies such as GEMM's column-major B, counters left at zero. Found by setting the shape up
+    again from the same inputs and comparing bit for bit; an output holds an answer instead."""
     old = _arrays(ctx)
-    kernels = ctx.kernels if isinstance(ctx, Context) else old.get("kernels", {})
-    was = workload.setup(shape, inputs, kernels)
+    was = workload.setup(shape, inputs, _kernels(ctx))
     try:
-        made = {k for k, v in _arrays(was).items() if _same_array(old.get(k), v) and _equal(old[k], v)}
+        return {k for k, v in _arrays(was).items() if _same_array(old.get(k), v) and _equal(old[k], v)}
     finally:
         release(was)
         del was
+
+
+def refill(workload: Workload, shape: Shape, ctx: Any, inputs: dict, seed: int) -> dict:
+    """New random inputs of the same shape (another seed), put into the device buffers the
+    timed jobs use (input_buffers: each then overwritten with what a setup of the new inputs
+    makes; an output keeps its answer); returns them, for new references. A sampled check's
+    picks are drawn again. A kernel that keeps an answer from the inputs it was timed on,
+    keyed by anything (a flag, a pointer), then gives that stale answer and FAILs."""
+    made = input_buffers(workload, shape, ctx, inputs)
+    old = _arrays(ctx)
     fresh = workload.make_inputs(shape, np.random.default_rng((seed, RECHECK_STREAM)))
-    now = workload.setup(shape, fresh, kernels)
+    now = workload.setup(shape, fresh, _kernels(ctx))
     try:
         for key, value in _arrays(now).items():
             if key == SAMPLE:
@@ -464,6 +560,10 @@ def refill(workload: Workload, shape: Shape, ctx: Any, inputs: dict, seed: int) 
     finally:
         release(now)
     return fresh
+
+
+def _kernels(ctx: Any) -> dict:
+    return ctx.kernels if isinstance(ctx, Context) else _arrays(ctx).get("kernels", {})
 
 
 def _arrays(ctx: Any) -> dict:

@@ -124,14 +124,15 @@ class Ahead:
             if step.key in self.jobs:
                 continue
             try:
-                size = 2 * int(step.workload.device_bytes(step.shape))  # inputs and references, about the device's share
+                size = 4 * int(step.workload.device_bytes(step.shape))  # up to three input sets and references
             except Exception:  # noqa: BLE001 -- a step refused as bad input says so itself
                 continue
             if held + size > self.budget:
                 return
             held += size
             self.jobs[step.key] = (self.pool.submit(pipeline.host_work, step.workload, step.shape, list(step.variants),
-                                                    step.seed), size)
+                                                    step.seed, 1 if step.check_only else pipeline.input_sets(step.protocol)),
+                                   size)
 
     def drain(self) -> None:
         """Before a step that shares the host link: finish the host work and the build running,

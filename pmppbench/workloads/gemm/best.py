@@ -1,5 +1,5 @@
 """`best`: one configuration per shape, chosen by a pure rule of the shape and the GPU's SM
-count (docs/gemm_ladder.md, "The rule"). The job that launches it and the traffic model of
+count (docs/gemm.md, "The rule"). The job that launches it and the traffic model of
 its row both call `choose`, so they agree on every GPU."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ HALF_TILES = Tiles(128, 128, 16, 32, 64, 2, 4, 4)
 CHOICES = {
     "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
     # Where pipelined has no unchecked path: its unchecked loop on every tile over A and B
-    # zero-padded by copies in the call, faster than the checked loop (docs/gemm_ladder.md, "Odd shapes").
+    # zero-padded by copies in the call, faster than the checked loop (docs/gemm.md, "Odd shapes").
     "pipelined padded": Config("pipelined", PIPELINED_TILES, frags=False, padded=True),
     "pipelined 128x128": Config("pipelined", HALF_TILES, frags=False),
     "pipelined 128x128 padded": Config("pipelined", HALF_TILES, frags=False, padded=True),
@@ -42,8 +42,8 @@ BEST = Variant("best", CHOICES["pipelined"].expression,
                "a configuration per shape (choose): pipelined 128x256x16 tiles (on zero-padded copies where "
                "K % 16 or N % 4 != 0), or streamk's tiles, split-K / stream-K, swizzle")
 
-# The rule's constants, each read from the H200 sweeps (docs/gemm_ladder.md, "What the H200
-# sweeps measured" and "Sweep 3"):
+# The rule's constants, each read from the H200 sweeps (docs/gemm.md, "The rule" and
+# "The large-tile loop"):
 FULL_GRID = 0.9  # 128 x 256 tiles per SM from which that tile is used at all
 SHARED_STEP_COST = 0.05  # a stream-K K step's extra cost over a data-parallel one
 FIXUP_STEPS = 15  # the partial tiles' write, count and sum, in K steps of the tuned tile
@@ -51,12 +51,12 @@ STREAMK_TILE_TIME = 1.11  # streamk's whole 128 x 256 tile (BK = 8, checked load
 HYBRID_MARGIN = 0.99  # hybrid must win by 1%, about the sweeps' spread, or whole tiles stay
 MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K of it to pay
 # pipelined_padded's copies may move at most this many bytes per FLOP of the product, so they
-# cost less than the checked loop they replace (docs/gemm_ladder.md, "Odd shapes"). B's copy is
+# cost less than the checked loop they replace (docs/gemm.md, "Odd shapes"). B's copy is
 # about 4 / M bytes per FLOP: shapes with few rows keep the checked loop.
 PAD_BYTES_PER_FLOP = 1 / 256
 # A whole tile's rate against the 128 x 256 tile's, both one block an SM: the H200 tile sweep's
 # double_buffer 128x128x16 (3.210 ms) against 128x256x8 (3.014 ms) at 4096^3, where both fill
-# their last wave alike, 97% (results/h200/gemm_sweep.csv).
+# their last wave alike, 97% (results/h200/gemm-tuning.csv).
 TILE_SPEED = {PIPELINED_TILES: 1.0, HALF_TILES: 3.014 / 3.210}
 
 

@@ -1,6 +1,6 @@
 """The ladder's rungs: their variants and how each covers C (the rungs are described in
-docs/gemm_ladder.md; the kernels are in kernels_cu/gemm.cu and the headers it includes). The
-tile sweep's candidates are a study (studies/gemm/tuning.py)."""
+docs/gemm.md; the kernels are in kernels_cu/gemm.cu and the headers it includes). The tile
+sweep's candidates are a study (studies/gemm/tuning.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ DYNAMIC_TILE = 32  # dynamic_smem<32>: the C tile; the K depth of a phase is pic
 # The register-tiled rungs. blocktile8x8 is kernel 6 of Simon Boehm's public SGEMM worklog
 # (each thread 8x8 contiguous), warptile the structure of its kernel 10 with 4x4 pieces in
 # 32 x 64 warp tiles, double_buffer the same tiles with two shared stages, cp_async with a
-# 3-stage cp.async pipeline; tuned is the sweep's pick (docs/gemm_ladder.md, "Tuning"): more
+# 3-stage cp.async pipeline; tuned is the sweep's pick (docs/gemm.md, "Tuning"): more
 # FMAs per shared load at the price of one block per SM.
 RUNG_TILES = {
     "blocktile8x8": ("warptile", Tiles(128, 128, 8, 16, 128, 1, 8, 8)),

@@ -1,5 +1,5 @@
 """GEMM's traffic model: the compulsory bytes of the GB/s column and each variant's own
-modelled global loads and stores (docs/gemm_ladder.md, "Two models to predict with")."""
+modelled global loads and stores (docs/gemm.md, "Two models to predict with")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """GEMM's tile parameters: one table for every rung, every sweep candidate and every
-configuration `best` may choose (kernels_cu/gemm.cu, struct Tiles; docs/gemm_ladder.md)."""
+configuration `best` may choose (kernels_cu/gemm.cu, struct Tiles; docs/gemm.md)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ register tiling, corner turning, dynamic shared memory -- then the rungs towards
 2D block tiling with 8x8 per thread, warp tiling, double buffering, a cp.async pipeline,
 the tuned tile, and `best`, a configuration per shape (best.py). `cublas` is `cupy.matmul`
 on the same FP32 data and is the "% of" column's reference. Each rung is described in
-docs/gemm_ladder.md; every kernel is in kernels_cu/gemm.cu.
+docs/gemm.md; every kernel is in kernels_cu/gemm.cu.
 
 `--precision tf32,bf16,fp16` runs the tensor-core table instead (tensor.py, kernels_cu/gemm_tc.cuh,
 docs/tensor_cores.md): the inputs rounded to the precision, C in FP32, the rungs wmma,
