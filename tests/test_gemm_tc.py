@@ -450,7 +450,7 @@ def test_tensor_best_row_and_model():
     # a GPU without wgmma (an A100, an RTX 4090, sm_100): best is mma_sync, its fastest rung
     for cc in ("8.0", "8.9", "10.0"):
         gpu = SimpleNamespace(sm_count=108, compute_capability=cc)
-        assert W.tensor_config(W.variant("best"), shape(m, n, k, "bf16"), gpu) is None
+        assert tensor_best.config_for("best", shape(m, n, k, "bf16"), gpu) is None
         assert W.traffic(shape(m, n, k, "bf16"), W.variant("best"), gpu) == W.traffic(shape(m, n, k, "bf16"),
                                                                                       tensor.MMA_SYNC, gpu)
 

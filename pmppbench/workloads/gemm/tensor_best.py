@@ -119,6 +119,17 @@ def choose(precision: str, m: int, n: int, k: int, sms: int) -> TcConfig:
     return TcConfig(bn, tiles(precision, bn, m, n) > sms)
 
 
+def config_for(name: str, shape, device) -> TcConfig | None:
+    """The configuration the variant named `name` runs on `shape` (a tensor precision): best's
+    choice for the GPU (its SM count; None without the GPU's facts, and off Hopper, where best
+    runs mma_sync's kernel), or the one the name names (TcConfig.name); None for the rungs."""
+    if name == "best":
+        if device is None or not on_hopper(device):
+            return None
+        return choose(prec.of(shape), shape["m"], shape["n"], shape["k"], device.sm_count)
+    return parse(name)
+
+
 def candidates(precision: str) -> list[TcConfig]:
     """Every configuration `choose` may name for `precision` (the kernels `compile` builds)."""
     return [TcConfig(bn, persist) for bn in WIDTHS[precision] for persist in (False, True)]

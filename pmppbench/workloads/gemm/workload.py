@@ -228,7 +228,7 @@ class Gemm(Workload):
         """A row of a tensor precision's table: cuBLAS of that precision, or a rung's kernel
         for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
         m, n, k = shape["m"], shape["n"], shape["k"]
-        cfg = self.tensor_config(variant, shape, ctx.device) if p != "fp32" else None
+        cfg = tensor_best.config_for(variant.name, shape, ctx.device) if p != "fp32" else None
         if cfg is not None and cfg.bn not in tensor_best.WIDTHS[p]:
             raise UsageError(f"gemm: {cfg.name} has no {p} kernel; {p}'s tiles are "
                              f"{', '.join(f'{tensor_best.TILE_BM[p]} x {w}' for w in tensor_best.WIDTHS[p])}")
@@ -255,17 +255,6 @@ class Gemm(Workload):
         launch = Launch(kernel, grid, block, tensor.kernel_args(variant.name, p, shape, ctx), dynamic_smem=smem)
         return output_job(launch, c, ctx, launch=launch)
 
-    def tensor_config(self, variant, shape, device) -> tensor_best.TcConfig | None:
-        """The tensor-core configuration `variant` runs: best's choice for the GPU (its SM
-        count; None off Hopper, where best runs mma_sync's kernel), or the one its
-        name names (tensor_best.TcConfig.name); None for the rungs and cuBLAS."""
-        if variant.name == BEST.name:
-            m, n, k = shape["m"], shape["n"], shape["k"]
-            if device is None or not tensor_best.on_hopper(device):
-                return None
-            return tensor_best.choose(prec.of(shape), m, n, k, device.sm_count)
-        return tensor_best.parse(variant.name)
-
     # ---- model -----------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):
         """model.traffic with the variant's cover of C: a rung's own, a configuration's
@@ -274,7 +263,7 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
         if p != "fp32":
-            cfg = self.tensor_config(variant, shape, device)
+            cfg = tensor_best.config_for(variant.name, shape, device)
             if variant.name == BEST.name and cfg is None and device is not None:
                 variant = tensor.MMA_SYNC
             cover = (tensor.cover(variant.name, p) if variant.name in tensor.COVERS
