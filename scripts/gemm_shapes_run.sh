@@ -20,7 +20,7 @@ python3 -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_gemm.py tests/te
 echo "gpu tests: exit $?" >>"$out/board.txt"
 python3 - "$out/gemm_shapes.csv" >"$out/gemm_shapes.md" <<'PY'
 # One line a shape and precision: best's kernel and time beside cuBLAS's, the ratio, and the
-# target it is held to (issue's bars: FP32 95% from 2048 in every dimension, 85% from 1000;
+# target it is held to (docs/gemm-shapes.md: FP32 95% from 2048 in every dimension, 85% from 1000;
 # tensor cores 90% and 80%); a miss is marked **.
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
