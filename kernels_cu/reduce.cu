@@ -15,15 +15,9 @@
 #endif
 typedef ELEM T;
 
-#ifndef BLOCK_DIM
 #define BLOCK_DIM 1024  // the book's block for the segmented kernels: 1024 threads, 2048 inputs
-#endif
-#ifndef COARSE_FACTOR
 #define COARSE_FACTOR 8  // PMPP 10.7: each thread first adds 2 * COARSE_FACTOR inputs serially
-#endif
-#ifndef FAST_BLOCK
 #define FAST_BLOCK 256  // warp_vec: 8 warps per block
-#endif
 
 template <class V> __device__ __forceinline__ V load_or_zero(const V* in, long long i, long long n) {
     return i < n ? in[i] : V(0);
@@ -98,9 +92,6 @@ template <class I>
 __global__ void segmented(const T* in, T* out, I n) {
     const T sum = shared_tree<I>(in, n, I(2) * I(BLOCK_DIM) * I(blockIdx.x));
     if (threadIdx.x == 0) atomicAdd(out, sum);
-#ifdef MUTATE_DOUBLE_BLOCK  // tests/test_reduce.py: block 0 counted twice must FAIL
-    if (threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(out, sum);
-#endif
 }
 
 // PMPP Fig. 10.15: thread coarsening. Each thread first adds 2 * COARSE_FACTOR inputs
@@ -217,9 +208,6 @@ __device__ void one_pass(const T* __restrict__ in, T* __restrict__ partial, unsi
 extern "C" __global__ void __launch_bounds__(FAST_BLOCK) warp_vec(const T* __restrict__ in, T* __restrict__ partial,
                                                        unsigned* __restrict__ done, T* __restrict__ out,
                                                        unsigned long long n) {
-#ifdef MUTATE_DROP_LAST  // tests/test_reduce.py: the last element dropped must FAIL
-    n = n - 1;
-#endif
     one_pass<T>(in, partial, done, out, n, Add());
 }
 

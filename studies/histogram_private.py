@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -37,6 +38,12 @@ from pmppbench import workloads  # noqa: E402
 from pmppbench.hardware.compile import load_kernels  # noqa: E402
 from pmppbench.hardware.gpu import cupy  # noqa: E402
 from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
+
+# The knobbed thread_private and bulk_private are studies/forms/histogram_private.cu's (the shipped
+# histogram.cu has only the defaults): found through PMPPBENCH_KERNEL_PATH.
+FORMS = "histogram_private"
+os.environ["PMPPBENCH_KERNEL_PATH"] = os.pathsep.join(
+    filter(None, [str(Path(__file__).resolve().parent / "forms"), os.environ.get("PMPPBENCH_KERNEL_PATH")]))
 
 # bins -> candidate defines. Every candidate names all its knobs, so a change of the kernel's defaults
 # leaves it the same build. 256 bins: VECS 8, ATOMIC 1, RUNS 1, WARPS 3 is the default, with the last
@@ -105,7 +112,7 @@ def main(argv=None) -> int:
         for knobs in KNOBS[bins]:
             kernel = knobs.get("kernel", "thread_private")
             defines = {**w.defines(shape), **{d: v for d, v in knobs.items() if d != "kernel"}}
-            k = load_kernels("histogram", [kernel], defines)[kernel]
+            k = load_kernels(FORMS, [kernel], defines)[kernel]  # the knobbed forms: studies/forms
             threads = threads_of(knobs, bins)
             per_sm = occupancy.api_active_blocks(k, threads)
             grid = max(1, min(-(-max(n // 16, 1) // threads), per_sm * dev.sm_count))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -40,6 +41,14 @@ from pmppbench.hardware.compile import load_kernels  # noqa: E402
 from pmppbench.hardware.gpu import cupy  # noqa: E402
 from pmppbench.measure.protocol import Protocol, measure  # noqa: E402
 from pmppbench.workloads import scan as sc  # noqa: E402
+
+# The knobbed look-backs and the persistent one are studies/forms/scan_lookback.cu's (the shipped
+# scan.cu has only the defaults): found through PMPPBENCH_KERNEL_PATH.
+FORMS = "scan_lookback"
+sys.path.insert(0, str(Path(__file__).resolve().parent / "forms"))
+from scan_forms import lookback_grid  # noqa: E402
+os.environ["PMPPBENCH_KERNEL_PATH"] = os.pathsep.join(
+    filter(None, [str(Path(__file__).resolve().parent / "forms"), os.environ.get("PMPPBENCH_KERNEL_PATH")]))
 
 # lookback (one block per tile): (rows, threads, min blocks per SM, prefetch, ticket, backoff ns, ahead in
 # waves of resident blocks, wide). The shipped kernel is (8, 256, 1, 1, 1, 0, scan.LOOKBACK_AHEAD_WAVES, 0),
@@ -155,7 +164,7 @@ def profile(w, cp, kernel: str = "lookback", waves_list=(0, 1), knobs=SKNOBS[0],
     out = cp.empty_like(x)
     clock_khz = device.current().sm_clock_mhz * 1e3  # NVML's maximum SM clock: the clocks -> time scale
     extra = sdefines_of(knobs) if kernel == "lookback_staged" else {}
-    k = load_kernels("scan", [kernel], {**w.defines(shape), **PROFILE_DEFINES, **extra})[kernel]
+    k = load_kernels(FORMS, [kernel], {**w.defines(shape), **PROFILE_DEFINES, **extra})[kernel]
     threads = sthreads(knobs) if extra else sc.LOOKBACK_THREADS
     tiles = sc.tiles_of(n, (knobs[0] * 4 * knobs[1]) if extra else sc.LOOKBACK_TILE)
     for waves in waves_list:
@@ -216,7 +225,7 @@ def timeline(raw, us, resident: int) -> None:
 def staged_build(w, cp, shape, knobs):
     """A lookback_staged candidate at `shape`: its kernel, threads, tile count, fresh status words
     and ticket, and its two last arguments (`ahead` in tiles and the ramp's first wave)."""
-    k = load_kernels("scan", ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})["lookback_staged"]
+    k = load_kernels(FORMS, ["lookback_staged"], {**w.defines(shape), **sdefines_of(knobs)})["lookback_staged"]
     threads = sthreads(knobs)
     tiles = sc.tiles_of(shape["n"], knobs[0] * knobs[1] * 4)
     status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
@@ -252,7 +261,7 @@ def check_staged(w, cp, sizes, calls: int) -> int:
 
 
 def bound(knobs, n: int) -> float:
-    """scan.py's look-back bound (Scan.additions_depth) for this candidate's tile (either kernel's)."""
+    """scan.py's look-back bound (scan.additions_depth) for this candidate's tile (either kernel's)."""
     rows, threads = knobs[0], knobs[1]
     tiles = sc.tiles_of(n, threads * rows * 4)
     d = 3 + 5 + 1 + rows + threads // 32 + 2 + tiles + 5 * -(-tiles // 32) + 1
@@ -306,7 +315,7 @@ def main(argv=None) -> int:
             x, out = ctx["x"], ctx["out"]
             info = {}
             for knobs in KNOBS if "lookback" in families else []:
-                k = load_kernels("scan", ["lookback"], {**w.defines(shape), **defines_of(knobs)})["lookback"]
+                k = load_kernels(FORMS, ["lookback"], {**w.defines(shape), **defines_of(knobs)})["lookback"]
                 tiles = sc.tiles_of(n, knobs[0] * knobs[1] * 4)
                 status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
                 ahead = ahead_of(k, knobs[1], knobs[6])
@@ -324,11 +333,11 @@ def main(argv=None) -> int:
                 info[slabel(knobs)] = {"regs": k.registers, "tiles": tiles, "ahead": int(last[0]), "ramped": int(last[1]),
                                        "resident": occupancy.api_active_blocks(k, threads), "knobs": knobs}
             for knobs in PKNOBS if "persistent" in families else []:
-                k = load_kernels("scan", ["lookback_persistent"], {**w.defines(shape), **pdefines_of(knobs)})[
+                k = load_kernels(FORMS, ["lookback_persistent"], {**w.defines(shape), **pdefines_of(knobs)})[
                     "lookback_persistent"]
                 rows_, threads, blocks = knobs
                 tiles = sc.tiles_of(n, rows_ * threads * 4)
-                grid = sc.lookback_grid(n, device.current().sm_count, blocks, rows_ * threads * 4)
+                grid = lookback_grid(n, device.current().sm_count, blocks, rows_ * threads * 4)
                 status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
 
                 def prun(k=k, tiles=tiles, threads=threads, grid=grid, status=status, ticket=ticket):
@@ -346,7 +355,7 @@ def main(argv=None) -> int:
                     continue
                 tol = (Tolerance("exact") if dtype == "i32" else
                        Tolerance("elementwise", rtol=bound(info[key]["knobs"], n) if key in info
-                                 else w.relative_bound(w.variant("cub" if key == "cub" else "lookback"), shape)))
+                                 else sc.relative_bound("cub" if key == "cub" else "lookback", shape)))
                 result = compare(out, ref, tol)
                 if result.passed:
                     good[key] = run

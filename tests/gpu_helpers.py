@@ -21,14 +21,14 @@ def assert_all_pass(rows):
     assert not bad, "\n".join(bad)
 
 
-def mutant_check(workload_name: str, define: str, shape, variant: str):
-    """The rows of `variant` on `shape`, checked with `define` set to 1 in its kernels' build:
-    a mutation the .cu file carries (a dropped element, a raced bin), which must FAIL."""
-    base = type(workloads.get(workload_name))
+def mutant_check(workload_name: str, edits, shape, variant: str, folder):
+    """The rows of `variant` on `shape`, checked with its kernels built from a copy of their
+    source with `edits` made (tests/mutants.py) in `folder`: a mutation (a dropped element, a raced
+    bin) which must FAIL."""
+    from mutants import mutated_copy
+    from pmppbench.hardware.compile import kernels_from
 
-    class Mutant(base):
-        def defines(self, shape):
-            return {**super().defines(shape), define: 1}
-
-    w = Mutant()
-    return run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant(variant)])
+    w = workloads.get(workload_name)
+    mutated_copy(folder, w.name, edits)
+    with kernels_from(folder):
+        return run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant(variant)])

@@ -11,12 +11,43 @@ import numpy as np
 import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
+from mutants import Edit, machine_code, mutated_copy, source_of
 from pmppbench import workloads
 from pmppbench.hardware.compile import compile_unit
 from pmppbench.cli.planning import shapes_for
 from pmppbench.workloads import histogram as hist
 
 W = workloads.get("histogram")
+STUDY = "histogram_private"  # thread_private's study forms: studies/forms/histogram_private.cu
+
+# The mutations, each an edit of a copy of the source (tests/mutants.py) that must FAIL.
+MUTATIONS = {
+    # shared_private: a plain read-modify-write of a shared bin
+    "race": [Edit("histogram.cu", "        const unsigned b = bin_of(data[i]);\n        if (b != NONE) atomicAdd(&s[b], 1u);",
+                  "        const unsigned b = bin_of(data[i]);\n        if (b != NONE) s[b] += 1u;")],
+    # thread_private, 256 bins: two lanes sharing a column, counted by plain loads and stores
+    "race_256": [Edit("histogram_private.cuh", "    atomicAdd(reinterpret_cast<unsigned*>(col + row * 128), n << (16 * high));",
+                      "    unsigned short* c = reinterpret_cast<unsigned short*>(col + row * 128 + high * 2);\n"
+                      "    *c = (unsigned short)(*c + n);"),
+                 Edit("histogram_private.cuh", "        atomicAdd(reinterpret_cast<unsigned*>(col + __byte_perm(rows, 0u, 0x4440u + k) * 128),\n"
+                      "                  nibble(byte_down(amounts, k)));",
+                      "        count_at(col, __byte_perm(rows, 0u, 0x4440u + k), (w >> (8 * k + 7)) & 1u, 1u);"),
+                 Edit("histogram_private.cuh", "reinterpret_cast<unsigned char*>(region + lane);",
+                      "reinterpret_cast<unsigned char*>(region + (lane & ~1u));")],
+    # thread_private: the length % 16 last bytes left out
+    "drop": [Edit("histogram_private.cuh", "    if (tail < length) {\n        unsigned even = 0, odd = 0;\n        count_letters(",
+                  "    if (false) {\n        unsigned even = 0, odd = 0;\n        count_letters("),
+             Edit("histogram_private.cuh", "            if (tail < length) count_byte(col, data[tail]);", "")],
+    # the 7-bin letter test letting '{' and '|' into bin 6
+    "range": [Edit("histogram_private.cuh", "    return shift & ~w & ~ge_brace & 0x80808080u;", "    return shift & ~w & 0x80808080u;")],
+    # a bit-sliced tree that drops its carry of weight 16
+    "sliced_carry": [Edit("histogram_private.cuh", "    add_sliced(cnt, csa(st.eights, e[0], e[1]), 16);",
+                          "    csa(st.eights, e[0], e[1]);")],
+    # the study's ring counted once more after the last step, slots that were never loaded
+    "ring": [Edit("histogram_private.cu", "        p += V * stride;\n    }\n}\n",
+                  "        p += V * stride;\n    }\n    unsigned even = 0, odd = 0;\n"
+                  "    for (int k = 0; k < V; ++k) count_letters(v[k], even, odd);\n    add_lanes(cnt, even, odd);\n}\n")],
+}
 
 
 def test_letter_reference_counts_a_to_z_in_bins_of_four():
@@ -59,8 +90,8 @@ def test_geometry_and_index_path():
     shape = {"n": 1000003, "bins": 7, "input": "uniform"}
     assert W.geometry(W.variant("global_atomic"), shape) == ((3907,), (256,))
     assert W.geometry(W.variant("coarsened_interleaved"), shape) == ((123,), (256,))
-    assert W.index_type(shape) == "int"
-    assert W.index_type({**shape, "n": hist.LARGE_CHECK}) == "long long"
+    assert hist.index_type_of(shape) == "int"
+    assert hist.index_type_of({**shape, "n": hist.LARGE_CHECK}) == "long long"
 
 
 def test_every_kernel_compiles_for_both_bin_counts():
@@ -85,18 +116,22 @@ def test_the_64_bit_path():
     assert_all_pass([r for r in check_rows("histogram", shapes, variants) if r.check != "SKIP"])
 
 
-class Racy(hist.Histogram):
-    def defines(self, shape):
-        return {**super().defines(shape), "MUTATE_RACE": 1}
+@pytest.mark.parametrize("mutation, bins, kernel", [
+    ("race", 7, "shared_private<int>"), ("race_256", 256, "thread_private"), ("drop", 7, "thread_private"),
+    ("drop", 256, "thread_private"), ("range", 7, "thread_private"), ("sliced_carry", 7, "thread_private"),
+])
+def test_each_mutation_changes_the_machine_code(mutation, bins, kernel, tmp_path):
+    """A mutation that compiled to the same code could never FAIL."""
+    plain = compile_unit("histogram", [kernel], "sm_90", {"BINS": bins}).cubin
+    mutated = compile_unit("histogram", [kernel], "sm_90", {"BINS": bins},
+                           source=mutated_copy(tmp_path, "histogram", MUTATIONS[mutation])).cubin
+    assert plain != mutated
 
 
 @pytest.mark.gpu
-def test_a_race_on_a_bin_fails():
-    from pmppbench.engine.worker.pipeline import run_shape
-
-    w = Racy()
+def test_a_race_on_a_bin_fails(tmp_path):
     shape = {"n": 1000003, "bins": 7, "input": "one_letter"}
-    rows = run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant("shared_private")])
+    rows = mutant_check("histogram", MUTATIONS["race"], shape, "shared_private", tmp_path)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 
@@ -132,8 +167,8 @@ def test_cub_prebuild_asks_for_the_build_the_job_uses(monkeypatch, bins):
 def test_check_only_takes_the_64_bit_path_for_each_bin_count():
     """As every workload's --check-only does, one shape past 2^31 bytes per compile unit (BINS)."""
     large = [s for s in W.check_shapes() if s["n"] > 2**31 - 1]
-    assert [(s["bins"], W.index_type(s)) for s in large] == [(7, "long long"), (256, "long long")]
-    assert all(W.index_type(s) == "int" for s in W.check_shapes() if s not in large)
+    assert [(s["bins"], hist.index_type_of(s)) for s in large] == [(7, "long long"), (256, "long long")]
+    assert all(hist.index_type_of(s) == "int" for s in W.check_shapes() if s not in large)
 
 
 @pytest.mark.gpu
@@ -247,14 +282,17 @@ int main() {  // harness < bytes (a multiple of 16) > counts (BINS unsigned)
 """
 
 
-def build_harness(tmp_path, bins, *defines):
+def build_harness(tmp_path, bins, *defines, unit="histogram", mutation=None):
+    """The CPU harness around kernels_cu/histogram.cu (or the study's file, `unit`), with a
+    mutation's edits made to a copy of it."""
     cxx = shutil.which("g++")
     if cxx is None:
         pytest.skip("no g++ to build the CPU harness of thread_private")
     source, binary = tmp_path / "harness.cpp", tmp_path / f"harness{bins}"
     source.write_text(HARNESS)
-    kernels = Path(hist.__file__).resolve().parents[2] / "kernels_cu" / "histogram.cu"
-    subprocess.run([cxx, "-std=c++17", "-O1", "-w", f"-DBINS={bins}", *(f"-D{d}" for d in defines),
+    kernels = mutated_copy(tmp_path / "mutant", unit, MUTATIONS[mutation]) if mutation else source_of(unit)
+    shipped = Path(hist.__file__).resolve().parents[2] / "kernels_cu"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-w", f"-I{shipped}", f"-DBINS={bins}", *(f"-D{d}" for d in defines),
                     f'-DKERNELS="{kernels}"', str(source), "-o", str(binary)], check=True, capture_output=True,
                    text=True)
     return binary
@@ -281,7 +319,11 @@ def every_byte_everywhere() -> np.ndarray:
 def test_thread_private_counts_every_byte_value_on_the_cpu(tmp_path, bins):
     text = every_byte_everywhere()
     ref = W.reference({"n": text.size, "bins": bins, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
-    np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, bins), text), ref)
+    # 7 bins: the shipped loop's counts (count_sliced, the rest by count_letters); 256: count_vec
+    np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, bins, *(("SLICED",) if bins == 7 else ())),
+                                                 text), ref)
+    if bins == 7:  # and the study's ring (one thread over every vector)
+        np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, bins, unit=STUDY), text), ref)
 
 
 def test_the_bit_sliced_count_is_exact_on_the_cpu(tmp_path):
@@ -293,38 +335,38 @@ def test_the_bit_sliced_count_is_exact_on_the_cpu(tmp_path):
     text = np.concatenate([text, np.full(16 * 4 * 300, ord("q"), dtype=np.uint8)])
     ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
     np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, 7, "SLICED"), text), ref)
-    got = harness_counts(build_harness(tmp_path, 7, "SLICED", "MUTATE_SLICED_CARRY"), text)
+    got = harness_counts(build_harness(tmp_path, 7, "SLICED", mutation="sliced_carry"), text)
     assert not np.array_equal(got, ref)
 
 
 @pytest.mark.parametrize("stride", [1, 7, 37, 1000, 6000])
 def test_the_ring_counts_each_vector_once_on_the_cpu(tmp_path, stride):
-    """count_thread (PRIVATE_RING) for every thread of a grid of `stride` threads over 5,176 vectors:
+    """The study's count_thread (PRIVATE_RING) for every thread of a grid of `stride` threads over 5,176 vectors:
     one step or many, a partial first step or none (stride 1: 647 full steps of 8), and threads with
     no vector at all (stride 6000); the 4-slot ring too."""
     text = every_byte_everywhere()
     ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
-    np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, 7, f"STRIDE={stride}"), text), ref)
+    np.testing.assert_array_equal(harness_counts(build_harness(tmp_path, 7, f"STRIDE={stride}", unit=STUDY), text), ref)
     if stride == 37:
         np.testing.assert_array_equal(
-            harness_counts(build_harness(tmp_path, 7, f"STRIDE={stride}", "PRIVATE_VECS=4"), text), ref)
+            harness_counts(build_harness(tmp_path, 7, f"STRIDE={stride}", "PRIVATE_VECS=4", unit=STUDY), text), ref)
 
 
 def test_counting_the_ring_once_more_fails_on_the_cpu(tmp_path):
-    """MUTATE_RING counts the ring's slots once more after the last step; those were never loaded
+    """The mutation `ring` counts the study ring's slots once more after the last step; those were never loaded
     (on the CPU they hold 'a's), so bin 0 comes out too high and the exact check must see it."""
     text = every_byte_everywhere()
     ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
-    got = harness_counts(build_harness(tmp_path, 7, "STRIDE=37", "MUTATE_RING"), text)
+    got = harness_counts(build_harness(tmp_path, 7, "STRIDE=37", unit=STUDY, mutation="ring"), text)
     assert got[0] > ref[0] and np.array_equal(got[1:], ref[1:])
 
 
 def test_letting_the_two_bytes_past_z_into_a_bin_fails_on_the_cpu(tmp_path):
-    """MUTATE_RANGE counts '{' and '|' (the two byte values that share y-z's group of four) in
+    """The mutation `range` counts '{' and '|' (the two byte values that share y-z's group of four) in
     bin 6: the exact check must see it."""
     text = every_byte_everywhere()
     ref = W.reference({"n": text.size, "bins": 7, "input": "uniform"}, {"text": text}, W.variant("thread_private"))
-    got = harness_counts(build_harness(tmp_path, 7, "MUTATE_RANGE"), text)
+    got = harness_counts(build_harness(tmp_path, 7, "SLICED", mutation="range"), text)
     past_z = int(np.isin(text, np.frombuffer(b"{|", dtype=np.uint8)).sum())
     assert past_z >= 32 and got[6] == ref[6] + past_z and np.array_equal(got[:6], ref[:6])
 
@@ -342,43 +384,58 @@ def test_thread_private_geometry(bins):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("define,bins,text", [
-    ("MUTATE_DROP", 7, "uniform"), ("MUTATE_DROP", 256, "uniform"),  # the length % 16 last bytes left out
-    ("MUTATE_RACE", 256, "one_letter"),  # two lanes share a column with plain stores: a raced bin
+@pytest.mark.parametrize("mutation, bins, text", [
+    ("drop", 7, "uniform"), ("drop", 256, "uniform"),  # the length % 16 last bytes left out
+    ("race_256", 256, "one_letter"),  # two lanes share a column with plain stores: a raced bin
 ])
-def test_thread_private_mutations_fail(define, bins, text):
-    rows = mutant_check("histogram", define, {"n": 1000003, "bins": bins, "input": text}, "thread_private")
+def test_thread_private_mutations_fail(mutation, bins, text, tmp_path):
+    rows = mutant_check("histogram", MUTATIONS[mutation], {"n": 1000003, "bins": bins, "input": text}, "thread_private",
+                        tmp_path)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [1, 31, 1000003, (1 << 24) + 7])
 def test_the_ring_of_loads_passes_at_the_edges(n):
-    """The study's PRIVATE_RING build of the 7-bin kernel: exact at the edge sizes, both inputs."""
+    """The study's ring of loads (histogram_private's thread_private_ring): exact at the edge sizes, both
+    inputs."""
+    from pmppbench.engine.worker.pipeline import run_shape
+    from pmppbench.hardware.compile import kernels_from
+
+    forms = study_forms().WORKLOAD
     for text in ("uniform", "one_letter"):
-        rows = mutant_check("histogram", "PRIVATE_RING", {"n": n, "bins": 7, "input": text}, "thread_private")
+        with kernels_from(source_of(STUDY).parent):
+            rows = run_shape(forms, {"n": n, "bins": 7, "input": text}, protocol=forms.protocol, check_only=True,
+                             variants=[forms.variant("thread_private_ring")])
         assert [r.check for r in rows] == ["PASS"], rows[0].check_detail
 
 
-def test_the_studys_knobs_compile_without_spills():
-    """Every candidate studies/histogram_private.py times is a compile of thread_private (or, for 7
-    bins, bulk_private) with other -D knobs; each builds for sm_90 with no local memory, as the
-    default does, and with the shared memory its knobs say."""
+def study_forms():
+    """studies/forms/histogram_forms.py, thread_private's study workload (imported by path, as
+    PMPPBENCH_WORKLOADS would with studies/forms on the path)."""
     import importlib.util
 
-    root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("histogram_private", root / "studies" / "histogram_private.py")
-    study = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(study)
-    for bins, sets in study.KNOBS.items():
-        for knobs in sets:
-            kernel = knobs.get("kernel", "thread_private")
-            defines = {"BINS": bins, "HISTOGRAM_BULK_STUDY": 1, **{k: v for k, v in knobs.items() if k != "kernel"}}
-            report = compile_unit("histogram", [kernel], "sm_90", defines).ptxas[kernel]
-            assert (report.spill_stores, report.stack_bytes) == (0, 0), (bins, knobs)
-            if bins == 256:
-                assert report.static_smem == 16384 * knobs["PRIVATE_WARPS"]
-                continue
-            merge = 28  # the block's counts
-            ring = knobs["BULK_WARPS"] * knobs["BULK_STAGES"] * (512 * knobs["BULK_VECS"] + 8) if kernel != "thread_private" else 0
-            assert ring <= report.static_smem - merge < ring + 128, (knobs, report.static_smem)  # + alignment
+    spec = importlib.util.spec_from_file_location("histogram_forms", source_of(STUDY).parent / "histogram_forms.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_study_forms_compile_without_spills_and_the_knob_free_one_is_the_shipped_code():
+    """Every form of thread_private's study workload builds for sm_90 with no local memory, as the
+    shipped kernel does (bulk_private with its ring in shared memory); built without knobs, the study
+    file's thread_private is the shipped machine code, for both bin counts."""
+    forms = study_forms()
+    study = source_of(STUDY)
+    for name, (kernel, knobs, bins_of) in forms.FORMS.items():
+        for bins in bins_of:
+            report = compile_unit(STUDY, [kernel], "sm_90", {"BINS": bins, **knobs}, source=study).ptxas[kernel]
+            assert (report.spill_stores, report.stack_bytes) == (0, 0), (name, bins)
+            if kernel == "bulk_private":  # 8 warps x 2 stages x (2 KB + its barrier), the block's counts
+                assert 8 * 2 * (2048 + 8) <= report.static_smem < 8 * 2 * (2048 + 8) + 128 + 28
+            elif bins == 256:
+                assert report.static_smem == 16384 * 3
+    for bins in hist.BINS:
+        shipped = compile_unit("histogram", ["thread_private"], "sm_90a", {"BINS": bins})
+        own = compile_unit(STUDY, ["thread_private"], "sm_90a", {"BINS": bins}, source=study)
+        assert machine_code(shipped, "thread_private") == machine_code(own, "thread_private"), bins

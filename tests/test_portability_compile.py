@@ -118,12 +118,9 @@ def test_every_variant_builds_for_every_target_within_its_limits(name, arch, bui
 # What each target cannot build, by its declaration: exactly these and nothing else.
 # wgmma, TMA, setmaxnreg: sm_90a alone (not forward compatible)
 WGMMA = {("gemm", "wgmma"), ("gemm", "wgmma_ws"), ("gemm", "wgmma_persist")}
-TMA = {("transpose", v) for v in ("coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef",
-                                   "coarsened_tma_store_wide", "coarsened_tma_store_wide_ef", "coarsened_tma_skew",
+TMA = {("transpose", v) for v in ("coarsened_tma", "coarsened_tma_store_wide", "coarsened_tma_skew",
                                    "coarsened_sector_tma", "coarsened_sector_tma_any",
-                                   "coarsened_sector_tma_any_el", "coarsened_sector_tma_any_p128",
-                                   "coarsened_sector_tma_any_p0", "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
-                                   "coarsened_sector_tma_lines")}  # cp.async.bulk(.tensor): sm_90 and later
+                                   "coarsened_sector_tma_any_el")}  # cp.async.bulk(.tensor): sm_90 and later
 EXPECTED_SKIPS = {
     "sm_75": {("stencil", "coarsened"),  # cp.async: sm_80
               ("gemm", "wmma"), ("gemm", "mma_sync"), ("gemm", "mma_wide")} | WGMMA | TMA,  # mma.sync, bf16: sm_80

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
+from mutants import Edit, mutated_copy
 from pmppbench import workloads
 from pmppbench.measure.check import compare
 from pmppbench.hardware.compile import compile_unit
@@ -48,12 +49,12 @@ def test_read_roof_reference_is_the_xor_of_the_words():
 def test_the_float_bound_is_gamma_d_times_the_sum_of_magnitudes():
     shape = {"n": 1 << 26, "dtype": "f32"}
     seg = W.variant("segmented")
-    d = W.additions_depth(seg, shape)
+    d = red.additions_depth(seg.name, shape)
     assert d == 1 + 10 + (1 << 26) // 2048  # pair, tree of 1024, then one atomicAdd per block
     du = d * 2.0**-24
     assert W.tolerance_of(shape, seg).atol == pytest.approx(du / (1 - du) * (1 << 26))
     # two-pass rungs: the finish kernel's serial partials are far shorter than the atomic chain
-    assert W.additions_depth(W.variant("shared"), shape) == 1 + 10 + 32 + 10
+    assert red.additions_depth("shared", shape) == 1 + 10 + 32 + 10
     assert W.tolerance_of(shape, W.variant("cub")).atol == max(
         W.tolerance_of(shape, W.variant(v)).atol for v in ("simple", "segmented", "coarsened"))
 
@@ -77,9 +78,9 @@ def test_one_dropped_or_doubled_element_fails_at_the_mutation_size(name):
 
 def test_warp_vec_depth_follows_its_grid():
     shape = {"n": 100003, "dtype": "f32"}  # 98 blocks on any GPU of 13 SMs or more
-    assert W.additions_depth(W.variant("warp_vec"), shape, sms=132) == 1 + 4 + 1 + 5 + 3 + 1 + 5 + 3
+    assert red.additions_depth("warp_vec", shape, sms=132) == 1 + 4 + 1 + 5 + 3 + 1 + 5 + 3
     big = {"n": 1 << 28, "dtype": "f32"}  # 8 blocks on each of 132 SMs
-    assert W.additions_depth(W.variant("warp_vec"), big, sms=132) == 249 + 4 + 1 + 5 + 3 + 5 + 5 + 3
+    assert red.additions_depth("warp_vec", big, sms=132) == 249 + 4 + 1 + 5 + 3 + 5 + 5 + 3
 
 
 def test_warp_vec_bound_follows_the_device_and_without_one_holds_on_any_gpu():
@@ -88,9 +89,9 @@ def test_warp_vec_bound_follows_the_device_and_without_one_holds_on_any_gpu():
     big = {"n": 1 << 28, "dtype": "f32"}
     v = W.variant("warp_vec")
     h200, t4 = SimpleNamespace(sm_count=132), SimpleNamespace(sm_count=40)
-    assert W.tolerance_of(big, v, h200).atol == pytest.approx(W.error_bound(v, big, 132))
+    assert W.tolerance_of(big, v, h200).atol == pytest.approx(red.error_bound(v.name, big, 132))
     assert W.tolerance_of(big, v, h200).atol < W.tolerance_of(big, v, t4).atol < W.tolerance_of(big, v).atol
-    assert W.tolerance_of(big, v).atol == pytest.approx(W.error_bound(v, big, red.ANY_GPU_SMS))
+    assert W.tolerance_of(big, v).atol == pytest.approx(red.error_bound(v.name, big, red.ANY_GPU_SMS))
     assert W.geometry(v, big, h200) == ((8 * 132,), (red.FAST_BLOCK,))
     assert W.geometry(v, big, t4) == ((8 * 40,), (red.FAST_BLOCK,))
 
@@ -108,8 +109,8 @@ def test_integer_outputs_are_poisoned_with_a_value_no_sum_leaves():
 
 
 def test_index_path_and_geometry():
-    assert W.index_type({"n": 1 << 26, "dtype": "f32"}) == "int"
-    assert W.index_type({"n": red.LARGE_CHECK, "dtype": "f32"}) == "long long"
+    assert red.index_type_of({"n": 1 << 26, "dtype": "f32"}) == "int"
+    assert red.index_type_of({"n": red.LARGE_CHECK, "dtype": "f32"}) == "long long"
     shape = {"n": 4097, "dtype": "f32"}
     assert W.geometry(W.variant("simple"), shape) == ((3,), (1024,))
     assert W.geometry(W.variant("coarsened"), shape) == ((1,), (1024,))
@@ -168,11 +169,30 @@ def test_the_64_bit_path():
     assert_all_pass([r for r in check_rows("reduce", shapes) if r.check != "SKIP"])
 
 
+# The mutations, each an edit of a copy of reduce.cu (tests/mutants.py) that must FAIL.
+MUTATIONS = {
+    "drop_last": [Edit("reduce.cu", "    one_pass<T>(in, partial, done, out, n, Add());",
+                       "    one_pass<T>(in, partial, done, out, n - 1, Add());")],  # the last element dropped
+    "double_block": [Edit("reduce.cu", "    if (threadIdx.x == 0) atomicAdd(out, sum);\n}",
+                          "    if (threadIdx.x == 0) atomicAdd(out, sum);\n"
+                          "    if (threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(out, sum);\n}")],  # block 0 twice
+}
+
+
+@pytest.mark.parametrize("mutation, kernel", [("drop_last", "warp_vec"), ("double_block", "segmented<int>")])
+def test_each_mutation_changes_the_machine_code(mutation, kernel, tmp_path):
+    """A mutation that compiled to the same code could never FAIL."""
+    plain = compile_unit("reduce", [kernel], "sm_90", {"ELEM": "float"}).cubin
+    mutated = compile_unit("reduce", [kernel], "sm_90", {"ELEM": "float"},
+                           source=mutated_copy(tmp_path, "reduce", MUTATIONS[mutation])).cubin
+    assert plain != mutated
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("flag, variant", [("MUTATE_DROP_LAST", "warp_vec"), ("MUTATE_DOUBLE_BLOCK", "segmented")])
+@pytest.mark.parametrize("mutation, variant", [("drop_last", "warp_vec"), ("double_block", "segmented")])
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
-def test_mutations_fail(flag, variant, dtype):
-    rows = mutant_check("reduce", flag, {"n": 100003, "dtype": dtype}, variant)
+def test_mutations_fail(mutation, variant, dtype, tmp_path):
+    rows = mutant_check("reduce", MUTATIONS[mutation], {"n": 100003, "dtype": dtype}, variant, tmp_path)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 
@@ -301,8 +321,8 @@ def test_only_cub_is_prebuilt_and_for_the_shapes_dtype(monkeypatch):
 def test_check_only_takes_the_64_bit_path_for_each_dtype():
     """As every workload's --check-only does, one shape past 2^31 elements per compile unit."""
     large = [s for s in W.check_shapes() if s["n"] > 2**31 - 1]
-    assert [(s["dtype"], W.index_type(s)) for s in large] == [("f32", "long long"), ("i32", "long long")]
-    assert all(W.index_type(s) == "int" for s in W.check_shapes() if s not in large)
+    assert [(s["dtype"], red.index_type_of(s)) for s in large] == [("f32", "long long"), ("i32", "long long")]
+    assert all(red.index_type_of(s) == "int" for s in W.check_shapes() if s not in large)
 
 
 @pytest.mark.gpu

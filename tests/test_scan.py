@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from gpu_helpers import assert_all_pass, check_rows, mutant_check
+from mutants import Edit, machine_code, mutated_copy, source_of
 from pmppbench import workloads
 from pmppbench.measure.check import compare
 from pmppbench.workloads.base import Context
@@ -21,6 +22,18 @@ from pmppbench.workloads import scan as sc
 from pmppbench.workloads.helpers import SAMPLE
 
 W = workloads.get("scan")
+
+# The mutations, each an edit of a copy of the source (tests/mutants.py) that must FAIL: the
+# down-sweep's barrier dropped, an aggregate taken for a prefix, the exclusive scan read unshifted.
+MUTATIONS = {
+    "downsweep_barrier": [Edit("scan.cu", "        __syncthreads();\n        const unsigned index = (t + 1) * stride * 2 - 1;",
+                               "        const unsigned index = (t + 1) * stride * 2 - 1;")],
+    "aggregate_as_prefix": [Edit(f, "const unsigned done = __ballot_sync(FULL, flag == PREFIX);",
+                                 "const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);")
+                            for f in ("scan_lookback.cuh", "scan_lookback.cu")],
+    "off_by_one": [Edit("scan_tile.cuh", "return t ? XY[t - 1] : T(0);", "return XY[t];"),
+                   Edit("scan_tile.cuh", "#if EXCLUSIVE\n        v.w = pre + v.z;", "#if 0\n        v.w = pre + v.z;")],
+}
 
 
 @pytest.mark.parametrize("exclusive", [False, True])
@@ -74,14 +87,14 @@ def test_a_large_shape_is_checked_on_a_sample_of_its_prefixes(monkeypatch):
 def test_the_float_bound_is_gamma_d_of_each_variants_chain():
     shape = {"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}
     ks = W.variant("kogge_stone")
-    d = W.additions_depth(ks, shape)
+    d = sc.additions_depth(ks.name, shape)
     assert d == 10 + sc.SUMS_DEPTH + (1 << 26) // 1024 // 4096 + 1  # section, scan_sums' chunks, add-back
     du = d * 2.0**-24
     assert W.tolerance_of(shape, ks) == sc.Tolerance("elementwise", rtol=du / (1 - du))
     tiles = (1 << 26) // 8192
-    assert W.additions_depth(W.variant("domino"), shape) == sc.TILE_DEPTH["domino"] + tiles + 1
+    assert sc.additions_depth("domino", shape) == sc.TILE_DEPTH["domino"] + tiles + 1
     assert sc.TILE_DEPTH["lookback"] == 3 + 5 + 1 + 8 + 8 + 2  # look-back tiles of 256 threads x 8 vectors
-    assert W.additions_depth(W.variant("lookback"), shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * -(-tiles // 32) + 1
+    assert sc.additions_depth("lookback", shape) == sc.TILE_DEPTH["lookback"] + tiles + 5 * -(-tiles // 32) + 1
     deepest = max(W.tolerance_of(shape, W.variant(v)).rtol for v in (*sc.THREE_KERNEL, *sc.SINGLE_PASS))
     assert W.tolerance_of(shape, W.variant("cub")).rtol == deepest
     small = {"n": 3, "dtype": "f32", "kind": "inclusive"}  # no chain is longer than N - 1
@@ -123,10 +136,10 @@ def test_geometry_and_index_path():
     assert W.geometry(W.variant("lookback"), shape) == ((1,), (256,))
     assert W.geometry(W.variant("lookback"), {**shape, "n": 8193}) == ((2,), (256,))
     assert W.geometry(W.variant("domino"), {**shape, "n": 16385}) == ((3,), (256,))
-    assert W.index_type({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
-    assert W.index_type({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
-    assert W.index_type({"n": 2**31 - 2049, "dtype": "f32", "kind": "inclusive"}) == "long long"  # rounded up to sections, + 1
-    assert W.index_type({"n": 2**31 - 8193, "dtype": "f32", "kind": "inclusive"}) == "int"
+    assert sc.index_type_of({"n": 1 << 26, "dtype": "f32", "kind": "inclusive"}) == "int"
+    assert sc.index_type_of({"n": sc.LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}) == "long long"
+    assert sc.index_type_of({"n": 2**31 - 2049, "dtype": "f32", "kind": "inclusive"}) == "long long"  # rounded up to sections, + 1
+    assert sc.index_type_of({"n": 2**31 - 8193, "dtype": "f32", "kind": "inclusive"}) == "int"
 
 
 def test_check_shapes_cover_the_edges_and_the_64_bit_path_for_each_dtype():
@@ -136,7 +149,7 @@ def test_check_shapes_cover_the_edges_and_the_64_bit_path_for_each_dtype():
         assert edge in sizes
     large = [(s["dtype"], s["kind"]) for s in shapes if s["n"] > 2**31 - 1]
     assert large == [("f32", "inclusive"), ("i32", "exclusive")]
-    assert all(W.index_type(s) == "long long" for s in shapes if s["n"] > 2**31 - 1)
+    assert all(sc.index_type_of(s) == "long long" for s in shapes if s["n"] > 2**31 - 1)
     assert {(s["dtype"], s["kind"]) for s in shapes} == {(d, k) for d in sc.DTYPES for k in sc.KINDS}
 
 
@@ -177,13 +190,15 @@ def test_the_lookback_tile_is_the_kernels():
     import re
     from pathlib import Path
 
-    text = (Path(sc.__file__).resolve().parents[2] / "kernels_cu" / "scan.cu").read_text()
+    root = Path(sc.__file__).resolve().parents[2]
+    text = (root / "kernels_cu" / "scan_lookback.cuh").read_text()
+    study = (root / "studies" / "forms" / "scan_lookback.cu").read_text()
     assert int(re.search(r"#define LB_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS == 8
     assert int(re.search(r"#define LB_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS == 256
     assert sc.LOOKBACK_TILE == sc.PASS_TILE == 8192
     # lookback_persistent (the study's candidates) has the same default tile, and a block count per SM
-    assert int(re.search(r"#define LP_ROWS (\d+)", text).group(1)) == sc.LOOKBACK_ROWS
-    assert int(re.search(r"#define LP_THREADS (\d+)", text).group(1)) == sc.LOOKBACK_THREADS
+    assert int(re.search(r"#define LP_ROWS (\d+)", study).group(1)) == sc.LOOKBACK_ROWS
+    assert int(re.search(r"#define LP_THREADS (\d+)", study).group(1)) == sc.LOOKBACK_THREADS
     # lookback_staged: the tile scan.py mirrors (7 rows: 7168 elements)
     assert int(re.search(r"#define LS_ROWS (\d+)", text).group(1)) == sc.STAGED_ROWS
     assert int(re.search(r"#define LS_THREADS (\d+)", text).group(1)) == sc.STAGED_THREADS
@@ -227,20 +242,24 @@ def test_the_staged_ramp_covers_the_first_wave_only_where_a_later_wave_waits(mon
 
 
 def test_the_persistent_grid_is_blocks_per_sm_capped_at_the_tiles():
-    assert sc.lookback_grid(1 << 26, 132, 4) == 528 and sc.lookback_grid(100003, 132, 4) == 13
-    assert sc.lookback_grid(1, 132, 4) == 1 and sc.lookback_grid(1 << 26, 132, 8, tile=4096) == 1056
+    grid = study_forms().lookback_grid
+    assert grid(1 << 26, 132, 4) == 528 and grid(100003, 132, 4) == 13
+    assert grid(1, 132, 4) == 1 and grid(1 << 26, 132, 8, tile=4096) == 1056
 
 
-@pytest.mark.parametrize("flag, kernel", [
-    ("MUTATE_DOWNSWEEP_BARRIER", "brent_kung<int>"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_persistent"),
-    ("MUTATE_OFF_BY_ONE", "lookback_persistent"), ("MUTATE_AGGREGATE_AS_PREFIX", "lookback"),
-    ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_staged"), ("MUTATE_OFF_BY_ONE", "lookback_staged"),
+@pytest.mark.parametrize("mutation, unit, kernel", [
+    ("downsweep_barrier", "scan", "brent_kung<int>"), ("aggregate_as_prefix", "scan_lookback", "lookback_persistent"),
+    ("off_by_one", "scan_lookback", "lookback_persistent"), ("aggregate_as_prefix", "scan", "lookback"),
+    ("aggregate_as_prefix", "scan", "lookback_staged"), ("off_by_one", "scan", "lookback_staged"),
+    ("off_by_one", "scan", "kogge_stone<int>"),
 ])
-def test_each_mutation_changes_the_machine_code(flag, kernel):
-    """A mutation that compiled to the same code could never FAIL: each one must change its kernel."""
+def test_each_mutation_changes_the_machine_code(mutation, unit, kernel, tmp_path):
+    """A mutation that compiled to the same code could never FAIL: each one must change its kernel
+    (the copy of the source made and built as the GPU test builds it)."""
     base = {"ELEM": "int", "EXCLUSIVE": 1}
-    plain = compile_unit("scan", [kernel], "sm_90", base).cubin
-    mutated = compile_unit("scan", [kernel], "sm_90", {**base, flag: 1}).cubin
+    edits = [e for e in MUTATIONS[mutation] if e.file != ("scan_lookback.cuh" if unit != "scan" else "scan_lookback.cu")]
+    plain = compile_unit(unit, [kernel], "sm_90", base, source=source_of(unit)).cubin
+    mutated = compile_unit(unit, [kernel], "sm_90", base, source=mutated_copy(tmp_path, unit, edits)).cubin
     assert plain != mutated
 
 
@@ -316,17 +335,18 @@ def test_the_64_bit_path():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("flag, variant, kind", [
-    ("MUTATE_DOWNSWEEP_BARRIER", "brent_kung", "inclusive"),
-    ("MUTATE_AGGREGATE_AS_PREFIX", "lookback", "inclusive"),
-    ("MUTATE_OFF_BY_ONE", "kogge_stone", "exclusive"),
-    ("MUTATE_OFF_BY_ONE", "lookback", "exclusive"),
-    ("MUTATE_AGGREGATE_AS_PREFIX", "lookback_staged", "inclusive"),
-    ("MUTATE_OFF_BY_ONE", "lookback_staged", "exclusive"),
+@pytest.mark.parametrize("mutation, variant, kind", [
+    ("downsweep_barrier", "brent_kung", "inclusive"),
+    ("aggregate_as_prefix", "lookback", "inclusive"),
+    ("off_by_one", "kogge_stone", "exclusive"),
+    ("off_by_one", "lookback", "exclusive"),
+    ("aggregate_as_prefix", "lookback_staged", "inclusive"),
+    ("off_by_one", "lookback_staged", "exclusive"),
 ])
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
-def test_mutations_fail(flag, variant, kind, dtype):
-    rows = mutant_check("scan", flag, {"n": 100003, "dtype": dtype, "kind": kind}, variant)
+def test_mutations_fail(mutation, variant, kind, dtype, tmp_path):
+    edits = [e for e in MUTATIONS[mutation] if e.file != "scan_lookback.cu"]
+    rows = mutant_check("scan", edits, {"n": 100003, "dtype": dtype, "kind": kind}, variant, tmp_path)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail
 
 
@@ -369,12 +389,12 @@ def test_single_pass_scans_stay_right_call_after_call(dtype):
 @pytest.mark.parametrize("kind", sc.KINDS)
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
 def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
-    """scan.cu's lookback_persistent (the study's candidate, not a variant) from 1, 2, 3 and 7 blocks over 5 tiles and 3 elements (each block takes
+    """studies/forms/scan_lookback.cu's lookback_persistent (a study form, not a variant) from 1, 2, 3 and 7 blocks over 5 tiles and 3 elements (each block takes
     several tiles by ticket, the last one partial), CALLS // 10 calls each on the same ticket and status
     words: every call checked. The grid is the kernel's own tickets' count per call, so each grid
     gets its own counter."""
     from pmppbench.measure.check import device_copy
-    from pmppbench.hardware.compile import load_kernels
+    from pmppbench.hardware.compile import kernels_from, load_kernels
     from pmppbench.hardware.gpu import cupy
     from pmppbench.engine.worker.pipeline import prepared
 
@@ -385,7 +405,8 @@ def test_persistent_lookback_with_fewer_blocks_than_tiles(dtype, kind):
     v = W.variant("lookback")
     with prepared(W, shape, [v], seed=7) as (inputs, ctx):
         ref = device_copy(W.reference(shape, inputs, v))
-        kernel = load_kernels("scan", ["lookback_persistent"], W.defines(shape))["lookback_persistent"]
+        with kernels_from(source_of("scan_lookback").parent):  # the study's kernel (studies/forms)
+            kernel = load_kernels("scan_lookback", ["lookback_persistent"], W.defines(shape))["lookback_persistent"]
         out, tol = ctx["out"], W.tolerance_of(shape, v)  # the same tile, so lookback's bound
         for grid in (1, 2, 3, 7):
             status, ticket = cp.zeros(tiles, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)
@@ -409,21 +430,31 @@ def test_cub_built_ahead_on_another_thread_serves_the_job():
     assert_all_pass(check_rows("scan", shapes, ["cub"]))
 
 
-def test_the_studys_candidates_and_the_profile_build_compile_without_spills():
-    """Every tile studies/scan_lookback.py times (and its LB_PROFILE build) is a compile of lookback
-    with other -D knobs; each builds for sm_90 with no local memory, as the shipped one does."""
+def study_forms():
+    """studies/forms/scan_forms.py, the look-back's study workload (imported by path, as
+    PMPPBENCH_WORKLOADS would with studies/forms on the path)."""
     import importlib.util
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("scan_lookback", root / "studies" / "scan_lookback.py")
-    study = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(study)
+    spec = importlib.util.spec_from_file_location("scan_forms", source_of("scan_lookback").parent / "scan_forms.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_study_forms_compile_without_spills_and_the_knob_free_ones_are_the_shipped_code():
+    """Every form of the look-back's study workload builds for sm_90 with no local memory, as the
+    shipped kernels do; built without knobs, the study file's lookback and lookback_staged are the
+    shipped machine code, instruction for instruction (the shipped file is the study's defaults)."""
+    forms = study_forms()
     base = {"ELEM": "int", "EXCLUSIVE": 0}  # the int inclusive build has the most registers
-    builds = [("lookback", study.defines_of(k)) for k in study.KNOBS + study.WIDE_KNOBS]
-    builds += [("lookback", study.PROFILE_DEFINES)]
-    builds += [("lookback_persistent", study.pdefines_of(k)) for k in study.PKNOBS]
-    builds += [("lookback_staged", study.sdefines_of(k)) for k in study.SKNOBS]
-    for kernel, defines in builds:
-        report = compile_unit("scan", [kernel], "sm_90", {**base, **defines}).ptxas[kernel]
-        assert (report.spill_stores, report.stack_bytes) == (0, 0), defines
+    study = source_of("scan_lookback")
+    for name, (kernel, knobs, _) in forms.FORMS.items():
+        report = compile_unit("scan_lookback", [kernel], "sm_90", {**base, **knobs}, source=study).ptxas[kernel]
+        assert (report.spill_stores, report.stack_bytes) == (0, 0), name
+    for kernel in ("lookback", "lookback_staged"):
+        shipped = compile_unit("scan", [kernel], "sm_90a", base)
+        own = compile_unit("scan_lookback", [kernel], "sm_90a", base, source=study)
+        assert machine_code(shipped, kernel) == machine_code(own, kernel), kernel
+    profile = {**base, "LB_PROFILE": 1}  # the profile build of studies/scan_lookback.py --profile
+    assert compile_unit("scan_lookback", ["lookback"], "sm_90", profile, source=study).ptxas["lookback"].spill_stores == 0
+

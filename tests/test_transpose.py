@@ -24,13 +24,54 @@ from pmppbench.workloads.transpose import COARSENED_TILE, LARGE_CHECK, TILE_DIM,
 W = WORKLOAD
 ROOT = Path(__file__).resolve().parent.parent
 TRANSPOSES = ["naive", "shared32", "padded33", "coarsened"]
+# The forms beyond coarsened: those `best` picks (shipped, run when named) and the study's
+# (studies/forms/transpose_forms.py, the workload transpose_forms), run through their own workload.
+PICKED = ["coarsened_tma", "coarsened_tma_store_wide", "coarsened_tma_skew", "coarsened_sector_vec",
+          "coarsened_sector_tma", "coarsened_sector_tma_any", "coarsened_sector_tma_any_el"]
 TMA_FORMS = ["coarsened_tma", "coarsened_tma_store", "coarsened_tma_store_ef", "coarsened_tma_store_wide",
-             "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90, run only when named
+             "coarsened_tma_store_wide_ef", "coarsened_tma_skew"]  # sm_90
 SECTOR_FORMS = ["coarsened_sector", "coarsened_sector_vec", "coarsened_sector_tall",
                 "coarsened_sector_tall_vec", "coarsened_sector_tma", "coarsened_sector_tma_any",
                 "coarsened_sector_tma_any_el", "coarsened_sector_tma_any_p128", "coarsened_sector_tma_any_p0",
                 "coarsened_sector_bulk", "coarsened_sector_bulk_sec",
-                "coarsened_sector_tma_lines"]  # run only when named (the last eight sm_90)
+                "coarsened_sector_tma_lines"]  # the last eight sm_90
+FORMS_DIR = ROOT / "studies" / "forms"
+
+
+def _forms_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("transpose_forms", FORMS_DIR / "transpose_forms.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FORMS = _forms_module()
+F = FORMS.WORKLOAD
+
+
+def owner(name: str):
+    """The workload that declares the form `name`: transpose, or the study's transpose_forms."""
+    return W if name in W.variant_names() else F
+
+
+def variant(name: str):
+    return owner(name).variant(name)
+
+
+def check_forms(shapes, names, monkeypatch):
+    """check_rows of the shipped forms on transpose, then of the study's on transpose_forms (registered
+    through PMPPBENCH_WORKLOADS, its kernels found through PMPPBENCH_KERNEL_PATH)."""
+    shipped = [n for n in names if owner(n) is W]
+    rows = check_rows("transpose", shapes, variants=shipped) if shipped else []
+    study = [n for n in names if owner(n) is F]
+    if study:
+        monkeypatch.syspath_prepend(str(FORMS_DIR))
+        monkeypatch.setenv("PMPPBENCH_WORKLOADS", "transpose_forms=transpose_forms")
+        monkeypatch.setenv("PMPPBENCH_KERNEL_PATH", str(FORMS_DIR))
+        rows += check_rows("transpose_forms", shapes, variants=study)
+    return rows
 MAX_M = MAX_GRID_Y * TILE_DIM  # 2,097,120 rows: the last M whose row tiles fit in gridDim.y
 
 
@@ -41,9 +82,11 @@ def shape(m, n):
 # ---- declaration ------------------------------------------------------------------
 
 def test_variants_are_the_course_four_plus_coarsened_and_the_memcpy_roof():
-    assert W.variant_names() == ["copy", *TRANSPOSES, "best", "memcpy", *TMA_FORMS, *SECTOR_FORMS]
-    # the TMA forms are Hopper's and run only when named (or picked by best): the default table is the seven
+    assert W.variant_names() == ["copy", *TRANSPOSES, "best", "memcpy", *PICKED]
+    # the forms best picks run when named (or picked by best): the default table is the seven
     assert [v.name for v in W.variants_for(shape(4096, 4096))] == ["copy", *TRANSPOSES, "best", "memcpy"]
+    # every other form is the study's, with every name of both lists declared once
+    assert F.variant_names() == ["coarsened", "memcpy", *(f for f in TMA_FORMS + SECTOR_FORMS if f not in PICKED)]
     assert W.variant("coarsened_tma").needs == "sm_90" and W.variant("coarsened_tma").kernel == "coarsened_tma<64>"
     kernels = {v.name: v.kernel for v in W.variants}
     # shared32 and padded33 are one template; the shared row stride is the only difference.
@@ -159,7 +202,13 @@ def test_every_kernel_compiles_for_sm90_without_spills():
     assert smem["coarsened<32>"] == 32 * 33 * 4
     # two 32-column boxes of 64 rows, 1024-byte aligned for the swizzle, and the mbarrier
     assert smem[f"coarsened_tma<{COARSENED_TILE}>"] == 2 * 32 * COARSENED_TILE * 4 + 8
-    # the store forms: A's tile (64 columns x ROWS rows), its memory reused for B's, and the mbarrier
+    # the store forms (the shipped wide one, the study's others): A's tile (64 columns x ROWS rows), its
+    # memory reused for B's, and the mbarrier
+    study = [v.kernel for v in FORMS.FORMS]
+    forms = compile_unit("transpose_forms", study, "sm_90", source=FORMS_DIR / "transpose_forms.cu")
+    assert set(forms.ptxas) == set(study)
+    assert all((r.spill_stores, r.stack_bytes) == (0, 0) for r in forms.ptxas.values())
+    smem.update({name: r.static_smem for name, r in forms.ptxas.items()})
     for rows in (COARSENED_TILE, 2 * COARSENED_TILE):
         for ef in ("false", "true"):
             assert smem[f"coarsened_tma_store<{rows}, {ef}>"] == COARSENED_TILE * rows * 4 + 8
@@ -177,7 +226,7 @@ def test_the_tma_form_says_why_it_cannot_run_before_any_gpu_work():
                         (4, 1 << 31, r"below 2\^31")):
         for form in TMA_FORMS:
             with pytest.raises(Unavailable, match=words):
-                W.job(W.variant(form), shape(m, n), ctx)
+                owner(form).job(variant(form), shape(m, n), ctx)
 
 
 # ---- index paths --------------------------------------------------------
@@ -355,7 +404,7 @@ def test_every_variant_passes_bit_exact_on_every_check_shape():
 
 
 @pytest.mark.gpu
-def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
+def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere(monkeypatch):
     """coarsened_tma on full tiles, partial tiles of both edges (the engine's zero fill and the
     kernel's bounds), one float4-wide matrix and the issue's pitches; a shape whose rows do not
     start on a float4 is a SKIP row that says why, never a wrong answer."""
@@ -367,21 +416,21 @@ def test_the_tma_form_is_bit_exact_where_it_runs_and_skips_elsewhere():
     shapes = [shape(m, n) for m, n in ((4096, 4096), (1000, 3000), (68, 132), (4, 4), (64, 4), (100, 64),
                                        (4100, 4100), (8192, 8196), (200, 10000))]
     forms = [*(f for f in TMA_FORMS if f != "coarsened_tma_skew"), "best"]  # the engine's stores clip B too
-    rows = check_rows("transpose", shapes, variants=forms)
+    rows = check_forms(shapes, forms, monkeypatch)
     assert_all_pass(rows)
     assert len(rows) == len(forms) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
     skewed = [shape(m, n) for m, n in ((68, 132), (4, 4), (100, 64), (4100, 4100), (8196, 8192), (12, 3000))]
     rows = check_rows("transpose", skewed, variants=["coarsened_tma_skew"])  # M = 4 mod 8, its shapes
     assert_all_pass(rows)
     assert len(rows) == len(skewed) and all(r.tolerance == "bit-exact" for r in rows)
-    skipped = check_rows("transpose", [shape(33, 31), shape(4097, 4097)], variants=TMA_FORMS)
+    skipped = check_forms([shape(33, 31), shape(4097, 4097)], TMA_FORMS, monkeypatch)
     assert [r.check for r in skipped] == ["SKIP"] * 2 * len(TMA_FORMS)
     assert check_rows("transpose", [shape(4096, 4096)], variants=["coarsened_tma_skew"])[0].check == "SKIP"
     assert all("multiples of 4" in r.check_detail for r in skipped)
 
 
 @pytest.mark.gpu
-def test_the_sector_forms_are_bit_exact_at_every_pitch():
+def test_the_sector_forms_are_bit_exact_at_every_pitch(monkeypatch):
     """coarsened_sector's forms and best (on Hopper the sector forms wherever M or N is not a
     multiple of 4) on rows at every residue mod 8, partial tiles of both edges and thin matrices; the TMA
     form where N is a multiple of 4 (A's last M % 4 rows past its map of rows of four), and a SKIP
@@ -393,7 +442,7 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
     shapes = [shape(m, n) for m, n in ((7, 129), (33, 4097), (4097, 33), (4097, 4095), (4097, 4097), (4100, 4097),
                                        (4097, 4100), (67, 133), (130, 70), (1001, 3003), (4096, 4096), (4098, 4102),
                                        (1, 1), (3, 4097), (1, 70), (4, 3), (132, 67), (4096, 4098))]
-    rows = check_rows("transpose", shapes, variants=[*forms, "best"])
+    rows = check_forms(shapes, [*forms, "best"], monkeypatch)
     assert_all_pass(rows)
     assert len(rows) == (len(forms) + 1) * len(shapes) and all(r.tolerance == "bit-exact" for r in rows)
     if not arch_meets(device.current().compute_capability, "sm_90"):
@@ -408,21 +457,21 @@ def test_the_sector_forms_are_bit_exact_at_every_pitch():
                                      (4096, 4097), (1001, 3003), (4097, 4100), (8193, 8195))]
     any_forms = ["coarsened_sector_tma_any", "coarsened_sector_tma_any_el", "coarsened_sector_tma_any_p128",
                  "coarsened_sector_tma_any_p0"]
-    rows = check_rows("transpose", anyn, variants=any_forms)
+    rows = check_forms(anyn, any_forms, monkeypatch)
     assert_all_pass(rows)
     assert len(rows) == len(any_forms) * len(anyn) and all(r.tolerance == "bit-exact" for r in rows)
     bulk = [*anyn, shape(1, 1), shape(3, 4097), shape(4097, 3), shape(7, 129), shape(130, 70), shape(4096, 4096),
             shape(5, 1), shape(1, 5), shape(9, 66)]  # any M and N, the end of A in a partial 16 bytes
-    rows = check_rows("transpose", bulk, variants=["coarsened_sector_bulk", "coarsened_sector_bulk_sec"])
+    rows = check_forms(bulk, ["coarsened_sector_bulk", "coarsened_sector_bulk_sec"], monkeypatch)
     assert_all_pass(rows)
     assert len(rows) == 2 * len(bulk) and all(r.tolerance == "bit-exact" for r in rows)
     # M mod 32 from 0 to 31: the block's own rows (past the maps) from none to 31
     lines = [*(s for s in anyn if s["m"] >= 32), shape(32, 1), shape(32, 4097), shape(39, 129), shape(130, 70),
              shape(4096, 4096), shape(95, 66), shape(4127, 4098), shape(67, 198)]
-    rows = check_rows("transpose", lines, variants=["coarsened_sector_tma_lines"])
+    rows = check_forms(lines, ["coarsened_sector_tma_lines"], monkeypatch)
     assert_all_pass(rows)
     assert len(rows) == len(lines) and all(r.tolerance == "bit-exact" for r in rows)
-    skipped = check_rows("transpose", [shape(31, 4097)], variants=["coarsened_sector_tma_lines"])
+    skipped = check_forms([shape(31, 4097)], ["coarsened_sector_tma_lines"], monkeypatch)
     assert skipped[0].check == "SKIP" and "M >= 32" in skipped[0].check_detail
 
 
@@ -561,10 +610,9 @@ def test_the_any_n_forms_maps_differ_only_in_their_l2_promotion(monkeypatch):
             ptr = 0x7F0000000000
 
     m, n = 8193, 8195
-    assert tr.ANY_PROMOTION == {"coarsened_sector_tma_any": 256, "coarsened_sector_tma_any_el": 256,
-                                "coarsened_sector_tma_any_p128": 128, "coarsened_sector_tma_any_p0": 0}
-    assert {W.variant(name).kernel for name in tr.ANY_PROMOTION if name != "coarsened_sector_tma_any_el"} == \
-        {W.variant("coarsened_sector_tma_any").kernel}
+    assert FORMS.PROMOTION == {"coarsened_sector_tma_any_p128": 128, "coarsened_sector_tma_any_p0": 0}
+    assert tma.PROMOTION == 256  # the shipped maps' (coarsened_sector_tma_any's and _el's)
+    assert {variant(name).kernel for name in FORMS.PROMOTION} == {W.variant("coarsened_sector_tma_any").kernel}
     for promotion in (256, 128, 0):
         tr.rows_of_four_map(A, m, n, any_n=True, promotion=promotion)
     assert calls == [([4 * n, m // 4], [68, 18], tma.SWIZZLE_NONE, code) for code in (3, 2, 0)]
@@ -591,9 +639,9 @@ def test_the_store_forms_describe_b_and_the_wide_tiles_to_the_copy_engine(monkey
     assert calls == [(B.data.ptr, [m, n], [4 * m], [32, COARSENED_TILE]),
                      (B.data.ptr, [n, m], [4 * n], [32, 2 * COARSENED_TILE])]
     for name in ("coarsened_tma_store_wide", "coarsened_tma_store_wide_ef"):
-        (gx, gy), block = W.geometry(W.variant(name), shape(m, n))
+        (gx, gy), block = W.geometry(variant(name), shape(m, n))
         assert block == (32, 8) and gx * 64 >= n > (gx - 1) * 64 and gy * 128 >= m > (gy - 1) * 128
-    (gx, gy), _ = W.geometry(W.variant("coarsened_tma_store"), shape(m, n))
+    (gx, gy), _ = W.geometry(variant("coarsened_tma_store"), shape(m, n))
     assert gx * 64 >= n > (gx - 1) * 64 and gy * 64 >= m > (gy - 1) * 64
 
 
@@ -718,13 +766,13 @@ def test_the_skew_forms_index_map_writes_every_element_of_b_once(m, n):
     assert not np.isnan(b).any() and np.array_equal(b, a.T)
 
 
-@pytest.mark.parametrize("form", [v for v in transpose.SECTOR_FORMS if v.needs is None], ids=lambda v: v.name)
+@pytest.mark.parametrize("form", [variant(f) for f in SECTOR_FORMS if variant(f).needs is None], ids=lambda v: v.name)
 def test_the_sector_forms_on_the_cpu_emulation(tmp_path, form):
     """coarsened_sector's kernels under the CPU emulation: B written exactly once (NaN guards
     around B, none left inside), bit for bit A^T, at pitches of every residue mod 8, partial tiles
     of both edges, a single element, and with A and B at 1-7 floats past a 16-byte boundary
     (the pieces' shifts and the covering float4s follow the addresses, not the shape)."""
-    rows, extra = transpose.tile_rows(form.name)
+    rows, extra = transpose.tile_rows(form.kernel)
     binary = _emulator(tmp_path, form.kernel.replace(" ", ""), COARSENED_TILE, rows, extra)
     cases = [(m, n, 0, 0) for m, n in ((1, 1), (7, 129), (33, 31), (64, 64), (129, 65), (132, 68), (200, 3),
                                        (3, 200), (135, 71), (66, 130), (4, 4), (70, 1), (1, 70))]
@@ -903,7 +951,7 @@ def _sector_bulk_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 0, ba
     total = m * n
     whole = total & ~3
     b = np.full(n * m, np.nan, dtype=a.dtype)
-    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_bulk"), shape(m, n))
+    (gx, gy), _ = W.geometry(variant("coarsened_sector_bulk"), shape(m, n))
 
     def word(r, c):
         assert 1 <= r <= BULK_ROWS
@@ -966,7 +1014,7 @@ def _sector_tma_lines_emulation(a: np.ndarray, b_offset: int = 0, a_base: int = 
     m, n = a.shape
     flat = a.ravel()
     b = np.full(n * m, np.nan, dtype=a.dtype)
-    (gx, gy), _ = W.geometry(W.variant("coarsened_sector_tma_lines"), shape(m, n))
+    (gx, gy), _ = W.geometry(variant("coarsened_sector_tma_lines"), shape(m, n))
     groups = m // 32
 
     def map_at(outer, inner):
@@ -1032,12 +1080,12 @@ def test_the_any_n_sector_tma_forms_need_only_their_maps_limits(form, fits, too_
 
     unavailable = {"coarsened_sector_tma_any": transpose.sector_tma_any_unavailable,
                    "coarsened_sector_tma_any_el": transpose.sector_tma_any_unavailable,
-                   "coarsened_sector_tma_lines": transpose.sector_tma_lines_unavailable}[form]
+                   "coarsened_sector_tma_lines": FORMS.sector_tma_lines_unavailable}[form]
     assert unavailable(*fits) is None
     ctx = Context({}, None, a=None, b=None)
     for m, n in (too_small, too_wide):
         with pytest.raises(Unavailable, match=words):
-            W.job(W.variant(form), shape(m, n), ctx)
+            owner(form).job(variant(form), shape(m, n), ctx)
 
 
 def test_the_sector_tma_form_says_why_it_cannot_run_before_any_gpu_work():

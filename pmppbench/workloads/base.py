@@ -17,6 +17,7 @@ workloads/helpers.py.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from collections.abc import Callable
@@ -230,6 +231,7 @@ class Workload:
     roof: str | None = None  # "% of" column: each variant's rate / this variant's rate
     rate: str = "GB/s"  # the headline rate column: "GB/s" or "GFLOP/s"
     model_columns: "ModelColumns | None" = None  # opt-in: model runs timed after the variants
+    call: str = ""  # what one timed call contains beyond the variant's one kernel (the caption; call_note)
 
     # ---- required functions ---------------------------------------------------------------------
     def make_inputs(self, shape: Shape, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -298,8 +300,15 @@ class Workload:
         return {}
 
     def compile_sets(self) -> list[dict[str, Any]]:
-        """Every set of defines `pmppbench compile` should build (default: just one)."""
-        return [{}]
+        """Every set of defines `pmppbench compile` builds: the defines of each combination of the
+        swept axes' defaults (the command's default shapes), each set once; [{}] without any."""
+        swept = [a for a in self.axes if a.sweep and a.default]
+        sets: list[dict[str, Any]] = []
+        for values in itertools.product(*(a.default for a in swept)):
+            defines = self.defines({**self.default_shape(), **{a.name: v for a, v in zip(swept, values)}})
+            if defines not in sets:
+                sets.append(defines)
+        return sets or [{}]
 
     def variants_for(self, shape: Shape) -> tuple[Variant, ...]:
         """The variants run on this shape (default: all; the stream workload derives them)."""
@@ -330,8 +339,9 @@ class Workload:
 
     def call_note(self, shape: Shape) -> str:
         """What one timed call contains where that is more than the variant's one kernel (a
-        reset before it, several launches), for the table's caption."""
-        return ""
+        reset before it, several launches), for the table's caption: `call`, unless it depends on
+        the shape."""
+        return self.call
 
     # ---- derived from the declaration -----------------------------------------------------------
     def default_shape(self) -> Shape:

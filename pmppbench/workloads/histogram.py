@@ -79,9 +79,11 @@ class Histogram(Workload, Prebuilds):
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )
+    tolerance = Tolerance("exact")  # counts: bit for bit
     baseline = "global_atomic"
     roof = "read"
     rate = "GB/s"
+    call = "each call zeroes the histogram, then 1 launch (cub: HistogramEven, which zeroes its own)"
 
     sizes = Sizes(default={"n": 1 << 28, "bins": 7, "input": "uniform"}, checks=tuple(
         {"n": n, "bins": b, "input": i} for b in BINS for i in INPUTS for n in (1, 31, 1000003, (1 << 24) + 7)) + tuple(
@@ -93,42 +95,20 @@ class Histogram(Workload, Prebuilds):
             raise UsageError(f"histogram: --bins takes 7 or 256, got {shape.get('bins')!r}")
 
     def device_bytes(self, shape):
-        return shape["n"] + 4 * shape["bins"] * (self.blocks(shape, "privatized") + 2)
-
-    def tolerance_for(self, shape):
-        return Tolerance("exact")  # counts: bit for bit
+        return shape["n"] + 4 * shape["bins"] * (blocks(shape, "privatized") + 2)
 
     # ---- geometry --------------------------------------------------------------------
-    def blocks(self, shape, variant: str, sms: int | None = None) -> int:
-        """Blocks of `variant`'s launch: one thread per byte, CFACTOR bytes per thread for the
-        coarsened rungs, or (warp_vec, read) FAST_BLOCKS_PER_SM per SM of a GPU of `sms` SMs."""
-        n = shape["n"]
-        if variant in COARSE:
-            return max(1, -(-n // (BLOCK * CFACTOR)))
-        if variant in ("warp_vec", "read"):
-            return max(1, min(-(-max(n // 16, 1) // BLOCK), FAST_BLOCKS_PER_SM * sms))
-        if variant == "thread_private":
-            bins = shape["bins"]
-            return max(1, min(-(-max(n // 16, 1) // PRIVATE_THREADS[bins]), PRIVATE_BLOCKS_PER_SM[bins] * sms))
-        return max(1, -(-n // BLOCK))
-
     def geometry(self, variant, shape, device=None):
         """One block of BLOCK threads per BLOCK bytes (coarsened: BLOCK * CFACTOR); warp_vec,
         thread_private and read: a grid sized by the SMs of `device`."""
         fixed = variant.name in ("warp_vec", "read", "thread_private")
         sms = device.sm_count if fixed else None
         threads = PRIVATE_THREADS[shape["bins"]] if variant.name == "thread_private" else BLOCK
-        return (self.blocks(shape, variant.name, sms),), (threads,)
-
-    def index_type(self, shape) -> str:
-        return index_type(self.blocks(shape, "global_atomic") * BLOCK + BLOCK * CFACTOR)
+        return (blocks(shape, variant.name, sms),), (threads,)
 
     # ---- kernels ---------------------------------------------------------------------
     def defines(self, shape):
         return {"BINS": shape["bins"]}
-
-    def compile_sets(self):
-        return [{"BINS": b} for b in BINS]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED)
@@ -162,17 +142,13 @@ class Histogram(Workload, Prebuilds):
         bins = shape["bins"]
         return device_context(kernels, text=cp.asarray(inputs["text"]), histo=cp.empty(bins, dtype=cp.uint32),
                               # privatized's copies: its kernel leaves them zero after each call
-                              copies=cp.zeros(self.blocks(shape, "privatized") * bins, dtype=cp.uint32),
+                              copies=cp.zeros(blocks(shape, "privatized") * bins, dtype=cp.uint32),
                               xor=cp.empty(1, dtype=cp.uint32), peers={})
-
-    def levels(self, shape) -> tuple[int, int]:
-        """CUB's [lower, upper) for the shape's bins: a-z and two past it in 7 bins of four, or every byte."""
-        return (LETTER, LETTER + 28) if shape["bins"] == 7 else (0, 256)
 
     def prebuild(self, shape, variants):
         """cuda.compute's histogram object for the shape's bins (CUB's JIT build), ahead of cub's job."""
         if any(v.name == "cub" for v in variants) and shape["n"] <= INT_MAX:
-            cub.prebuild_histogram(cupy(), shape["bins"], *self.levels(shape), shape["n"])
+            cub.prebuild_histogram(cupy(), shape["bins"], *levels(shape), shape["n"])
 
     def job(self, variant, shape, ctx, index: str | None = None):
         cp = cupy()
@@ -182,7 +158,7 @@ class Histogram(Workload, Prebuilds):
             if n > INT_MAX:
                 raise Unavailable(f"cuda.compute's HistogramEven counts its samples in a 32-bit int; N = {n} "
                                   f"is past {INT_MAX}")
-            run, held = cub.histogram_even(cp, text, histo, bins, *self.levels(shape))
+            run, held = cub.histogram_even(cp, text, histo, bins, *levels(shape))
             ctx["peers"]["cub"] = held
             return library_job(run, histo)
         grid, block = self.geometry(variant, shape, ctx.device)
@@ -194,18 +170,39 @@ class Histogram(Workload, Prebuilds):
         if variant.name in ("warp_vec", "thread_private"):
             launch = Launch(kernels[variant.kernel], grid, block, (text, np.uint64(n), histo))
             return staged_job((launch,), histo, reset=lambda: histo.fill(0))
-        index = index or self.index_type(shape)
+        index = index or index_type_of(shape)
         kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
         args = (text, index_arg(index, n), histo)
         if variant.name == "privatized":
             args += (ctx["copies"],)
         return staged_job((Launch(kernel, grid, block, args),), histo, reset=lambda: histo.fill(0))
 
-    def call_note(self, shape):
-        return "each call zeroes the histogram, then 1 launch (cub: HistogramEven, which zeroes its own)"
-
     def traffic(self, shape, variant, device=None):
         return Traffic(bytes=shape["n"], flops=0)
+
+
+def blocks(shape, variant: str, sms: int | None = None) -> int:
+    """Blocks of `variant`'s launch: one thread per byte, CFACTOR bytes per thread for the
+    coarsened rungs, or (warp_vec, read) FAST_BLOCKS_PER_SM per SM of a GPU of `sms` SMs."""
+    n = shape["n"]
+    if variant in COARSE:
+        return max(1, -(-n // (BLOCK * CFACTOR)))
+    if variant in ("warp_vec", "read"):
+        return max(1, min(-(-max(n // 16, 1) // BLOCK), FAST_BLOCKS_PER_SM * sms))
+    if variant == "thread_private":
+        bins = shape["bins"]
+        return max(1, min(-(-max(n // 16, 1) // PRIVATE_THREADS[bins]), PRIVATE_BLOCKS_PER_SM[bins] * sms))
+    return max(1, -(-n // BLOCK))
+
+
+def levels(shape) -> tuple[int, int]:
+    """CUB's [lower, upper) for the shape's bins: a-z and two past it in 7 bins of four, or every byte."""
+    return (LETTER, LETTER + 28) if shape["bins"] == 7 else (0, 256)
+
+
+def index_type_of(shape) -> str:
+    """The index type of the book's rungs on `shape` (helpers.index_type of its largest index)."""
+    return index_type(blocks(shape, "global_atomic") * BLOCK + BLOCK * CFACTOR)
 
 
 WORKLOAD = Histogram()

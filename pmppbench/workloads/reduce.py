@@ -84,6 +84,8 @@ class Reduce(Workload, Prebuilds):
     baseline = "simple"
     roof = "read"
     rate = "GB/s"
+    call = ("a call of simple, convergent, shared: 2 launches (+ finish); segmented, coarsened: "
+            "output zeroed + 1 launch; cub: CUB's own launches, temp storage reused")
 
     # ---- shapes -------------------------------------------------------------------
     sizes = Sizes(default={"n": 1 << 26, "dtype": "f32"},
@@ -92,78 +94,28 @@ class Reduce(Workload, Prebuilds):
 
     def device_bytes(self, shape):
         n = shape["n"]
-        return 4 * n + 4 * self.segments(shape, "simple") * 2 * BLOCK + 4 * self.segments(shape, "shared") + 64
+        return 4 * n + 4 * segments(shape, "simple") * 2 * BLOCK + 4 * segments(shape, "shared") + 64
 
     # ---- geometry: one place for every launch ------------------------------------------
-    def segments(self, shape, variant: str) -> int:
-        """Blocks of a textbook rung: one per segment of 2 * BLOCK (coarsened: 2 * COARSE * BLOCK) inputs."""
-        per = 2 * BLOCK * (COARSE if variant == "coarsened" else 1)
-        return max(1, -(-shape["n"] // per))
-
-    def fast_blocks(self, shape, sms: int) -> int:
-        """warp_vec's and read's grid on a GPU of `sms` SMs: FAST_BLOCKS_PER_SM blocks per SM,
-        fewer for a short input."""
-        vectors = max(1, shape["n"] // 4)
-        return max(1, min(-(-vectors // FAST_BLOCK), FAST_BLOCKS_PER_SM * sms))
-
     def geometry(self, variant, shape, device=None):
         """The book's rungs: one block per segment; warp_vec and read: a grid sized by the SMs
         of `device` (fast_blocks)."""
         if variant.name in ("warp_vec", "read"):
-            return (self.fast_blocks(shape, device.sm_count),), (FAST_BLOCK,)
-        return (self.segments(shape, variant.name),), (BLOCK,)
-
-    def index_type(self, shape) -> str:
-        """int while the last segment's last index (rounded up to whole segments) fits."""
-        return index_type(self.segments(shape, "coarsened") * 2 * COARSE * BLOCK + 2 * BLOCK)
+            return (fast_blocks(shape, device.sm_count),), (FAST_BLOCK,)
+        return (segments(shape, variant.name),), (BLOCK,)
 
     # ---- the check ------------------------------------------------------------------
-    def additions_depth(self, variant: Variant, shape, sms: int = ANY_GPU_SMS) -> int:
-        """The longest chain of float additions one input passes through in this variant's
-        order (the d of gamma_d). `sms`: the SM count warp_vec's grid follows (the fewer, the
-        longer each thread's serial chain)."""
-        n = shape["n"]
-        tree = int(math.log2(BLOCK))  # the shared or global tree of BLOCK threads
-        name = variant.name
-        if name in TWO_PASS:  # pair add, tree, then finish: a serial sum of partials per thread and a tree
-            return 1 + tree + -(-self.segments(shape, name) // BLOCK) + tree
-        if name == "segmented":  # the tree, then the chain of atomicAdds into the output
-            return 1 + tree + self.segments(shape, name)
-        if name == "coarsened":
-            return 2 * COARSE - 1 + tree + self.segments(shape, name)
-        if name == "warp_vec":
-            g = self.fast_blocks(shape, sms)
-            per_thread = -(-max(1, n // 4) // (g * FAST_BLOCK))  # vectors added serially, 3 adds inside each
-            warps = int(math.log2(FAST_BLOCK // 32))
-            return per_thread + 4 + 1 + 5 + warps + -(-g // FAST_BLOCK) + 5 + warps
-        # a library's order: bounded by the deepest of ours
-        return max(self.additions_depth(self.variant(v), shape) for v in ("simple", "segmented", "coarsened"))
-
-    def error_bound(self, variant: Variant, shape, sms: int = ANY_GPU_SMS) -> float:
-        """gamma_d * sum(|x_i|), sum(|x_i|) <= N * HIGH: the float32 check's absolute tolerance."""
-        d = min(self.additions_depth(variant, shape, sms), max(shape["n"] - 1, 1))  # no chain is longer than N - 1
-        du = d * UNIT_ROUNDOFF
-        if du >= 1:
-            raise UsageError(f"reduce: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
-        return du / (1 - du) * shape["n"] * HIGH
-
     def tolerance_of(self, shape, variant, device=None):
         """Exact for int32 and the read roof; float32: the bound of the variant's own order of
         additions on `device` (None: on the fewest SMs, sound on any GPU)."""
         if variant.name == "read" or shape["dtype"] == "i32":
             return Tolerance("exact")
         sms = device.sm_count if device is not None else ANY_GPU_SMS
-        return Tolerance("elementwise", atol=self.error_bound(variant, shape, sms))
-
-    def tolerance_for(self, shape):
-        return self.tolerance_of(shape, self.variant("segmented"))
+        return Tolerance("elementwise", atol=error_bound(variant.name, shape, sms))
 
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
         return {"ELEM": DTYPES[shape["dtype"]][0]}
-
-    def compile_sets(self):
-        return [{"ELEM": c} for c, _ in DTYPES.values()]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED) + ["finish"]
@@ -203,11 +155,11 @@ class Reduce(Workload, Prebuilds):
         _, dtype = DTYPES[shape["dtype"]]
         x = cp.asarray(inputs["x"])
         ctx = device_context(kernels, x=x, words=x.view(cp.uint32),
-                             scratch=cp.empty(self.segments(shape, "simple") * 2 * BLOCK, dtype=dtype),
+                             scratch=cp.empty(segments(shape, "simple") * 2 * BLOCK, dtype=dtype),
                              done=cp.zeros(1, dtype=cp.uint32),  # warp_vec's counter: each last block sets it back to 0
                              out=cp.empty(1, dtype=dtype), xor=cp.empty(1, dtype=cp.uint32), peers={})
         sms = ctx.device.sm_count
-        ctx["partial"] = cp.empty(max(self.segments(shape, "shared"), FAST_BLOCKS_PER_SM * sms), dtype=dtype)
+        ctx["partial"] = cp.empty(max(segments(shape, "shared"), FAST_BLOCKS_PER_SM * sms), dtype=dtype)
         return ctx
 
     def prebuild(self, shape, variants):
@@ -232,7 +184,7 @@ class Reduce(Workload, Prebuilds):
             partial = ctx["partial"] if variant.name == "warp_vec" else ctx["partial"].view(cp.uint32)
             launch = Launch(kernels[variant.kernel], grid, block, (data, partial, ctx["done"], dest, np.uint64(n)))
             return staged_job((launch,), dest)
-        index = index or self.index_type(shape)
+        index = index or index_type_of(shape)
         kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
         size = index_arg(index, n)
         if variant.name in ATOMIC:
@@ -245,14 +197,58 @@ class Reduce(Workload, Prebuilds):
         second = Launch(finish, (1,), (BLOCK,), (partial, out, np.uint64(grid[0])))
         return staged_job((first, second), out)
 
-    def call_note(self, shape):
-        return ("a call of simple, convergent, shared: 2 launches (+ finish); segmented, coarsened: "
-                "output zeroed + 1 launch; cub: CUB's own launches, temp storage reused")
-
     # ---- model --------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):
         n = shape["n"]
         return Traffic(bytes=4 * n, flops=0 if variant.name == "read" else max(n - 1, 0))
+
+
+def segments(shape, variant: str) -> int:
+    """Blocks of a textbook rung: one per segment of 2 * BLOCK (coarsened: 2 * COARSE * BLOCK) inputs."""
+    per = 2 * BLOCK * (COARSE if variant == "coarsened" else 1)
+    return max(1, -(-shape["n"] // per))
+
+
+def fast_blocks(shape, sms: int) -> int:
+    """warp_vec's and read's grid on a GPU of `sms` SMs: FAST_BLOCKS_PER_SM blocks per SM,
+    fewer for a short input."""
+    vectors = max(1, shape["n"] // 4)
+    return max(1, min(-(-vectors // FAST_BLOCK), FAST_BLOCKS_PER_SM * sms))
+
+
+def additions_depth(name: str, shape, sms: int = ANY_GPU_SMS) -> int:
+    """The longest chain of float additions one input passes through in this variant's
+    order (the d of gamma_d). `sms`: the SM count warp_vec's grid follows (the fewer, the
+    longer each thread's serial chain)."""
+    n = shape["n"]
+    tree = int(math.log2(BLOCK))  # the shared or global tree of BLOCK threads
+    if name in TWO_PASS:  # pair add, tree, then finish: a serial sum of partials per thread and a tree
+        return 1 + tree + -(-segments(shape, name) // BLOCK) + tree
+    if name == "segmented":  # the tree, then the chain of atomicAdds into the output
+        return 1 + tree + segments(shape, name)
+    if name == "coarsened":
+        return 2 * COARSE - 1 + tree + segments(shape, name)
+    if name == "warp_vec":
+        g = fast_blocks(shape, sms)
+        per_thread = -(-max(1, n // 4) // (g * FAST_BLOCK))  # vectors added serially, 3 adds inside each
+        warps = int(math.log2(FAST_BLOCK // 32))
+        return per_thread + 4 + 1 + 5 + warps + -(-g // FAST_BLOCK) + 5 + warps
+    # a library's order: bounded by the deepest of ours
+    return max(additions_depth(v, shape) for v in ("simple", "segmented", "coarsened"))
+
+
+def error_bound(name: str, shape, sms: int = ANY_GPU_SMS) -> float:
+    """gamma_d * sum(|x_i|), sum(|x_i|) <= N * HIGH: the float32 check's absolute tolerance."""
+    d = min(additions_depth(name, shape, sms), max(shape["n"] - 1, 1))  # no chain is longer than N - 1
+    du = d * UNIT_ROUNDOFF
+    if du >= 1:
+        raise UsageError(f"reduce: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
+    return du / (1 - du) * shape["n"] * HIGH
+
+
+def index_type_of(shape) -> str:
+    """int while the last segment's last index (rounded up to whole segments) fits."""
+    return index_type(segments(shape, "coarsened") * 2 * COARSE * BLOCK + 2 * BLOCK)
 
 
 WORKLOAD = Reduce()

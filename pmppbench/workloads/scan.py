@@ -51,19 +51,19 @@ from pmppbench.workloads.helpers import (
 SECTIONS = {"kogge_stone": (1024, 1024), "brent_kung": (2048, 1024), "coarsened": (4096, 512),
             "hierarchical": (4096, 256)}
 PASS_TILE, PASS_THREADS = 8192, 256  # domino: 256 threads x 8 rows of 16-byte vectors
-LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan.cu (lookback_persistent's too)
+LOOKBACK_ROWS, LOOKBACK_THREADS = 8, 256  # lookback: LB_ROWS, LB_THREADS in scan_lookback.cuh
 LOOKBACK_TILE = LOOKBACK_THREADS * LOOKBACK_ROWS * 4
-# lookback_staged: LS_ROWS, LS_THREADS in scan.cu, the same tile held in shared memory, not registers
+# lookback_staged: LS_ROWS, LS_THREADS in scan_lookback.cuh, the same tile held in shared memory, not registers
 STAGED_ROWS, STAGED_THREADS = 7, 256  # 7168 elements: 7 tiles of 28 KB in 228 KB (studies/scan_lookback.py)
 STAGED_TILE = STAGED_THREADS * STAGED_ROWS * 4
-STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker (LS_LOOKER)
+STAGED_BLOCK = STAGED_THREADS + 32  # the tile's 8 warps and the looker
 # lookback's L2 prefetch distance (its `ahead` argument), in waves of resident blocks: each block asks
-# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan.cu). Less
+# L2 for the tile this many waves on, so that a block's loads meet L2 instead of DRAM (scan_lookback.cuh). Less
 # than a wave: tiles fetched further ahead leave L2 before their blocks come and are read twice
 # (the distances measured: docs/scan.md).
 LOOKBACK_AHEAD_WAVES = 0.25
 # lookback_staged's: three eighths of its 7-block waves (346 tiles on the H200). Its prefetch marks
-# the lines evict_last and the block's copy evict_first (scan.cu's LS_HINT), so that they stay in L2
+# the lines evict_last and the block's copy evict_first (scan_lookback.cuh), so that they stay in L2
 # until read and go first after: with that, three eighths beat a quarter (the best distance
 # without hints) by 1-3 points at 2^24-2^28 (studies/scan_lookback.py); half a wave was slower again
 # (docs/scan.md)
@@ -137,6 +137,8 @@ class Scan(Workload, Prebuilds):
     baseline = "kogge_stone"
     roof = "memcpy"
     rate = "GB/s"
+    call = ("a call of kogge_stone, brent_kung, coarsened, hierarchical: 3 launches (section scan, scan of the "
+            "section sums, add-back); domino, lookback: 1 launch, no reset; cub: CUB's own launches")
 
     # ---- shapes -------------------------------------------------------------------
     # One element, each section and tile size and one past it, sizes that are not a multiple of
@@ -148,14 +150,11 @@ class Scan(Workload, Prebuilds):
                          STAGED_TILE, STAGED_TILE + 1, 100003, (1 << 20) + 2, (1 << 24) + 3})) + (
         {"n": LARGE_CHECK, "dtype": "f32", "kind": "inclusive"}, {"n": LARGE_CHECK, "dtype": "i32", "kind": "exclusive"}))
 
-    def sampled(self, shape) -> bool:
-        return shape["n"] > SAMPLE_ABOVE
-
     def device_bytes(self, shape):
         """The input and output, the section sums, the tiles' status words; a full check's
         float64 reference too."""
         n = shape["n"]
-        reference = 0 if self.sampled(shape) else 8 * n
+        reference = 0 if sampled(shape) else 8 * n
         return 8 * n + 4 * (tiles_of(n, 1024) + 1) + 8 * sum(tiles_of(n, t) + 1 for t, _ in PASS_TILES.values()) + reference
 
     # ---- geometry -----------------------------------------------------------------
@@ -171,49 +170,17 @@ class Scan(Workload, Prebuilds):
             return (tiles_of(n, size),), (threads,)
         return super().geometry(variant, shape, device)
 
-    def index_type(self, shape) -> str:
-        """int while the last section's indices (rounded up to whole sections, plus one) fit."""
-        return index_type(max((tiles_of(shape["n"], s) + 1) * s for s, _ in SECTIONS.values()))
-
     # ---- the check ------------------------------------------------------------------
-    def additions_depth(self, variant: Variant, shape) -> int:
-        """The longest chain of float additions one input passes through in this variant's
-        order (the d of gamma_d): the in-tile chain, then the carries between tiles."""
-        n, name = shape["n"], variant.name
-        if name in SECTIONS:
-            chunks = -(-tiles_of(n, SECTIONS[name][0]) // SUMS_CHUNK)
-            return TILE_DEPTH[name] + SUMS_DEPTH + chunks + ADD_DEPTH
-        tiles = tiles_of(n, PASS_TILES[name][0]) if name in PASS_TILES else 0
-        if name == "domino":  # one addition per tile: the prefix passes from tile to tile
-            return TILE_DEPTH[name] + tiles + 1
-        if name in LOOKBACKS:  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
-            return TILE_DEPTH[name] + tiles + 5 * -(-tiles // 32) + 1
-        return max(self.additions_depth(self.variant(v), shape) for v in (*THREE_KERNEL, *SINGLE_PASS))
-
-    def relative_bound(self, variant: Variant, shape) -> float:
-        """gamma_d with d capped at N - 1 (no chain is longer)."""
-        d = min(self.additions_depth(variant, shape), max(shape["n"] - 1, 1))
-        du = d * UNIT_ROUNDOFF
-        if du >= 1:
-            raise UsageError(f"scan: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
-        return du / (1 - du)
-
     def tolerance_of(self, shape, variant, device=None):
         """Exact for int32 and the memcpy roof; float32: gamma_d of the variant's chain,
         relative to each exact prefix (the inputs are positive)."""
         if variant.name == "memcpy" or shape["dtype"] == "i32":
             return Tolerance("exact")
-        return Tolerance("elementwise", rtol=self.relative_bound(variant, shape))
-
-    def tolerance_for(self, shape):
-        return self.tolerance_of(shape, self.variant("cub"))
+        return Tolerance("elementwise", rtol=relative_bound(variant.name, shape))
 
     # ---- kernels ------------------------------------------------------------------
     def defines(self, shape):
         return {"ELEM": DTYPES[shape["dtype"]][0], "EXCLUSIVE": int(shape["kind"] == "exclusive")}
-
-    def compile_sets(self):
-        return [{"ELEM": c, "EXCLUSIVE": e} for c, _ in DTYPES.values() for e in (0, 1)]
 
     def kernel_names(self):
         return with_wide_paths(super().kernel_names(), INDEXED) + ["scan_sums", "add_carries"]
@@ -228,7 +195,7 @@ class Scan(Workload, Prebuilds):
             block *= np.where(rng.random(block.size) < 0.5, -1, 1).astype(np.int32)
             x = np.resize(block, n)  # repeated past one period, as repeated_random
         inputs = {"x": x}
-        if self.sampled(shape):
+        if sampled(shape):
             inputs[SAMPLE] = (checked_indices(n, SAMPLES, rng),)
         return inputs
 
@@ -269,12 +236,12 @@ class Scan(Workload, Prebuilds):
         if variant.name == "cub":
             run, held = cub.prefix_sum(cp, x, out, shape["kind"] == "exclusive")
             ctx["peers"]["cub"] = held
-            return self._job(run, out, ctx)
+            return call_job(run, out, ctx)
         if variant.name == "memcpy":
             def copy():
                 out.data.copy_from_device_async(x.data, x.nbytes)
 
-            return self._job(copy, out, ctx)
+            return call_job(copy, out, ctx)
         grid, block = self.geometry(variant, shape)
         kernels = ctx.kernels
         if variant.name in SINGLE_PASS:
@@ -285,9 +252,9 @@ class Scan(Workload, Prebuilds):
                 args += (np.uint64(lookback_ahead(kernel, ctx.device.sm_count, waves, threads=block[0])),)
             if variant.name == "lookback_staged":
                 args += (np.uint64(ramped_blocks(kernel, ctx.device.sm_count, grid[0], threads=block[0])),)
-            return self._job(None, out, ctx, (Launch(kernel, grid, block, args),))
+            return call_job(None, out, ctx, (Launch(kernel, grid, block, args),))
         if variant.kernel in INDEXED:
-            index = index or self.index_type(shape)
+            index = index or index_type_of(shape)
             kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
             size = index_arg(index, n)
         else:
@@ -301,25 +268,7 @@ class Scan(Workload, Prebuilds):
                                    (sums, np.uint64(sections))))
             launches.append(Launch(loaded(ctx, self.name, "add_carries", defines), (sections - 1,), (ADD_THREADS,),
                                    (out, sums, np.uint64(n), np.uint32(SECTIONS[variant.name][0]))))
-        return self._job(None, out, ctx, tuple(launches))
-
-    @staticmethod
-    def _job(run, out, ctx, launches=()):
-        """A call of `launches` in order (or the library's `run`), its output checked whole or
-        on the shape's sample."""
-        if launches:
-            def run():
-                for launch in launches:
-                    launch()
-
-        picks = ctx.get(SAMPLE)
-        output = (lambda: out) if picks is None else (lambda: take(out, picks))
-        return Job(run=run, output=output, poison=lambda: poison(out), launch=launches[0] if launches else None,
-                   launches=tuple(launches))
-
-    def call_note(self, shape):
-        return ("a call of kogge_stone, brent_kung, coarsened, hierarchical: 3 launches (section scan, scan of the "
-                "section sums, add-back); domino, lookback: 1 launch, no reset; cub: CUB's own launches")
+        return call_job(None, out, ctx, tuple(launches))
 
     # ---- model --------------------------------------------------------------------
     def traffic(self, shape, variant, device=None):
@@ -334,6 +283,49 @@ class Scan(Workload, Prebuilds):
         return Traffic(bytes=8 * n, flops=flops, extra={"passes": passes})
 
 
+def sampled(shape) -> bool:
+    """Whether the shape's output is checked on a sample of its prefixes."""
+    return shape["n"] > SAMPLE_ABOVE
+
+
+def additions_depth(name: str, shape) -> int:
+    """The longest chain of float additions one input passes through in this variant's
+    order (the d of gamma_d): the in-tile chain, then the carries between tiles."""
+    n = shape["n"]
+    if name in SECTIONS:
+        chunks = -(-tiles_of(n, SECTIONS[name][0]) // SUMS_CHUNK)
+        return TILE_DEPTH[name] + SUMS_DEPTH + chunks + ADD_DEPTH
+    tiles = tiles_of(n, PASS_TILES[name][0]) if name in PASS_TILES else 0
+    if name == "domino":  # one addition per tile: the prefix passes from tile to tile
+        return TILE_DEPTH[name] + tiles + 1
+    if name in LOOKBACKS:  # at most every predecessor's aggregate, 32 at a time in a 5-step tree
+        return TILE_DEPTH[name] + tiles + 5 * -(-tiles // 32) + 1
+    return max(additions_depth(v, shape) for v in (*THREE_KERNEL, *SINGLE_PASS))
+
+
+def relative_bound(name: str, shape) -> float:
+    """gamma_d with d capped at N - 1 (no chain is longer)."""
+    d = min(additions_depth(name, shape), max(shape["n"] - 1, 1))
+    du = d * UNIT_ROUNDOFF
+    if du >= 1:
+        raise UsageError(f"scan: N = {shape['n']} is too large for a float32 error bound (d*u >= 1)")
+    return du / (1 - du)
+
+
+def call_job(run, out, ctx, launches=()):
+    """A call of `launches` in order (or the library's `run`), its output checked whole or
+    on the shape's sample."""
+    if launches:
+        def run():
+            for launch in launches:
+                launch()
+
+    picks = ctx.get(SAMPLE)
+    output = (lambda: out) if picks is None else (lambda: take(out, picks))
+    return Job(run=run, output=output, poison=lambda: poison(out), launch=launches[0] if launches else None,
+               launches=tuple(launches))
+
+
 def resident_blocks(kernel, sm_count: int, threads: int) -> int:
     """A wave: the blocks of the loaded kernel resident at once on the GPU (the occupancy API's blocks
     per SM, times the SMs)."""
@@ -346,16 +338,10 @@ def lookback_ahead(kernel, sm_count: int, waves: float = LOOKBACK_AHEAD_WAVES, t
 
 
 def ramped_blocks(kernel, sm_count: int, tiles: int, threads: int = STAGED_BLOCK) -> int:
-    """lookback_staged's `ramped`: the first wave (whose copies leave on scan.cu's LS_RAMP), or 0 where
+    """lookback_staged's `ramped`: the first wave (whose copies leave on scan_lookback.cuh's LS_RAMP), or 0 where
     the grid is one wave and has no later wave to let in early."""
     wave = resident_blocks(kernel, sm_count, threads)
     return wave if tiles > wave else 0
-
-
-def lookback_grid(n: int, sm_count: int, blocks_per_sm: int, tile: int = LOOKBACK_TILE) -> int:
-    """The grid of scan.cu's lookback_persistent (studies/scan_lookback.py's candidates; not shipped:
-    docs/scan.md): `blocks_per_sm` per SM, at most one per tile."""
-    return max(1, min(tiles_of(n, tile), blocks_per_sm * sm_count))
 
 
 def prefix_sums(x: np.ndarray, exclusive: bool, picks: np.ndarray | None = None) -> np.ndarray:
@@ -391,6 +377,11 @@ def prefix_sums(x: np.ndarray, exclusive: bool, picks: np.ndarray | None = None)
 
     on_cores(chunk, range(len(starts)))
     return out if wide == np.float64 else out.astype(np.int32)
+
+
+def index_type_of(shape) -> str:
+    """int while the last section's indices (rounded up to whole sections, plus one) fit."""
+    return index_type(max((tiles_of(shape["n"], s) + 1) * s for s, _ in SECTIONS.values()))
 
 
 WORKLOAD = Scan()

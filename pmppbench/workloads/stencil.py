@@ -233,7 +233,7 @@ class Stencil(Workload):
     def make_inputs(self, shape, rng):
         # Uniform in [-1, 1): signed, never all zero, and bounded, which the tolerance needs.
         n = shape["n"]
-        if n <= SAMPLE_ABOVE:
+        if not sampled(shape):
             return {"x": random_array(n, rng, uniform32(-1.0, 1.0))}
         return {"x": repeated_random(n, rng), SAMPLE: (checked_indices(n, SAMPLES, rng),)}
 
@@ -307,6 +307,10 @@ class Stencil(Workload):
             else:
                 smem = (2 * r + c) / c + 1
         return Traffic(bytes=8 * n, flops=m * n, extra={"reads_per_output": reads, "smem_reads_per_output": smem})
+
+
+def sampled(shape) -> bool:
+    return shape["n"] > SAMPLE_ABOVE
 
 
 WORKLOAD = Stencil()

@@ -18,28 +18,19 @@ elements, on the 64-bit path. Above SAMPLE_ABOVE elements the input is a repeate
 (helpers.repeated_random) and the check is exact on sampled whole rows and columns of the output
 (as GEMM's), the last ones always among them: there a 32-bit offset would have wrapped.
 
-`coarsened_tma` (sm_90, run only when named: `--variants coarsened_tma`) is coarsened with A's
-tiles brought in by Hopper's copy engine (TMA) from a tensor map encoded here once per shape,
-through the driver call the GEMM's wgmma rungs use (hardware/tma.py); N and M multiples of 4.
-`coarsened_tma_store` (and `_ef`, with an L2 evict-first policy) stores B's tiles by TMA too,
-through a second map of B; `_wide` on 64 x 128 tiles. `coarsened_tma_skew` (M = 4 mod 8) starts
-the odd rows of B's tiles 4 columns early, so every run of B starts on a 32-byte sector. `best`,
-in the default table, runs the form `pick` names for the GPU and shape (docs/transpose.md).
-
-`coarsened_sector` (every arch, run only when named; `_tma` and `_tma_any` are best's forms on
-Hopper where M or N is not a multiple of 4, the first where N is, `_vec` where M is and neither map
-serves) moves every row piece of B onto 32-byte sectors at any pitch: each row of B
-starts its piece up to 7 columns early (its address mod 32 bytes), so the grid has tile rows up to
-M + 7; A's tile is loaded element by element or (`_vec`) as the aligned float4s covering each row,
-`_tall` on 128-row pieces. `coarsened_sector_tma` (sm_90, N a multiple of 4) loads A's tile by
-TMA through a map of A's rows four at a time; `coarsened_sector_tma_any` (sm_90, any N) starts each
-of its boxes on 16 bytes (`_el`: read with an L2 evict-last policy, best's form where A is at least the
-L2's size and N is not a multiple of 4, or is 4 mod 8 with M a multiple of 4; `_p128`, `_p0`: through
-a map with 128-byte and no L2 promotion, the shipped maps' being 256). `coarsened_sector_bulk` and `_sec` (sm_90, any N) load each
-row of A's tile by one bulk copy instead, at the row's offset in its 128-byte line
-(docs/transpose.md);
-`coarsened_sector_tma_lines` (sm_90, any N) fills that layout with 32 TMA boxes through maps of A's rows
-32 at a time, whose pitch is whole lines (docs/transpose.md).
+`best`, in the default table, runs the form `pick` names for the GPU and shape (docs/transpose.md),
+each of which also runs when named (`--variants coarsened_tma`). On Hopper (sm_90), with A's tiles
+brought in by the copy engine (TMA) from a tensor map encoded here once per shape (hardware/tma.py):
+`coarsened_tma` (N and M multiples of 4), `coarsened_tma_store_wide` (B's 64 x 128 tiles stored by
+TMA too, through a second map), `coarsened_tma_skew` (M = 4 mod 8: the odd rows of B's tiles start 4
+columns early, so every run of B starts on a 32-byte sector). Where M or N is not a multiple of 4,
+the sector forms move every row piece of B onto 32-byte sectors at any pitch (each row of B starts
+its piece up to 7 columns early, so the grid has tile rows up to M + 7): `coarsened_sector_vec` (any
+GPU, A's rows as the aligned float4s covering them), `coarsened_sector_tma` (N a multiple of 4, A by
+TMA through a map of its rows four at a time) and `coarsened_sector_tma_any` (any N, its boxes
+started on 16 bytes; `_el` reads A with an L2 evict-last policy). The forms measured beside these
+and not picked (TMA stores with evict-first, the tall sector forms, other map promotions, bulk
+copies) are studies/forms/transpose_forms.py's.
 """
 
 from __future__ import annotations
@@ -65,27 +56,22 @@ SAMPLE_ABOVE = 1 << 30  # more elements: repeated-block input, exact check on sa
 SAMPLES = 64  # sampled rows and columns of the output, each way
 INDEXED = {"copy<int>", "naive<int>", "tiled<32, int>", "tiled<33, int>"}  # with a 64-bit instantiation
 TMA_BOX = (32, COARSENED_TILE)  # coarsened_tma's box: 32 columns (128 bytes, the swizzle's row) x 64 rows
+WIDE_ROWS = 2 * COARSENED_TILE  # the wide forms' tiles: 64 columns x 128 rows of A, 512-byte row pieces of B
+SKEW = 4  # coarsened_tma_skew: the odd rows of B's tiles start 4 columns early
+SECTOR_SHIFT = 7  # the sector forms: B's row pieces start up to 7 columns early (to a 32-byte sector)
+
+# The forms beyond coarsened that `best` runs (pick), each also run when named (`--variants`): A's tile by
+# the copy engine (TMA, sm_90), and B's row pieces on 32-byte sectors at any pitch. The forms measured
+# beside them and not picked are studies/forms/transpose_forms.py's (docs/transpose.md).
 TMA = Variant("coarsened_tma", f"coarsened_tma<{COARSENED_TILE}>",
               f"coarsened's {COARSENED_TILE}x{COARSENED_TILE} tiles and order, A's tile loaded by TMA (two swizzled "
               "32-column boxes on an mbarrier), 4x4 shuffle transposes, float4 streaming stores", needs="sm_90")
-TMA_STORE = Variant("coarsened_tma_store", f"coarsened_tma_store<{COARSENED_TILE}, false>",
-                    "coarsened_tma with B's tile stored by TMA too (two swizzled 32-column boxes)", needs="sm_90")
-TMA_STORE_EF = Variant("coarsened_tma_store_ef", f"coarsened_tma_store<{COARSENED_TILE}, true>",
-                       "coarsened_tma_store with an L2 evict-first policy on the engine's stores", needs="sm_90")
-WIDE_ROWS = 2 * COARSENED_TILE  # the wide forms' tiles: 64 columns x 128 rows of A, 512-byte row pieces of B
 TMA_WIDE = Variant("coarsened_tma_store_wide", f"coarsened_tma_store<{WIDE_ROWS}, false>",
-                   f"coarsened_tma_store on {COARSENED_TILE}x{WIDE_ROWS} tiles (B's row pieces 512 bytes)",
-                   needs="sm_90")
-TMA_WIDE_EF = Variant("coarsened_tma_store_wide_ef", f"coarsened_tma_store<{WIDE_ROWS}, true>",
-                      "coarsened_tma_store_wide with an L2 evict-first policy on the engine's stores", needs="sm_90")
-SKEW = 4  # coarsened_tma_skew: the odd rows of B's tiles start 4 columns early
+                   f"coarsened_tma with B's tile stored by TMA too, on {COARSENED_TILE}x{WIDE_ROWS} tiles (B's row "
+                   "pieces 512 bytes)", needs="sm_90")
 TMA_SKEW = Variant("coarsened_tma_skew", f"coarsened_tma_skew<{COARSENED_TILE}>",
                    "coarsened_tma with the odd rows of B's tiles 4 columns early: every run on a 32-byte sector "
                    "where M = 4 mod 8", needs="sm_90")
-TMA_FORMS = (TMA, TMA_STORE, TMA_STORE_EF, TMA_WIDE, TMA_WIDE_EF, TMA_SKEW)  # run only when named
-TMA_NAMES = frozenset(v.name for v in TMA_FORMS)
-WIDE_FORMS = {TMA_WIDE.name, TMA_WIDE_EF.name}
-SECTOR_SHIFT = 7  # coarsened_sector: B's row pieces start up to 7 columns early (to a 32-byte sector)
 
 
 def sector_form(rows: int, vec: bool) -> Variant:
@@ -98,6 +84,7 @@ def sector_form(rows: int, vec: bool) -> Variant:
                    f"columns early), {loads}; any pitch")
 
 
+SECTOR_VEC = sector_form(COARSENED_TILE, True)  # best's form on Hopper where M is not a multiple of 4 and no map serves
 SECTOR_TMA = Variant("coarsened_sector_tma", f"coarsened_sector_tma<{COARSENED_TILE}>",
                      "coarsened_sector's pieces of B, A's tile loaded by TMA through a map of A's rows four at a time "
                      "(8 swizzled boxes of 32 columns x 18 such rows); N a multiple of 4", needs="sm_90")
@@ -107,51 +94,24 @@ SECTOR_TMA_ANY = Variant("coarsened_sector_tma_any", f"coarsened_sector_tma_any<
 SECTOR_TMA_ANY_EL = Variant("coarsened_sector_tma_any_el", f"coarsened_sector_tma_any<{COARSENED_TILE}, true>",
                             "coarsened_sector_tma_any reading A with an L2 evict-last policy (the boxes' extra columns "
                             "stay in L2 for the next tile column)", needs="sm_90")
-
-
-def any_promoted(promotion: int) -> Variant:
-    """coarsened_sector_tma_any through a map whose L2 promotion is `promotion` bytes (the shipped maps'
-    is 256: a box row's miss fetches the whole 256-byte block around it, and a 68-column row reaches into
-    the next tile column's block)."""
-    return Variant(f"coarsened_sector_tma_any_p{promotion}", f"coarsened_sector_tma_any<{COARSENED_TILE}, false>",
-                   f"coarsened_sector_tma_any through a map with {promotion or 'no'}-byte L2 promotion (the shipped "
-                   "maps': 256)", needs="sm_90")
-
-
-ANY_PROMOTED = {promotion: any_promoted(promotion) for promotion in (128, 0)}
-# the any-N forms, one job: each name's map promotion (bytes)
-ANY_PROMOTION = {SECTOR_TMA_ANY.name: tma.PROMOTION, SECTOR_TMA_ANY_EL.name: tma.PROMOTION,
-                 **{v.name: p for p, v in ANY_PROMOTED.items()}}
-SECTOR_BULK = Variant("coarsened_sector_bulk", f"coarsened_sector_bulk<{COARSENED_TILE}, false>",
-                      "coarsened_sector's pieces of B, A's tile rows loaded by one bulk copy each (272 bytes from 16), "
-                      "every row at its 128-byte lines' offset in shared memory: any N, made for N not a multiple of 4",
-                      needs="sm_90")
-SECTOR_BULK_SEC = Variant("coarsened_sector_bulk_sec", f"coarsened_sector_bulk<{COARSENED_TILE}, true>",
-                          "coarsened_sector_bulk with each copy 288 bytes from the 32-byte sector at or before the row "
-                          "(whole sectors at both ends)", needs="sm_90")
-BULK_NAMES = frozenset((SECTOR_BULK.name, SECTOR_BULK_SEC.name))
-SECTOR_TMA_LINES = Variant("coarsened_sector_tma_lines", f"coarsened_sector_tma_lines<{COARSENED_TILE}>",
-                           "coarsened_sector_bulk's layout (each tile row at its 128-byte lines' offset) filled by 32 "
-                           "TMA boxes of 96 columns through a map of A's rows 32 at a time (a pitch of whole lines): "
-                           "any N, made for N not a multiple of 4", needs="sm_90")
-SECTOR_FORMS = (*(sector_form(rows, vec) for rows in (COARSENED_TILE, WIDE_ROWS) for vec in (False, True)), SECTOR_TMA,
-                SECTOR_TMA_ANY, SECTOR_TMA_ANY_EL, *ANY_PROMOTED.values(), SECTOR_BULK, SECTOR_BULK_SEC, SECTOR_TMA_LINES)
-SECTOR_VEC = SECTOR_FORMS[1]  # coarsened_sector_vec: best's form on Hopper where M is not a multiple of 4
-SECTOR_NAMES = frozenset(v.name for v in SECTOR_FORMS)
+PICKED = (TMA, TMA_WIDE, TMA_SKEW, SECTOR_VEC, SECTOR_TMA, SECTOR_TMA_ANY, SECTOR_TMA_ANY_EL)  # run when named
+NAMED_ONLY = frozenset(v.name for v in PICKED)  # out of the default table, where `best` stands for them
 SECTOR_BOX = (32, (COARSENED_TILE + 8) // 4)  # coarsened_sector_tma's box: 32 columns x 18 rows of four (y0 - 8 ..)
 SECTOR_ANY_BOX = (COARSENED_TILE + 4, SECTOR_BOX[1])  # coarsened_sector_tma_any's: 68 columns (up to 3 early) x 18
-LINES_GROUP, LINES_COLS = 32, 96  # coarsened_sector_tma_lines: A's rows a row of its maps; a box row (three lines)
-NAMED_ONLY = TMA_NAMES | SECTOR_NAMES  # the study forms: run only when named (or picked by best)
 
 
-def tile_rows(name: str) -> tuple[int, int]:
-    """(rows of A a coarsened form's block moves, the skew that shifts them up): 128 rows for the
-    wide and tall forms, 64 otherwise; coarsened_tma_skew's tiles start SKEW rows of A early,
-    coarsened_sector's pieces up to SECTOR_SHIFT."""
-    rows = WIDE_ROWS if name in WIDE_FORMS or "_tall" in name else COARSENED_TILE
-    if name in SECTOR_NAMES:
+def tile_rows(kernel: str) -> tuple[int, int]:
+    """(rows of A a coarsened form's block moves, the skew that shifts them up), from its kernel
+    expression ("coarsened_tma_store<128, false>"): the template's first argument (64, or 128 for the
+    wide and tall forms); the sector forms' pieces start up to SECTOR_SHIFT rows of A early,
+    coarsened_tma_skew's tiles SKEW."""
+    family, _, args = kernel.partition("<")
+    rows = int(args.split(",")[0].strip(" >"))
+    if family.startswith("coarsened_sector"):
         return rows, SECTOR_SHIFT
-    return rows, SKEW if name == TMA_SKEW.name else 0
+    return rows, SKEW if family == "coarsened_tma_skew" else 0
+
+
 BEST = Variant("best", f"coarsened<{COARSENED_TILE}>",
                "the fastest shipped form for this GPU and shape (pick): on Hopper with N and M multiples of 4, "
                "coarsened_tma where both are multiples of 64, coarsened_sector_tma_any_el where N = 4 mod 8 and "
@@ -240,30 +200,59 @@ def rows_of_four_map(a, m: int, n: int, any_n: bool = False, promotion: int = tm
     return tma.TensorMap("fp32", a.data.ptr, (4 * n, m // 4), (16 * n,), box, swizzle=not any_n, promotion=promotion)
 
 
-def sector_tma_lines_unavailable(m: int, n: int) -> str | None:
-    """Why coarsened_sector_tma_lines cannot run at M x N, or None where it can: its maps have floor(M / 32)
-    rows of 32N elements (TMA's coordinates are int32)."""
-    if m < LINES_GROUP or max(m, LINES_GROUP * n) >= 1 << 31:
-        return (f"needs M >= {LINES_GROUP} and {LINES_GROUP}N below 2^31, M too (its maps have floor(M / "
-                f"{LINES_GROUP}) rows of {LINES_GROUP}N elements; TMA's coordinates are int32)")
-    return None
-
-
-def rows_of_32_maps(a, m: int, n: int) -> tuple[tma.TensorMap, tma.TensorMap]:
-    """coarsened_sector_tma_lines' maps of A (M x N FP32, row-major): 32N contiguous elements (A's rows
-    32k .. 32k + 31) by floor(M / 32) rows, a row stride of 128N bytes (whole lines at any N), boxes of
-    96 columns x 2 and x 3 such rows, no swizzle (384-byte box rows), zeros past the edges; A's last
-    M % 32 rows are not in them (the kernel loads them)."""
-    return tuple(tma.TensorMap("fp32", a.data.ptr, (LINES_GROUP * n, m // LINES_GROUP), (4 * LINES_GROUP * n,),
-                               (LINES_COLS, height), swizzle=False) for height in (2, 3))
-
-
 def tile_map(a, m: int, n: int, rows: int = COARSENED_TILE) -> tma.TensorMap:
     """The tensor map of A (M x N FP32, row-major) for coarsened_tma: N contiguous elements by M
     rows, boxes of 32 columns x `rows` (TMA_BOX by default), the 128-byte swizzle, zeros past the
     edges (hardware/tma.py's map). coarsened_tma_store's map of B (N x M) is the same call with m and
     n swapped: boxes of 32 columns x 64 rows of B."""
     return tma.TensorMap("fp32", a.data.ptr, (n, m), (4 * n,), (TMA_BOX[0], rows))
+
+
+def coarsened_launch(variant: Variant, shape, ctx: dict, geometry, promotion: int = tma.PROMOTION) -> Launch:
+    """The launch of a coarsened form (coarsened, the sector forms, the TMA forms), by its kernel's
+    family; the tensor maps a form reads through are encoded once per buffer and box and kept in ctx.
+    `promotion`: the L2 promotion of coarsened_sector_tma_any's map (the study's _p forms)."""
+    m, n = shape["m"], shape["n"]
+    a, b = ctx["a"], ctx["b"]
+    family = variant.kernel.partition("<")[0]
+    if family.startswith("coarsened_tma"):
+        why = tma_unavailable(family, m, n)
+        if why:
+            raise Unavailable(f"{variant.name} {why}")
+        rows, skew = tile_rows(variant.kernel)
+        rows += skew  # the skew form's box: A's rows y0 - 4 .. y0 + 63
+        source = cached(ctx, ("tile map", a.data.ptr, rows), lambda: tile_map(a, m, n, rows)).arg
+        out = b  # coarsened_tma_store: B (N x M) through the same map, m and n swapped
+        if family == "coarsened_tma_store":
+            out = cached(ctx, ("tile map", b.data.ptr, "out"), lambda: tile_map(b, n, m)).arg
+        return Launch(ctx.kernels[variant.kernel], *geometry, (source, out, np.uint64(m), np.uint64(n)))
+    if family in ("coarsened_sector_tma", "coarsened_sector_tma_any"):
+        anywhere = family == "coarsened_sector_tma_any"
+        why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
+        if why:
+            raise Unavailable(f"{variant.name} {why}")
+        four = cached(ctx, ("rows of four map", a.data.ptr, anywhere, promotion),
+                      lambda: rows_of_four_map(a, m, n, any_n=anywhere, promotion=promotion))
+        return Launch(ctx.kernels[variant.kernel], *geometry, (four.arg, a, b, np.uint64(m), np.uint64(n)))
+    return Launch(ctx.kernels[variant.kernel], *geometry, (a, b, np.uint64(m), np.uint64(n)))
+
+
+def tma_unavailable(family: str, m: int, n: int) -> str | None:
+    """Why the TMA form `family` cannot run at M x N, or None where it can."""
+    if m % 4 or n % 4:
+        return "needs N and M multiples of 4 (TMA's row stride is a multiple of 16 bytes; B is written as float4s)"
+    if max(m, n) >= 1 << 31:
+        return "needs N and M below 2^31 (TMA's box coordinates are int32)"
+    if family == "coarsened_tma_skew" and m % 8 != 4:
+        return "is for M = 4 mod 8 only (B's odd rows 16 bytes off a sector); elsewhere it would move aligned rows off"
+    return None
+
+
+def cached(ctx: dict, key, make):
+    """ctx[key], made on first use (a tensor map names its buffer's address and box: one per buffer and box)."""
+    if key not in ctx:
+        ctx[key] = make()
+    return ctx[key]
 
 
 class Transpose(Workload):
@@ -284,8 +273,7 @@ class Transpose(Workload):
                 "first; streaming loads and stores; tiles column by column"),
         BEST,
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
-        *TMA_FORMS,
-        *SECTOR_FORMS,
+        *PICKED,
     )
     # A transpose is a permutation: every output element is an input element, bit for bit.
     tolerance = Tolerance("exact")
@@ -294,7 +282,7 @@ class Transpose(Workload):
     rate = "GB/s"
 
     def variants_for(self, shape):
-        return tuple(v for v in self.variants if v.name not in NAMED_ONLY)  # the study forms run only when named
+        return tuple(v for v in self.variants if v.name not in NAMED_ONLY)  # best runs them in the table
 
     # Square, non-square with partial tiles on both edges, just past one tile either way, the
     # seed's 2x3 example, a single element, one row / one column of 4097, and past 2^31 elements.
@@ -317,12 +305,9 @@ class Transpose(Workload):
         m, n = shape["m"], shape["n"]
         return index_type(max(m * n, m + TILE_DIM, n + TILE_DIM))
 
-    def sampled(self, shape) -> bool:
-        return shape["m"] * shape["n"] > SAMPLE_ABOVE
-
     def make_inputs(self, shape, rng):
         m, n = shape["m"], shape["n"]
-        if not self.sampled(shape):
+        if not sampled(shape):
             return {"a": random_array((m, n), rng)}
         # The output is N x M after a transpose, M x N after copy: sample rows and columns of both.
         a = repeated_random(m * n, rng).reshape(m, n)
@@ -355,7 +340,7 @@ class Transpose(Workload):
             variant = self.variant(picked(shape, device))
         if not variant.name.startswith("coarsened"):
             return grid_2d(shape["n"], shape["m"], TILE_DIM, TILE_DIM), (TILE_DIM, TILE_DIM)
-        rows, skew = tile_rows(variant.name)  # the skewed forms' tile rows reach M + 4 (M + 7): the last pieces
+        rows, skew = tile_rows(variant.kernel)  # the skewed forms' tile rows reach M + 4 (M + 7): the last pieces
         return grid_2d(shape["n"], shape["m"] + skew, COARSENED_TILE, rows), (TILE_DIM, COARSENED_ROWS)
 
     def job(self, variant, shape, ctx, index: str | None = None):
@@ -371,67 +356,24 @@ class Transpose(Workload):
             def run():
                 b.data.copy_from_device_async(a.data, 4 * m * n)
             launch = None
-        else:
-            grid, block = self.geometry(variant, shape)
-            if variant.name in TMA_NAMES:  # by name: a worker's variant is a pickled copy
-                if m % 4 or n % 4:
-                    raise Unavailable(f"{variant.name} needs N and M multiples of 4 (TMA's row stride is a multiple "
-                                      "of 16 bytes; B is written as float4s)")
-                if max(m, n) >= 1 << 31:
-                    raise Unavailable(f"{variant.name} needs N and M below 2^31 (TMA's box coordinates are int32)")
-                if variant.name == TMA_SKEW.name and m % 8 != 4:
-                    raise Unavailable(f"{variant.name} is for M = 4 mod 8 only (B's odd rows 16 bytes off a "
-                                      "sector); elsewhere it would move aligned rows off")
-                rows, skew = tile_rows(variant.name)
-                rows += skew  # the skew form's box: A's rows y0 - 4 .. y0 + 63
-                key = ("tile map", a.data.ptr, rows)  # the map names A's address and box: one per buffer and box
-                if key not in ctx:
-                    ctx[key] = tile_map(a, m, n, rows)
-                if variant.name in (TMA.name, TMA_SKEW.name):
-                    args = (ctx[key].arg, b, np.uint64(m), np.uint64(n))
-                else:
-                    out_key = ("tile map", b.data.ptr, "out")  # B (N x M): the same map, m and n swapped
-                    if out_key not in ctx:
-                        ctx[out_key] = tile_map(b, n, m)
-                    args = (ctx[key].arg, ctx[out_key].arg, np.uint64(m), np.uint64(n))
-                launch = Launch(ctx.kernels[variant.kernel], grid, block, args)
-            elif variant.name == SECTOR_TMA.name or variant.name in ANY_PROMOTION:
-                anywhere = variant.name in ANY_PROMOTION
-                why = (sector_tma_any_unavailable if anywhere else sector_tma_unavailable)(m, n)
-                if why:
-                    raise Unavailable(f"{variant.name} {why}")
-                promotion = ANY_PROMOTION.get(variant.name, tma.PROMOTION)
-                key = ("rows of four map", a.data.ptr, anywhere, promotion)
-                if key not in ctx:
-                    ctx[key] = rows_of_four_map(a, m, n, any_n=anywhere, promotion=promotion)
-                launch = Launch(ctx.kernels[variant.kernel], grid, block, (ctx[key].arg, a, b, np.uint64(m), np.uint64(n)))
-            elif variant.name == SECTOR_TMA_LINES.name:
-                why = sector_tma_lines_unavailable(m, n)
-                if why is None and a.data.ptr % 16:
-                    why = "needs A on 16 bytes (a tensor map's address)"
-                if why:
-                    raise Unavailable(f"{variant.name} {why}")
-                key = ("rows of 32 maps", a.data.ptr)
-                if key not in ctx:
-                    ctx[key] = rows_of_32_maps(a, m, n)
-                two, three = ctx[key]
-                launch = Launch(ctx.kernels[variant.kernel], grid, block,
-                                (two.arg, three.arg, a, b, np.uint64(m), np.uint64(n)))
-            elif variant.name in BULK_NAMES and a.data.ptr % 16:
-                raise Unavailable(f"{variant.name} needs A on 16 bytes (its bulk copies start on 16 bytes)")
-            elif variant.kernel not in INDEXED:
-                launch = Launch(ctx.kernels[variant.kernel], grid, block, (a, b, np.uint64(m), np.uint64(n)))
-            else:
-                index = index or self.index_type(shape)
-                kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
-                launch = Launch(kernel, grid, block, (a, b, index_arg(index, m), index_arg(index, n)))
+        elif variant.kernel in INDEXED:
+            index = index or self.index_type(shape)
+            kernel = indexed_kernel(self, shape, ctx, variant.kernel, index)
+            launch = Launch(kernel, *self.geometry(variant, shape), (a, b, index_arg(index, m), index_arg(index, n)))
             run = launch
+        else:
+            launch = run = coarsened_launch(variant, shape, ctx, self.geometry(variant, shape))
         copy = self.reference_key(variant) == "copy"
         return output_job(run, b.reshape((m, n) if copy else (n, m)), ctx, launch=launch, transposed=not copy)
 
     def traffic(self, shape, variant, device=None):
         # Logical traffic: each element read once and written once, 4 bytes each way.
         return Traffic(bytes=8 * shape["m"] * shape["n"], flops=0)
+
+
+def sampled(shape) -> bool:
+    """Whether the shape is checked on sampled rows and columns (more than SAMPLE_ABOVE elements)."""
+    return shape["m"] * shape["n"] > SAMPLE_ABOVE
 
 
 WORKLOAD = Transpose()
