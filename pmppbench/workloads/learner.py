@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from pmppbench.errors import UsageError
-from pmppbench.workloads.base import Variant, Workload
+from pmppbench.workloads.base import Shape, Variant, Workload
 
 # The geometry's block at the default shape, for a grid sized by the SMs (fixed grids): a GPU of
 # 132 SMs. Only the block is shown from it, and no likeable variant's block depends on the SMs.
@@ -41,6 +41,12 @@ def like(workload: Workload, name: str | None) -> Variant:
         raise UsageError(f"--like {name}: its call is not one kernel launch a learner's kernel can take (several "
                          f"launches, or arguments such as a tensor map); choose one of {choices}")
     return variant
+
+
+def defines_for(workload: Workload, like: Variant, shape: Shape) -> dict[str, Any]:
+    """What a learner's kernel --like `like` is compiled with: the defines `like`'s own kernel is
+    built with (Variant.defines) and the shape's (Workload.defines: RADIUS, ELEM, BINS)."""
+    return {**dict(like.defines), **workload.defines(shape)}
 
 
 def kernel_name(variant: Variant) -> str:
@@ -138,6 +144,9 @@ def template(workload: Workload, variant: Variant) -> str:
 
 def table(workload: Workload) -> list[str]:
     """docs/your-own-kernel.md's table of `workload`: one row per likeable variant."""
+    if not likeable(workload):
+        return [f"No variant of {workload.name} takes a learner's kernel: every call is several launches or a "
+                "library's, or takes arguments no learner's kernel is given a contract for."]
     out = ["| `--like` | signature | defines | grid | block | before each call | a call must leave |",
            "|---|---|---|---|---|---|---|"]
     for v in likeable(workload):

@@ -1,7 +1,9 @@
-"""README's workload tables, made from the declarations: the commands with their variants
-and defaults, and each workload's protocol. tests/test_readme_tables.py holds README to
-them; after changing a declaration, `python -m pmppbench.workloads.tables README.md`
-rewrites the marked regions (between `<!-- generated: NAME -->` and `<!-- end: NAME -->`)."""
+"""The tables made from the declarations: README's (the commands with their variants and
+defaults, each workload's protocol) and docs/your-own-kernel.md's (per workload, what a learner's
+kernel --like each variant is given and must do: workloads/learner.py). tests/test_readme_tables.py
+and tests/test_your_own_kernel.py hold the files to them; after changing a declaration,
+`python -m pmppbench.workloads.tables` rewrites the marked regions of both (between
+`<!-- generated: NAME -->` and `<!-- end: NAME -->`; with a path, README's in that file)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 from pathlib import Path
 
 from pmppbench import workloads
+from pmppbench.workloads import learner
 from pmppbench.workloads.base import Workload
 
 
@@ -65,14 +68,22 @@ def protocol_table() -> list[str]:
 TABLES = {"workload commands": commands_table, "protocols": protocol_table}
 
 
+def like_table(name: str):
+    return lambda: learner.table(workloads.get(name))
+
+
+DOC_TABLES = {f"like {name}": like_table(name) for name in workloads.builtin_names()}
+FILES = {"README.md": TABLES, "docs/your-own-kernel.md": DOC_TABLES}
+
+
 def region(text: str, name: str) -> list[str] | None:
     """The lines of README's region `name`, or None when it has no such region."""
     m = re.search(rf"<!-- generated: {re.escape(name)} -->\n(.*?)<!-- end: {re.escape(name)} -->", text, re.S)
     return None if m is None else m.group(1).rstrip("\n").split("\n")
 
 
-def rewrite(text: str) -> str:
-    for name, make in TABLES.items():
+def rewrite(text: str, tables: dict | None = None) -> str:
+    for name, make in (TABLES if tables is None else tables).items():
         head, tail = f"<!-- generated: {name} -->\n", f"<!-- end: {name} -->"
         if region(text, name) is None:
             raise SystemExit(f"no region {name!r}: put {head.strip()} and {tail} around it")
@@ -82,5 +93,7 @@ def rewrite(text: str) -> str:
 
 
 if __name__ == "__main__":
-    path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
-    path.write_text(rewrite(path.read_text()))
+    chosen = {sys.argv[1]: TABLES} if len(sys.argv) > 1 else FILES
+    for file, made in chosen.items():
+        path = Path(file)
+        path.write_text(rewrite(path.read_text(), made))

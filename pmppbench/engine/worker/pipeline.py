@@ -36,6 +36,7 @@ from pmppbench.row import Result, now_iso
 from pmppbench.workloads.base import (
     Context, Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels,
 )
+from pmppbench.workloads import learner
 from pmppbench.workloads.helpers import SAMPLE
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
@@ -611,14 +612,14 @@ def job_for(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job
 def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job:
     """A learner's kernel (--kernel FILE:NAME --like V) in V's job: the same buffers, arguments,
     grid and block, only the kernel swapped. Compiled with V's defines (BLOCK_DIM, tile sizes) and
-    the shape's (e.g. RADIUS): learner_defines."""
+    the shape's (e.g. RADIUS): learner.defines_for."""
     like = workload.variant(variant.like)
     base = workload.job(like, shape, ctx)
     one = base.launch is not None and (base.run is base.launch or base.launches == (base.launch,))
     if not one:
         raise UsageError(f"--like {like.name}: that variant's call is not one kernel launch; "
                          "choose a variant that launches one kernel")
-    kernel = load_kernels(workload.name, [variant.kernel], learner_defines(workload, like, shape),
+    kernel = load_kernels(workload.name, [variant.kernel], learner.defines_for(workload, like, shape),
                           source=Path(variant.source))
     launch = replace(base.launch, kernel=kernel[variant.kernel])
     if launch.dynamic_smem > device.current().smem_per_block:  # the --like's opt-in, for this kernel too
@@ -632,12 +633,6 @@ def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) ->
 
     return Job(run=launch if reset is None else run, output=base.output, poison=base.poison, launch=launch,
                launches=(launch,), reset=reset)
-
-
-def learner_defines(workload: Workload, like: Variant, shape: Shape) -> dict[str, Any]:
-    """What a learner's kernel --like `like` is compiled with: the defines `like`'s own kernel is
-    built with (Variant.defines) and the shape's (Workload.defines: RADIUS, ELEM, BINS)."""
-    return {**dict(like.defines), **workload.defines(shape)}
 
 
 def fresh_output(job: Job, synchronize: Callable[[], None]):

@@ -1,0 +1,124 @@
+"""Your own kernel, from the declarations (workloads/learner.py): every variant a learner's kernel
+may run --like declares the defines its own kernel is built with (held here to kernels_cu and to
+the variant's geometry, so the declaration cannot drift) and a starter that compiles for every
+target the variant supports; docs/your-own-kernel.md's tables are what the declarations make."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pmppbench import workloads
+from pmppbench.errors import UsageError
+from pmppbench.hardware.compile import compile_unit, target_meets
+from pmppbench.workloads import learner, tables
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+# kernels_cu's one-letter names, given to a learner under readable ones (a one-letter define would
+# rename every T or C in the learner's file and in the CUDA headers it includes)
+READABLE = {"T": "TILE_WIDTH", "CF": "COARSE_FACTOR", "R": "REG_TILE", "C": "COARSE_C", "B": "BLOCK_DIM"}
+
+LIKEABLE = [(name, v.name) for name in workloads.builtin_names() for v in learner.likeable(workloads.get(name))]
+
+
+def _template_params(source: str, family: str, count: int) -> list[str] | None:
+    """The parameter names of the kernel template `family` with `count` parameters in `source`."""
+    for m in re.finditer(r"template\s*<([^>]*)>\s*__global__", source):
+        head = source[m.end():source.index("{", m.end())]
+        params = [p.split("=")[0].split()[-1] for p in m.group(1).split(",")]
+        if re.search(rf"\b{family}\s*\(", head) and len(params) == count:
+            return params
+    return None
+
+
+def _source_value(source: str, kernel: str, name: str) -> str | None:
+    """What kernels_cu gives `name` (or the one-letter name it stands for): a #define, a constexpr,
+    or the template argument of `kernel` ("tiled<16>") in that parameter's place."""
+    names = {name} | {short for short, long in READABLE.items() if long == name}
+    for n in names:
+        m = re.search(rf"^\s*#define {n} (\S+)|constexpr \w+(?: \w+)? {n} = ([^;]+);", source, re.M)
+        if m:
+            return (m.group(1) or m.group(2)).strip()
+    family, _, args = kernel.partition("<")
+    values = [a.strip() for a in args.rstrip(">").split(",")] if args else []
+    params = _template_params(source, family, len(values)) or []
+    return next((value for param, value in zip(params, values) if param in names), None)
+
+
+@pytest.mark.parametrize("workload, variant", LIKEABLE)
+def test_each_declared_define_is_the_shipped_kernels(workload, variant):
+    w = workloads.get(workload)
+    v = w.variant(variant)
+    source = (ROOT / "kernels_cu" / f"{workload}.cu").read_text()
+    for name, value in v.defines:
+        assert _source_value(source, v.kernel, name) == str(value), (workload, variant, name)
+
+
+@pytest.mark.parametrize("workload, variant", LIKEABLE)
+def test_the_block_defines_are_the_variants_geometry(workload, variant):
+    w = workloads.get(workload)
+    v = w.variant(variant)
+    given = dict(v.defines)
+    assert all(n in given for n in v.starter.block), v.starter.block
+    if v.starter.block:
+        assert tuple(given[n] for n in v.starter.block) == learner.block_of(w, v)
+
+
+def test_a_learner_gets_the_variants_defines_and_the_shapes():
+    w = workloads.get("reduce")
+    shape = {**w.default_shape(), "dtype": "i32"}
+    assert learner.defines_for(w, w.variant("coarsened"), shape) == {"BLOCK_DIM": 1024, "COARSE_FACTOR": 8, "ELEM": "int"}
+    s = workloads.get("stencil")
+    assert learner.defines_for(s, s.variant("shared"), {"n": 1000, "radius": 3}) == {"BLOCK_DIM": 256, "RADIUS": 3}
+    g = workloads.get("gemm")
+    assert learner.defines_for(g, g.variant("tiled16"), g.default_shape()) == {"TILE_WIDTH": 16}
+
+
+@pytest.mark.parametrize("workload, variant", LIKEABLE)
+def test_every_template_compiles_for_every_target_and_names_its_kernel(workload, variant, tmp_path):
+    w = workloads.get(workload)
+    v = w.variant(variant)
+    text = learner.template(w, v)
+    name = learner.kernel_name(v)
+    assert f'extern "C" __global__ void {name}({v.starter.params}) {{' in text
+    assert f"--kernel {learner.file_name(w, v)}:{name} --like {variant}" in text
+    source = tmp_path / learner.file_name(w, v)
+    source.write_text(text)
+    targets = [t for t in TARGETS if target_meets(t, v.needs)]
+    assert targets
+    for defines in w.compile_sets():
+        for arch in targets:
+            unit = compile_unit(w.name, [name], arch, {**dict(v.defines), **defines}, source=source)
+            assert list(unit.lowered) == [name] and unit.ptxas[name].registers > 0, (arch, defines)
+
+
+def test_which_variants_a_learner_may_be_like():
+    names = {w: [v.name for v in learner.likeable(workloads.get(w))] for w in workloads.builtin_names()}
+    assert names["vecadd"] == ["scalar", "float4", "grid_stride"]
+    assert names["transpose"] == ["copy", "naive", "shared32", "padded33", "coarsened"]
+    assert names["reduce"] == ["segmented", "coarsened"] and names["stream"] == [] and names["scan"] == []
+    assert "best" not in names["gemm"] and "wmma" not in names["gemm"] and names["gemm"][:2] == ["naive", "tiled16"]
+
+
+@pytest.mark.parametrize("workload, name, message", [
+    ("reduce", "shared", "--like shared: its call is not one kernel launch a learner's kernel can take (several "
+                         "launches, or arguments such as a tensor map); choose one of segmented, coarsened"),
+    ("reduce", "cub", "--like cub: it calls a library, not a kernel; choose one of segmented, coarsened"),
+    ("reduce", "nope", "reduce: unknown variant 'nope'; choose from simple, convergent, shared, segmented, coarsened, "
+                       "warp_vec, cub, cupy_cub, read"),
+])
+def test_a_variant_that_cannot_be_a_like_is_one_line(workload, name, message):
+    with pytest.raises(UsageError) as info:
+        learner.like(workloads.get(workload), name)
+    assert str(info.value) == message
+
+
+def test_the_docs_tables_are_what_the_declarations_make():
+    text = (ROOT / "docs" / "your-own-kernel.md").read_text()
+    for name, make in tables.DOC_TABLES.items():
+        assert tables.region(text, name) == make(), \
+            f"docs/your-own-kernel.md's {name} table is stale: run python -m pmppbench.workloads.tables"
+    assert set(tables.DOC_TABLES) == {f"like {w}" for w in workloads.builtin_names()}
