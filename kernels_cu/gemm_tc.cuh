@@ -428,4 +428,26 @@ mma_tf32_tc(const unsigned* __restrict__ A, const unsigned* __restrict__ B, floa
         }
 }
 
+// pad_copy<T>: dst (rows x ld, ld a multiple of 16 bytes) = src (rows x cols, row-major), the
+// elements cols .. ld - 1 of each row zero. TMA reads rows whose stride is a multiple of 16 bytes:
+// where K or N is not (K % 8 != 0 in BF16), `best` copies the operand into such rows first and
+// gives TMA the copy, its sizes still M x K (or K x N), so the copy engine never reads the pad.
+// A thread writes 16 bytes of one row (16 / sizeof(T) elements, read one by one: the source's
+// rows start anywhere); rows are strided over gridDim.y (at most 65535).
+template <class T>
+__global__ void __launch_bounds__(256)
+pad_copy(const T* __restrict__ src, T* __restrict__ dst, int rows, int cols, int ld) {
+    constexpr int V = 16 / sizeof(T);
+    const int col = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+    if (col >= ld) return;
+    for (int row = blockIdx.y; row < rows; row += gridDim.y) {
+        union { uint4 v; T e[V]; } piece;
+        const T* s = src + size_t(row) * cols;
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+            piece.e[j] = col + j < cols ? s[col + j] : T(0);
+        *reinterpret_cast<uint4*>(dst + size_t(row) * ld + col) = piece.v;
+    }
+}
+
 #include "gemm_wgmma.cuh"  // the sm_90a rung (wgmma, TMA)

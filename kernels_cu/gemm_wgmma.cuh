@@ -42,21 +42,25 @@ constexpr int WG_STAGE_BYTES = 48 * 1024;              // A's and B's k-tiles, i
 
 // Per precision: the element word, the k-tile (one 128-byte row of elements), the block's tile
 // of C (BM x BN) and B's boxes, each BOX_N columns (one 128-byte row) by BK k-rows.
-// BF16, FP16: 128 x 256 tiles, k-tiles of 64; A 16 KB, B 32 KB in 4 boxes of 64 x 64.
+// BF16, FP16: 128 x BN tiles, k-tiles of 64; A 16 KB, B (BN = 256) 32 KB in 4 boxes of 64 x 64.
+// BN = 192 and 128 (3 and 2 boxes, 96 and 64 accumulators a thread) are the narrower tiles `best`
+// takes where they fill the last wave better (tensor_best.py); their stages keep 256's places.
 // TF32: 256 x 128 tiles, k-tiles of 32; A 32 KB, B 16 KB in 4 boxes of 32 x 32 (why the tile is
-// turned: wg_tile_tf32).
-template <int P> struct WgElem {
+// turned: wg_tile_tf32). TX: the bytes TMA writes into a stage; ACC: accumulators a thread.
+template <int P, int BN_ = 256> struct WgElem {
+    static_assert(BN_ == 256 || BN_ == 192 || BN_ == 128, "WgElem: BN is 256, 192 or 128");
     using T = unsigned short;
-    static constexpr int BYTES = 2, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 128, BN = 256;
+    static constexpr int BYTES = 2, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 128, BN = BN_;
     static constexpr int A_BYTES = BM * WG_ROW, GROUP_M = 16;  // GROUP_M: the tile order's (wg_tile_at)
+    static constexpr int TX = A_BYTES + BK * BN * BYTES, ACC = BN / 2;
 };
-template <> struct WgElem<0> {
+template <> struct WgElem<0, 256> {
     using T = unsigned int;
     static constexpr int BYTES = 4, BK = WG_ROW / BYTES, BOX_N = BK, BOX_BYTES = BK * WG_ROW, BM = 256, BN = 128;
     static constexpr int A_BYTES = BM * WG_ROW, GROUP_M = 8;
+    static constexpr int TX = A_BYTES + BK * BN * BYTES, ACC = 128;
 };
-static_assert(WgElem<0>::A_BYTES + WgElem<0>::BK * WgElem<0>::BN * 4 == WG_STAGE_BYTES &&
-              WgElem<1>::A_BYTES + WgElem<1>::BK * WgElem<1>::BN * 2 == WG_STAGE_BYTES, "one stage size");
+static_assert(WgElem<0>::TX == WG_STAGE_BYTES && WgElem<1>::TX == WG_STAGE_BYTES, "one stage size");
 // dynamic shared memory: the stages, 1024 bytes of slack to align them (the swizzle's unit), the barriers
 constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
 
@@ -67,14 +71,11 @@ constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + WG_STAGES * 8;
 // swizzle) walks C in groups of G tile rows, column by column inside a group: a wave is a patch
 // of G rows by 132 / G columns, which reads G * BM + (132 / G) * BN rows of A and B per k, least
 // at G = sqrt(132 * BN / BM): 16 for the 128 x 256 tiles, 8 for TF32's 256 x 128 (WgElem::GROUP_M).
-// Measured at 8192^3 BF16: 2-4% faster than row-major, equal at 4096^3 (docs/tensor_cores.md).
-// WG_GROUP_M overrides the precision's G (1: row-major; studies/gemm_tile_order.py).
+// Measured at 8192^3 BF16: 2-4% faster than row-major, equal at 4096^3 (docs/tensor_cores.md;
+// studies/gemm_tile_order.py builds copies of this file with other G beside it).
 // Tile t of the order -> (tile row, tile column); a last group shorter than G is walked the same
 // way over its rows, so the order is a permutation of the tiles at every shape.
-#ifndef WG_GROUP_M
-#define WG_GROUP_M 0
-#endif
-template <int P> __host__ __device__ constexpr int wg_group_m() { return WG_GROUP_M > 0 ? WG_GROUP_M : WgElem<P>::GROUP_M; }
+template <int P> __host__ __device__ constexpr int wg_group_m() { return WgElem<P>::GROUP_M; }
 
 // Only a grid of more than one wave is walked in groups: where every tile starts at once (2048^3,
 // 128 tiles) the grouped order saves no bytes and measured 1% slower than row-major. %nsmid is at
@@ -148,20 +149,61 @@ __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-template <int P>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) {
-    // d += A (64 x 16, K-major: no transpose) * B (16 x 256, N-major: transposed); scale-d = 1
-    if constexpr (P == 1)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " WG_D256 ", %128, %129, p, 1, 1, 0, 1;\n}\n"
-                     : WG_C256 : "l"(da), "l"(db), "r"(1) : "memory");
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " WG_D256 ", %128, %129, p, 1, 1, 0, 1;\n}\n"
-                     : WG_C256 : "l"(da), "l"(db), "r"(1) : "memory");
+#define WG_D192 "{" \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15" "," \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31" "," \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47" "," \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63" "," \
+    "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79" "," \
+    "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95" "}"
+#define WG_C192 \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define WG_D128 "{" \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15" "," \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31" "," \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47" "," \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63" "}"
+#define WG_C128 \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+// One m64nNk16 (N = 256, 192 or 128: the block tile's BN): d (N / 2 accumulators a thread) +=
+// A (64 x 16, K-major: no transpose) * B (16 x N, N-major: transposed); scale-d = 1. IA, IB, IP:
+// the operand numbers of the descriptors and the predicate, after the N / 2 accumulators.
+#define WG_MMA_K16(SHAPE, TYPE, DL, CL, IA, IB, IP)                                                       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IP ", 0;\n"                                        \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " DL ", " IA ", " IB ", p, 1, 1, 0, 1;\n}\n" \
+                 : CL : "l"(da), "l"(db), "r"(1) : "memory")
+
+template <int P, int N>
+__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], unsigned long long da, unsigned long long db) {
+    static_assert(N == 256 || N == 192 || N == 128, "wgmma: the block tiles' BN are 256, 192 and 128");
+    if constexpr (N == 256 && P == 1) WG_MMA_K16("m64n256k16", "bf16", WG_D256, WG_C256, "%128", "%129", "%130");
+    else if constexpr (N == 256) WG_MMA_K16("m64n256k16", "f16", WG_D256, WG_C256, "%128", "%129", "%130");
+    else if constexpr (N == 192 && P == 1) WG_MMA_K16("m64n192k16", "bf16", WG_D192, WG_C192, "%96", "%97", "%98");
+    else if constexpr (N == 192) WG_MMA_K16("m64n192k16", "f16", WG_D192, WG_C192, "%96", "%97", "%98");
+    else if constexpr (P == 1) WG_MMA_K16("m64n128k16", "bf16", WG_D128, WG_C128, "%64", "%65", "%66");
+    else WG_MMA_K16("m64n128k16", "f16", WG_D128, WG_C128, "%64", "%65", "%66");
 }
 
-// One k-tile (64) for warpgroup `wg`: four m64n256k16 MMAs, committed as one group.
+// One k-tile (64) for warpgroup `wg`: four m64nBNk16 MMAs, committed as one group.
 // A: the warpgroup's 64 rows start 64 x 128 bytes in; a k16 step is 32 bytes along the
 // 128-byte rows; 8-row groups are 1024 bytes apart (the stride byte offset; the leading one is
 // unused for a swizzled K-major operand). B: a k16 step is 16 rows of 128 bytes; 8-row (k)
@@ -226,27 +268,28 @@ __device__ __forceinline__ void wg_tile_tf32(float (&d)[128], const unsigned cha
 // second warpgroup's MMAs cover one's fragment loads instead.
 template <int P> constexpr int WG_IN_FLIGHT = P == 0 ? 0 : 1;
 
-template <int P>
-__device__ __forceinline__ void wg_tile(float (&d)[128], const unsigned char* As, const unsigned char* Bs, int wg) {
+template <int P, int BN = 256>
+__device__ __forceinline__ void wg_tile(float (&d)[WgElem<P, BN>::ACC], const unsigned char* As,
+                                        const unsigned char* Bs, int wg) {
     if constexpr (P == 0) {
         wg_tile_tf32(d, As, Bs, wg);
     } else {
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < WgElem<P>::BK / 16; ++kk)
-            wgmma_m64n256k16<P>(d, wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024),
-                                wg_desc(Bs + kk * 16 * 128, WgElem<P>::BOX_BYTES, 1024));
+            wgmma_m64nNk16<P, BN>(d, wg_desc(As + wg * 64 * 128 + kk * 32, 16, 1024),
+                                  wg_desc(Bs + kk * 16 * 128, WgElem<P>::BOX_BYTES, 1024));
         wg_commit();
     }
 }
 
 // One stage by the copy engine (one thread): A's box of BM rows (m) by BK (k), B's boxes of
 // BK rows (k) by BOX_N columns (n) side by side.
-template <int P>
+template <int P, int BN = 256>
 __device__ __forceinline__ void wg_tma_stage(unsigned char* As, unsigned char* Bs, unsigned long long* bar,
                                              const TmaMap& a_map, const TmaMap& b_map, int m0, int n0, int k0) {
-    using E = WgElem<P>;
-    mbar_expect_tx(bar, WG_STAGE_BYTES);  // boxes partly past the matrix still count whole (zero-filled)
+    using E = WgElem<P, BN>;
+    mbar_expect_tx(bar, E::TX);  // boxes partly past the matrix still count whole (zero-filled)
     tma_load(As, a_map, bar, k0, m0);
 #pragma unroll
     for (int j = 0; j < E::BN / E::BOX_N; ++j)
@@ -255,11 +298,11 @@ __device__ __forceinline__ void wg_tma_stage(unsigned char* As, unsigned char* B
 
 // The path without TMA (K or N not a multiple of 8): every thread stores its elements of one
 // stage, zero outside the matrix, in the layout above.
-template <int P>
+template <int P, int BN = 256>
 __device__ __forceinline__ void wg_store_stage(unsigned char* As, unsigned char* Bs, const typename WgElem<P>::T* A,
                                                const typename WgElem<P>::T* B, int M, int N, int K, int m0, int n0,
                                                int k0, int tid) {  // tid: 0 .. WG_THREADS - 1, the storing threads
-    using E = WgElem<P>;
+    using E = WgElem<P, BN>;
     using T = typename E::T;
     for (int i = tid; i < E::BM * E::BK; i += WG_THREADS) {
         const int r = i / E::BK, c = i % E::BK;
@@ -297,12 +340,13 @@ __device__ __forceinline__ void wg_store_ct(const float (&d)[128], float* __rest
     }
 }
 
-__device__ __forceinline__ void wg_store_c(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+template <int BN = 256>
+__device__ __forceinline__ void wg_store_c(const float (&d)[BN / 2], float* __restrict__ C, int M, int N, int row0,
                                            int n0, int t128) {
     const int lane = t128 % 32, warp = t128 / 32, g = lane / 4, t = lane % 4;
     const bool pairs = N % 2 == 0;  // 8-byte aligned column pairs
 #pragma unroll
-    for (int j = 0; j < 256 / 8; ++j)
+    for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int row = row0 + warp * 16 + g + 8 * h, col = n0 + 8 * j + 2 * t;
@@ -405,20 +449,22 @@ constexpr int WS_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024 + 2 * WG_STAGES 
 
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-template <int P, bool TMA, bool PERSIST = false>
+template <int P, bool TMA, bool PERSIST = false, int BN_ = 256>
 __global__ void __launch_bounds__(WS_THREADS, 1)
 wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_map,
             const typename WgElem<P>::T* __restrict__ A, const typename WgElem<P>::T* __restrict__ B,
             float* __restrict__ C, int M, int N, int K) {
     static_assert(P == 0 || P == 1 || P == 2, "wgmma_ws_tc: TF32, BF16 or FP16 inputs");
-    constexpr int WG_BK = WgElem<P>::BK;
+    static_assert(P != 0 || BN_ == 256, "wgmma_ws_tc: TF32 has one tile (256 x 128)");
+    using E = WgElem<P, BN_>;
+    constexpr int WG_BK = E::BK;
     extern __shared__ __align__(128) unsigned char ws_raw[];
     unsigned char* smem = ws_raw + ((1024 - (smem_addr(ws_raw) & 1023)) & 1023);  // stages 1024-aligned
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + WG_STAGES * WG_STAGE_BYTES);
     unsigned long long* empty = full + WG_STAGES;
     const int tid = threadIdx.x, wg = tid / 128;
     const int KT = (K + WG_BK - 1) / WG_BK;
-    constexpr int BM = WgElem<P>::BM, BN = WgElem<P>::BN;
+    constexpr int BM = E::BM, BN = E::BN;
     const int tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM, tiles = tiles_n * tiles_m;
     const int first = PERSIST ? blockIdx.x : blockIdx.y * tiles_n + blockIdx.x;  // the 2-D grid: one tile
     const int stride = PERSIST ? gridDim.x : tiles;
@@ -451,7 +497,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
                     const int s = use % WG_STAGES;
                     if (use >= WG_STAGES)  // both consumers are done with the tile this stage held before
                         mbar_wait(&empty[s], (use / WG_STAGES - 1) & 1);
-                    wg_tma_stage<P>(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, kt * WG_BK);
+                    wg_tma_stage<P, BN_>(stage_a(s), stage_b(s), &full[s], a_map, b_map, m0, n0, kt * WG_BK);
                 }
             }
         }
@@ -463,15 +509,15 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
             int tm, tn;
             tile_at(tile, tm, tn);
             const int m0 = tm * BM, n0 = tn * BN;
-            float d[128];
+            float d[E::ACC];
 #pragma unroll
-            for (int i = 0; i < 128; ++i)
+            for (int i = 0; i < E::ACC; ++i)
                 d[i] = 0.f;
             if (TMA) {
                 for (int kt = 0; kt < KT; ++kt, ++use) {
                     const int s = use % WG_STAGES;
                     mbar_wait(&full[s], (use / WG_STAGES) & 1);
-                    wg_tile<P>(d, stage_a(s), stage_b(s), cw);
+                    wg_tile<P, BN_>(d, stage_a(s), stage_b(s), cw);
                     wg_wait<WG_IN_FLIGHT<P>>();  // this warpgroup's MMAs of tile kt - 1 are done: release its stage
                     if (kt >= 1 && t128 == 0)
                         mbar_arrive(&empty[(use - 1) % WG_STAGES]);
@@ -481,10 +527,10 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
                     mbar_arrive(&empty[(use - 1) % WG_STAGES]);
             } else {
                 for (int kt = 0; kt < KT; ++kt) {
-                    wg_store_stage<P>(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid - 128);
+                    wg_store_stage<P, BN_>(stage_a(0), stage_b(0), A, B, M, N, K, m0, n0, kt * WG_BK, tid - 128);
                     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                     consumers_sync();
-                    wg_tile<P>(d, stage_a(0), stage_b(0), cw);
+                    wg_tile<P, BN_>(d, stage_a(0), stage_b(0), cw);
                     wg_wait<0>();
                     consumers_sync();
                 }
@@ -492,7 +538,7 @@ wgmma_ws_tc(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap
             if constexpr (P == 0)
                 wg_store_ct(d, C, M, N, m0, n0 + cw * 64, t128);
             else
-                wg_store_c(d, C, M, N, m0 + cw * 64, n0, t128);
+                wg_store_c<BN_>(d, C, M, N, m0 + cw * 64, n0, t128);
         }
     }
 }

@@ -1,9 +1,10 @@
-"""The wgmma rungs' tile order (gemm_wgmma.cuh WG_GROUP_M), timed in one process beside cuBLAS of
+"""The wgmma rungs' tile order (gemm_wgmma.cuh wg_group_m), timed in one process beside cuBLAS of
 the same precision (docs/tensor_cores.md says what it found).
 
 Run on a GPU machine (sm_90a):  python3 studies/gemm_tile_order.py [--shapes 8192:bf16,...] [--groups 8,16]
 
-A candidate is a rung (wgmma, wgmma_ws, wgmma_persist) compiled with -D WG_GROUP_M=G: C walked in
+A candidate is a rung (wgmma, wgmma_ws, wgmma_persist) built from a copy of the kernels whose
+wg_group_m returns G (grouped_source; the shipped file has no switch): C walked in
 groups of G tile rows, column by column inside a group (G = 1: C's row-major tile order), so that a
 wave of blocks reads a patch of A and B rather than all of B for a few tile rows. The rows named by
 the rung alone are the shipped kernels (the workload's own jobs: the precision's own G, 16 for BF16
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -51,17 +53,30 @@ class PowerObserver(clocks.ClockObserver):
         self.watts.setdefault(name, []).append(self.watch._nv.nvmlDeviceGetPowerUsage(self.watch._h) / 1e3)
 
 
+def grouped_source(g: int) -> Path:
+    """gemm.cu with gemm_tc.cuh and gemm_wgmma.cuh inlined and wg_group_m returning g, in a
+    temporary file (a kernel file's own includes would find the shipped headers)."""
+    kernels = Path(__file__).resolve().parent.parent / "kernels_cu"
+    wg = (kernels / "gemm_wgmma.cuh").read_text()
+    line = "return WgElem<P>::GROUP_M;"
+    assert wg.count(line) == 1, "gemm_wgmma.cuh: wg_group_m changed; update grouped_source"
+    tc = (kernels / "gemm_tc.cuh").read_text().replace('#include "gemm_wgmma.cuh"', wg.replace(line, f"return {g};"))
+    path = Path(tempfile.gettempdir()) / f"gemm_group_{g}.cu"
+    path.write_text((kernels / "gemm.cu").read_text().replace('#include "gemm_tc.cuh"', tc))
+    return path
+
+
 def candidates(w, shape, ctx, groups, rungs=RUNGS) -> dict:
     """name -> job: the shipped kernels of `rungs` and cuBLAS (the workload's own jobs), then each
-    rung built with -D WG_GROUP_M=G for every G of `groups`, on the same buffers and TMA maps."""
+    rung built from grouped_source(G) for every G of `groups`, on the same buffers and TMA maps."""
     p = shape["precision"]
     jobs = {v.name: w.job(v, shape, ctx) for v in w.variants_for(shape) if v.name in (*rungs, "cublas")}
     for g in groups:
         for rung in rungs:
             v = w.variant(rung)
             expr = tensor.kernel_for(v, p, shape)
-            kernel = load_kernels("gemm", [expr], {"WG_GROUP_M": g})[expr]
-            own = dict(ctx, kernels={expr: kernel})  # tensor_job finds this build's kernel under its name
+            kernel = load_kernels("gemm", [expr], source=grouped_source(g))[expr]
+            own = ctx.with_kernels({expr: kernel})  # tensor_job finds this build's kernel under its name
             jobs[f"{rung} G={g}"] = w.job(replace(v, kernel=expr), shape, own)
     return jobs
 
@@ -89,7 +104,7 @@ def shape_of(spec: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default="8192:bf16,8192:fp16,4096:bf16,4096x4096x1024:bf16")
-    ap.add_argument("--groups", default="1,8,16", help="WG_GROUP_M values to build beside the shipped kernels")
+    ap.add_argument("--groups", default="1,8,16", help="tile-order groups G to build beside the shipped kernels")
     ap.add_argument("--rungs", default=",".join(RUNGS))
     ap.add_argument("--batches", type=int, default=5, help="timed batches a candidate a round (20 calls each)")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds, each in the other order")

@@ -124,6 +124,8 @@ def padded_copy(lib, src: np.ndarray, rows_out: int, ld: int) -> np.ndarray:
 
 def emulated_source(configs: list[Config]) -> str:
     src = (ROOT / "kernels_cu" / "gemm.cu").read_text()
+    for header in ("gemm_warptile.cuh", "gemm_streamk.cuh"):  # inlined: the source is built in a temp folder
+        src = src.replace(f'#include "{header}"', (ROOT / "kernels_cu" / header).read_text())
     # dynamic shared memory: one host array stands in for the block's
     src = re.sub(r"extern __shared__ (?:__align__\(\d+\) )?float (\w+)\[\];",
                  r"float* const \1 = emu_dynamic_smem;", src)

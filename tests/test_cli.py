@@ -123,7 +123,7 @@ def test_compile_without_gpu_prints_one_line_per_kernel(run_cli):
 
 def test_debug_shows_the_traceback(run_cli):
     code, _, err = run_cli("--debug", "compile", "--arch", "bogus")
-    assert code == 2 and 'raise UsageError(f"--arch {arch}: this NVRTC cannot build it' in err
+    assert code == 2 and 'raise UsageError(f"--arch {paths.cut(arch, 40)}: this NVRTC cannot build it' in err
 
 
 def _result_file(path, median):
@@ -171,3 +171,14 @@ def test_missing_nvrtc_is_a_clear_message(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_cupy)
     with pytest.raises(EnvironmentProblem, match=r"pmppbench\[cuda13\]"):
         nvrtc()
+
+
+def test_a_compile_failure_crosses_from_the_child_process_whole():
+    """`compile` builds in child processes (compile_apart): the failure that names the arch a
+    unit needs comes back with that arch, so the command still says which --arch to choose."""
+    import pickle
+
+    from pmppbench.hardware.compile import NeedsNewerArch
+
+    back = pickle.loads(pickle.dumps(NeedsNewerArch("cp.async needs sm_80 or newer", "sm_80")))
+    assert type(back) is NeedsNewerArch and (str(back), back.arch) == ("cp.async needs sm_80 or newer", "sm_80")

@@ -66,7 +66,7 @@ def test_only_filters_and_rejects_unknown(tmp_path):
 
 
 def test_bundled_configs_are_valid():
-    assert {"default", "quick", "sanitize", "gemm_tuning"} <= set(config.bundled())
+    assert {"default", "quick", "sanitize", "gemm_shapes"} <= set(config.bundled())
     for name in config.bundled():
         assert config.resolve(name).is_file()
         config.load(name)  # validated whole

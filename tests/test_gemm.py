@@ -26,8 +26,8 @@ from pmppbench.workloads.gemm import launch as gemm_launch
 from pmppbench.workloads.gemm import check as gemm_check
 from pmppbench.workloads.gemm import workload as gemm_workload
 from pmppbench.workloads.gemm.best import CHOICES, choose
-from pmppbench.workloads.gemm.configs import SCHEDULES, Config, parse, schedule_for, segments, swizzled_tile
-from pmppbench.workloads.gemm.ladder import COVERS, RUNG_TILES, SWEEP, SWEEP_TILES, TUNED
+from pmppbench.workloads.gemm.configs import SCHEDULES, Config, padding_for, parse, schedule_for, segments, swizzled_tile
+from pmppbench.workloads.gemm.ladder import COVERS, RUNG_TILES, TUNED
 from pmppbench.workloads.gemm.launch import dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic as model_traffic
 from pmppbench.workloads.gemm.check import rtol_for_k
@@ -36,6 +36,9 @@ from pmppbench.workloads.gemm.workload import LADDER
 from pmppbench.workloads.helpers import SAMPLE, take
 
 W = workloads.get("gemm")
+STUDY = Path(__file__).resolve().parent.parent / "studies" / "gemm"  # the tile sweep (a study workload)
+sys.path.insert(0, str(STUDY))
+import tuning  # noqa: E402
 # naive with the K-tail bug, run as a learner's kernel like naive: never part of the table
 SKIPS_LAST_K_TILE = Variant("skips_last_k_tile", "skips_last_k_tile", "test only: drops the last K % 16 terms",
                             source=str(Path(__file__).resolve().parent / "gemm_bug.cu"), like="naive")
@@ -55,9 +58,11 @@ def test_variant_table_matches_the_issues():
     assert W.variant("cublas").kernel is None
     assert W.variant("tiled16").kernel == "tiled<16>" and W.variant("tiled32").kernel == "tiled<32>"
     assert W.variant("regtile2x2").kernel == "regtile<2>" and W.variant("regtile4x4").kernel == "regtile<4>"
-    # sweep points are selectable by name, never run by default; the test-only kernel is in no table
-    for v in SWEEP:
-        assert W.variant(v.name) is v and v not in W.variants_for(shape(64, 64, 64))
+    # the sweep's candidates are a study's (studies/gemm/tuning.py), not the shipped table's;
+    # the test-only kernel is in no table
+    for v in tuning.SWEEP:
+        assert v.name not in W.variant_names() and v.kernel not in W.kernel_names()
+    assert [v.name for v in tuning.WORKLOAD.variants[:5]] == ["cublas", "warptile", "double_buffer", "cp_async", "tuned"]
     assert SKIPS_LAST_K_TILE.name not in W.variant_names()
 
 
@@ -74,7 +79,7 @@ def test_every_kernel_variant_has_a_launch_plan():
 
 
 def test_tile_tables_pass_the_kernels_static_asserts():
-    for template, tiles in (*RUNG_TILES.values(), *SWEEP_TILES):
+    for template, tiles in (*RUNG_TILES.values(), *tuning.SWEEP_TILES):
         assert tiles.problems(template) == [], (template, tiles)
         assert tiles.threads in (128, 256)
     # the last two rungs change only how tiles reach shared memory
@@ -85,14 +90,26 @@ def test_tile_tables_pass_the_kernels_static_asserts():
     assert any("48 KB" in p for p in Tiles(128, 128, 32, 32, 64, 2, 4, 4).problems("double_buffer"))
 
 
-def test_tuning_config_runs_every_sweep_point():
+def test_tuning_config_runs_every_sweep_point(monkeypatch):
+    """The study's config names every candidate; its kernels are the shipped templates, built
+    from the study's gemm_tuning.cu (which includes gemm_warptile.cuh) without spills."""
     from pmppbench.cli import config
 
-    cfg = config.load("gemm_tuning")
+    monkeypatch.setenv("PMPPBENCH_WORKLOADS", "gemm_tuning=tuning")
+    monkeypatch.setenv("PMPPBENCH_KERNEL_PATH", str(STUDY))
+    cfg = config.load(STUDY / "tuning.toml")
     (section,) = cfg.sections
-    assert section.name == "gemm" and {"cublas", "double_buffer"} <= set(section.variants)
-    assert {v.name for v in SWEEP} <= set(section.variants)
+    assert section.name == "gemm_tuning" and {"cublas", "double_buffer"} <= set(section.variants)
+    assert {v.name for v in tuning.SWEEP} <= set(section.variants)
     assert shape(4096, 4096, 4096) in section.shapes
+    study = tuning.WORKLOAD
+    assert study.variants_for(shape(64, 64, 64)) == study.variants
+    for v in study.variants[1:]:
+        assert study.geometry(v, shape(100, 300, 7))[1] == (study.covers[v.name].block[0],)
+    unit = compile_unit("gemm_tuning", study.kernel_names(), "sm_90")
+    for name in study.kernel_names():
+        r = unit.ptxas[name]
+        assert 0 < r.registers < 255 and r.spill_stores == 0 and r.spill_loads == 0, f"{name}: {r}"
 
 
 # ---- best: schedules, swizzle, the rule --------------------------------------------------------
@@ -417,10 +434,16 @@ def test_every_variant_passes_on_more_edges():
 
 
 @pytest.mark.gpu
-def test_sweep_points_pass_on_edges():
+def test_sweep_points_pass_on_edges(monkeypatch):
+    from pmppbench.engine.worker.pipeline import run_shape
+
+    monkeypatch.setenv("PMPPBENCH_KERNEL_PATH", str(STUDY))
+    study = tuning.WORKLOAD
     shapes = [shape(*s) for s in ((257, 260, 36), (513, 257, 18), (130, 131, 9), (1, 1, 1), (256, 256, 64))]
-    rows = check_rows("gemm", shapes, variants=[v.name for v in SWEEP])
-    assert len(rows) == len(shapes) * len(SWEEP)
+    rows = []
+    for i, s in enumerate(shapes):
+        rows += run_shape(study, s, protocol=study.protocol, check_only=True, seed=1 + i, variants=list(tuning.SWEEP))
+    assert len(rows) == len(shapes) * len(tuning.SWEEP)
     assert_all_pass(rows)
 
 
@@ -650,8 +673,8 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
     monkeypatch.setattr(gemm_workload, "cupy", lambda: np)
     monkeypatch.setattr(occupancy, "api_active_blocks", lambda kernel, threads, smem: 1)
     monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: None)
-    kernels = {c.expression: comp.Kernel(name=c.expression, function=None, registers=128, static_smem=0,
-                                         local_bytes=0, max_threads=256, spill_bytes=0) for c in CHOICES.values()}
+    kernels = {e: comp.Kernel(name=e, function=None, registers=128, static_smem=0, local_bytes=0, max_threads=256,
+                              spill_bytes=0) for e in [c.expression for c in CHOICES.values()] + [gemm_launch.PAD_KERNEL]}
     shapes = _config_shapes()
     assert shape(4096, 4096, 4096) in shapes and len(shapes) >= 14
     bv = W.variant("best")
@@ -668,8 +691,9 @@ def test_best_job_and_traffic_model_agree_on_every_gpu(gpu, monkeypatch):
             assert math.prod(job.launch.grid) == -(-m // bm) * -(-n // bn)
         else:
             assert job.launch.grid == (schedule_for(cfg, m, n, k, facts.sm_count).grid,)
-        row = W.traffic(s, bv, facts)
-        assert row == model_traffic(m, n, k, Cover(bm, bn, job.launch.block)), (gpu, s)
+        row = W.traffic(s, bv, facts)  # pipelined_padded: its loads over the padded K and its copies
+        padding = padding_for(cfg.tiles, m, n, k) if cfg.padded else None
+        assert row == model_traffic(m, n, k, Cover(bm, bn, job.launch.block), padding=padding), (gpu, s)
     # the facts matter: the same shape can take other tiles on another GPU, and its model follows
     small, large = GPUS["T4"], GPUS["RTX 5090"]
     s = shape(1536, 1536, 1536)
@@ -786,6 +810,22 @@ def test_best_pads_odd_shapes_whose_copies_are_cheap():
     assert choose(2304, 2303, 2048, 132) is CHOICES["hybrid"]  # hybrid is decided first, as before
 
 
+def test_best_takes_half_tiles_where_the_large_tiles_last_wave_is_nearly_empty():
+    """4095 x 4097 x 4095: 128 x 256 tiles are 32 x 17 = 544 (the 17th column one element
+    wide): 5 waves on 132 SMs, the last 12% full. 128 x 128 tiles are 32 x 33 = 1056: 8 full
+    waves of half the work at TILE_SPEED, 4.26 tile-times against 5 (and hybrid's 4.67), so
+    best runs them, on padded copies (K % 16, N % 4 != 0). Where the waves come out alike the
+    large tile stays (it is faster a tile), and hybrid is weighed against the better of the two."""
+    half = CHOICES["pipelined 128x128 padded"]
+    assert choose(4095, 4097, 4095, 132) is half and half.tiles == best.HALF_TILES and half.padded
+    assert best.whole_cost(best.PIPELINED_TILES, 4095, 4097, 132) == 5
+    assert best.whole_cost(best.HALF_TILES, 4095, 4097, 132) == pytest.approx(8 * 0.5 * 3.210 / 3.014)
+    assert best.hybrid_cost(4095, 4097, 4095, 132) > best.whole_cost(best.HALF_TILES, 4095, 4097, 132)
+    assert choose(4096, 4096, 4096, 132) is CHOICES["pipelined"]  # 4 waves either way: the large tile
+    assert choose(8192, 8192, 8192, 132) is CHOICES["pipelined"]  # 16 against 32 waves of half
+    assert choose(3072, 3072, 3072, 132) is CHOICES["hybrid"]  # 2.53 against 2.66 (half) and 3 (large)
+
+
 def configs_padding(m, n, k):
     from pmppbench.workloads.gemm.configs import padding_for
 
@@ -890,3 +930,23 @@ def test_best_and_the_padded_knob_pass_on_odd_dims():
     assert_all_pass(rows)
     if device.current().sm_count == 132:  # best itself took the padded call on the first two
         assert choose(1409, 2815, 64, 132) is PADDED and choose(1535, 5631, 40, 132) is PADDED
+
+
+def test_gemm_kernel_files_are_one_family_each_and_have_no_switches():
+    """Each GEMM kernel file holds one family in at most 700 lines, and no preprocessor switch
+    but the guards of what a target or the host compiler can build (a study or a test builds a
+    changed copy instead: studies/gemm_tile_order.py, the mutants of test_gemm_tc.py)."""
+    import re
+
+    from pmppbench.hardware.compile import shipped_kernels_dir
+
+    allowed = {"#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",  # cp.async: sm_80 and later
+               "#if defined(__CUDACC_RTC__) || defined(__CUDACC__)"}  # the tensor cores: not for the host emulation
+    files = sorted(shipped_kernels_dir().glob("gemm*.cu*"))
+    assert [f.name for f in files] == ["gemm.cu", "gemm_streamk.cuh", "gemm_tc.cuh", "gemm_warptile.cuh",
+                                       "gemm_wgmma.cuh"]
+    for f in files:
+        text = f.read_text()
+        assert len(text.splitlines()) <= 700, f.name
+        switches = {line.strip() for line in text.splitlines() if re.match(r"\s*#\s*(if|ifdef|ifndef|elif)\b", line)}
+        assert switches <= allowed, (f.name, switches - allowed)

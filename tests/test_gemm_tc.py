@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,9 @@ from pmppbench.errors import UsageError
 from pmppbench.workloads.gemm import check as gemm_check
 from pmppbench.workloads.gemm import precision as prec
 from pmppbench.hardware import tma
-from pmppbench.workloads.gemm import tensor
+from pmppbench.workloads.gemm import tensor, tensor_best
+from pmppbench.workloads.gemm.tensor_best import TcConfig
+from pmppbench.workloads.base import Context
 from pmppbench.workloads.gemm.model import traffic as model_traffic
 from pmppbench.workloads.gemm.workload import LADDER
 
@@ -178,14 +181,14 @@ def test_tables_per_precision():
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "bf16"))] == [
         ("wmma", "wmma_tc<1>"), ("mma_sync", "mma_tc<1, true, 128, 3>"), ("mma_wide", "mma_tc<1, true, 256, 4>"),
         ("wgmma", "wgmma_tc<1, true>"), ("wgmma_ws", "wgmma_ws_tc<1, true>"),
-        ("wgmma_persist", "wgmma_ws_tc<1, true, true>"), ("cublas", None)]
+        ("wgmma_persist", "wgmma_ws_tc<1, true, true>"), ("best", "wgmma_ws_tc<1, true, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "fp16"))] == [
         ("wmma", "wmma_tc<2>"), ("mma_sync", "mma_tc<2, true, 128, 3>"), ("mma_wide", "mma_tc<2, true, 256, 4>"),
         ("wgmma", "wgmma_tc<2, true>"), ("wgmma_ws", "wgmma_ws_tc<2, true>"),
-        ("wgmma_persist", "wgmma_ws_tc<2, true, true>"), ("cublas", None)]
+        ("wgmma_persist", "wgmma_ws_tc<2, true, true>"), ("best", "wgmma_ws_tc<2, true, true>"), ("cublas", None)]
     assert [(v.name, v.kernel) for v in W.variants_for(shape(64, 64, 64, "tf32"))] == [
         ("wmma", "wmma_tc<0>"), ("mma_sync", "mma_tf32_tc<true>"), ("wgmma", "wgmma_tc<0, true>"), ("wgmma_ws", "wgmma_ws_tc<0, true>"),
-        ("wgmma_persist", "wgmma_ws_tc<0, true, true>"), ("cublas", None)]
+        ("wgmma_persist", "wgmma_ws_tc<0, true, true>"), ("best", "wgmma_ws_tc<0, true, true>"), ("cublas", None)]
     assert [v.needs for v in tensor.TENSOR_RUNGS] == ["sm_80", "sm_80", "sm_80", "sm_90a", "sm_90a", "sm_90a"]
     assert tensor.kernel_for(tensor.WGMMA_PERSIST, "bf16", shape(7, 8, 12)) == "wgmma_ws_tc<1, false, true>"
     assert tensor.kernel_for(tensor.WGMMA, "bf16", shape(7, 8, 12)) == "wgmma_tc<1, false>"
@@ -238,11 +241,11 @@ def test_geometry_and_traffic_of_the_tensor_rungs():
 
 def test_wrong_precision_for_a_rung_is_a_usage_error():
     with pytest.raises(UsageError, match="runs on the tensor cores; give --precision"):
-        W.job(tensor.WMMA, shape(8, 8, 8), {"device": None})
+        W.job(tensor.WMMA, shape(8, 8, 8), Context({}, None))
     with pytest.raises(UsageError, match="naive is an FP32 rung; with --precision bf16 choose from wmma, mma_sync"):
-        W.job(W.variant("naive"), shape(8, 8, 8, "bf16"), {"device": None})
+        W.job(W.variant("naive"), shape(8, 8, 8, "bf16"), Context({}, None))
     with pytest.raises(UsageError, match="mma_wide has no tf32 kernel; with --precision tf32 choose from wmma, mma_sync"):
-        W.job(tensor.MMA_WIDE, shape(8, 8, 8, "tf32"), {"device": None})
+        W.job(tensor.MMA_WIDE, shape(8, 8, 8, "tf32"), Context({}, None))
     with pytest.raises(UsageError, match="precision must be one of"):
         W.validate(shape(8, 8, 8, "int8"))
 
@@ -261,9 +264,10 @@ def test_cli_bad_precision_is_one_line_exit_2(run_cli, args):
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
 def test_tensor_kernels_compile_without_spills(arch):
     # wmma x 3 precisions, mma_sync x 3 precisions and mma_wide x 2 x 2 load paths, wgmma,
-    # wgmma_ws and wgmma_persist x 3 precisions x 2 load paths; the wgmma rungs' only for sm_90a
+    # wgmma_ws and wgmma_persist x 3 precisions x 2 load paths, best's 128 x 192 and 128 x 128
+    # tiles x 2 precisions x (persistent or not); the wgmma kernels only for sm_90a
     names = [k for k in tensor.kernel_names() if target_meets(arch, "sm_90a") or not k.startswith("wgmma")]
-    assert len(names) == (31 if arch == "sm_90a" else 13)
+    assert len(names) == (39 if arch == "sm_90a" else 13)
     # read from the unit the other suites build for this target (every GEMM kernel it can
     # hold: test_gemm, test_compile, test_portability_compile), so a run compiles it once
     unit = compile_unit("gemm", [k for k in W.kernel_names() if k not in tools.skipped_on(W, arch)[1]], arch)
@@ -303,7 +307,9 @@ def test_kernels_are_built_for_the_gpus_own_target_and_wgmma_only_for_sm_90a():
         assert [v.name for v in skipped] == ["wgmma", "wgmma_ws", "wgmma_persist"]
         assert not_built == {f"{t}<{p}, {a}{more}>" for t, more in (("wgmma_tc", ""), ("wgmma_ws_tc", ""),
                                                                     ("wgmma_ws_tc", ", true"))
-                             for p in (0, 1, 2) for a in ("true", "false")}
+                             for p in (0, 1, 2) for a in ("true", "false")} | {
+            f"wgmma_ws_tc<{p}, true, {persist}, {bn}>" for p in (1, 2) for persist in ("false", "true")
+            for bn in (192, 128)}  # best's narrower tiles (tensor_best.py)
     assert tools.skipped_on(W, "sm_90a") == ([], set())
     assert arch_meets("9.0", "sm_90a") and not arch_meets("10.0", "sm_90a") and not arch_meets("8.9", "sm_90a")
 
@@ -313,15 +319,140 @@ def test_wgmma_needs_sm_90a_plain_sm_90_refuses_it():
         compile_unit("gemm", ["wgmma_tc<1, true>"], "sm_90", use_cache=False)
 
 
-def test_the_grouped_tile_order_builds_for_sm_90a():
-    """gemm_wgmma.cuh's WG_GROUP_M (studies/gemm_tile_order.py builds it beside the shipped
-    kernels): every wgmma kernel compiles with it, without spills or serialized wgmma."""
+GROUP_M = "return WgElem<P>::GROUP_M;"  # gemm_wgmma.cuh wg_group_m: a copy with another G is a tile-order study
+
+
+def test_the_grouped_tile_order_builds_for_sm_90a(tmp_path):
+    """A copy of the kernels with another tile-order group G (studies/gemm_tile_order.py builds
+    such copies beside the shipped kernels): every wgmma kernel compiles with it, without
+    spills or serialized wgmma."""
     names = [k for k in tensor.kernel_names() if k.startswith("wgmma")]
-    unit = compile_unit("gemm", names, "sm_90a", {"WG_GROUP_M": 8}, use_cache=False)
+    unit = compile_unit("gemm", names, "sm_90a", source=mutated_source(tmp_path, GROUP_M, "return 8;"), use_cache=False)
     for name in names:
         r = unit.ptxas[name]
         assert 0 < r.registers <= 255 and r.spill_stores == 0 and r.spill_loads == 0, f"{name}: {r}"
     assert "C7513" not in unit.log and "C7515" not in unit.log and "serialized" not in unit.log
+
+
+# ---- best on the tensor cores (tensor_best.py) ---------------------------------------------
+
+def test_tensor_best_names_and_kernels():
+    """A configuration's name reads back (a config file or --variants runs it by name), its
+    kernel is wgmma_ws_tc's (the rungs' own build where the tile is 128 x 256 or TF32's)."""
+    for p in prec.TENSOR:
+        for cfg in tensor_best.candidates(p):
+            assert tensor_best.parse(cfg.name) == cfg and W.variant(cfg.name).name == cfg.name
+    assert TcConfig(256, True).expression("bf16") == "wgmma_ws_tc<1, true, true>"  # wgmma_persist's
+    assert TcConfig(256, False).expression("fp16") == "wgmma_ws_tc<2, true>"  # wgmma_ws's
+    assert TcConfig(192, True).expression("bf16") == "wgmma_ws_tc<1, true, true, 192>"
+    assert TcConfig(128, False).expression("fp16") == "wgmma_ws_tc<2, true, false, 128>"
+    assert TcConfig(128, True).expression("tf32") == "wgmma_ws_tc<0, true, true>"  # TF32's one tile
+    assert [c.bn for c in tensor_best.candidates("tf32")] == [128, 128]
+    assert tensor_best.parse("tc_persist_n64") is None and tensor_best.parse("tc_persist_n192_x") is None
+    with pytest.raises(UsageError, match="tc_persist_n192 has no tf32 kernel; tf32's tiles are 256 x 128"):
+        W.job(W.variant("tc_persist_n192"), shape(64, 64, 64, "tf32"), Context({}, SimpleNamespace(sm_count=132)))
+    assert W.kernels_of(W.variant("tc_persist_n192")) == tensor.kernels_of("wgmma_ws")
+    assert "wgmma_ws_tc<1, true, true, 192>" in tensor.kernels_of("wgmma_ws")  # built where wgmma_ws is
+    assert {"pad_copy<unsigned short>", "pad_copy<unsigned int>"} <= set(W.kernel_names())
+
+
+def test_tensor_best_rule_by_the_last_wave():
+    """The tile whose waves finish first on 132 SMs, weighed by a tile's work and TILE_SPEED;
+    ties to the wider tile; persistent where the tiles are more than the SMs."""
+    def pick(m, n, k, p="bf16", sms=132):
+        return tensor_best.choose(p, m, n, k, sms).name
+
+    assert pick(8192, 8192, 8192) == "tc_persist_n256"  # 2048 tiles: 15.5 waves run as 16
+    assert pick(4096, 4096, 4096) == "tc_persist_n256"  # 512 tiles: 3.9 waves
+    # 3000^3: 24 x 12 = 288 tiles of 128 x 256 (2.2 waves run as 3) against 24 x 16 = 384 of
+    # 128 x 192 (2.9 waves run as 3, each tile 3/4 the work)
+    assert tensor_best.tiles("bf16", 256, 3000, 3000) == 288 and tensor_best.tiles("bf16", 192, 3000, 3000) == 384
+    assert pick(3000, 3000, 3000) == pick(3000, 3000, 3000, "fp16") == "tc_persist_n192"
+    # 4095 x 4097: 17 tile columns of 256, the last one column wide (544 tiles, 5 waves); 33 of
+    # 128 give 1056 tiles, 8 waves of half the work
+    assert pick(4095, 4097, 4095) == "tc_persist_n128"
+    assert pick(2048, 2048, 2048) == "tc_ws_n256"  # 128 tiles: one wave, one tile a block
+    assert pick(1000, 1000, 1000) == "tc_ws_n128"  # 32 or 64 tiles: the GPU is not filled either way
+    assert pick(3000, 3000, 3000, "tf32") == "tc_persist_n128"  # TF32 has one tile: 256 x 128
+    assert tensor_best.wave_cost("bf16", 256, 4096, 4096, 132) == 4
+    assert tensor_best.wave_cost("bf16", 192, 3000, 3000, 132) == pytest.approx(3 * 0.75 / tensor_best.TILE_SPEED[192])
+
+
+def test_tensor_best_copies_only_what_tma_cannot_read():
+    """TMA's row strides are multiples of 16 bytes: 8 elements of BF16 / FP16, 4 TF32 words.
+    Where K or N is not, best copies that operand into rows padded to it, once a call."""
+    assert tensor_best.needs_copy("bf16", 4096, 4096) == (False, False)
+    assert tensor_best.needs_copy("bf16", 4095, 4096) == (True, False)  # A's rows are K long
+    assert tensor_best.needs_copy("fp16", 4096, 4097) == (False, True)  # B's rows are N long
+    assert tensor_best.needs_copy("tf32", 1004, 1012) == (False, False)  # 4 words are 16 bytes
+    assert tensor_best.needs_copy("tf32", 1003, 1001) == (True, True)
+    assert tensor_best.copied_elements("bf16", 100, 4097, 4095) == 100 * 4096 + 4095 * 4104
+    assert tensor_best.copied_elements("tf32", 100, 64, 1003) == 100 * 1004
+    m, n, k = 100, 4097, 4095
+    assert W.device_bytes(shape(m, n, k, "bf16")) == 2 * (m * k + k * n + 100 * 4096 + 4095 * 4104) + 4 * m * n
+    assert W.device_bytes(shape(64, 64, 64, "bf16")) == 2 * (2 * 64 * 64) + 4 * 64 * 64  # no copy
+
+
+def test_tensor_best_launches(monkeypatch):
+    """tensor_best.launches on the CPU (NumPy arrays, fake kernels, fake maps): the copies
+    first, then wgmma_ws_tc on a persistent or 2-D grid with the maps of what it reads."""
+    from pmppbench.hardware import compile as comp  # noqa: PLC0415
+
+    made = []
+
+    def fake_maps(precision, a, b, m, n, k, lda, ldb):
+        made.append((a.shape, b.shape, lda, ldb))
+        return tma.NoMap(), tma.NoMap()
+
+    monkeypatch.setattr(tensor_best, "cupy", lambda: np)
+    monkeypatch.setattr(tensor_best, "padded_maps", fake_maps)
+    monkeypatch.setattr(comp.Kernel, "allow_dynamic_smem", lambda self, nbytes: None)
+
+    def ctx_for(m, n, k, dtype=np.uint16):
+        kernels = {e: comp.Kernel(name=e, function=None, registers=168, static_smem=0, local_bytes=0, max_threads=384,
+                                  spill_bytes=0) for e in W.kernel_names()}
+        return Context(kernels, None, a=np.zeros((m, k), dtype), b=np.zeros((k, n), dtype),
+                       c=np.zeros((m, n), np.float32))
+
+    ctx = ctx_for(4095, 4097, 4095)
+    calls = tensor_best.launches(TcConfig(128, True), "bf16", shape(4095, 4097, 4095, "bf16"), ctx, 132)
+    pad_a, pad_b, gemm = calls
+    assert pad_a.kernel.name == pad_b.kernel.name == "pad_copy<unsigned short>"
+    assert pad_a.grid == (2, 4095) and pad_a.args[2:] == (4095, 4095, 4096)  # 4096 / 8 threads: 2 blocks
+    assert pad_b.grid == (3, 4095) and pad_b.args[2:] == (4095, 4097, 4104)
+    assert made == [((4095, 4096), (4095, 4104), 4096, 4104)]
+    assert gemm.kernel.name == "wgmma_ws_tc<1, true, true, 128>" and gemm.grid == (132,) and gemm.block == (384,)
+    assert gemm.args[2] is pad_a.args[1] and gemm.args[3] is pad_b.args[1] and gemm.args[4] is ctx["c"]
+    assert tuple(int(x) for x in gemm.args[5:]) == (4095, 4097, 4095)
+    assert gemm.dynamic_smem == tensor.smem_bytes("wgmma_ws")  # the same stages at every width
+    # aligned: no copy, the inputs themselves; one tile a block: the 2-D grid
+    ctx = ctx_for(1000, 1000, 1000)
+    (gemm,) = tensor_best.launches(TcConfig(128, False), "fp16", shape(1000, 1000, 1000, "fp16"), ctx, 132)
+    assert gemm.grid == (8, 8) and gemm.args[2] is ctx["a"] and gemm.args[3] is ctx["b"]
+    ctx = ctx_for(600, 1001, 1003, np.float32)  # TF32: 4-word rows
+    pad_a, pad_b, gemm = tensor_best.launches(TcConfig(128, True), "tf32", shape(600, 1001, 1003, "tf32"), ctx, 132)
+    assert pad_a.kernel.name == "pad_copy<unsigned int>" and pad_a.args[4] == 1004 and pad_b.args[4] == 1004
+    assert gemm.kernel.name == "wgmma_ws_tc<0, true, true>" and gemm.grid == (24,)  # 3 x 8 tiles of 256 x 128
+
+
+def test_tensor_best_row_and_model():
+    """Each tensor precision's table has a best row before cuBLAS; it needs sm_90a, and its
+    model is the tiles `choose` names for the GPU (without the GPU's facts: no model)."""
+    for p in prec.TENSOR:
+        names = [v.name for v in W.variants_for(shape(64, 64, 64, p))]
+        assert names[-2:] == ["best", "cublas"]
+        assert W.variants_for(shape(64, 64, 64, p))[-2].needs == "sm_80"  # mma_sync's, where wgmma is not
+    m, n, k = 3000, 3000, 3000
+    hopper = SimpleNamespace(sm_count=132, compute_capability="9.0")
+    row = W.traffic(shape(m, n, k, "bf16"), W.variant("best"), hopper)  # 128 x 192 tiles
+    assert row.extra["model_bytes"] == 2 * (m * k * math.ceil(n / 192) + k * n * math.ceil(m / 128)) + 4 * m * n
+    assert "model_bytes" not in W.traffic(shape(m, n, k, "bf16"), W.variant("best")).extra
+    # a GPU without wgmma (an A100, an RTX 4090, sm_100): best is mma_sync, its fastest rung
+    for cc in ("8.0", "8.9", "10.0"):
+        gpu = SimpleNamespace(sm_count=108, compute_capability=cc)
+        assert tensor_best.config_for("best", shape(m, n, k, "bf16"), gpu) is None
+        assert W.traffic(shape(m, n, k, "bf16"), W.variant("best"), gpu) == W.traffic(shape(m, n, k, "bf16"),
+                                                                                      tensor.MMA_SYNC, gpu)
 
 
 # ---- TMA maps (encoded by the driver on the GPU; their layout here) --------------------------
@@ -406,8 +537,8 @@ MUTATIONS = {  # name -> (kernel, old text, new text)
     # persistent blocks: the consumers' walk over the tiles off the producer's (C stored one tile
     # column over); a walk that waits for tiles never loaded would hang, not FAIL
     "wgmma_persist_wrong_origin": ("wgmma_ws_tc<1, true, true>",
-                                   "n0 = tn * BN;\n            float d[128];",
-                                   "n0 = (tn + 1) % tiles_n * BN;\n            float d[128];"),
+                                   "n0 = tn * BN;\n            float d[E::ACC];",
+                                   "n0 = (tn + 1) % tiles_n * BN;\n            float d[E::ACC];"),
 }
 # Not kept: wgmma_ws's consumers without their wait on `full` faulted on the H200 (unspecified
 # launch failure): caught, but as a dead context, not
@@ -461,26 +592,44 @@ def test_every_rung_passes_odd_shapes(p):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("p", ["bf16", "tf32"])
-def test_the_grouped_tile_order_covers_every_tile(p):
-    """The wgmma rungs built with WG_GROUP_M = 3 pass where the tile rows are no multiple of 3
-    (a short last group), where there are fewer rows than a group (each grid of more than one
-    wave, so that it is walked in groups) and on a grid of one wave (row-major): a tile the
-    order missed keeps its poison and FAILs, one it visited twice races."""
+@pytest.mark.parametrize("p", prec.TENSOR)
+def test_every_tensor_best_configuration_passes_odd_shapes(p):
+    """Every configuration tensor_best.choose may name, on partial tiles at every edge, with
+    A and / or B copied for TMA (K or N off 16 bytes), persistent blocks walking several
+    tiles each (528 and 272 tiles on the GPU's SMs) and one tile a block."""
     from gpu_helpers import assert_all_pass  # noqa: PLC0415
 
     from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
 
-    class Grouped(type(W)):
-        def defines(self, shape):
-            return {**super().defines(shape), "WG_GROUP_M": 3}
+    variants = [W.variant(c.name) for c in tensor_best.candidates(p)]
+    shapes = ((1, 1, 1), (129, 7, 4097), (4095, 129, 7), (4097, 4095, 129), (129, 264, 136), (7, 4104, 1032),
+              (2000, 4097, 1003), (300, 40000, 72))
+    rows = []
+    for i, (m, n, k) in enumerate(shapes):
+        rows += run_shape(W, shape(m, n, k, p), protocol=W.protocol, check_only=True, seed=11 + i, variants=variants)
+    assert len(rows) == len(shapes) * len(variants)
+    assert_all_pass(rows)
 
-    g = Grouped()
-    rungs = [g.variant(n) for n in ("wgmma", "wgmma_ws", "wgmma_persist")]
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("p", ["bf16", "tf32"])
+def test_the_grouped_tile_order_covers_every_tile(p, tmp_path):
+    """The wgmma rungs built from a copy with the group G = 3 pass where the tile rows are no
+    multiple of 3 (a short last group), where there are fewer rows than a group (each grid of
+    more than one wave, so that it is walked in groups) and on a grid of one wave (row-major):
+    a tile the order missed keeps its poison and FAILs, one it visited twice races."""
+    from gpu_helpers import assert_all_pass  # noqa: PLC0415
+
+    from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
+    from pmppbench.workloads.base import Variant  # noqa: PLC0415
+
+    src = str(mutated_source(tmp_path, GROUP_M, "return 3;"))
+    rungs = [Variant(f"{n}_g3", tensor.kernel_for(W.variant(n), p), "G = 3", source=src, like=n)
+             for n in ("wgmma", "wgmma_ws", "wgmma_persist")]
     rows = []
     # tile rows (BF16's 128 / TF32's 256): 32 / 16, 8 / 4, 2 / 1 in grids of 300-1300 tiles; then 2 x 2
     for i, (m, n, k) in enumerate(((4000, 4104, 264), (1000, 40000, 136), (200, 40000, 64), (129, 264, 136))):
-        rows += run_shape(g, shape(m, n, k, p), protocol=g.protocol, check_only=True, seed=3 + i, variants=rungs)
+        rows += run_shape(W, shape(m, n, k, p), protocol=W.protocol, check_only=True, seed=3 + i, variants=rungs)
     assert len(rows) == 12
     assert_all_pass(rows)
 
@@ -598,3 +747,27 @@ def test_tensor_rows_are_measured_against_their_precisions_peak():
     fp32 = replace(row, dims=shape(m, n, k))  # the same rate read as FP32 is implausible
     fp32.sol_pct_theoretical = speed_of_light(fp32, roofs)["sol_pct_theoretical"]
     assert [w for w in diagnose(fp32) if "implausible" in w]
+
+
+def test_the_docs_picks_are_the_rules():
+    """docs/gemm-shapes.md's table of picks is what the two rules name on 132 SMs for every
+    shape of configs/gemm_shapes.toml (so a changed rule fails here until the page follows)."""
+    from pmppbench.cli import config  # noqa: PLC0415
+    from pmppbench.workloads.gemm.best import CHOICES, choose  # noqa: PLC0415
+
+    names = {id(v): k for k, v in CHOICES.items()}
+    page = (Path(__file__).resolve().parent.parent / "docs" / "gemm-shapes.md").read_text()
+    rows = {}
+    for line in page.split("## The picks on 132 SMs")[1].split("\n## ")[0].splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and " x " in cells[0]:
+            rows[tuple(int(x) for x in cells[0].split(" x "))] = cells[1:]
+    shapes = {(s["m"], s["n"], s["k"]) for s in config.load("gemm_shapes").sections[0].shapes}
+    assert set(rows) == shapes and len(shapes) >= 20
+    assert all(any(d % 128 for d in s) for s in shapes)  # each off the tile in some dimension
+    for (m, n, k), (fp32, tf32, half) in rows.items():
+        def named(p):
+            return tensor_best.choose(p, m, n, k, 132).name + (" + copies" if any(tensor_best.needs_copy(p, k, n)) else "")
+
+        assert (fp32, tf32, half) == (names[id(choose(m, n, k, 132))], named("tf32"), named("bf16")), (m, n, k)
+        assert named("fp16") == named("bf16")

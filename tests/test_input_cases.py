@@ -81,6 +81,16 @@ def workspace(tmp_path):
     (tmp_path / "exists.csv").write_text("keep me\n")
     (tmp_path / "streams.toml").write_text('[stream]\nshapes = [[4096, 4]]\nvariants = ["streams=7"]\n')
     (tmp_path / "twice.toml").write_text('[vecadd]\nshapes = [[1024]]\nvariants = ["scalar", "scalar"]\n')
+    (tmp_path / "deep.toml").write_text("x = " + "[" * 500 + "]" * 500 + "\n")
+    for name in ("fifo.csv", "fifo.html", "fifo.md", "fifo.toml", "fifo.cu"):
+        os.mkfifo(tmp_path / name)  # opening one to write would wait for a reader forever
+    (tmp_path / "pngs").mkdir()
+    os.mkfifo(tmp_path / "pngs" / "roofline.png")
+    (tmp_path / "link.html").symlink_to("good.csv")
+    (tmp_path / "config-link.md").symlink_to("streams.toml")
+    cells = csv_lines[0].split(",")
+    cells[cells.index("max_ms")] = "median_ms"  # the column named twice: the last would win
+    (tmp_path / "header_twice.csv").write_text("\n".join([",".join(cells), *csv_lines[1:]]) + "\n")
     return tmp_path
 
 
@@ -235,16 +245,96 @@ CASES = [
     ("parser: unknown option", "compare --qqqq", "pmppbench: No such option: --qqqq (see `pmppbench compare --help`)", 2),
     ("parser: missing argument", "report", "pmppbench: Missing argument 'RESULTS'. (see `pmppbench report --help`)", 2),
     ("parser: a flag with a value", "plot {good} --force=3", "pmppbench: Option '--force' does not take a value.", 2),
+    # outputs: a regular file or a new name, --force or not, and never one of the command's inputs
+    ("--html onto a FIFO", "report {good} --html {fifo.html} --force",
+     "pmppbench: --html {fifo.html} is a FIFO (named pipe), not a regular file; pmppbench writes only files, "
+     "--force or not: choose a file name", 2),
+    ("compare --html onto a FIFO", "compare {good} {slow} --html {fifo.html} --force",
+     "pmppbench: --html {fifo.html} is a FIFO (named pipe), not a regular file; pmppbench writes only files, "
+     "--force or not: choose a file name", 2),
+    ("--out onto a FIFO", "vecadd --out {fifo.csv} --force",
+     "pmppbench: --out {fifo.csv} is a FIFO (named pipe), not a regular file; pmppbench writes only files, "
+     "--force or not: choose a file name", 2),
+    ("--html over its own input", "report {good} --html {good} --force",
+     "pmppbench: --html {good} is the same file as RESULTS; writing it would replace its own input: "
+     "choose another --html", 2),
+    ("--html over its input through a link", "report {good} --html {link.html} --force",
+     "pmppbench: --html {link.html} is the same file as RESULTS; writing it would replace its own input: "
+     "choose another --html", 2),
+    ("--html over the input's metadata", "report {good} --html {good.csv.meta.json} --force",
+     "pmppbench: --html {good.csv.meta.json} is the same file as RESULTS's metadata file; writing it would replace "
+     "its own input: choose another --html", 2),
+    ("plot onto a FIFO", "plot {good} --outdir {pngs} --force",
+     "pmppbench: {pngs}/roofline.png is a FIFO (named pipe), not a regular file; pmppbench writes only files: "
+     "choose another --outdir", 2),
+    ("compare --html over NEW", "compare {good} {slow} --html {slow} --force",
+     "pmppbench: --html {slow} is the same file as NEW; writing it would replace its own input: "
+     "choose another --html", 2),
+    ("--html over --readme", "report {good} --readme {readme} --html {readme} --force",
+     "pmppbench: --html {readme} is the same file as --readme; writing it would replace its own input: "
+     "choose another --html", 2),
+    ("--readme is the result file", "report {good} --readme {good}",
+     "pmppbench: --readme {good} is the same file as RESULTS; give the README to update, not the result file", 2),
+    ("--out over --config through a link", "all --config {streams.toml} --out {config-link.md} --force",
+     "pmppbench: --out {config-link.md} is the same file as --config {streams.toml}; writing it would replace the "
+     "run's own input: choose another --out", 2),
+    # inputs: read bounded, and only regular files (a FIFO would wait for a writer forever)
+    ("a FIFO as the result file", "report {fifo.csv}",
+     "pmppbench: {fifo.csv} is a FIFO (named pipe), not a regular file; give the result file itself", 2),
+    ("a FIFO as --readme", "report {good} --readme {fifo.md}",
+     "pmppbench: --readme {fifo.md} is a FIFO (named pipe), not a regular file; give the README itself", 2),
+    ("a FIFO as --config", "all --config {fifo.toml}",
+     "pmppbench: --config {fifo.toml} is a FIFO (named pipe), not a regular file; give the config itself", 2),
+    ("a FIFO as --kernel", "vecadd --kernel {fifo.cu}:k --like scalar",
+     "pmppbench: --kernel {fifo.cu}:k: {fifo.cu} is a FIFO (named pipe), not a file; give the .cu file that "
+     "defines k", 2),
+    ("a config nested 500 deep", "all --config {deep.toml}",
+     "pmppbench: {deep.toml}: nested too deeply to be a config (arrays or tables within each other hundreds of "
+     "times); a config's shapes are lists of numbers", 2),
+    ("a column named twice", "report {header_twice.csv}",
+     "pmppbench: {header_twice.csv}: the header names column 'median_ms' twice (columns 11 and 13); a file "
+     "pmppbench writes has each column once: restore the file or rerun", 2),
+    # echoes: user input cut to a readable length, each option with its own reason
+    ("a 5,000-digit seed", "vecadd --seed DIGITS5000",
+     "pmppbench: --seed 9999999999999999...999999999999 (5,000 characters) is too large: it takes at most "
+     "18,446,744,073,709,551,615", 2),
+    ("a timeout past the clock", "vecadd --timeout 99999999999",
+     "pmppbench: --timeout 99999999999 is too large: it takes at most 1,000,000", 2),
+    ("--until-stable without its %", "vecadd --until-stable 0.5",
+     "pmppbench: --until-stable takes its noise with a % sign: write --until-stable 0.5%, got '0.5'", 2),
+    ("--until-stable of 5,000 letters", "vecadd --until-stable LETTERS5000%",
+     "pmppbench: --until-stable takes the noise to reach as a percentage such as 0.5%, got "
+     "'xxxxx...xxxxxxxxxx%' (5,001 characters)", 2),
+    ("10,000 unknown variants", "vecadd --variants NAMES10000",
+     "pmppbench: vecadd: unknown variant 'v0'; choose from scalar, float4, grid_stride", 2),
+    ("one variant 10,000 times", "vecadd --variants SCALARS10000",
+     "pmppbench: --variants: scalar is named twice; name each variant once", 2),
+    ("a 5,000-letter threshold", "compare {good} {slow} --fail-on-slower LETTERS5000",
+     f"pmppbench: {GATE} 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxx' (5,000 characters)", 2),
+    ("200 characters of --devices", "vecadd --devices ONES100",
+     "pmppbench: --devices takes all or comma-separated device indices such as 0,2, got "
+     "'1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1...,1,1,1,1,1,' (200 characters)", 2),
+    ("a 5,000-letter variant", "vecadd --variants LETTERS5000",
+     "pmppbench: vecadd: unknown variant 'xxxxxxxxxxxxxxx...xxxxxxxxxxx' (5,000 characters); choose from "
+     "scalar, float4, grid_stride", 2),
 ]
 
 
+# Words too long to write in the table: a 5,000-digit seed, 10,000 variant names, a 5,000-letter name
+HUGE = {"DIGITS5000": "9" * 5000, "NAMES10000": ",".join(f"v{i}" for i in range(10000)),
+        "SCALARS10000": ",".join(["scalar"] * 10000), "LETTERS5000": "x" * 5000, "ONES100": "1," * 100}
+
+
 def _fill(text: str, tmp: Path) -> str:
-    """{name} -> the workspace's path of that name; LONG, {cut} and WORKLOADS as above; {{ }} -> { }."""
+    """{name} -> the workspace's path of that name; LONG, HUGE's words, {cut} and WORKLOADS as
+    above; {{ }} -> { }."""
     from pmppbench import workloads
 
     names = {p.name: str(p) for p in tmp.iterdir()}
     names |= {"good": str(tmp / "good.csv"), "slow": str(tmp / "slow.json"), "readme": str(tmp / "README.md"),
               "tmp": str(tmp), "cut": _cut(tmp)}
+    for word, value in HUGE.items():
+        text = text.replace(word, value)
     text = text.replace("LONG", LONG).replace("WORKLOADS", ", ".join(workloads.names()))
     text = re.sub(r"(?<!\{)\{([^{}]+)\}(?!\})", lambda m: names.get(m.group(1), m.group(0)), text)
     return text.replace("{{", "{").replace("}}", "}")
@@ -334,3 +424,156 @@ def test_ray_auto_without_gpus_is_one_line_without_rays_log():
     assert done.returncode == 3
     assert done.stderr.decode() == ("pmppbench: the Ray cluster at auto has no GPUs (ray.cluster_resources() shows "
                                     "none); start its nodes with `ray start ... --num-gpus N`\n")
+
+
+# ---- device nodes: never read, never replaced -------------------------------------------------
+
+@pytest.fixture
+def devices(workspace):
+    """Character devices made in the workspace: `full` (as /dev/full, 1:7) and `zero.csv`
+    (as /dev/zero, 1:5); making one needs CAP_MKNOD (root, or a container that allows it)."""
+    import stat
+
+    try:
+        os.mknod(workspace / "full", stat.S_IFCHR | 0o666, os.makedev(1, 7))
+        os.mknod(workspace / "zero.csv", stat.S_IFCHR | 0o666, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("making a device node needs CAP_MKNOD (the FIFO cases above run everywhere)")
+    return workspace
+
+
+DEVICE_CASES = [
+    ("report --html", "report {good} --html {full} --force",
+     "pmppbench: --html {full} is a character device, not a regular file; pmppbench writes only files, "
+     "--force or not: choose a file name"),
+    ("compare --html", "compare {good} {slow} --html {full} --force",
+     "pmppbench: --html {full} is a character device, not a regular file; pmppbench writes only files, "
+     "--force or not: choose a file name"),
+    ("--readme", "report {good} --readme {zero.csv}",
+     "pmppbench: --readme {zero.csv} is a character device, not a regular file; give the README itself"),
+    ("--config", "all --config {zero.csv}",
+     "pmppbench: --config {zero.csv} is a character device, not a regular file; give the config itself"),
+    ("result file", "report {zero.csv}",
+     "pmppbench: {zero.csv} is a character device, not a regular file; give the result file itself"),
+]
+
+
+@pytest.mark.parametrize("case, args, first_line", DEVICE_CASES, ids=[c[0] for c in DEVICE_CASES])
+def test_a_device_is_neither_read_nor_replaced(devices, run_cli, case, args, first_line):
+    import stat
+
+    before = snapshot(devices)
+    code, _, err = run_cli(*_args(args, devices))
+    assert (code, err) == (2, _fill(first_line, devices) + "\n")
+    assert snapshot(devices) == before
+    assert stat.S_ISCHR((devices / "full").lstat().st_mode) and stat.S_ISCHR((devices / "zero.csv").lstat().st_mode)
+
+
+def test_write_atomic_never_replaces_a_fifo(workspace):
+    """The last guard, under every exporter: even a caller that skipped the checks cannot
+    rename a file over a FIFO (or a device)."""
+    from pmppbench.errors import UsageError
+    from pmppbench.results.resultfile import write_atomic
+
+    target = workspace / "fifo.html"
+    with pytest.raises(UsageError, match="is a FIFO \\(named pipe\\), not a regular file"):
+        write_atomic(target, "<html></html>")
+    assert target.is_fifo() and not list(workspace.glob(".fifo.html.*"))
+
+
+# ---- caps: every input read bounded ------------------------------------------------------------
+
+def test_every_kind_of_input_has_its_cap(workspace, run_cli, monkeypatch):
+    """A file past its kind's cap is one line naming the cap and how to raise it; below the
+    cap (raised with the variable) it reads."""
+    from pmppbench import paths
+
+    assert paths.CAPS == {"result file": 256, "metadata file": 16, "README": 16, "config": 1, "kernel source": 16}
+    (workspace / "big.md").write_text("x" * 17_000_000)
+    (workspace / "big.cu").write_text("//" * 8_500_000)
+    (workspace / "big.toml").write_text("#" * 1_100_000 + "\n" + (workspace / "streams.toml").read_text())
+    before = snapshot(workspace)
+    code, _, err = run_cli("report", str(workspace / "good.csv"), "--readme", str(workspace / "big.md"))
+    assert (code, err) == (2, f"pmppbench: --readme {workspace}/big.md: 17 MB, more than the 16 MB a README may have; "
+                              "if it really is one, set PMPPBENCH_READ_LIMIT_MB to its size in MB to read it\n")
+    code, _, err = run_cli("all", "--config", str(workspace / "big.toml"))
+    assert (code, err) == (2, f"pmppbench: --config {workspace}/big.toml: 1.1 MB, more than the 1 MB a config may "
+                              "have; if it really is one, set PMPPBENCH_READ_LIMIT_MB to its size in MB to read it\n")
+    code, _, err = run_cli("vecadd", "--kernel", f"{workspace}/big.cu:k", "--like", "scalar")
+    assert (code, err) == (2, f"pmppbench: --kernel {workspace}/big.cu: 17 MB, more than the 16 MB a kernel source may "
+                              "have; if it really is one, set PMPPBENCH_READ_LIMIT_MB to its size in MB to read it\n")
+    monkeypatch.setenv("PMPPBENCH_READ_LIMIT_MB", "0.01")
+    code, _, err = run_cli("report", str(workspace / "good.csv"))
+    assert (code, err) == (2, f"pmppbench: {workspace}/good.csv: 0.0198 MB, more than the 0.01 MB a result file may "
+                              "have; if it really is one, set PMPPBENCH_READ_LIMIT_MB to its size in MB to read it\n")
+    monkeypatch.setenv("PMPPBENCH_READ_LIMIT_MB", "lots")
+    code, _, err = run_cli("report", str(workspace / "good.csv"))
+    assert (code, err) == (2, "pmppbench: PMPPBENCH_READ_LIMIT_MB='lots': expected a number of MB > 0 such as 1024\n")
+    monkeypatch.setenv("PMPPBENCH_READ_LIMIT_MB", "20")
+    code, out, err = run_cli("report", str(workspace / "good.csv"), "--readme", str(workspace / "big.md"))
+    assert code == 2 and "needs the markers" in err  # read whole under the raised cap
+    assert snapshot(workspace) == before
+
+
+# ---- result files: what the reader says and does not stop for -----------------------------------
+
+def test_a_missing_metadata_file_is_said_in_words(workspace, run_cli):
+    shutil.copy(workspace / "good.csv", workspace / "nometa.csv")
+    code, out, err = run_cli("report", str(workspace / "nometa.csv"))
+    assert code == 0
+    assert err == f"pmppbench: metadata file {workspace}/nometa.csv.meta.json missing: GPU and date unknown\n"
+    assert out.splitlines()[0] == f"GPU and date unknown (the run's metadata is missing), from `{workspace}/nometa.csv`."
+    assert "unknown GPU" not in out and " at ?" not in out
+
+
+def test_repeated_rows_are_reported_and_read_once(workspace, run_cli):
+    lines = (workspace / "good.csv").read_text().splitlines()
+    (workspace / "twice.csv").write_text("\n".join([lines[0], *lines[1:], lines[2], lines[1], lines[2]]) + "\n")
+    shutil.copy(workspace / "good.csv.meta.json", workspace / "twice.csv.meta.json")
+    code, out, err = run_cli("report", str(workspace / "twice.csv"))
+    assert code == 0
+    assert err == (f"pmppbench: {workspace}/twice.csv: line {ROWS + 2} repeats line 3 exactly (and 2 more rows repeat "
+                   "an earlier one); each row is read once\n")
+    code, good, _ = run_cli("report", str(workspace / "good.csv"))
+    assert out.replace("twice.csv", "good.csv") == good  # the same tables: each row once
+    doc = json.loads((workspace / "good.json").read_text())
+    doc["results"].append(doc["results"][0])
+    (workspace / "twice.json").write_text(json.dumps(doc))
+    code, _, err = run_cli("compare", str(workspace / "good.json"), str(workspace / "twice.json"))
+    assert code == 0 and err == (f"pmppbench: {workspace}/twice.json: results[{ROWS}] repeats results[0] exactly; "
+                                 "each row is read once\n")
+
+
+def test_a_json_key_given_twice_is_named(workspace, run_cli):
+    text = (workspace / "good.json").read_text()
+    (workspace / "key_twice.json").write_text(text.replace('"check": "PASS",', '"check": "PASS", "check": "FAIL",', 1))
+    code, _, err = run_cli("report", str(workspace / "key_twice.json"))
+    assert (code, err) == (2, f"pmppbench: {workspace}/key_twice.json: an object names key 'check' twice; a file "
+                              "pmppbench writes has each key once: restore the file or rerun\n")
+
+
+# ---- Ctrl-C ----------------------------------------------------------------------------------
+
+def test_ctrl_c_stops_compile_within_a_second(tmp_path):
+    """NVRTC holds the process for seconds per unit and swallows SIGINT: `compile` runs it in
+    child processes, so a Ctrl-C stops everything at once, with one line and exit 130."""
+    import signal
+    import time
+
+    pytest.importorskip("cupy", reason="compile needs NVRTC (pmppbench[cuda13]; CI installs it)")
+    env = {k: v for k, v in os.environ.items() if k != "PMPPBENCH_WORKLOADS"}
+    env["PMPPBENCH_CACHE_DIR"] = str(tmp_path / "cache")  # cold: NVRTC really runs
+    child = subprocess.Popen([sys.executable, "-m", "pmppbench", "compile", "--arch", "sm_90", "--no-cache", "gemm"],
+                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    first = child.stdout.readline()  # "NVRTC 13.x, sm_90": the compiles are under way
+    assert first.startswith(b"NVRTC "), first
+    time.sleep(1.0)
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    said = child.stderr.readline()  # the moment the user reads that it stopped (the interpreter's exit follows)
+    took = time.monotonic() - sent
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130 and said + err == b"pmppbench: interrupted\n", said + err
+    assert took < 1.0, f"{took:.2f} s from Ctrl-C to its line"
+    assert b"OK" not in out  # stopped before the gemm unit finished

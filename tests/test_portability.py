@@ -128,10 +128,11 @@ def test_gemm_best_chooses_by_the_gpus_sms(gpu):
 
 
 def test_best_differs_where_the_sm_counts_do():
-    # 1024^2 is 32 tiles of 128 x 256: a full grid for a 24-SM laptop, not for an H200's 132 SMs
+    # 1024^2 is 32 tiles of 128 x 256: a full grid for a 24-SM laptop (whole tiles; 128 x 128,
+    # whose 3 waves of half the work end before 256's 2), not for an H200's 132 SMs (stream-K)
     small = choose(1024, 1024, 1024, RTX4060_LAPTOP.sm_count)
     big = choose(1024, 1024, 1024, H200.sm_count)
-    assert small.tiles.bn == 256 and big.tiles.bn < 256
+    assert (small.kernel, small.schedule) == ("pipelined", "dp") and big.kernel == "streamk"
 
 
 @pytest.mark.parametrize("gpu", GPUS, ids=IDS)
@@ -149,7 +150,8 @@ def test_grids_sized_by_sms(gpu):
 BIG = {("vecadd", "2147483655"): 24.0, ("transpose", "32771x65537"): 16.0, ("stencil", "2147487749 radius=64"): 16.0,
        ("reduce", "2147483653 dtype=f32"): 16.0, ("reduce", "2147483653 dtype=i32"): 16.0,
        ("histogram", "2147483653 bins=256 input=uniform"): 10.0,
-       ("scan", "2147483653 dtype=f32 kind=inclusive"): 16.0, ("scan", "2147483653 dtype=i32 kind=exclusive"): 16.0}
+       ("scan", "2147483653 dtype=f32 kind=inclusive"): 16.0, ("scan", "2147483653 dtype=i32 kind=exclusive"): 16.0,
+       ("conv2d", "46341x46341 mask=5"): 16.0, ("stencil3d", "1291"): 16.0}
 DOES_NOT_FIT = {  # on each GPU with all of its memory free: which of them are SKIP rows
     RTX4060_LAPTOP.name: set(BIG), T4.name: set(BIG) - {("histogram", "2147483653 bins=256 input=uniform")},
     "NVIDIA GeForce RTX 3090": {("vecadd", "2147483655")}, "NVIDIA GeForce RTX 4090": {("vecadd", "2147483655")},
@@ -234,7 +236,7 @@ WGMMA_SKIPS = ["gemm wgmma (needs sm_90a)", "gemm wgmma_ws (needs sm_90a)", "gem
 
 @pytest.mark.parametrize("arch, skips", [
     ("sm_75", ["gemm wmma (needs sm_80)", "gemm mma_sync (needs sm_80)", "gemm mma_wide (needs sm_80)", *WGMMA_SKIPS,
-               "stencil coarsened (needs sm_80)"]), ("sm_80", WGMMA_SKIPS), ("sm_89", WGMMA_SKIPS), ("sm_90", []),
+               "gemm best (needs sm_80)", "stencil coarsened (needs sm_80)"]), ("sm_80", WGMMA_SKIPS), ("sm_89", WGMMA_SKIPS), ("sm_90", []),
     ("sm_120", WGMMA_SKIPS), ("", []),
 ])
 def test_what_a_gpu_skips_of_the_default_plan(arch, skips):

@@ -4,6 +4,7 @@ and nothing is overwritten; writes are atomic; the format version is checked."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,33 @@ def test_check_writable(tmp_path):
     assert check_writable(existing, True) == existing and existing.read_text()  # untouched
     fresh = tmp_path / "new.json"
     assert check_writable(fresh, False) == fresh and not fresh.exists()
+
+
+def test_a_100_mb_result_file_reads_in_bounded_memory(tmp_path):
+    """A result file is read a line at a time (resultfile._load_csv): 100 MB of distinct rows
+    (the sample's, each copy its own run id) read in under 800 MB of peak memory, the whole
+    interpreter with NumPy included, in a process of its own so the bound is the reader's."""
+    import subprocess
+    import sys
+
+    data = Path(__file__).resolve().parent / "data"
+    header, *body = (data / "sample.csv").read_text().splitlines()
+    run_id = ",d162415c,"
+    assert all(run_id in line for line in body)
+    copies, size = 0, len(header) + 1
+    with open(tmp_path / "big.csv", "w") as fh:
+        fh.write(header + "\n")
+        while size < 100_000_000:
+            block = "".join(line.replace(run_id, f",{copies:08x},") + "\n" for line in body)
+            fh.write(block)
+            size += len(block)
+            copies += 1
+    (tmp_path / "big.csv.meta.json").write_text((data / "sample.csv.meta.json").read_text())
+    script = ("import resource, sys; from pmppbench.results.resultfile import load; rows, meta = load(sys.argv[1]); "
+              "print(len(rows), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, meta['name'], sep='|')")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "big.csv")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows, peak_kib, name = done.stdout.strip().split("|")
+    assert (int(rows), name) == (copies * len(body), "NVIDIA H200")
+    assert int(peak_kib) * 1024 < 800e6, f"peak {int(peak_kib) / 1024:.0f} MiB reading {size / 1e6:.0f} MB"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from pmppbench import workloads
+from pmppbench import paths, workloads
 from pmppbench.errors import UsageError
 
 try:
@@ -81,15 +81,26 @@ def resolve(path: str | Path | None) -> Path:
 
 def load(path: str | Path | None, only: list[str] | None = None) -> ConfigFile:
     p = resolve(path)
-    if not p.is_file():
-        raise UsageError(f"--config {path}: no such file; give a TOML file or a bundled config "
+    kind = paths.kind(p, "--config")
+    if kind in (paths.MISSING, paths.DANGLING):
+        raise UsageError(f"--config {paths.shown(path)}: no such file; give a TOML file or a bundled config "
                          f"({', '.join(bundled())})")
-    raw = p.read_bytes()
+    if kind == paths.FOLDER:
+        raise UsageError(f"--config {paths.shown(path)} is a folder; give a TOML file or the name of a bundled config")
+    raw = paths.read_capped(p, "config", f"--config {paths.shown(p)}")
     try:
         data = tomllib.loads(raw.decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: not valid TOML ({exc})") from exc
-    return parse(data, p, hashlib.sha256(raw).hexdigest(), only)
+        raise UsageError(f"{paths.shown(p)}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise UsageError(f"{paths.shown(p)}: nested too deeply to be a config (arrays or tables within each other "
+                         "hundreds of times); a config's shapes are lists of numbers") from None
+    except MemoryError:
+        raise UsageError(f"{paths.shown(p)}: too large to read as a config") from None
+    try:
+        return parse(data, p, hashlib.sha256(raw).hexdigest(), only)
+    except RecursionError:  # a value nested deeply where a name or a number belongs, echoed in a message
+        raise UsageError(f"{paths.shown(p)}: a value nested too deeply to be a config's") from None
 
 
 def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) -> ConfigFile:
@@ -97,11 +108,11 @@ def parse(data: dict, path: Path, sha: str = "", only: list[str] | None = None) 
     known = workloads.names()
     seed = data.get("seed", 0)
     if not _is_int(seed) or seed < 0:
-        raise UsageError(f"{where}: seed: expected a non-negative integer, got {seed!r}")
+        raise UsageError(f"{where}: seed: expected a non-negative integer, got {paths.quoted(seed)}")
     if only:
         for name in only:
             if name not in known:
-                raise UsageError(f"--only {name}: unknown workload; choose from {', '.join(known)}")
+                raise UsageError(f"--only {paths.cut(name, 40)}: unknown workload; choose from {', '.join(known)}")
     cfg = ConfigFile(path, sha, seed=seed)
     for name, section in data.items():
         if name == "seed":
@@ -133,17 +144,17 @@ def _section(name: str, section: dict, where: str) -> Section:
             v = section[key]
             low = 0 if key == "warmup" else 1
             if not _is_int(v) or v < low:
-                raise UsageError(f"{where}: [{name}] {key}: expected an integer >= {low}, got {v!r}")
+                raise UsageError(f"{where}: [{name}] {key}: expected an integer >= {low}, got {paths.quoted(v)}")
             setattr(out, key, v)
     if "variants" in section:
         v = section["variants"]
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise UsageError(f"{where}: [{name}] variants: expected a list of names, got {v!r}")
+            raise UsageError(f"{where}: [{name}] variants: expected a list of names, got {paths.quoted(v)}")
         for i, x in enumerate(v):
             try:
                 w.variant(x)  # the lookup --variants uses, so stream's streams=7 is a name here too
             except UsageError:
-                raise UsageError(f"{where}: [{name}] variants: unknown variant {x!r}; "
+                raise UsageError(f"{where}: [{name}] variants: unknown variant {paths.quoted(x)}; "
                                  f"expected some of {', '.join(w.variant_names())}") from None
             if x in v[:i]:
                 raise UsageError(f"{where}: [{name}] variants: {x} is named twice; name each variant once")
@@ -158,17 +169,17 @@ def _section(name: str, section: dict, where: str) -> Section:
         if isinstance(entry, list):
             if len(entry) != len(w.dims) or not all(_is_int(x) for x in entry):
                 raise UsageError(f"{where}: {key}: expected {len(w.dims)} integers "
-                                 f"({', '.join(w.dims)}), got {entry!r}")
+                                 f"({', '.join(w.dims)}), got {paths.quoted(entry)}")
             shape = {**default, **dict(zip(w.dims, entry))}
         elif isinstance(entry, dict):
             known = [*default, *(a.name for a in w.axes if a.name not in default)]  # an axis may be optional
             for k in entry:
                 if k not in known:
-                    raise UsageError(f"{where}: {key}: unknown key {k!r}; expected some of {', '.join(known)}")
+                    raise UsageError(f"{where}: {key}: unknown key {paths.quoted(k)}; expected some of {', '.join(known)}")
             shape = {**default, **entry}
             shape = {k: tuple(v) if isinstance(v, list) else v for k, v in shape.items()}
         else:
-            raise UsageError(f"{where}: {key}: expected a list of integers or a table, got {entry!r}")
+            raise UsageError(f"{where}: {key}: expected a list of integers or a table, got {paths.quoted(entry)}")
         try:
             w.validate(shape)
         except UsageError as exc:

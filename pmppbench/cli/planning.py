@@ -17,21 +17,34 @@ from pmppbench import paths, workloads
 from pmppbench.errors import UsageError
 from pmppbench.measure.protocol import Protocol
 from pmppbench.engine.plan import Plan, Step
+from pmppbench.results.export import files
 from pmppbench.workloads import learner
 from pmppbench.workloads.base import Shape, Variant, Workload
 
 
-def count(name: str, text: Optional[str], minimum: int = 1) -> Optional[int]:
-    """A size or count from the command line, with one wording for 0, -1 and abc alike."""
+# The largest count the command line takes: 2^64 - 1, what any size or seed can be on the
+# 64-bit machines the GPUs sit in (a size that large is then refused for the memory it needs).
+LARGEST = 2**64 - 1
+# --timeout is a wait the system measures: past about 292 years its clock overflows.
+LONGEST_TIMEOUT_S = 10**6
+
+
+def count(name: str, text: Optional[str], minimum: int = 1, largest: int = LARGEST) -> Optional[int]:
+    """A size or count from the command line, with one wording for 0, -1 and abc alike, and
+    its own for a number past `largest` (a 5,000-digit --seed)."""
     if text is None:
         return None
+    text = str(text)
     what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-    if str(text).startswith("-") and not str(text)[1:].isdigit():  # -x, --nope: a misspelt option, not a size
-        raise UsageError(f"no such option {text} (see --help)")
+    if text.startswith("-") and not text[1:].isdigit():  # -x, --nope: a misspelt option, not a size
+        raise UsageError(f"no such option {paths.cut(text, 40)} (see --help)")
+    digits = text.strip().lstrip("+")
+    if digits.isdigit() and (len(digits) > len(str(largest)) or int(digits) > largest):
+        raise UsageError(f"{name} {paths.cut(text.strip(), 40)} is too large: it takes at most {largest:,}")
     try:
         value = int(text)
     except (TypeError, ValueError):
-        raise UsageError(f"{name} must be {what}, got {text!r}") from None
+        raise UsageError(f"{name} must be {what}, got {paths.quoted(text)}") from None
     if value < minimum:
         raise UsageError(f"{name} must be {what}, got {value}")
     return value
@@ -42,7 +55,7 @@ def counts(name: str, text: Optional[str], minimum: int = 1) -> Optional[list[in
         return None
     parts = text.split(",")
     if not text.strip() or any(not p.strip() for p in parts):
-        raise UsageError(f"{name} takes comma-separated integers such as 2,32, got {text!r}")
+        raise UsageError(f"{name} takes comma-separated integers such as 2,32, got {paths.quoted(text)}")
     return [count(name, p.strip(), minimum) for p in parts]
 
 
@@ -53,10 +66,10 @@ def words(axis, text: Optional[str]):
     parts = [p.strip() for p in str(text).split(",")]
     if not str(text).strip() or any(not p for p in parts) or (len(parts) > 1 and not axis.many):
         raise UsageError(f"{axis.option} takes {'comma-separated names' if axis.many else 'one name'} from "
-                         f"{', '.join(axis.choices)}, got {text!r}")
+                         f"{', '.join(axis.choices)}, got {paths.quoted(text)}")
     for p in parts:
         if p not in axis.choices:
-            raise UsageError(f"{axis.option}: unknown value {p!r}; choose from {', '.join(axis.choices)}")
+            raise UsageError(f"{axis.option}: unknown value {paths.quoted(p)}; choose from {', '.join(axis.choices)}")
     return parts if axis.many else parts[0]
 
 
@@ -73,11 +86,23 @@ def pick_variants(workload, spec: Optional[str]):
     parts = [p.strip() for p in spec.split(",")]
     if not spec.strip() or any(not p for p in parts):
         raise UsageError(f"--variants takes comma-separated names such as {','.join(workload.variant_names()[:2])}, "
-                         f"got {spec!r}")
-    twice = next((p for i, p in enumerate(parts) if p in parts[:i]), None)
-    if twice is not None:
-        raise UsageError(f"--variants {spec}: {twice} is named twice; name each variant once")
-    return [workload.variant(p) for p in parts]
+                         f"got {paths.quoted(spec)}")
+    seen: set[str] = set()
+    for p in parts:
+        if p in seen:
+            shown = f" {spec}" if len(spec) <= 60 else ""  # a long list is not echoed: the name says it
+            raise UsageError(f"--variants{shown}: {paths.cut(p, 40)} is named twice; name each variant once")
+        seen.add(p)
+    chosen = []
+    for p in parts:
+        try:
+            chosen.append(workload.variant(p))
+        except UsageError as exc:
+            if len(p) <= 40:
+                raise
+            raise UsageError(f"{workload.name}: unknown variant {paths.quoted(p, 40)}; choose from "
+                             f"{', '.join(workload.variant_names())}") from exc
+    return chosen
 
 
 def learner_variant(workload, spec: Optional[str], like: Optional[str]):
@@ -89,12 +114,16 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
                          f"{workload.variant_names()[0]}")
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name.isidentifier():
-        raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {spec!r}")
+        raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {paths.quoted(spec)}")
     kind = paths.kind(Path(path), "--kernel")
     if kind == paths.FOLDER:
         raise UsageError(f"--kernel {spec}: {path} is a folder; give the .cu file that defines {name}")
+    if kind == paths.SPECIAL:
+        raise UsageError(f"--kernel {spec}: {path} is {paths.special_name(Path(path))}, not a file; give the .cu file "
+                         f"that defines {name}")
     if kind != paths.FILE:
         raise UsageError(f"--kernel {spec}: no such file {path}")
+    paths.open_capped(Path(path), "kernel source", f"--kernel {path}").close()  # a file NVRTC can take whole
     learner.like(workload, like)  # one that declares what a learner's kernel is given (Variant.starter)
     if name in workload.variant_names():
         raise UsageError(f"--kernel {spec}: {name!r} is already a variant's name; rename your kernel")
@@ -165,15 +194,37 @@ def run_options(kw: dict) -> dict:
     if spec is not None:
         if not spec.strip():
             raise UsageError("--devices was given an empty value; give all or indices such as 0,2, or leave it out")
+        if len(spec) > 60:  # no machine has that many GPUs to name: not echoed whole
+            raise UsageError(f"--devices takes all or comma-separated device indices such as 0,2, got {paths.quoted(spec)}")
         if spec.strip() != "all":
             inventory.parse(spec, 1 << 62)  # the form only: indices (which exist is known with the GPUs)
+    if ray is not None and len(ray) > 200:
+        raise UsageError(f"--ray takes auto or a cluster's address such as ray://head:10001, got {paths.quoted(ray)}")
     if ray is not None and not ray.strip():
         raise UsageError("--ray was given an empty value; give auto or a cluster's address such as "
                          "ray://head:10001, or leave it out")
     if ray is not None and spec is not None:
         raise UsageError("--devices and --ray: choose one (with --ray every GPU of the cluster runs the plan)")
-    return {"out": [paths.given("--out", p) for p in kw["out"] or []], "timeout_s": count("--timeout", kw["timeout"]),
+    outs = [paths.given("--out", p) for p in kw["out"] or []]
+    _not_inputs(outs, kw)
+    files.check_outputs(outs, kw["force"])  # before the GPU is looked for (the session checks again)
+    return {"out": outs, "timeout_s": count("--timeout", kw["timeout"], largest=LONGEST_TIMEOUT_S),
             "devices": spec, "ray": ray}
+
+
+def _not_inputs(outs: list[Path], kw: dict) -> None:
+    """No --out may be the same file as the run's config or --kernel source (through links too):
+    the run would write its results over what it reads."""
+    inputs = {}
+    if kw.get("config"):
+        inputs["--config"] = configs.resolve(kw["config"])
+    if kw.get("kernel") and ":" in kw["kernel"]:
+        inputs["--kernel"] = Path(kw["kernel"].rpartition(":")[0])
+    for out in outs:
+        for label, source in inputs.items():
+            if paths.same_file(out, source):
+                raise UsageError(f"--out {paths.shown(out)} is the same file as {label} {paths.shown(source)}; writing "
+                                 "it would replace the run's own input: choose another --out")
 
 
 def workload_plan(w, kw: dict) -> tuple[Plan, dict]:

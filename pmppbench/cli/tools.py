@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import textwrap
+from dataclasses import dataclass
 from typing import Any
 
 from rich.table import Table
 
 from pmppbench.hardware import device, occupancy
 from pmppbench.measure import roofline
-from pmppbench import workloads
+from pmppbench import paths, workloads
 from pmppbench.hardware.archs import target_known
-from pmppbench.hardware.compile import NeedsNewerArch, compile_unit, device_target, target_meets
+from pmppbench.hardware.compile import NeedsNewerArch, compile_apart, device_target, target_meets
 from pmppbench.errors import CheckFailed, CompileError, EnvironmentProblem, UsageError
 from pmppbench.hardware.gpu import nvrtc, require_device
 from pmppbench.results.metadata import nvrtc_version
@@ -85,7 +87,7 @@ def supported_arch(arch: str, what: str = "") -> str:
         raise EnvironmentProblem(f"{what or '--arch ' + arch}: this NVRTC ({nvrtc_version()}) cannot build it (it builds "
                                  f"{supported[0]} to {supported[-1]}); install an NVRTC that supports {arch} "
                                  "(CUDA 12's for sm_70 and older, a newer CUDA for newer GPUs)")
-    raise UsageError(f"--arch {arch}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
+    raise UsageError(f"--arch {paths.cut(arch, 40)}: this NVRTC cannot build it; choose one of {', '.join(supported)}")
 
 
 def skipped_on(workload, arch: str) -> tuple[list[Any], set[str]]:
@@ -97,46 +99,101 @@ def skipped_on(workload, arch: str) -> tuple[list[Any], set[str]]:
     return skipped, only | {w for k in only if (w := wide(k))}
 
 
+@dataclass(frozen=True)
+class Compiled:
+    """One line of `compile`: a kernel NVRTC built, with ptxas's resources and the variants
+    that launch it (a learner's kernel, or a template's, is one more of these)."""
+
+    workload: str
+    kernel: str  # the name expression, e.g. "tiled<32, int>"
+    defines: str  # "RADIUS=2", or ""
+    resources: str  # "32 regs, 2048 B smem, 0 B stack, 0 B spills" ("" when ptxas said nothing)
+    variants: str  # "tiled32, best" (the table names launching it)
+
+
+COMPILE_WIDTH = 120  # `compile` never prints a longer line, however wide the terminal
+GAP = "  "
+
+
+def print_compiled(console, lines: list[Compiled]) -> None:
+    """Each workload's kernels one line each, aligned, when they fit the terminal (at most
+    COMPILE_WIDTH), the variants wrapping in their own column; otherwise each kernel as a
+    block: the kernel, then its resources and variants on lines of their own, indented."""
+    for name in dict.fromkeys(c.workload for c in lines):
+        _print_workload(console, [c for c in lines if c.workload == name])
+
+
+def _print_workload(console, lines: list[Compiled]) -> None:
+    from rich.markup import escape  # noqa: PLC0415
+
+    width = min(console.width, COMPILE_WIDTH)
+    heads = [(c.workload, c.kernel, c.defines) for c in lines]
+    widths = [max((len(h[i]) for h in heads), default=0) for i in range(3)]
+    res_width = max((len(c.resources) for c in lines), default=0)
+    lead = len("OK") + sum(len(GAP) + w for w in widths) + len(GAP) + res_width + len(GAP)
+    if width - lead >= 24:  # room for a column of variant names
+        for c in lines:
+            head = GAP.join(cell.ljust(w) for cell, w in zip((c.workload, c.kernel, c.defines), widths))
+            names = textwrap.wrap(c.variants, width - lead, break_long_words=False) or [""]
+            console.print(f"[green]OK[/]{GAP}{escape(head)}{GAP}{escape(c.resources.ljust(res_width))}{GAP}"
+                          f"{escape(names[0])}".rstrip(), highlight=False, soft_wrap=True)
+            for more in names[1:]:
+                console.print(" " * lead + escape(more), highlight=False, soft_wrap=True)
+        return
+    indent = " " * (len("OK") + len(GAP))
+    for c in lines:
+        head = textwrap.wrap(" ".join(x for x in (c.workload, c.kernel, c.defines) if x), width - len(indent),
+                             subsequent_indent="  ", break_long_words=False)
+        console.print(f"[green]OK[/]{GAP}{escape(head[0])}", highlight=False, soft_wrap=True)
+        rest = head[1:] + textwrap.wrap(c.resources, width - len(indent), break_long_words=False)
+        rest += textwrap.wrap(f"variants: {c.variants}", width - len(indent), subsequent_indent="  ",
+                              break_long_words=False) if c.variants else []
+        for line in rest:
+            console.print(indent + escape(line), highlight=False, soft_wrap=True)
+
+
 def compile_all(console, names: list[str] | None, arch: str | None, use_cache: bool) -> None:
-    """Compile every kernel of the named workloads; one aligned line per kernel: the variant's
-    table name, the kernel expression it launches, the defines, ptxas's resources; then one
-    SKIP line per variant that declares it needs a newer (or another arch-specific) target,
-    with that target: those are not built, and their rows on such a GPU are SKIP too."""
+    """Compile every kernel of the named workloads (each unit in a child process: Ctrl-C stops
+    at once, compile_apart); one line per kernel (print_compiled): the variant's table name,
+    the kernel expression it launches, the defines, ptxas's resources; then one SKIP line per
+    variant that declares it needs a newer (or another arch-specific) target, with that
+    target: those are not built, and their rows on such a GPU are SKIP too."""
     chosen = [workloads.get(n) for n in (names or workloads.names())]  # unknown names fail first
     given = arch is not None
     if arch is None:
         arch = device_target(device.current().arch)  # what load_kernels builds for it
     arch = supported_arch(arch, "" if given else f"this GPU ({arch})")
     console.print(f"NVRTC {nvrtc_version()}, {arch}", highlight=False)
-    lines, failures, newer, skips = [], 0, [], []
+    lines, failures, newer, skips, jobs, built = [], 0, [], [], [], {}
     for w in chosen:
         skipped, not_built = skipped_on(w, arch)
         skips += [(w.name, v.name, v.needs) for v in skipped]
-        names = [k for k in w.kernel_names() if k not in not_built]
-        for defines in w.compile_sets() if names else []:
-            tag = " ".join(f"{k}={v}" for k, v in defines.items())
-            try:
-                unit = compile_unit(w.name, names, arch, defines, use_cache=use_cache)
-            except CompileError as exc:
-                failures += 1
-                newer += [exc.arch] if isinstance(exc, NeedsNewerArch) else []
-                console.print(f"[red]FAIL[/] {w.name} {tag} {arch}")
-                console.print(str(exc), markup=False, highlight=False)
+        kernels = [k for k in w.kernel_names() if k not in not_built]
+        built[w.name] = not_built
+        jobs += [(w.name, kernels, arch, defines, use_cache) for defines in (w.compile_sets() if kernels else [])]
+    for (name, _, _, defines, *_), unit in compile_apart(jobs):
+        w = workloads.get(name)
+        tag = " ".join(f"{k}={v}" for k, v in defines.items())
+        if isinstance(unit, CompileError):
+            failures += 1
+            newer += [unit.arch] if isinstance(unit, NeedsNewerArch) else []
+            console.print(f"[red]FAIL[/] {name} {tag} {arch}")
+            console.print(str(unit), markup=False, highlight=False)
+            continue
+        if isinstance(unit, BaseException):
+            raise unit
+        for kernel, variants in w.kernel_variants():
+            if kernel in built[name]:
                 continue
-            for kernel, variants in w.kernel_variants():
-                if kernel in not_built:
-                    continue
-                rep = unit.ptxas.get(kernel)
-                res = "" if rep is None else (
-                    f"{rep.registers} regs, {rep.static_smem} B smem, {rep.stack_bytes} B stack, "
-                    f"{rep.spill_stores + rep.spill_loads} B spills")
-                lines.append((w.name, variants, kernel, tag, res))
-    widths = [max((len(line[i]) for line in lines), default=0) for i in range(4)]
-    for line in lines:
-        cells = "  ".join(cell.ljust(width) for cell, width in zip(line[:4], widths))
-        console.print(f"[green]OK[/]  {cells}  {line[4]}", highlight=False)
+            rep = unit.ptxas.get(kernel)
+            res = "" if rep is None else (
+                f"{rep.registers} regs, {rep.static_smem} B smem, {rep.stack_bytes} B stack, "
+                f"{rep.spill_stores + rep.spill_loads} B spills")
+            lines.append(Compiled(name, kernel, tag, res, variants))
+    print_compiled(console, lines)
     for name, variant, needs in skips:
-        console.print(f"[yellow]SKIP[/] {name} {variant}: needs {needs}, not built for {arch}", highlight=False)
+        console.print(f"[yellow]SKIP[/] {name} {variant}: needs {needs}, not built for {arch}", highlight=False,
+                      soft_wrap=False)
     if failures and len(newer) == failures:  # the sources are right; the target is too old for them
         oldest = max(newer, key=lambda a: int(a[3:]))
         what = f"--arch {arch}" if given else f"this GPU ({arch})"

@@ -158,6 +158,9 @@ class NeedsNewerArch(CompileError):
         super().__init__(message)
         self.arch = arch
 
+    def __reduce__(self):  # raised in `compile`'s child processes, rebuilt whole in the parent
+        return (type(self), (str(self), self.arch))
+
 
 _NEEDS = re.compile(r"Feature '([^']+)' requires \.target (sm_\d+)\w* or higher")
 
@@ -344,6 +347,43 @@ def write_whole(path: Path, data: bytes) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+# ---- compiling apart, so that Ctrl-C stops at once ---------------------------------------
+
+def compile_apart(jobs: list[tuple], workers: int | None = None):
+    """compile_unit(*job) for every (workload, names, arch, defines, use_cache[, source]) job,
+    each in a child process, yielding (job, unit or the exception it raised) in the order given.
+
+    Why processes: NVRTC runs inside one C call that holds the GIL for seconds (a GEMM unit
+    takes about 6 s) and its LLVM handles SIGINT itself, so in-process a Ctrl-C waits for the
+    unit, or is lost. Here the parent only waits, and a Ctrl-C reaches it at once: it stops
+    the children (Pool.terminate) and raises KeyboardInterrupt within a fraction of a second."""
+    if not jobs:
+        return
+    count = workers or max(1, min(len(jobs), (os.cpu_count() or 2) // 2))
+    pool = multiprocessing.get_context("spawn").Pool(count)
+    try:
+        pending = [(job, pool.apply_async(_compile_job, job)) for job in jobs]
+        for job, result in pending:
+            while True:
+                try:
+                    unit = result.get(timeout=0.1)
+                except multiprocessing.TimeoutError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 -- the caller reports each unit's failure
+                    unit = exc
+                break
+            yield job, unit
+        pool.close()
+    finally:
+        pool.terminate()  # at once: a Ctrl-C, or a caller that stopped early, leaves no NVRTC running
+        pool.join()
+
+
+def _compile_job(workload: str, names: list[str], arch: str, defines: dict[str, Any], use_cache: bool,
+                 source: Path | None = None):
+    return compile_unit(workload, names, arch, defines, use_cache=use_cache, source=source)
 
 
 # ---- compiling a run's kernels ahead of it -----------------------------------------------

@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from pmppbench import paths
 from pmppbench.errors import UsageError
 from pmppbench.row import Result
 
@@ -78,7 +79,7 @@ def threshold(text: str | None) -> float | None:
         pct = math.nan
     if not (math.isfinite(pct) and pct > 0):
         raise UsageError(f"--fail-on-slower takes a percentage > 0 such as 5 (exit 1 when a row is slower by more), "
-                         f"got {text!r}")
+                         f"got {paths.quoted(text)}")
     return pct
 
 
@@ -317,12 +318,14 @@ def compare_results(base_rows: Iterable[Result], new_rows: Iterable[Result],
     return report
 
 
-def compare_files(base: Path, new: Path, fail_on_slower_pct: float | None = None) -> CompareReport:
-    """compare_results on two CSV or JSON result files (validated: a broken file is exit 2)."""
+def compare_files(base: Path, new: Path, fail_on_slower_pct: float | None = None,
+                  notes: list[str] | None = None) -> CompareReport:
+    """compare_results on two CSV or JSON result files (validated: a broken file is exit 2);
+    `notes` receives what reading them noticed (resultfile.load)."""
     from pmppbench.results.resultfile import load  # noqa: PLC0415
 
-    base_rows, base_meta = load(Path(base))
-    new_rows, new_meta = load(Path(new))
+    base_rows, base_meta = load(Path(base), notes)
+    new_rows, new_meta = load(Path(new), notes)
     report = compare_results(base_rows, new_rows, fail_on_slower_pct, base_name=str(base), new_name=str(new))
     report.base_meta, report.new_meta = base_meta, new_meta
     return report
@@ -355,34 +358,60 @@ def comparison_cells(c: Comparison) -> tuple[str, ...]:
             "" if change is None else f"{change:+.1f}", c.verdict)
 
 
-def print_comparison(console: Any, report: CompareReport) -> None:
-    """The Rich table of matched rows, the rows found in one file only, and the summary line."""
-    from rich.table import Table  # noqa: PLC0415
+# Where a narrow terminal leaves a column out (export/fitted.py), first to last: the change
+# (new/base says it), then each side's spread; the ratio, its interval and the verdict stay.
+_DROP = {"change_%": 3, "base_spread_%": 2, "new_spread_%": 1}
 
+
+def _comparison_table(console: Any, matched: list[Comparison], title: str, several_devices: bool,
+                      workload: bool = True, caption: str = CAPTION):
+    """The fitted table of `matched` (export/fitted.py); without the workload column when
+    each workload gets its own table."""
+    from rich.markup import escape  # noqa: PLC0415
+
+    from pmppbench.results.export.fitted import Field, fit  # noqa: PLC0415
+
+    headers = list(HEADERS[:3] + (("device",) if several_devices else ()) + HEADERS[3:])
+    fields = [Field(h, "left" if h in ("workload", "variant", "shape", "device", "verdict") else "right",
+                    _DROP.get(h, 0), words=h == "device") for h in headers]
+    rows = []
+    for c in matched:
+        cells = [escape(x) for x in comparison_cells(c)]
+        if several_devices:
+            cells.insert(3, escape(f"{c.new.device} {c.new.device_pci}".strip()))
+        cells[-1] = f"[{_STYLE[c.verdict]}]{c.verdict}[/]"
+        rows.append(cells)
+    if not workload:
+        fields, rows = fields[1:], [cells[1:] for cells in rows]
+    return fit(console, fields, rows, title=title, caption=caption, markup=True)
+
+
+def print_comparison(console: Any, report: CompareReport) -> None:
+    """The Rich table of matched rows (fitted to the terminal: when even its kept columns are
+    too wide, one table per workload), the rows found in one file only, and the summary line."""
     base_name, new_name = report.base_name, report.new_name
     several_devices = len({c.key[3] for c in report.matched}) > 1
     if report.matched:
-        table = Table(title=f"{base_name} (base) -> {new_name} (new)", header_style="bold",
-                      caption=CAPTION)
-        headers = HEADERS[:3] + (("device",) if several_devices else ()) + HEADERS[3:]
-        for h in headers:
-            table.add_column(h, justify="left" if h in ("workload", "variant", "shape", "device", "verdict")
-                             else "right")
-        for c in report.matched:
-            cells = list(comparison_cells(c))
-            if several_devices:
-                cells.insert(3, f"{c.new.device} {c.new.device_pci}".strip())
-            cells[-1] = f"[{_STYLE[c.verdict]}]{c.verdict}[/]"
-            table.add_row(*cells)
-        console.print(table)
+        title = f"{base_name} (base) -> {new_name} (new)"
+        tables = [_comparison_table(console, report.matched, title, several_devices)]
+        names = list(dict.fromkeys(c.new.workload for c in report.matched))
+        if not tables[0].fits and len(names) > 1:
+            tables = [_comparison_table(console, [c for c in report.matched if c.new.workload == w], f"{w}: {title}",
+                                        several_devices, workload=False, caption=CAPTION if w == names[-1] else "")
+                      for w in names]  # the caption once, under the last
+        for fitted in tables:
+            console.print(fitted.table, soft_wrap=False)  # its title and caption wrap to the table
+            note = fitted.note(console.width)
+            if note:
+                console.print(note, markup=False, highlight=False, soft_wrap=False)
     for label, rows in ((base_name, report.only_base), (new_name, report.only_new)):
         if rows:
-            console.print(f"only in {label} ({_rows(len(rows))}):", markup=False, highlight=False)
+            console.print(f"only in {label} ({_rows(len(rows))}):", markup=False, highlight=False, soft_wrap=False)
             for r in rows[:LISTED]:
                 console.print(f"  {r.workload} {r.variant} {r.shape}" + (f" ({r.device})" if r.device else ""),
-                              markup=False, highlight=False)
+                              markup=False, highlight=False, soft_wrap=False)
             if len(rows) > LISTED:
                 console.print(f"  ... and {len(rows) - LISTED} more", markup=False, highlight=False)
     for note in report.notes:
-        console.print(note, markup=False, highlight=False)
-    console.print(report.summary(), markup=False, highlight=False)
+        console.print(note, markup=False, highlight=False, soft_wrap=False)
+    console.print(report.summary(), markup=False, highlight=False, soft_wrap=False)

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pmppbench import paths
 from pmppbench.errors import EnvironmentProblem, UsageError
 from pmppbench.measure.roofline import Ceilings, ceilings_from_meta
 
@@ -313,6 +314,10 @@ def plot_results(rows, meta: dict[str, Any], outdir: Path, force: bool = False) 
     targets = [outdir / "roofline.png"] + [outdir / f"{_safe_name(w)}.png" for w in names]
     counter_targets = [outdir / f"{_safe_name(w)}_counters.png" for w in counted]
     targets += counter_targets
+    for t in targets:  # a PNG is written as a regular file only, never over a device, a FIFO or an input
+        if paths.kind(t) == paths.SPECIAL:
+            raise UsageError(f"{t} is {paths.special_name(t)}, not a regular file; pmppbench writes only files: "
+                             "choose another --outdir")
     existing = [str(t) for t in targets if t.exists()]
     if existing and not force:
         raise UsageError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''}; pass --force to "

@@ -23,6 +23,7 @@ Promises:
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -64,10 +65,16 @@ def write_atomic(path: Path, text: str) -> None:
 
     A symbolic link is written through (its target is replaced, the link stays), and a file
     that exists keeps its mode (a README that was 755 stays 755); a new file gets the mode a
-    plain open() would give it, not mkstemp's 0600."""
+    plain open() would give it, not mkstemp's 0600. Only a regular file is replaced: a device,
+    a FIFO, a socket or a folder raises UsageError (the callers refuse them first, with their
+    option's name; this is the last guard)."""
     path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        st = os.stat(path)
+        mode = stat.S_IMODE(st.st_mode)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{paths.shown(path)} is {paths.special_name(path) if paths.kind(path) == paths.SPECIAL else 'a folder'}, "
+                             "not a regular file; pmppbench writes only files: choose a file name")
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
@@ -86,8 +93,11 @@ def write_atomic(path: Path, text: str) -> None:
 
 # ---- reading ---------------------------------------------------------------------------
 
-def load(path: Path) -> tuple[list[Result], dict]:
-    """Rows and metadata of a CSV or JSON result file, validated (UsageError otherwise)."""
+def load(path: Path, notes: list[str] | None = None) -> tuple[list[Result], dict]:
+    """Rows and metadata of a CSV or JSON result file, validated (UsageError otherwise).
+
+    `notes` (when given) receives what a reader should know and the file does not stop:
+    rows that repeat an earlier row exactly (read once) and a CSV without its metadata file."""
     path = Path(path)
     what = paths.kind(path)
     if what == paths.FOLDER:
@@ -104,32 +114,22 @@ def load(path: Path) -> tuple[list[Result], dict]:
     if kind not in READABLE:
         raise UsageError(f"{path}: unknown file type {path.suffix or '(no extension)'}; give the .csv or .json "
                          "of a run")
-    data = _read(path)
-    if b"\x00" in data:
-        raise _bad(path, "binary data")
+    notes = [] if notes is None else notes
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _bad(path, "not UTF-8 text") from None
-    if not text.strip():
-        raise _bad(path, "the file is empty")
-    rows, meta = _load_csv(path, text) if kind == "csv" else _load_json(path, text)
+        rows, meta = _load_csv(path, notes) if kind == "csv" else _load_json(path, notes)
+    except MemoryError:
+        raise UsageError(f"{path}: too large to read in this machine's memory; split the file or read it where "
+                         "there is more memory") from None
     if not rows:
         raise UsageError(f"{path}: no result rows (only a header); nothing to read")
     return rows, meta
 
 
-def _read(path: Path) -> bytes:
+def _json(text: str, bad, pairs=None) -> Any:
+    """json.loads; a broken document, or one nested too deeply for Python's parser, raises bad(why).
+    `pairs`: json's object_pairs_hook (the duplicate-key check)."""
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc}); check its permissions") from None
-
-
-def _json(text: str, bad) -> Any:
-    """json.loads; a broken document, or one nested too deeply for Python's parser, raises bad(why)."""
-    try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs)
     except RecursionError:
         raise bad("nested too deeply to be pmppbench's") from None
     except ValueError as exc:
@@ -140,40 +140,110 @@ def _bad(path: Path, why: str) -> UsageError:
     return UsageError(f"{path}: not a pmppbench result file ({why})")
 
 
-def _load_csv(path: Path, text: str) -> tuple[list[Result], dict]:
-    try:
-        table = list(csv.reader(io.StringIO(text, newline="")))
-    except csv.Error as exc:
-        raise _bad(path, f"unreadable CSV: {exc}") from None
-    header = table[0]
+def _repeats(path: Path, copies: list[tuple[str, str]], notes: list[str]) -> None:
+    """One note for the rows that repeat an earlier row exactly ((where, where first) pairs)."""
+    if copies:
+        where, first = copies[0]
+        others = len(copies) - 1
+        more = (f" (and {others:,} more row{'s repeat' if others > 1 else ' repeats'} an earlier one)"
+                if others else "")
+        notes.append(f"{path}: {where} repeats {first} exactly{more}; each row is read once")
+
+
+def _digest(cells) -> bytes:
+    """A row's identity for the repeat check: 16 bytes kept per row, never the row's text."""
+    return hashlib.blake2b("\x1f".join(cells).encode(), digest_size=16).digest()
+
+
+def _load_csv(path: Path, notes: list[str]) -> tuple[list[Result], dict]:
+    """The rows of a CSV, read a line at a time: memory grows with the rows kept, never with
+    a copy of the file's text (a 100 MB file reads in a few times its size)."""
+    rows: list[Result] = []
+    seen: dict[bytes, int] = {}
+    copies: list[tuple[str, str]] = []
+    strings: dict[str, str] = {}  # one object per distinct text (devices, run ids, tolerances repeat)
+    with paths.open_capped(path, "result file", str(path)) as fh:
+        if b"\x00" in fh.read(1 << 16):  # a binary file says so before its first bad byte as UTF-8 does
+            raise _bad(path, "binary data")
+        fh.seek(0)
+        lines = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        reader = csv.reader(lines)
+        header = None
+        try:
+            for cells in reader:
+                if header is None:
+                    if not any(c.strip() for c in cells):
+                        continue
+                    header = _csv_header(path, cells)
+                    continue
+                if not cells:
+                    continue
+                number = reader.line_num
+                if len(cells) != len(header):
+                    raise UsageError(f"{path}: line {number} has {len(cells)} fields but the header has "
+                                     f"{len(header)} (a truncated or edited file); rerun or restore the file")
+                key = _digest(cells)
+                if key in seen:
+                    copies.append((f"line {number}", f"line {seen[key]}"))
+                    continue
+                seen[key] = number
+                cells = [strings.setdefault(c, c) if len(c) < 64 else c for c in cells]
+                rows.append(_row(path, f"line {number}", dict(zip(header, cells))))
+        except UnicodeDecodeError:
+            raise _bad(path, "not UTF-8 text") from None
+        except csv.Error as exc:
+            raise _bad(path, "binary data" if "NUL" in str(exc) else f"unreadable CSV: {exc}") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if header is None:
+        raise _bad(path, "the file is empty")
+    _repeats(path, copies, notes)
+    return rows, _csv_meta(path, notes)
+
+
+def _csv_header(path: Path, header: list[str]) -> list[str]:
+    for i, name in enumerate(header):
+        if name in header[:i]:
+            raise UsageError(f"{path}: the header names column {_cut(name)} twice (columns {header.index(name) + 1} "
+                             f"and {i + 1}); a file pmppbench writes has each column once: restore the file or rerun")
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise _bad(path, f"no column {', '.join(missing)}")
     _all_columns(path, "the header", header)
-    rows = []
-    for number, cells in enumerate(table[1:], start=2):
-        if not cells:
-            continue
-        if len(cells) != len(header):
-            raise UsageError(f"{path}: line {number} has {len(cells)} fields but the header has {len(header)} "
-                             "(a truncated or edited file); rerun or restore the file")
-        rows.append(_row(path, f"line {number}", dict(zip(header, cells))))
+    return header
+
+
+def _csv_meta(path: Path, notes: list[str]) -> dict:
+    """The run metadata beside a CSV ({} and a note when it is missing)."""
     meta_file = meta_path_for(path)
-    meta = {}
-    if paths.kind(meta_file) == paths.FILE:
-        try:
-            meta_text = _read(meta_file).decode("utf-8")
-        except UnicodeDecodeError:
-            meta_text = "\x00"  # reported below as not JSON
-        meta = _json(meta_text, lambda why: UsageError(
-            f"{meta_file}: {why.split(':')[0]}; restore it or delete it (the rows do not need it)"))
-        if not isinstance(meta, dict):
-            raise UsageError(f"{meta_file}: expected a JSON object of run metadata")
-    return rows, meta
+    if paths.kind(meta_file) != paths.FILE:
+        notes.append(f"metadata file {paths.shown(meta_file)} missing: GPU and date unknown")
+        return {}
+    raw = paths.read_capped(meta_file, "metadata file")
+    try:
+        meta_text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        meta_text = "\x00"  # reported below as not JSON
+    meta = _json(meta_text, lambda why: UsageError(
+        f"{meta_file}: {why.split(':')[0]}; restore it or delete it (the rows do not need it)"))
+    if not isinstance(meta, dict):
+        raise UsageError(f"{meta_file}: expected a JSON object of run metadata")
+    return meta
 
 
-def _load_json(path: Path, text: str) -> tuple[list[Result], dict]:
-    doc = _json(text, lambda why: _bad(path, why))
+def _load_json(path: Path, notes: list[str]) -> tuple[list[Result], dict]:
+    data = paths.read_capped(path, "result file")
+    if b"\x00" in data:
+        raise _bad(path, "binary data")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad(path, "not UTF-8 text") from None
+    del data
+    if not text.strip():
+        raise _bad(path, "the file is empty")
+    doc = _json(text, lambda why: _bad(path, why), pairs=lambda pairs: _object(path, pairs))
+    del text
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise _bad(path, 'expected an object with a "results" list')
     _version(path, doc.get("format_version", 1), "")
@@ -181,11 +251,30 @@ def _load_json(path: Path, text: str) -> tuple[list[Result], dict]:
     if not isinstance(meta, dict):
         raise _bad(path, '"meta" is not an object')
     rows = []
+    seen: dict[bytes, int] = {}
+    copies: list[tuple[str, str]] = []
     for i, entry in enumerate(doc["results"]):
         if not isinstance(entry, dict):
             raise UsageError(f"{path}: results[{i}] is not an object")
+        key = _digest([json.dumps(entry, sort_keys=True)])
+        if key in seen:
+            copies.append((f"results[{i}]", f"results[{seen[key]}]"))
+            continue
+        seen[key] = i
         rows.append(_row(path, f"results[{i}]", entry, columns=True))
+    _repeats(path, copies, notes)
     return rows, meta
+
+
+def _object(path: Path, pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object; a key given twice (json would keep the last silently) is refused."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        names = [k for k, _ in pairs]
+        twice = next(k for i, k in enumerate(names) if k in names[:i])
+        raise UsageError(f"{path}: an object names key {_cut(twice)} twice; a file pmppbench writes has each key "
+                         "once: restore the file or rerun")
+    return out
 
 
 def _all_columns(path: Path, where: str, names) -> None:
@@ -222,7 +311,7 @@ def _row(path: Path, where: str, raw: dict[str, Any], columns: bool = False) -> 
         if name not in raw:
             continue
         try:
-            kwargs[name] = _value(raw[name], type_name)
+            kwargs[name] = _converted(raw[name], *_KINDS[name])
         except RecursionError:
             raise UsageError(f"{path}: {where}, column {name}: nested too deeply to be a pmppbench value; "
                              "restore the file") from None
@@ -259,21 +348,25 @@ def _cut(raw: Any) -> str:
 
 def _out_of_range(name: str, value: Any) -> str:
     """Why one parsed value cannot be what pmppbench wrote ('' when it can)."""
-    if name in TIMES and value is not None and not (math.isfinite(value) and value > 0):
-        return "expected a time in ms > 0"
+    if value is None:
+        return ""
+    kind = _KINDS[name][0]
+    if kind == "float":
+        if name in TIMES and not (math.isfinite(value) and value > 0):
+            return "expected a time in ms > 0"
+        if name not in _CHECK_ERRORS:
+            if not math.isfinite(value):
+                return "expected a finite number"
+            if name == "spread_pct" and value < 0:
+                return "expected a spread >= 0"
+        return ""
+    if kind == "int":
+        return "expected an integer >= 0" if value < 0 else ""
     if name == "batch_means_ms" and not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                             and math.isfinite(v) and v > 0 for v in value):
         return "expected a list of times in ms > 0"
     if name == "dims" and not all(isinstance(k, str) and _size(v) for k, v in value.items()):
         return "expected sizes (an object of whole numbers >= 0, words such as f32, or lists of them)"
-    t = _TYPES[name]
-    if t.startswith("float") and value is not None and name not in _CHECK_ERRORS:
-        if not math.isfinite(value):
-            return "expected a finite number"
-        if name == "spread_pct" and value < 0:
-            return "expected a spread >= 0"
-    if t.startswith("int") and value is not None and value < 0:
-        return "expected an integer >= 0"
     return ""
 
 
@@ -323,30 +416,42 @@ def _expected(type_name: str) -> str:
     return "text"
 
 
+def _kind(t: str) -> tuple[str, bool]:
+    """A field's type name as (dict, list, float, int, bool or str; whether None is allowed)."""
+    return next((k for k in ("dict", "list", "float", "int", "bool") if t.startswith(k)), "str"), "None" in t
+
+
+_KINDS = {name: _kind(t) for name, t in _TYPES.items()}  # once, not per cell: a 100 MB file has millions
+
+
 def _value(raw: Any, t: str) -> Any:
     """One cell (CSV text, or a JSON value) as the field's type; ValueError/TypeError if it is not."""
-    if raw is None or (raw == "" and "None" in t):
-        if "None" not in t and not t.startswith(("dict", "list", "str")):
+    return _converted(raw, *_kind(t))
+
+
+def _converted(raw: Any, kind: str, nullable: bool) -> Any:
+    if raw is None or (nullable and raw == ""):
+        if not nullable and kind not in ("dict", "list", "str"):
             raise ValueError("empty")
-        return None if "None" in t else ({} if t.startswith("dict") else [] if t.startswith("list") else "")
-    if t.startswith(("dict", "list")):
-        value = json.loads(raw) if isinstance(raw, str) else raw
-        if not isinstance(value, dict if t.startswith("dict") else list):
-            raise TypeError("wrong container")
-        return value
-    if t.startswith("float"):
+        return None if nullable else ({} if kind == "dict" else [] if kind == "list" else "")
+    if kind == "float":
         if isinstance(raw, bool):
             raise TypeError("bool")
         return float(raw)
-    if t.startswith("int"):
+    if kind == "int":
         return _whole(raw)
-    if t.startswith("bool"):
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text not in ("true", "false", "1", "0", "yes", "no", ""):
-            raise ValueError("not a bool")
-        return text in ("true", "1", "yes")
-    if not isinstance(raw, str):
-        raise TypeError("not text")
-    return raw
+    if kind == "str":
+        if not isinstance(raw, str):
+            raise TypeError("not text")
+        return raw
+    if kind in ("dict", "list"):
+        value = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(value, dict if kind == "dict" else list):
+            raise TypeError("wrong container")
+        return value
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text not in ("true", "false", "1", "0", "yes", "no", ""):
+        raise ValueError("not a bool")
+    return text in ("true", "1", "yes")

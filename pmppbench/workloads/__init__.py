@@ -15,6 +15,8 @@ _MODULES = {
     "transpose": "pmppbench.workloads.transpose",
     "gemm": "pmppbench.workloads.gemm",
     "stencil": "pmppbench.workloads.stencil",
+    "conv2d": "pmppbench.workloads.conv2d",
+    "stencil3d": "pmppbench.workloads.stencil3d",
     "stream": "pmppbench.workloads.stream",
     "reduce": "pmppbench.workloads.reduce",
     "histogram": "pmppbench.workloads.histogram",

@@ -37,7 +37,7 @@ from pmppbench.workloads.base import (
     Context, Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels,
 )
 from pmppbench.workloads import learner
-from pmppbench.workloads.helpers import SAMPLE
+from pmppbench.workloads.helpers import POISON_INT, SAMPLE
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
 
@@ -403,13 +403,13 @@ def bind_input_sets(run: ShapeRun) -> None:
     one set, as is a shape with no room on the GPU for the others."""
     if not _arrays(run.ctx):
         return
-    for job in run.jobs.values():  # outputs poisoned: what holds NaN is no input (input_buffers)
+    for job in run.jobs.values():  # the outputs poisoned: what holds the poison alone is an output
         job.poison()
     run.synchronize()
     sets = input_sets(run.protocol)
     others = run.others if run.others is not None else other_inputs(run.workload, run.shape, run.seed, sets)
     try:
-        contexts = sharing_outputs(run.workload, run.shape, run.ctx, run.inputs, others[:sets - 1])
+        contexts = sharing_outputs(run.workload, run.shape, run.ctx, others[:sets - 1])
     except Exception as exc:  # no room for the other sets (a workload may say so as a UsageError)
         if type(exc).__name__ != "OutOfMemoryError" and not isinstance(exc, UsageError):
             raise
@@ -421,18 +421,20 @@ def bind_input_sets(run: ShapeRun) -> None:
         run.cycled[name] = [job] + [job_for(run.workload, v, run.shape, ctx) for ctx in contexts]
 
 
-def sharing_outputs(workload: Workload, shape: Shape, ctx: Any, inputs: dict, others: list[dict]) -> list:
-    """A context for each input set of `others` that shares every other buffer of `ctx` (its
-    outputs, its scratch) and its kernels; [] when no buffer of ctx holds what setup() makes of
-    the inputs. What these setups took is released with ctx (Context.on_close)."""
-    made = input_buffers(workload, shape, ctx, inputs)
-    if not made:
+def sharing_outputs(workload: Workload, shape: Shape, ctx: Any, others: list[dict]) -> list:
+    """A context for each input set of `others` that shares `ctx`'s outputs (the buffers the
+    timed jobs' poison filled) and its kernels, and takes every other buffer from its own
+    setup; [] when ctx has no buffer besides its outputs. What these setups took is released
+    with ctx (Context.on_close)."""
+    old = _arrays(ctx)
+    outputs = {k for k, v in old.items() if _poisoned(v)}
+    if not any(_is_array(v) for k, v in old.items() if k not in outputs):
         return []
-    old, contexts = _arrays(ctx), []
+    contexts = []
     for second in others:
         now = workload.setup(shape, second, _kernels(ctx))
-        arrays = {**old, **{k: v if k in made and _same_array(old.get(k), v) else old[k]
-                            for k, v in _arrays(now).items() if k in old}}
+        arrays = {**old, **{k: v for k, v in _arrays(now).items()
+                            if k in old and k not in outputs and _same_array(old[k], v)}}
         if isinstance(ctx, Context):
             other = Context(ctx.kernels, ctx.device, **arrays)
             other.keep = ctx.keep
@@ -441,6 +443,23 @@ def sharing_outputs(workload: Workload, shape: Shape, ctx: Any, inputs: dict, ot
             other = arrays
         contexts.append(other)
     return contexts
+
+
+def _is_array(a) -> bool:
+    return hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "size", 0) > 0
+
+
+def _poisoned(a) -> bool:
+    """Whether every element of `a` is the harness's poison (helpers.poison): an output."""
+    if not _is_array(a):
+        return False
+    xp = cupy() if on_device(a) else np
+    kind = np.dtype(a.dtype).kind
+    if kind == "f":
+        return bool(xp.isnan(a).all())
+    if kind in "iu":
+        return bool((a == xp.asarray(np.array(POISON_INT).astype(a.dtype))).all())
+    return False
 
 
 class InputCycle:

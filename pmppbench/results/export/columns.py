@@ -20,9 +20,22 @@ from pmppbench.row import Result
 
 @dataclass(frozen=True)
 class Column:
+    """`drop`: where a terminal too narrow for every column leaves this one out (0: never;
+    higher: sooner; export/fitted.py); `words`: its cells are prose, which may wrap."""
+
     header: str
     cell: Callable[[Result], str]
     justify: str = "right"
+    drop: int = 0
+    words: bool = False
+
+
+# The order a narrow terminal leaves columns out, first to last: the model's own columns, the
+# resources, the roofline's verdict, the comparisons with other rows, the spread, the rates (the
+# headline rate last).
+# The row's identity, its check and its median time are always shown, and so is why it failed.
+DROP = {"regs": 78, "smem_B": 79, "local_B": 80, "bound": 61, "SoL": 60, "% of": 55, "spread_%": 45,
+        "x vs": 40, "GFLOP/s": 35, "GB/s": 30, "max_abs_err": 21, "max_rel_err": 20, "model": 90}
 
 
 def num(v, fmt: str) -> str:
@@ -44,39 +57,42 @@ def columns_for(rows: list[Result]) -> list[Column]:
     if timed:
         cols += [
             Column("median_ms", lambda r: num(r.median_ms, ".4f")),
-            Column("spread_%", lambda r: num(r.spread_pct, ".1f")),
+            Column("spread_%", lambda r: num(r.spread_pct, ".1f"), drop=DROP["spread_%"]),
         ]
+        # A FLOP rate is worth a column once some row does at least 1 FLOP per byte moved; it is
+        # then the headline, and a narrow terminal keeps it longer than the bandwidth.
+        flops = any(r.gflop_per_s and (r.intensity_flop_per_byte or 0) >= 1 for r in rows)
         if any(r.gb_per_s for r in rows):
-            cols.append(Column("GB/s", lambda r: rate(r.gb_per_s)))
-        # A FLOP rate is worth a column once some row does at least 1 FLOP per byte moved.
-        if any(r.gflop_per_s and (r.intensity_flop_per_byte or 0) >= 1 for r in rows):
-            cols.append(Column("GFLOP/s", lambda r: rate(r.gflop_per_s)))
+            cols.append(Column("GB/s", lambda r: rate(r.gb_per_s), drop=DROP["GFLOP/s" if flops else "GB/s"]))
+        if flops:
+            cols.append(Column("GFLOP/s", lambda r: rate(r.gflop_per_s), drop=DROP["GB/s"]))
         base = next((r.speedup_vs for r in rows if r.speedup_vs), "")
         if base:
-            cols.append(Column(f"x vs {base}", lambda r: num(r.speedup, ".2f")))
+            cols.append(Column(f"x vs {base}", lambda r: num(r.speedup, ".2f"), drop=DROP["x vs"]))
         roof = next((r.pct_of for r in rows if r.pct_of), "")
         if roof:
-            cols.append(Column(f"% of {roof}", lambda r: num(r.pct_of_roof, ".1f")))
+            cols.append(Column(f"% of {roof}", lambda r: num(r.pct_of_roof, ".1f"), drop=DROP["% of"]))
     if any(r.bound for r in rows):
-        cols.append(Column("bound", lambda r: r.bound.replace("-bound", ""), "left"))
+        cols.append(Column("bound", lambda r: r.bound.replace("-bound", ""), "left", drop=DROP["bound"]))
         if any(r.sol_pct_measured is not None for r in rows):
-            cols.append(Column("SoL_measured_%", lambda r: num(r.sol_pct_measured, ".1f")))
+            cols.append(Column("SoL_measured_%", lambda r: num(r.sol_pct_measured, ".1f"), drop=DROP["SoL"]))
         else:
-            cols.append(Column("SoL_peak_%", lambda r: num(r.sol_pct_theoretical, ".1f")))
-    for key in model_keys(rows):
-        cols.append(Column(key, lambda r, k=key: num(r.model.get(k), ".4g")))
+            cols.append(Column("SoL_peak_%", lambda r: num(r.sol_pct_theoretical, ".1f"), drop=DROP["SoL"]))
+    for i, key in enumerate(model_keys(rows)):  # the last one first
+        cols.append(Column(key, lambda r, k=key: num(r.model.get(k), ".4g"), drop=DROP["model"] + i))
     if any(r.registers is not None for r in rows):
         cols += [
-            Column("regs", lambda r: num(r.registers, "d")),
+            Column("regs", lambda r: num(r.registers, "d"), drop=DROP["regs"]),
             Column("smem_B", lambda r: "" if r.static_smem_bytes is None else
-                   str(r.static_smem_bytes + (r.dynamic_smem_bytes or 0))),
-            Column("local_B", lambda r: num(r.local_bytes, "d")),
+                   str(r.static_smem_bytes + (r.dynamic_smem_bytes or 0)), drop=DROP["smem_B"]),
+            Column("local_B", lambda r: num(r.local_bytes, "d"), drop=DROP["local_B"]),
         ]
     if any(not r.ok for r in rows):
-        cols.append(Column("detail", lambda r: r.error or (r.check_detail if r.check in ("FAIL", "SUSPECT") else ""), "left"))
+        cols.append(Column("detail", lambda r: r.error or (r.check_detail if r.check in ("FAIL", "SUSPECT") else ""),
+                           "left", words=True))
     elif not timed:
-        cols.append(Column("max_abs_err", lambda r: num(r.max_abs_err, ".2e")))
-        cols.append(Column("max_rel_err", lambda r: num(r.max_rel_err, ".2e")))
+        cols.append(Column("max_abs_err", lambda r: num(r.max_abs_err, ".2e"), drop=DROP["max_abs_err"]))
+        cols.append(Column("max_rel_err", lambda r: num(r.max_rel_err, ".2e"), drop=DROP["max_rel_err"]))
     return cols
 
 
@@ -125,9 +141,9 @@ def counter_columns_for(rows: list[Result]) -> list[Column]:
         ("occ/theory", lambda r: r.occupancy_vs_theoretical, lambda v: num(v, ".3f")),
     ]
     counted = [r for r in rows if r.counters]
-    for header, value, fmt in optional:
+    for i, (header, value, fmt) in enumerate(optional):  # a narrow terminal leaves out the last first
         if header == "model_MB" or any(value(r) is not None for r in counted):
-            cols.append(Column(header, lambda r, value=value, fmt=fmt: fmt(value(r))))
+            cols.append(Column(header, lambda r, value=value, fmt=fmt: fmt(value(r)), drop=1 + i))
     if any(r.counters_note for r in rows):
-        cols.append(Column("counters_note", lambda r: r.counters_note, "left"))
+        cols.append(Column("counters_note", lambda r: r.counters_note, "left", words=True))
     return cols

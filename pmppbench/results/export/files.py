@@ -36,14 +36,25 @@ def exporter_for(path: Path, what: str = "--out") -> Exporter:
     raise UsageError(f"{what} {path}: unknown file type {path.suffix or '(no extension)'}; use {_NAMES}")
 
 
-def check_writable(path: Path, force: bool, what: str = "--out", exporter: bool = True) -> Path:
+def check_writable(path: Path, force: bool, what: str = "--out", exporter: bool = True,
+                   inputs: dict[str, Path] | None = None) -> Path:
     """Refuse, before any work, a path that exists (without --force) or cannot be written.
     `exporter`: the extension must name an exporter (False for `report --html`'s page, whose
-    format the option already says)."""
+    format the option already says). Whatever --force says, only a regular file or a new name
+    is written: a device, a FIFO or a socket is refused (renaming over /dev/full would replace
+    the device node; opening a FIFO waits for a reader), and so is a path that is the same file
+    as one of `inputs` ({label: path}: a command's own input, through links too)."""
     kind = paths.kind(path, what)  # refuses what the system cannot look up (a name too long, ...)
+    shown = paths.shown(path)
+    if kind == paths.SPECIAL:
+        raise UsageError(f"{what} {shown} is {paths.special_name(path)}, not a regular file; pmppbench writes "
+                         f"only files, --force or not: choose a file name")
+    for label, source in (inputs or {}).items():
+        if source is not None and paths.same_file(path, source):
+            raise UsageError(f"{what} {shown} is the same file as {label}; writing it would replace its own input: "
+                             f"choose another {what}")
     if exporter:
         exporter_for(path, what)
-    shown = paths.shown(path)
     if kind == paths.FOLDER:
         raise UsageError(f"{what} {shown} is a folder; give a file name")
     if kind == paths.DANGLING:
@@ -66,9 +77,9 @@ def check_writable(path: Path, force: bool, what: str = "--out", exporter: bool 
     return path
 
 
-def check_outputs(outs: list[Path], force: bool) -> list[Path]:
-    """Every --out of a run checked (check_writable), and none given twice (nor a CSV's
-    metadata file as another --out)."""
+def check_outputs(outs: list[Path], force: bool, inputs: dict[str, Path] | None = None) -> list[Path]:
+    """Every --out of a run checked (check_writable, none the same file as one of `inputs`),
+    and none given twice (nor a CSV's metadata file as another --out)."""
     seen: dict[Path, Path] = {}
     for p in outs:
         exporter = exporter_for(p)
@@ -78,7 +89,7 @@ def check_outputs(outs: list[Path], force: bool) -> list[Path]:
             if key in seen:
                 raise UsageError(f"--out {p}: given twice (as {seen[key]}); give each --out file once")
             seen[key] = p
-    return [check_writable(p, force) for p in outs]
+    return [check_writable(p, force, inputs=inputs) for p in outs]
 
 
 def _write_meta(path: Path, meta: dict[str, Any]) -> None:

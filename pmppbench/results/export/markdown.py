@@ -32,11 +32,20 @@ def run_facts(meta: dict) -> str:
     return ", ".join(f"{label} {meta[k]}" for k, label in _FACTS.items() if meta.get(k))
 
 
+def device_line(meta: dict, source: str = "", bold: str = "") -> str:
+    """Where and when the rows were measured, in one sentence; said in words when the file
+    records no run metadata (a CSV whose .meta.json is missing)."""
+    where = f", from `{source}`" if source else ""
+    if not meta.get("name"):
+        return f"GPU and date unknown (the run's metadata is missing){where}."
+    facts = run_facts(meta)
+    when = f" at {meta['timestamp']}" if meta.get("timestamp") else ""
+    return f"Measured on {bold}{meta['name']}{bold}" + (f" ({facts})" if facts else "") + when + where + "."
+
+
 def results_section(rows: list[Result], meta: dict, source: str = "") -> str:
     """Tables per workload (and device, when several), headed by where they were measured."""
-    device = meta.get("name", "unknown GPU")
-    lines = [f"Measured on **{device}** ({run_facts(meta)}) at {meta.get('timestamp', '?')}"
-             + (f", from `{source}`" if source else "") + ".", ""]
+    lines = [device_line(meta, source, bold="**"), ""]
     stability = stability_line(rows)
     if stability:
         lines += [stability[0].upper() + stability[1:] + ".", ""]

@@ -20,16 +20,22 @@ SMALL_TILES = (
 # The large-tile choice: the tuned tile with BK = 16, double_buffer's loop and an unchecked
 # path for interior tiles (kernels_cu/gemm.cu, pipelined with FRAGS = false).
 PIPELINED_TILES = Tiles(128, 256, 16, 64, 64, 4, 4, 4)
+# The same loop on half the tile, where C's edge leaves the large tile's last wave nearly empty
+# (4095 x 4097: 17 tile columns of 256, the last one column wide; docs/gemm-shapes.md).
+HALF_TILES = Tiles(128, 128, 16, 32, 64, 2, 4, 4)
 CHOICES = {
     "pipelined": Config("pipelined", PIPELINED_TILES, frags=False),
     # Where pipelined has no unchecked path: its unchecked loop on every tile over A and B
     # zero-padded by copies in the call, faster than the checked loop (docs/gemm.md, "Odd shapes").
     "pipelined padded": Config("pipelined", PIPELINED_TILES, frags=False, padded=True),
+    "pipelined 128x128": Config("pipelined", HALF_TILES, frags=False),
+    "pipelined 128x128 padded": Config("pipelined", HALF_TILES, frags=False, padded=True),
     "hybrid": Config("streamk", TUNED, "hybrid", group_m=8),
     **{f"streamk {t.bm}x{t.bn}": Config("streamk", t, "streamk") for t in SMALL_TILES},
     "whole 32x64": Config("streamk", SMALL_TILES[-1]),
 }
 PADDED = CHOICES["pipelined padded"]
+WHOLE = {PIPELINED_TILES: ("pipelined", "pipelined padded"), HALF_TILES: ("pipelined 128x128", "pipelined 128x128 padded")}
 # The kernel named here is the one `best` launches on large shapes (pipelined); on others
 # the job loads the one `choose` names when first used (every one is in kernel_names()).
 BEST = Variant("best", CHOICES["pipelined"].expression,
@@ -48,6 +54,17 @@ MIN_STEPS_PER_SM = 16  # K steps of a smaller tile each SM must get for stream-K
 # cost less than the checked loop they replace (docs/gemm.md, "Odd shapes"). B's copy is
 # about 4 / M bytes per FLOP: shapes with few rows keep the checked loop.
 PAD_BYTES_PER_FLOP = 1 / 256
+# A whole tile's rate against the 128 x 256 tile's, both one block an SM: the H200 tile sweep's
+# double_buffer 128x128x16 (3.210 ms) against 128x256x8 (3.014 ms) at 4096^3, where both fill
+# their last wave alike, 97% (results/h200/gemm-tuning.csv).
+TILE_SPEED = {PIPELINED_TILES: 1.0, HALF_TILES: 3.014 / 3.210}
+
+
+def whole_cost(t: Tiles, m: int, n: int, sms: int) -> float:
+    """The modelled time of whole tiles `t`, one a block, in tile-times of the 128 x 256 tile:
+    ceil(tiles / sms) waves, each a tile's share of 128 x 256 at TILE_SPEED."""
+    area = t.bm * t.bn / (PIPELINED_TILES.bm * PIPELINED_TILES.bn)
+    return -(-tile_count(t, m, n) // sms) * area / TILE_SPEED[t]
 
 
 def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
@@ -62,14 +79,15 @@ def hybrid_cost(m: int, n: int, k: int, sms: int) -> float:
 def choose(m: int, n: int, k: int, sms: int) -> Config:
     """best's rule for a GPU of `sms` SMs:
 
-    1. At least FULL_GRID x sms 128 x 256 tiles: those tiles (the most FMAs per load; one
-       block per SM is enough). Whole tiles (`pipelined`: BK = 16, unchecked interior
-       tiles) take ceil(tiles / sms) waves; `hybrid` (streamk: whole tiles for all full
-       waves but one, the rest dealt out stream-K, swizzled in groups of 8 tile rows)
-       takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN faster (a last wave far from
-       full), else whole pipelined tiles. Where those have no unchecked path (K % 16 != 0 or
-       N % 4 != 0: rows of A or B that do not start on 16 bytes) and the copies that fix
-       that move at most PAD_BYTES_PER_FLOP: pipelined_padded on zero-padded copies.
+    1. At least FULL_GRID x sms 128 x 256 tiles: whole tiles of `pipelined` (BK = 16,
+       unchecked interior tiles), 128 x 256 (the most FMAs per load; one block per SM is
+       enough) or 128 x 128 where its waves finish first (`whole_cost`: C's edge can leave
+       the large tile's last wave nearly empty); or `hybrid` (streamk: 128 x 256 whole tiles
+       for all full waves but one, the rest dealt out stream-K, swizzled in groups of 8 tile
+       rows), which takes `hybrid_cost`. Hybrid where it is HYBRID_MARGIN faster, else the
+       whole tiles. Where those have no unchecked path (K % 16 != 0 or N % 4 != 0: rows of A
+       or B that do not start on 16 bytes) and the copies that fix that move at most
+       PAD_BYTES_PER_FLOP: pipelined_padded on zero-padded copies.
     2. Fewer: the largest tile of SMALL_TILES whose stream-K run gives each SM at least
        MIN_STEPS_PER_SM K steps -- every SM the same share of the work, whatever the tile
        count -- and, when even the smallest tile gives fewer, that tile whole, one block
@@ -77,13 +95,14 @@ def choose(m: int, n: int, k: int, sms: int) -> Config:
     """
     tiles = tile_count(PIPELINED_TILES, m, n)
     if tiles >= FULL_GRID * sms:
-        waves = -(-tiles // sms)
-        if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * waves:
+        t = min(WHOLE, key=lambda t: (whole_cost(t, m, n, sms), -t.bn))  # ties to the large tile
+        if hybrid_cost(m, n, k, sms) < HYBRID_MARGIN * whole_cost(t, m, n, sms):
             return CHOICES["hybrid"]
-        pad = padding_for(PIPELINED_TILES, m, n, k)
+        plain, padded = WHOLE[t]
+        pad = padding_for(t, m, n, k)
         if pad.b and pad.copied_bytes <= PAD_BYTES_PER_FLOP * 2 * m * n * k:
-            return PADDED
-        return CHOICES["pipelined"]
+            return CHOICES[padded]
+        return CHOICES[plain]
     for t in SMALL_TILES:
         if tile_count(t, m, n) * -(-k // t.bk) >= MIN_STEPS_PER_SM * sms:
             return CHOICES[f"streamk {t.bm}x{t.bn}"]

@@ -1,5 +1,6 @@
-"""The ladder's rungs and the tile sweep's candidates: their variants and how each covers C
-(the rungs are described in docs/gemm.md; every kernel is in kernels_cu/gemm.cu)."""
+"""The ladder's rungs: their variants and how each covers C (the rungs are described in
+docs/gemm.md; the kernels are in kernels_cu/gemm.cu and the headers it includes). The tile
+sweep's candidates are a study (studies/gemm/tuning.py)."""
 
 from __future__ import annotations
 
@@ -23,22 +24,6 @@ RUNG_TILES = {
     "tuned": ("double_buffer", Tiles(128, 256, 8, 64, 64, 4, 4, 4)),
 }
 TUNED = RUNG_TILES["tuned"][1]
-
-# Sweep candidates: variants named <kernel prefix>_<tiles>, hidden from the default table and
-# run by `pmppbench all --config gemm_tuning` (configs/gemm_tuning.toml lists them) or by
-# `--variants`. Each keeps registers < 255 with no spills (tests/test_gemm.py checks).
-SWEEP_TILES = (
-    ("double_buffer", Tiles(128, 128, 8, 64, 32, 2, 4, 4)),
-    ("double_buffer", Tiles(128, 128, 16, 32, 64, 2, 4, 4)),
-    ("double_buffer", Tiles(128, 64, 16, 32, 32, 1, 4, 4)),
-    ("double_buffer", Tiles(64, 128, 8, 32, 64, 2, 4, 4)),
-    ("double_buffer", Tiles(64, 64, 8, 32, 32, 1, 4, 4)),
-    ("warptile", Tiles(128, 128, 16, 64, 64, 4, 8, 4)),  # the worklog's A6000 kernel 10, 128 threads
-    ("cp_async", Tiles(128, 128, 8, 64, 32, 2, 4, 4)),
-    ("cp_async", Tiles(64, 128, 8, 32, 64, 2, 4, 4)),
-    ("cp_async", Tiles(64, 64, 8, 32, 32, 1, 4, 4)),
-)
-SWEEP_PREFIX = {"warptile": "wt", "double_buffer": "db", "cp_async": "ca"}
 
 RUNGS = (
     Variant("naive", "naive", "one thread per C element, block (16,16), fmaf over the full K"),
@@ -67,13 +52,6 @@ RUNGS = (
 RUNGS = tuple(starters.given(v, (COARSE_TILE, COARSE_FACTOR), DYNAMIC_TILE, RUNG_TILES) for v in RUNGS)
 CUBLAS = Variant("cublas", None, "cupy.matmul on the same FP32 data: cuBLAS SGEMM (no TF32 unless CUPY_TF32=1)")
 
-SWEEP = tuple(
-    Variant(f"{SWEEP_PREFIX[template]}_{tiles.tag()}", tiles.kernel(template),
-            f"sweep: {template} with BMxBNxBK {tiles.bm}x{tiles.bn}x{tiles.bk}, warp tile "
-            f"{tiles.wm}x{tiles.wn} (x{tiles.wniter} along N), {tiles.tm}x{tiles.tn} per lane step")
-    for template, tiles in SWEEP_TILES)
-
-
 def _covers() -> dict[str, Cover]:
     covers = {
         "naive": Cover(16, 16, (16, 16), reuse=False),
@@ -86,10 +64,9 @@ def _covers() -> dict[str, Cover]:
         "dynamic_smem": Cover(DYNAMIC_TILE, DYNAMIC_TILE, (DYNAMIC_TILE, DYNAMIC_TILE)),
     }
     covers.update({name: Cover.of(t) for name, (_, t) in RUNG_TILES.items()})
-    covers.update({v.name: Cover.of(t) for v, (_, t) in zip(SWEEP, SWEEP_TILES)})
     covers.update(tensor.COVERS)  # the tensor-core rungs (gemm_tc.cuh)
     return covers
 
 
-COVERS = _covers()  # variant name -> how it covers C, for every rung and sweep candidate
+COVERS = _covers()  # variant name -> how it covers C, for every rung (the tile sweep's: studies/gemm/tuning.py)
 MIN_TILE_ROWS = min(c.bm for c in COVERS.values())  # 16 (naive, tiled16): C's row tiles run along gridDim.y

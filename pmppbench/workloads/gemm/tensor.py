@@ -11,6 +11,7 @@ import numpy as np
 
 from pmppbench.workloads.base import Variant
 from pmppbench.workloads.gemm import precision as prec
+from pmppbench.workloads.gemm import tensor_best
 from pmppbench.hardware import tma
 from pmppbench.workloads.gemm.tiles import Cover
 
@@ -111,12 +112,17 @@ def variants_for(precision: str, cublas: Variant) -> tuple[Variant, ...]:
 
 def _kernels():
     """(rung, kernel expression, the row it serves) for every tensor-core kernel `compile`
-    builds: each rung for each precision it runs, both load paths of mma_tc and the wgmma rungs."""
+    builds: each rung for each precision it runs, both load paths of mma_tc and the wgmma rungs,
+    and best's narrower tiles (tensor_best.py), counted as wgmma_ws's (they need sm_90a as it does)."""
     for p, rungs in RUNGS_FOR.items():
         for v in rungs:
             yield v.name, kernel_for(v, p), f"{v.name} ({p})"
             if v.name in (*MMA_TILES, *WGMMA_RUNGS):
                 yield v.name, kernel_for(v, p, {"k": 1, "n": 1}), f"{v.name} ({p}, K or N not a multiple of 8)"
+    for p in RUNGS_FOR:
+        for cfg in tensor_best.candidates(p):
+            if cfg.bn != 256 and p != "tf32":
+                yield "wgmma_ws", cfg.expression(p), f"best ({p}, 128 x {cfg.bn} tiles{', persistent' if cfg.persist else ''})"
 
 
 def smem_bytes(name: str) -> int:

@@ -25,11 +25,11 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads.base import Axis, Job, Launch, Sizes, Workload
-from pmppbench.workloads.gemm import check, tensor
+from pmppbench.workloads.gemm import check, tensor, tensor_best
 from pmppbench.workloads.gemm import precision as prec
 from pmppbench.workloads.gemm.best import BEST, CHOICES, PIPELINED_TILES, choose
 from pmppbench.workloads.gemm.configs import Config, padding_for, parse
-from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS, SWEEP
+from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, DYNAMIC_TILE, MIN_TILE_ROWS, RUNGS
 from pmppbench.workloads.gemm.launch import PAD_KERNEL, config_launches, dynamic_tile_depth
 from pmppbench.workloads.gemm.model import traffic
 from pmppbench.workloads.gemm.tiles import Cover
@@ -53,7 +53,8 @@ class Gemm(Workload):
                  "tf32, bf16, fp16 (the tensor-core rungs and cuBLAS of that precision; C is FP32).",
                  many=True, sweep=True, choices=prec.PRECISIONS),)
     protocol = Protocol(warmup=3, batches=5, reps=20)
-    variants = LADDER + SWEEP + tensor.TENSOR_RUNGS
+    variants = LADDER + tensor.TENSOR_RUNGS
+    covers = COVERS  # variant name -> how its fixed launch covers C (a study adds its own)
     baseline = "naive"
     roof = "cublas"
     rate = "GFLOP/s"
@@ -72,23 +73,23 @@ class Gemm(Workload):
         try:
             return super().variant(name)
         except UsageError:
-            cfg = parse(name)
-            if cfg is None:
+            cfg, tc = parse(name), tensor_best.parse(name)
+            if cfg is None and tc is None:
                 raise
-            return cfg.variant()
+            return cfg.variant() if cfg is not None else tensor_best.config_variant(tc)
 
     def variants_for(self, shape):
         p = prec.of(shape)
-        if p != "fp32":
-            return tensor.variants_for(p, CUBLAS)  # the precision's rungs, each with its kernel for it
-        return LADDER  # the sweep runs only when asked for by name
+        if p != "fp32":  # the precision's rungs, each with its kernel for it, its best, cuBLAS
+            return (*tensor.variants_for(p, CUBLAS)[:-1], tensor_best.variant(p), CUBLAS)
+        return LADDER
 
     def kernel_names(self):
         """The table's kernels, every kernel `best` may choose (pipelined_padded's copies,
         pad_rows, with it) and every tensor-core kernel."""
         names = super().kernel_names()
         names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
-        names += [PAD_KERNEL]
+        names += [PAD_KERNEL, *dict.fromkeys(tensor_best.PAD_KERNEL.values())]
         return names + [e for e in tensor.kernel_names() if e not in names]
 
     def kernels_of(self, variant):
@@ -96,6 +97,8 @@ class Gemm(Workload):
         unaligned load path): every one of them, as kernel_labels() lists them."""
         if variant.name in tensor.COVERS:
             return tensor.kernels_of(variant.name)
+        if tensor_best.parse(variant.name) is not None:
+            return tensor.kernels_of("wgmma_ws")
         return super().kernels_of(variant)
 
     def kernel_variants(self):
@@ -134,8 +137,9 @@ class Gemm(Workload):
 
     def device_bytes(self, shape):
         m, n, k = shape["m"], shape["n"], shape["k"]
-        if prec.of(shape) != "fp32":
-            return prec.ELEMENT_BYTES[prec.of(shape)] * (m * k + k * n) + 4 * m * n  # A, B, C (FP32)
+        p = prec.of(shape)
+        if p != "fp32":  # A, B, the copies best may make of them for TMA, C (FP32)
+            return prec.ELEMENT_BYTES[p] * (m * k + k * n + tensor_best.copied_elements(p, m, n, k)) + 4 * m * n
         pad = padding_for(PIPELINED_TILES, m, n, k)  # the zero-padded copies best may make (pipelined_padded)
         return 4 * (m * k + 2 * k * n + m * n + pad.a_floats + pad.b_floats)  # A, B, B column-major, C, copies
 
@@ -182,7 +186,7 @@ class Gemm(Workload):
     def geometry(self, variant, shape, device=None):
         """A rung's 2-D grid: one block of its cover's threads per BM x BN tile of C (a
         persistent rung: a block per SM, tensor.persistent_grid)."""
-        cover = COVERS.get(variant.name)
+        cover = self.covers.get(variant.name)
         if cover is None:
             raise ValueError(f"gemm: {variant.name} is launched by its configuration, not by a fixed geometry")
         if variant.name in tensor.COVERS:
@@ -195,13 +199,13 @@ class Gemm(Workload):
         cp = cupy()
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
-        if p != "fp32" or variant.name in tensor.COVERS:
+        if p != "fp32" or variant.name in tensor.COVERS or tensor_best.parse(variant.name):
             return self.tensor_job(variant, shape, ctx, p)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
         device = ctx.device
         if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
             return output_job(lambda: cp.matmul(a, b, out=c), c, ctx)
-        if variant.name not in COVERS:
+        if variant.name not in self.covers:
             cfg = self.config(variant, shape, device)
             if cfg is None:
                 raise UsageError(f"gemm: unknown variant {variant.name!r}")
@@ -224,6 +228,14 @@ class Gemm(Workload):
         """A row of a tensor precision's table: cuBLAS of that precision, or a rung's kernel
         for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
         m, n, k = shape["m"], shape["n"], shape["k"]
+        cfg = tensor_best.config_for(variant.name, shape, ctx.device) if p != "fp32" else None
+        if cfg is not None and cfg.bn not in tensor_best.WIDTHS[p]:
+            raise UsageError(f"gemm: {cfg.name} has no {p} kernel; {p}'s tiles are "
+                             f"{', '.join(f'{tensor_best.TILE_BM[p]} x {w}' for w in tensor_best.WIDTHS[p])}")
+        if cfg is not None:
+            return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx.device.sm_count), ctx["c"], ctx)
+        if variant.name == BEST.name and p != "fp32":
+            variant = tensor.MMA_SYNC  # a GPU without wgmma: its fastest rung (tensor_best.py)
         if variant.name not in tensor.COVERS and variant.kernel is not None:
             raise UsageError(f"gemm: {variant.name} is an FP32 rung; with --precision {p} choose from "
                              f"{', '.join(v.name for v in self.variants_for(shape))}")
@@ -251,11 +263,15 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
         if p != "fp32":
-            cover = tensor.cover(variant.name, p) if variant.name in tensor.COVERS else None
+            cfg = tensor_best.config_for(variant.name, shape, device)
+            if variant.name == BEST.name and cfg is None and device is not None:
+                variant = tensor.MMA_SYNC
+            cover = (tensor.cover(variant.name, p) if variant.name in tensor.COVERS
+                     else cfg.cover(p) if cfg is not None else None)
             return traffic(m, n, k, cover, prec.ELEMENT_BYTES[p])
         if variant.kernel is None:
             return traffic(m, n, k, None)
-        cover, padding = COVERS.get(variant.name), None
+        cover, padding = self.covers.get(variant.name), None
         if cover is None:
             cfg = self.config(variant, shape, device)
             cover = None if cfg is None else Cover.of(cfg.tiles)
