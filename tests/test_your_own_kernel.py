@@ -24,6 +24,12 @@ READABLE = {"T": "TILE_WIDTH", "CF": "COARSE_FACTOR", "R": "REG_TILE", "C": "COA
 LIKEABLE = [(name, v.name) for name in workloads.builtin_names() for v in learner.likeable(workloads.get(name))]
 
 
+def _with_includes(path: Path) -> str:
+    """The text of kernels_cu's `path` with the local headers it includes ("gemm_warptile.cuh") after it."""
+    text = path.read_text()
+    return text + "".join(_with_includes(path.parent / name) for name in re.findall(r'^#include "([^"]+)"', text, re.M))
+
+
 def _template_params(source: str, family: str, count: int) -> list[str] | None:
     """The parameter names of the kernel template `family` with `count` parameters in `source`."""
     for m in re.finditer(r"template\s*<([^>]*)>\s*__global__", source):
@@ -35,24 +41,28 @@ def _template_params(source: str, family: str, count: int) -> list[str] | None:
 
 
 def _source_value(source: str, kernel: str, name: str) -> str | None:
-    """What kernels_cu gives `name` (or the one-letter name it stands for): a #define, a constexpr,
-    or the template argument of `kernel` ("tiled<16>") in that parameter's place."""
+    """What kernels_cu gives `name` (or the one-letter name it stands for): the template argument
+    of `kernel` ("tiled<16>") in that parameter's place, else a #define or a constexpr."""
     names = {name} | {short for short, long in READABLE.items() if long == name}
-    for n in names:
-        m = re.search(rf"^\s*#define {n} (\S+)|constexpr \w+(?: \w+)? {n} = ([^;]+);", source, re.M)
-        if m:
-            return (m.group(1) or m.group(2)).strip()
     family, _, args = kernel.partition("<")
     values = [a.strip() for a in args.rstrip(">").split(",")] if args else []
     params = _template_params(source, family, len(values)) or []
-    return next((value for param, value in zip(params, values) if param in names), None)
+    found = next((value for param, value in zip(params, values) if param in names), None)
+    if found is not None:
+        return found
+    for n in names:
+        m = re.search(rf"^\s*#define {n} (\S+)", source, re.M) or \
+            re.search(rf"^constexpr [^=]*?\b{n} = ([^,;]+)[,;]|^constexpr .*, {n} = ([^,;]+)[,;]", source, re.M)
+        if m:
+            return next(g for g in m.groups() if g is not None).strip()
+    return None
 
 
 @pytest.mark.parametrize("workload, variant", LIKEABLE)
 def test_each_declared_define_is_the_shipped_kernels(workload, variant):
     w = workloads.get(workload)
     v = w.variant(variant)
-    source = (ROOT / "kernels_cu" / f"{workload}.cu").read_text()
+    source = _with_includes(ROOT / "kernels_cu" / f"{workload}.cu")
     for name, value in v.defines:
         assert _source_value(source, v.kernel, name) == str(value), (workload, variant, name)
 
