@@ -132,3 +132,94 @@ def test_the_docs_tables_are_what_the_declarations_make():
         assert tables.region(text, name) == make(), \
             f"docs/your-own-kernel.md's {name} table is stale: run python -m pmppbench.workloads.tables"
     assert set(tables.DOC_TABLES) == {f"like {w}" for w in workloads.builtin_names()}
+
+
+# ---- the commands ----------------------------------------------------------------------------
+
+def test_template_prints_the_starter(run_cli):
+    w = workloads.get("transpose")
+    code, out, err = run_cli("template", "transpose", "padded33")
+    assert code == 0 and err == "" and out == learner.template(w, w.variant("padded33"))
+    assert out.startswith("// Your own kernel for `pmppbench transpose`, run --like padded33: Matrix transpose B = "
+                          "A^T (FP32).\n")
+    assert "\n// Defines (-D, as the variant's own kernel is built): TILE_DIM = 32, TILE_STRIDE = 33\n" in out
+    assert "\n// Block (at the default shape): 32 x 32 = 1024 threads (TILE_DIM x TILE_DIM)\n" in out
+    assert out.endswith('extern "C" __global__ void my_padded33(const float* a, float* b, int m, int n) {\n'
+                        "    int x = blockIdx.x * TILE_DIM + threadIdx.x;  // A's column\n"
+                        "    int y = blockIdx.y * TILE_DIM + threadIdx.y;  // A's row\n"
+                        "    if (x < n && y < m) b[x * m + y] = a[y * n + x];  // reads coalesced, writes strided by m\n"
+                        "}\n")
+    code, out, _ = run_cli("template", "reduce")  # the first variant that takes a learner's kernel
+    assert code == 0 and "run --like segmented" in out.split("\n")[0]
+    assert "\n// Before each call: *out zeroed (add each block's sum into it with one atomicAdd)\n" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["template", "nope"], "unknown workload 'nope'; choose from vecadd, transpose, gemm, stencil, conv2d, stencil3d, "
+                           "stream, reduce, histogram, scan"),
+    (["template", "vecadd", "nope"], "vecadd: unknown variant 'nope'; choose from scalar, float4, grid_stride"),
+    (["template", "reduce", "shared"], "--like shared: its call is not one kernel launch a learner's kernel can take "
+                                       "(several launches, or arguments such as a tensor map); choose one of "
+                                       "segmented, coarsened"),
+    (["template", "gemm", "cublas"], "--like cublas: it calls a library, not a kernel; choose one of naive, tiled16, "
+                                     "tiled32, coarsened, regtile2x2, regtile4x4, corner_turning, dynamic_smem, "
+                                     "blocktile8x8, warptile, double_buffer, cp_async, tuned"),
+    (["template", "scan"], "scan: none of its variants takes a learner's kernel (--like); choose one of vecadd, "
+                           "transpose, gemm, stencil, conv2d, stencil3d, reduce, histogram"),
+    (["compile", "vecadd", "stencil", "--kernel", "x.cu:k", "--like", "scalar"],
+     "compile --kernel FILE.cu:NAME --like VARIANT takes one workload, e.g. pmppbench compile transpose --kernel "
+     "my.cu:my_kernel --like padded33"),
+    (["compile", "reduce", "--kernel", "x.cu:k"], "--kernel and --like go together: --kernel my.cu:my_kernel --like "
+                                                  "segmented"),
+    (["compile", "reduce", "--kernel", "nofile.cu:k", "--like", "coarsened"], "--kernel nofile.cu:k: no such file "
+                                                                              "nofile.cu"),
+])
+def test_bad_input_is_one_line_exit_2(run_cli, args, message):
+    code, out, err = run_cli(*args)
+    assert code == 2 and out == "" and err == f"pmppbench: {message}\n"
+
+
+def test_compile_of_a_learners_file_prints_its_resources_per_define_set(run_cli, tmp_path):
+    w = workloads.get("stencil")
+    mine = tmp_path / "mine.cu"
+    mine.write_text(learner.template(w, w.variant("shared")))
+    code, out, err = run_cli("compile", "stencil", "--kernel", f"{mine}:my_shared", "--like", "shared",
+                             "--arch", "sm_90")
+    lines = out.rstrip("\n").split("\n")
+    assert code == 0 and err == "" and lines[0].endswith(", sm_90") and lines[0].startswith("NVRTC ")
+    assert [re.sub(r"\d+ regs", "N regs", line) for line in lines[1:]] == [
+        f"OK  my_shared  BLOCK_DIM=256 RADIUS={r}  N regs, 0 B smem, 0 B stack, 0 B spills" for r in (1, 2, 32, 64)]
+    code, _, err = run_cli("compile", "stencil", "--kernel", f"{mine}:my_shared", "--like", "coarsened",
+                           "--arch", "sm_75")
+    assert code == 2 and err == "pmppbench: --like coarsened needs sm_80 or newer; choose --arch sm_80 or newer\n"
+
+
+def test_a_syntax_error_exits_1_naming_file_and_line(run_cli, tmp_path):
+    mine = tmp_path / "mine.cu"
+    mine.write_text('extern "C" __global__ void my_scalar(const float* a, const float* b, float* c, int n) {\n'
+                    "    int i = blockIdx.x * blockDim.x + threadIdx.x\n"
+                    "    if (i < n) c[i] = a[i] + b[i];\n}\n")
+    code, out, err = run_cli("compile", "vecadd", "--kernel", f"{mine}:my_scalar", "--like", "scalar", "--arch", "sm_90")
+    assert code == 1 and f"{mine}(3): error: expected a \";\"" in out
+    assert "FAIL my_scalar (no defines)" in out and err == f"pmppbench: my_scalar from {mine} did not compile (above)\n"
+
+
+EXAMPLES = sorted((ROOT / "docs" / "your-own-kernel").glob("*.cu"))
+
+
+def test_every_workload_that_takes_a_learners_kernel_has_a_worked_example():
+    assert sorted({p.stem.split("_", 1)[0] for p in EXAMPLES}) == sorted({w for w, _ in LIKEABLE})
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_worked_example_compiles_for_every_target(path):
+    """docs/your-own-kernel/<workload>_<variant>.cu: my_<variant>, run --like <variant> (its first line)."""
+    workload, variant = path.stem.split("_", 1)
+    w = workloads.get(workload)
+    v = learner.like(w, variant)
+    name = learner.kernel_name(v)
+    assert path.read_text().startswith(f"// pmppbench {workload} --kernel {path.name}:{name} --like {variant}\n")
+    for defines in w.compile_sets():
+        for arch in (t for t in TARGETS if target_meets(t, v.needs)):
+            unit = compile_unit(w.name, [name], arch, {**dict(v.defines), **defines}, source=path)
+            assert list(unit.lowered) == [name], (arch, defines)

@@ -46,7 +46,7 @@ def compile_learner(console, names: list[str] | None, spec: Optional[str], like:
     failures = 0
     for defines in w.compile_sets():
         given_defines = {**dict(base.defines), **defines}
-        tag = " ".join(f"{k}={v}" for k, v in given_defines.items())
+        tag = " ".join(f"{k}={v}" for k, v in given_defines.items()) or "(no defines)"
         try:
             unit = compile_unit(w.name, [mine.kernel], arch, given_defines, use_cache=use_cache, source=path)
         except CompileError as exc:

@@ -111,7 +111,7 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
         return None
     if spec is None or like is None:
         raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
-                         f"{workload.variant_names()[0]}")
+                         f"{(learner.likeable(workload) or workload.variants)[0].name}")
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name.isidentifier():
         raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {paths.quoted(spec)}")

@@ -76,8 +76,8 @@ COARSE_BYTES = Starter(BOOK, "ceil(length / (BLOCK * CFACTOR)) blocks: CFACTOR b
 FIXED = "const unsigned char* data, unsigned long long length, unsigned* histo"
 WARP_VEC = Starter(FIXED, "min(ceil(length / 16 / BLOCK), 8 per SM) blocks: a fixed grid, 16 bytes per thread and step",
                    LEAVES, COUNT, reset=ZEROED, block=("BLOCK",), helpers=BIN_OF)
-THREAD_PRIVATE = Starter(FIXED, "min(ceil(length / 16 / T), K per SM) blocks of T threads: a fixed grid, 7 bins T = 256 and K = 5, 256 bins T = 96 "
-                         "and K = 4",
+THREAD_PRIVATE = Starter(FIXED, "min(ceil(length / 16 / T), K per SM) blocks of T threads: a fixed grid, 7 bins "
+                         "T = 256 and K = 5, 256 bins T = 96 and K = 4",
                          LEAVES, COUNT, reset=ZEROED, helpers=BIN_OF)
 INDEXED = {"global_atomic<int>", "privatized<int>", "shared_private<int>", "coarsened_contiguous<int>",
            "coarsened_interleaved<int>", "aggregated<int>"}
@@ -105,11 +105,11 @@ class Histogram(Workload, Prebuilds):
         Variant("shared_private", "shared_private<int>", "PMPP 9.10: the block's copy in shared memory",
                 defines=(("BLOCK", BLOCK),), starter=ONE_PER_BYTE),
         Variant("coarsened_contiguous", "coarsened_contiguous<int>",
-                f"PMPP 9.12: {CFACTOR} consecutive bytes per thread (uncoalesced)", defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)),
-                starter=COARSE_BYTES),
+                f"PMPP 9.12: {CFACTOR} consecutive bytes per thread (uncoalesced)",
+                defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)), starter=COARSE_BYTES),
         Variant("coarsened_interleaved", "coarsened_interleaved<int>",
-                f"PMPP 9.14: {CFACTOR} bytes per thread, striding by the grid (coalesced)", defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)),
-                starter=COARSE_BYTES),
+                f"PMPP 9.14: {CFACTOR} bytes per thread, striding by the grid (coalesced)",
+                defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)), starter=COARSE_BYTES),
         Variant("aggregated", "aggregated<int>", "PMPP 9.15: interleaved, a run of one bin counted in a register",
                 defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)), starter=COARSE_BYTES),
         Variant("warp_vec", "warp_vec", "16-byte loads 4 in flight; 7 bins: counts in a register's byte lanes, no "

@@ -11,6 +11,7 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
+from pmppbench import workloads
 from pmppbench.errors import UsageError
 from pmppbench.workloads.base import Shape, Variant, Workload
 
@@ -31,8 +32,9 @@ def like(workload: Workload, name: str | None) -> Variant:
     choices = ", ".join(v.name for v in likeable(workload)) or "none"
     if name is None:
         if not likeable(workload):
-            raise UsageError(f"{workload.name}: no variant takes a learner's kernel (--like): {workload.call or 'none'}"
-                             " is one kernel launch; choose another workload")
+            others = [n for n in workloads.builtin_names() if likeable(workloads.get(n))]
+            raise UsageError(f"{workload.name}: none of its variants takes a learner's kernel (--like); choose one of "
+                             f"{', '.join(others)}")
         return likeable(workload)[0]
     variant = workload.variant(name)  # an unknown name: its own one line
     if variant.kernel is None:

@@ -65,7 +65,17 @@ def protocol_table() -> list[str]:
     return out
 
 
-TABLES = {"workload commands": commands_table, "protocols": protocol_table}
+def likes_table() -> list[str]:
+    """Per workload, the variants a learner's kernel may run --like (docs/your-own-kernel.md has the rest)."""
+    out = ["| workload | `--like` (each has a template: `pmppbench template WORKLOAD VARIANT`) |", "|---|---|"]
+    for w in _shipped():
+        names = ", ".join(f"`{v.name}`" for v in learner.likeable(w)) or "none: every call is several launches or " \
+                                                                         "takes arguments no learner's kernel is given"
+        out.append(f"| {w.name} | {names} |")
+    return out
+
+
+TABLES = {"workload commands": commands_table, "protocols": protocol_table, "your own kernel": likes_table}
 
 
 def like_table(name: str):
