@@ -107,7 +107,8 @@ CACHED = Starter("const float* N, float* P, int width, int height", BOOK_GRID + 
                  helpers=CONSTANT_FILTER)
 BEST = Starter("const float* N, float* P, int width, int height",
                "ceil(width / (BEST_THREADS * TX)) x ceil(height / ROWS) blocks: TX columns x ROWS rows of P per "
-               "thread; F in F_c", LEAVES, tile_body("(BEST_THREADS * TX)", "ROWS", "F_c[fr][fc]"), block=("BEST_THREADS",),
+               "thread; F in F_c", LEAVES, tile_body("(BEST_THREADS * TX)", "ROWS", "F_c[fr][fc]"),
+               block=("BEST_THREADS",),
                helpers=CONSTANT_FILTER)
 
 

@@ -52,7 +52,8 @@ class VecAdd(Workload):
         Variant("scalar", "scalar<int>", "one element per thread, 256 threads per block, if (i < n)", wide=True,
                 starter=SCALAR),
         Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4", starter=FLOAT4),
-        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array", starter=GRID_STRIDE),
+        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array",
+                starter=GRID_STRIDE),
     )
     sizes = Sizes(default={"n": 1 << 26},
                   checks=({"n": 1}, {"n": 3}, {"n": 1000003}, {"n": 1 << 26}, LARGE_CHECK))
