@@ -11,34 +11,16 @@ import numpy as np
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Launch, Sizes, Starter, Traffic, Variant, Workload
+from pmppbench.workloads.base import Launch, Sizes, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (SAMPLE, checked_indices, device_context, grid_1d, index_arg, index_type,
                                          indexed_kernel, launch_job, per_thread, random_array, repeated_random,
                                          upload_sample)
+from pmppbench.workloads.vecadd_starters import FLOAT4, SCALAR, STRIDED  # what a learner's kernel --like each gets
 
 BLOCK = 256
 BLOCKS_PER_SM = 8  # grid_stride: enough resident blocks to saturate memory, no more
 LARGE_CHECK = {"n": (1 << 31) + 7}  # past 2^31 elements: scalar's 64-bit path
 SAMPLE_ABOVE, SAMPLES = 1 << 30, 1 << 16  # larger N: repeated-block inputs, SAMPLES elements checked
-
-
-LEAVES = "c[i] = a[i] + b[i] for every i < n (FP32, exact)"
-# A learner's kernel --like each variant (docs/your-own-kernel.md): scalar's int index (the course's;
-# past 2^31 - 257 elements the harness passes a long long), the others' size_t count.
-SCALAR = Starter(
-    "const float* a, const float* b, float* c, int n", "ceil(n / 256) blocks: one thread per element", LEAVES,
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;  // one element per thread\n"
-    "    if (i < n) c[i] = a[i] + b[i];  // the last block's threads past n do nothing\n")
-STRIDED_BODY = ("    // every element, whatever the grid: a grid-stride loop (PMPP 5.1's answer to n > threads)\n"
-                "    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;\n"
-                "    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; "
-                "i += stride)\n"
-                "        c[i] = a[i] + b[i];\n")
-COUNTED = "const float* a, const float* b, float* c, unsigned long long n"
-FLOAT4 = Starter(COUNTED, "ceil(max(n / 4, n % 4) / 256) blocks: one thread per float4 of a, b and c, the first "
-                 "n % 4 threads also take one element of the tail", LEAVES, STRIDED_BODY)
-GRID_STRIDE = Starter(COUNTED, "min(ceil(n / 256), 8 per SM) blocks: a fixed grid striding over the array",
-                      LEAVES, STRIDED_BODY)
 
 
 class VecAdd(Workload):
@@ -49,14 +31,11 @@ class VecAdd(Workload):
     dim_help = {"n": "Elements per vector."}
     protocol = Protocol(warmup=3, batches=5, reps=100)
     variants = (
-        Variant("scalar", "scalar<int>", "one element per thread, 256 threads per block, if (i < n)", wide=True,
-                starter=SCALAR),
+        Variant("scalar", "scalar<int>", "a thread per element, 256 per block, if (i < n)", wide=True, starter=SCALAR),
         Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4", starter=FLOAT4),
-        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array",
-                starter=GRID_STRIDE),
+        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array", starter=STRIDED),
     )
-    sizes = Sizes(default={"n": 1 << 26},
-                  checks=({"n": 1}, {"n": 3}, {"n": 1000003}, {"n": 1 << 26}, LARGE_CHECK))
+    sizes = Sizes(default={"n": 1 << 26}, checks=({"n": 1}, {"n": 3}, {"n": 1000003}, {"n": 1 << 26}, LARGE_CHECK))
     tolerance = Tolerance("exact")  # one FP32 add, correctly rounded on both sides
     baseline = "scalar"
 
