@@ -24,6 +24,7 @@ from pmppbench.workloads.base import Variant
 from pmppbench.workloads.gemm import best, tensor
 from pmppbench.workloads.gemm import launch as gemm_launch
 from pmppbench.workloads.gemm import check as gemm_check
+from pmppbench.workloads.gemm.workload import sampled as gemm_sampled
 from pmppbench.workloads.gemm import workload as gemm_workload
 from pmppbench.workloads.gemm.best import CHOICES, choose
 from pmppbench.workloads.gemm.configs import SCHEDULES, Config, padding_for, parse, schedule_for, segments, swizzled_tile
@@ -251,9 +252,9 @@ def test_bound_passes_fp32_and_fails_a_dropped_tail(k):
 
 def test_large_products_are_checked_on_sampled_rows_and_columns(monkeypatch):
     s = shape(300, 200, 40)
-    assert not W.sampled(s)
+    assert not gemm_sampled(s)
     monkeypatch.setattr(gemm_check, "FULL_CHECK_MAX_MNK", 300 * 200 * 40 - 1)
-    assert W.sampled(s)
+    assert gemm_sampled(s)
     inputs = W.make_inputs(s, np.random.default_rng(3))
     rows, cols = inputs[SAMPLE]
     assert len(rows) >= 64 and len(cols) >= 64 and {0, 299} <= set(rows) and {0, 199} <= set(cols)
@@ -470,7 +471,7 @@ def test_the_same_kernel_passes_when_k_has_no_tail():
 def test_sampled_check_passes_good_kernels_and_fails_the_wrong_one(monkeypatch):
     monkeypatch.setattr(gemm_check, "FULL_CHECK_MAX_MNK", 1 << 20)
     s = shape(300, 200, 50)
-    assert W.sampled(s)
+    assert gemm_sampled(s)
     rows = _run(s, [*LADDER, SKIPS_LAST_K_TILE])
     assert rows.pop(SKIPS_LAST_K_TILE.name).check == "FAIL"
     assert_all_pass(rows.values())
@@ -479,7 +480,7 @@ def test_sampled_check_passes_good_kernels_and_fails_the_wrong_one(monkeypatch):
 @pytest.mark.gpu
 def test_a_product_above_the_full_check_limit_is_sampled_and_passes():
     s = shape(4096, 4096, 4097)
-    assert W.sampled(s)
+    assert gemm_sampled(s)
     assert_all_pass(_run(s, [W.variant("double_buffer"), W.variant("cublas")]).values())
 
 

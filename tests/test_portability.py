@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pytest
 
+from pmppbench.workloads.gemm.workload import config as gemm_config
 from pmppbench.engine.worker import counters, pipeline
 from pmppbench.hardware import device, inventory, occupancy
 from pmppbench.measure import protocol, roofline
@@ -118,13 +119,13 @@ def test_gemm_best_chooses_by_the_gpus_sms(gpu):
     w = workloads.get("gemm")
     for m, n, k in ((1024, 1024, 1024), (4096, 4096, 4096), (513, 257, 18), (1, 1, 1)):
         shape = {"m": m, "n": n, "k": k}
-        cfg = w.config(BEST, shape, gpu)
+        cfg = gemm_config(BEST, shape, gpu)
         assert cfg == choose(m, n, k, gpu.sm_count) and cfg in CHOICES.values()
         assert cfg.dynamic_smem <= gpu.smem_per_block_optin and cfg.tiles.threads <= gpu.max_threads_per_block
         model = w.traffic(shape, BEST, gpu)
         assert model.flops == 2 * m * n * k and model.bytes >= 4 * (m * k + k * n + m * n)
     # 4096^2 has 512 tiles of 128 x 256: a full grid on every one of these GPUs
-    assert w.config(BEST, {"m": 4096, "n": 4096, "k": 4096}, gpu).tiles.bm == 128
+    assert gemm_config(BEST, {"m": 4096, "n": 4096, "k": 4096}, gpu).tiles.bm == 128
 
 
 def test_best_differs_where_the_sm_counts_do():

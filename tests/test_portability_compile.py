@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from pmppbench.workloads.gemm.workload import config as gemm_config
 from pmppbench.hardware import compile as comp
 from pmppbench.cli import tools
 from pmppbench import workloads
@@ -40,7 +41,7 @@ def _demands(w, shape, device):
         if v.kernel is None:
             continue
         if w.name == "gemm" and v.name not in COVERS:  # launched by a configuration
-            cfg = w.config(v, shape, device)
+            cfg = gemm_config(v, shape, device)
             out.setdefault(cfg.expression, []).append((cfg.tiles.threads, cfg.dynamic_smem))
             continue
         if w.name == "stream":  # its launches are made in its job, each of stream.BLOCK threads

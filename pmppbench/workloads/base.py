@@ -111,6 +111,7 @@ class Variant:
     # an arch-specific target such as "sm_90a" (wgmma, TMA) = that compute capability alone
     wide: bool = False  # `kernel` ends in the course's int index and has a 64-bit path (long long)
     computes: str = ""  # variants that compute the same thing share one CPU reference ("" = the workload's one)
+    kernels: tuple[str, ...] = ()  # every kernel it may launch, where that is more than `kernel` (one per precision)
     defines: tuple[tuple[str, Any], ...] = ()  # compile-time constants its kernel is built with, given to a
     # learner's kernel --like it too (BLOCK_DIM, COARSE_FACTOR, tile sizes), beside the shape's (defines())
     starter: "Starter | None" = None  # opt-in: what a learner's kernel --like this variant is given and must do
@@ -253,6 +254,8 @@ class Workload:
     roof: str | None = None  # "% of" column: each variant's rate / this variant's rate
     rate: str = "GB/s"  # the headline rate column: "GB/s" or "GFLOP/s"
     model_columns: "ModelColumns | None" = None  # opt-in: model runs timed after the variants
+    extra_kernels: tuple[str, ...] = ()  # kernels `compile` builds beyond the variants' own (what a job picks)
+    kernel_labels: dict[str, str] = {}  # how `compile` names a kernel's users where the variants' names do not
     call: str = ""  # what one timed call contains beyond the variant's one kernel (the caption; call_note)
 
     # ---- required functions ---------------------------------------------------------------------
@@ -340,13 +343,14 @@ class Workload:
         """Every kernel `compile` builds: the variants' own, and the 64-bit path of each
         variant that declares one (Variant.wide)."""
         names = unique_kernels(self.variants)
-        return names + [w for v in self.variants if v.wide and v.kernel and (w := wide(v.kernel)) not in names]
+        names += [w for v in self.variants if v.wide and v.kernel and (w := wide(v.kernel)) not in names]
+        return names + [k for k in dict.fromkeys(self.extra_kernels) if k not in names]
 
     def kernels_of(self, variant: Variant) -> list[str]:
         """Every kernel expression `variant` may launch (its `kernel`; a workload whose variant
         launches another instantiation per shape, e.g. GEMM's rungs per precision, says so):
         what a target that cannot run the variant leaves out of its build."""
-        return [variant.kernel] if variant.kernel else []
+        return list(variant.kernels) if variant.kernels else [variant.kernel] if variant.kernel else []
 
     def geometry(self, variant: Variant, shape: Shape, device: "DeviceInfo | None" = None) -> Geometry:
         """(grid, block) of `variant`'s launch on `shape` (`device`: the GPU's facts, for a
@@ -386,7 +390,7 @@ class Workload:
                 continue
             narrow = next((k for k in names if k.endswith(">") and wide(k) == kernel), None)
             out.append((kernel, ", ".join(names[narrow]) + " (64-bit path)" if narrow else ""))
-        return out
+        return [(kernel, self.kernel_labels.get(kernel, users)) for kernel, users in out]
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:

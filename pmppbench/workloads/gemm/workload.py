@@ -18,6 +18,8 @@ of C instead of all of it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from pmppbench.measure.check import Tolerance
@@ -40,6 +42,37 @@ from pmppbench.workloads.helpers import (
 
 LADDER = (*RUNGS, BEST, CUBLAS)  # the default table, in its order
 MAX_DIM = 1 << 30  # kernels index with int and step by a tile: keep K + tile far from 2^31
+# Each tensor-core rung launches its kernel for each precision it runs (and mma_tc's unaligned
+# load path): every one of them, as tensor.kernel_labels() lists them.
+TENSOR = tuple(replace(v, kernels=tuple(tensor.kernels_of(v.name))) for v in tensor.TENSOR_RUNGS)
+# What compile builds beyond the table's kernels: every kernel best may choose (with
+# pipelined_padded's copies, pad_rows), the tensor best's copies, every tensor-core kernel.
+EXTRA = (*dict.fromkeys(c.expression for c in CHOICES.values()), PAD_KERNEL,
+         *dict.fromkeys(tensor_best.PAD_KERNEL.values()), *tensor.kernel_names())
+
+
+def _labels() -> dict[str, str]:
+    """compile's names for the kernels best chooses from (the choices' keys) and the tensor kernels."""
+    uses: dict[str, list[str]] = {}
+    for key, cfg in CHOICES.items():
+        uses.setdefault(cfg.expression, []).append(key)
+    labels = {kernel: ", ".join([*(v.name for v in (*LADDER, *TENSOR) if v.kernel == kernel and v.name != "best"),
+                                 f"best ({', '.join(keys)})"]) for kernel, keys in uses.items()}
+    return {**labels, **tensor.kernel_labels()}
+
+
+def sampled(shape) -> bool:
+    """Whether the product is checked on sampled rows and columns (above FULL_CHECK_MAX_MNK)."""
+    return shape["m"] * shape["n"] * shape["k"] > check.FULL_CHECK_MAX_MNK
+
+
+def config(variant, shape, device) -> Config | None:
+    """The configuration `variant` runs on `shape` on a GPU with `device`'s facts: best's
+    choice for its SM count (None without the facts), or the configuration a variant's name
+    names (Config.variant(); the studies run them). One rule for the job and the traffic model."""
+    if variant.name == BEST.name:
+        return None if device is None else choose(shape["m"], shape["n"], shape["k"], device.sm_count)
+    return parse(variant.name)
 
 
 class Gemm(Workload):
@@ -53,7 +86,9 @@ class Gemm(Workload):
                  "tf32, bf16, fp16 (the tensor-core rungs and cuBLAS of that precision; C is FP32).",
                  many=True, sweep=True, choices=prec.PRECISIONS),)
     protocol = Protocol(warmup=3, batches=5, reps=20)
-    variants = LADDER + tensor.TENSOR_RUNGS
+    variants = LADDER + TENSOR
+    extra_kernels = EXTRA
+    kernel_labels = _labels()
     covers = COVERS  # variant name -> how its fixed launch covers C (a study adds its own)
     baseline = "naive"
     roof = "cublas"
@@ -76,43 +111,15 @@ class Gemm(Workload):
             cfg, tc = parse(name), tensor_best.parse(name)
             if cfg is None and tc is None:
                 raise
-            return cfg.variant() if cfg is not None else tensor_best.config_variant(tc)
+            if cfg is not None:
+                return cfg.variant()
+            return replace(tensor_best.config_variant(tc), kernels=tuple(tensor.kernels_of("wgmma_ws")))
 
     def variants_for(self, shape):
         p = prec.of(shape)
         if p != "fp32":  # the precision's rungs, each with its kernel for it, its best, cuBLAS
             return (*tensor.variants_for(p, CUBLAS)[:-1], tensor_best.variant(p), CUBLAS)
         return LADDER
-
-    def kernel_names(self):
-        """The table's kernels, every kernel `best` may choose (pipelined_padded's copies,
-        pad_rows, with it) and every tensor-core kernel."""
-        names = super().kernel_names()
-        names += [e for e in dict.fromkeys(c.expression for c in CHOICES.values()) if e not in names]
-        names += [PAD_KERNEL, *dict.fromkeys(tensor_best.PAD_KERNEL.values())]
-        return names + [e for e in tensor.kernel_names() if e not in names]
-
-    def kernels_of(self, variant):
-        """A tensor-core rung launches its kernel for each precision it runs (and mma_tc's
-        unaligned load path): every one of them, as kernel_labels() lists them."""
-        if variant.name in tensor.COVERS:
-            return tensor.kernels_of(variant.name)
-        if tensor_best.parse(variant.name) is not None:
-            return tensor.kernels_of("wgmma_ws")
-        return super().kernels_of(variant)
-
-    def kernel_variants(self):
-        uses = {}
-        for key, cfg in CHOICES.items():
-            uses.setdefault(cfg.expression, []).append(key)
-        out = []
-        for kernel, names in super().kernel_variants():
-            if kernel in uses:
-                others = [x for x in names.split(", ") if x and x != "best"]
-                names = ", ".join([*others, f"best ({', '.join(uses[kernel])})"])
-            out.append((kernel, names))
-        labels = tensor.kernel_labels()  # the tensor kernels: by rung and precision
-        return [(e, labels.get(e, names)) for e, names in out]
 
     def call_note(self, shape):
         """best's call is two or three launches where it picks pipelined_padded (a shape with
@@ -144,14 +151,11 @@ class Gemm(Workload):
         return 4 * (m * k + 2 * k * n + m * n + pad.a_floats + pad.b_floats)  # A, B, B column-major, C, copies
 
     # ---- data ------------------------------------------------------------------------
-    def sampled(self, shape) -> bool:
-        return shape["m"] * shape["n"] * shape["k"] > check.FULL_CHECK_MAX_MNK
-
     def make_inputs(self, shape, rng):
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)  # the inputs as rounded to the precision: what the reference multiplies
         inputs = {"a": prec.rounded(random_array((m, k), rng), p), "b": prec.rounded(random_array((k, n), rng), p)}
-        if self.sampled(shape):
+        if sampled(shape):
             rows = checked_indices(m, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE)
             inputs[SAMPLE] = (rows, checked_indices(n, check.SAMPLE_LINES, rng, check.SAMPLE_EDGE))
         return inputs
@@ -174,15 +178,6 @@ class Gemm(Workload):
         return upload_sample(inputs, ctx)
 
     # ---- kernels ---------------------------------------------------------------------
-    def config(self, variant, shape, device) -> Config | None:
-        """The configuration `variant` runs on `shape` on a GPU with `device`'s facts:
-        best's choice for its SM count (None without the facts), or the configuration a
-        variant's name names (Config.variant(); the studies run them). One rule for the job
-        and the traffic model."""
-        if variant.name == BEST.name:
-            return None if device is None else choose(shape["m"], shape["n"], shape["k"], device.sm_count)
-        return parse(variant.name)
-
     def geometry(self, variant, shape, device=None):
         """A rung's 2-D grid: one block of its cover's threads per BM x BN tile of C (a
         persistent rung: a block per SM, tensor.persistent_grid)."""
@@ -200,13 +195,13 @@ class Gemm(Workload):
         m, n, k = shape["m"], shape["n"], shape["k"]
         p = prec.of(shape)
         if p != "fp32" or variant.name in tensor.COVERS or tensor_best.parse(variant.name):
-            return self.tensor_job(variant, shape, ctx, p)
+            return tensor_job(self, variant, shape, ctx, p)
         a, b, c = ctx["a"], ctx["b"], ctx["c"]
         device = ctx.device
         if variant.kernel is None:  # cublas: CuPy picks the SGEMM and its launch
             return output_job(lambda: cp.matmul(a, b, out=c), c, ctx)
         if variant.name not in self.covers:
-            cfg = self.config(variant, shape, device)
+            cfg = config(variant, shape, device)
             if cfg is None:
                 raise UsageError(f"gemm: unknown variant {variant.name!r}")
             return launches_job(config_launches(cfg, shape, ctx, device.sm_count), c, ctx)
@@ -222,37 +217,6 @@ class Gemm(Workload):
                 kernel.allow_dynamic_smem(smem)  # above 48 KB needs the opt-in
             args += (np.int32(tk),)
         launch = Launch(kernel, grid, block, args, dynamic_smem=smem)
-        return output_job(launch, c, ctx, launch=launch)
-
-    def tensor_job(self, variant, shape, ctx, p: str) -> Job:
-        """A row of a tensor precision's table: cuBLAS of that precision, or a rung's kernel
-        for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
-        m, n, k = shape["m"], shape["n"], shape["k"]
-        cfg = tensor_best.config_for(variant.name, shape, ctx.device) if p != "fp32" else None
-        if cfg is not None and cfg.bn not in tensor_best.WIDTHS[p]:
-            raise UsageError(f"gemm: {cfg.name} has no {p} kernel; {p}'s tiles are "
-                             f"{', '.join(f'{tensor_best.TILE_BM[p]} x {w}' for w in tensor_best.WIDTHS[p])}")
-        if cfg is not None:
-            return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx.device.sm_count), ctx["c"], ctx)
-        if variant.name == BEST.name and p != "fp32":
-            variant = tensor.MMA_SYNC  # a GPU without wgmma: its fastest rung (tensor_best.py)
-        if variant.name not in tensor.COVERS and variant.kernel is not None:
-            raise UsageError(f"gemm: {variant.name} is an FP32 rung; with --precision {p} choose from "
-                             f"{', '.join(v.name for v in self.variants_for(shape))}")
-        if p == "fp32":
-            raise UsageError(f"gemm: {variant.name} runs on the tensor cores; give --precision tf32, bf16 or fp16")
-        if variant.name not in [v.name for v in self.variants_for(shape)]:
-            raise UsageError(f"gemm: {variant.name} has no {p} kernel; with --precision {p} choose from "
-                             f"{', '.join(v.name for v in self.variants_for(shape))}")
-        a, b, c = ctx["a"], ctx["b"], ctx["c"]
-        if variant.kernel is None:
-            return output_job(tensor.cublas_call(p, a, b, c, m, n, k), c, ctx)
-        kernel = loaded(ctx, self.name, tensor.kernel_for(variant, p, shape))
-        grid, block = self.geometry(variant, shape, ctx.device)
-        smem = tensor.smem_bytes(variant.name)
-        if smem:
-            kernel.allow_dynamic_smem(smem)  # 3 or 4 stages: above the 48 KB without the opt-in
-        launch = Launch(kernel, grid, block, tensor.kernel_args(variant.name, p, shape, ctx), dynamic_smem=smem)
         return output_job(launch, c, ctx, launch=launch)
 
     # ---- model -----------------------------------------------------------------------
@@ -273,10 +237,42 @@ class Gemm(Workload):
             return traffic(m, n, k, None)
         cover, padding = self.covers.get(variant.name), None
         if cover is None:
-            cfg = self.config(variant, shape, device)
+            cfg = config(variant, shape, device)
             cover = None if cfg is None else Cover.of(cfg.tiles)
             padding = padding_for(cfg.tiles, m, n, k) if cfg is not None and cfg.padded else None
         return traffic(m, n, k, cover, padding=padding)
+
+
+def tensor_job(w, variant, shape, ctx, p: str) -> Job:
+    """A row of a tensor precision's table: cuBLAS of that precision, or a rung's kernel
+    for it (loaded on first use when --variants named the rung: its kernel is per precision)."""
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    cfg = tensor_best.config_for(variant.name, shape, ctx.device) if p != "fp32" else None
+    if cfg is not None and cfg.bn not in tensor_best.WIDTHS[p]:
+        raise UsageError(f"gemm: {cfg.name} has no {p} kernel; {p}'s tiles are "
+                         f"{', '.join(f'{tensor_best.TILE_BM[p]} x {w}' for w in tensor_best.WIDTHS[p])}")
+    if cfg is not None:
+        return launches_job(tensor_best.launches(cfg, p, shape, ctx, ctx.device.sm_count), ctx["c"], ctx)
+    if variant.name == BEST.name and p != "fp32":
+        variant = tensor.MMA_SYNC  # a GPU without wgmma: its fastest rung (tensor_best.py)
+    if variant.name not in tensor.COVERS and variant.kernel is not None:
+        raise UsageError(f"gemm: {variant.name} is an FP32 rung; with --precision {p} choose from "
+                         f"{', '.join(v.name for v in w.variants_for(shape))}")
+    if p == "fp32":
+        raise UsageError(f"gemm: {variant.name} runs on the tensor cores; give --precision tf32, bf16 or fp16")
+    if variant.name not in [v.name for v in w.variants_for(shape)]:
+        raise UsageError(f"gemm: {variant.name} has no {p} kernel; with --precision {p} choose from "
+                         f"{', '.join(v.name for v in w.variants_for(shape))}")
+    a, b, c = ctx["a"], ctx["b"], ctx["c"]
+    if variant.kernel is None:
+        return output_job(tensor.cublas_call(p, a, b, c, m, n, k), c, ctx)
+    kernel = loaded(ctx, w.name, tensor.kernel_for(variant, p, shape))
+    grid, block = w.geometry(variant, shape, ctx.device)
+    smem = tensor.smem_bytes(variant.name)
+    if smem:
+        kernel.allow_dynamic_smem(smem)  # 3 or 4 stages: above the 48 KB without the opt-in
+    launch = Launch(kernel, grid, block, tensor.kernel_args(variant.name, p, shape, ctx), dynamic_smem=smem)
+    return output_job(launch, c, ctx, launch=launch)
 
 
 WORKLOAD = Gemm()
