@@ -114,8 +114,12 @@ def test_which_variants_a_learner_may_be_like():
 
 
 @pytest.mark.parametrize("workload, name, message", [
-    ("reduce", "shared", "--like shared: its call is not one kernel launch a learner's kernel can take (several "
-                         "launches, or arguments such as a tensor map); choose one of segmented, coarsened"),
+    ("reduce", "shared", "--like shared: it takes no learner's kernel (its call is several launches, or its kernel "
+                         "or arguments change with the GPU, shape or precision); choose one of segmented, coarsened"),
+    ("gemm", "wmma", "--like wmma: it takes no learner's kernel (its call is several launches, or its kernel or "
+                     "arguments change with the GPU, shape or precision); choose one of naive, tiled16, tiled32, "
+                     "coarsened, regtile2x2, regtile4x4, corner_turning, dynamic_smem, blocktile8x8, warptile, "
+                     "double_buffer, cp_async, tuned"),
     ("reduce", "cub", "--like cub: it calls a library, not a kernel; choose one of segmented, coarsened"),
     ("reduce", "nope", "reduce: unknown variant 'nope'; choose from simple, convergent, shared, segmented, coarsened, "
                        "warp_vec, cub, cupy_cub, read"),
@@ -158,9 +162,9 @@ def test_template_prints_the_starter(run_cli):
     (["template", "nope"], "unknown workload 'nope'; choose from vecadd, transpose, gemm, stencil, conv2d, stencil3d, "
                            "stream, reduce, histogram, scan"),
     (["template", "vecadd", "nope"], "vecadd: unknown variant 'nope'; choose from scalar, float4, grid_stride"),
-    (["template", "reduce", "shared"], "--like shared: its call is not one kernel launch a learner's kernel can take "
-                                       "(several launches, or arguments such as a tensor map); choose one of "
-                                       "segmented, coarsened"),
+    (["template", "reduce", "shared"], "--like shared: it takes no learner's kernel (its call is several launches, "
+                                       "or its kernel or arguments change with the GPU, shape or precision); choose "
+                                       "one of segmented, coarsened"),
     (["template", "gemm", "cublas"], "--like cublas: it calls a library, not a kernel; choose one of naive, tiled16, "
                                      "tiled32, coarsened, regtile2x2, regtile4x4, corner_turning, dynamic_smem, "
                                      "blocktile8x8, warptile, double_buffer, cp_async, tuned"),

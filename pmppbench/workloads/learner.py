@@ -40,8 +40,8 @@ def like(workload: Workload, name: str | None) -> Variant:
     if variant.kernel is None:
         raise UsageError(f"--like {name}: it calls a library, not a kernel; choose one of {choices}")
     if variant.starter is None:
-        raise UsageError(f"--like {name}: its call is not one kernel launch a learner's kernel can take (several "
-                         f"launches, or arguments such as a tensor map); choose one of {choices}")
+        raise UsageError(f"--like {name}: it takes no learner's kernel (its call is several launches, or its kernel "
+                         f"or arguments change with the GPU, shape or precision); choose one of {choices}")
     return variant
 
 
