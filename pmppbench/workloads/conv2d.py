@@ -68,6 +68,8 @@ FILTER = "F_c"  # the constant-memory filter's symbol in conv2d.cu
 # the learner's file declares, which the harness fills before the module's first launch (FilterLaunch).
 LEAVES = ("P[i][j] = sum over fr, fc < 2 FILTER_RADIUS + 1 of F[fr][fc] * N[i - r + fr][j - r + fc], N read as 0 "
           "outside the image, not flipped (FP32, within gamma_(m+1) for m filter cells)")
+F_C = ("F_c holds the filter: a __constant__ float F_c[2 FILTER_RADIUS + 1][2 FILTER_RADIUS + 1] your file declares, "
+       "written before its module's first launch")
 CONSTANT_FILTER = ("__constant__ float F_c[2 * FILTER_RADIUS + 1][2 * FILTER_RADIUS + 1];  // the filter: the harness "
                    "writes it\n")
 
@@ -94,22 +96,22 @@ BOOK_GRID = "ceil(width / 32) x ceil(height / 32) blocks: one per 32 x 32 tile o
 NAIVE = Starter("const float* N, const float* F, float* P, int width, int height", BOOK_GRID + "; F in global memory, "
                 "row-major", LEAVES, tile_body("BLOCK_DIM", "BLOCK_DIM", "F[fr * (2 * FILTER_RADIUS + 1) + fc]"),
                 block=("BLOCK_DIM", "BLOCK_DIM"))
-CONSTANT = Starter("const float* N, float* P, int width, int height", BOOK_GRID + "; F in F_c", LEAVES,
+CONSTANT = Starter("const float* N, float* P, int width, int height", BOOK_GRID, LEAVES,
                    tile_body("BLOCK_DIM", "BLOCK_DIM", "F_c[fr][fc]"), block=("BLOCK_DIM", "BLOCK_DIM"),
-                   helpers=CONSTANT_FILTER)
+                   reset=F_C, helpers=CONSTANT_FILTER)
 TILED = Starter("const float* N, float* P, int width, int height",
                 "ceil(width / OUT) x ceil(height / OUT) blocks, OUT = IN_TILE_DIM - 2 FILTER_RADIUS: one per OUT x OUT "
-                "tile of P, a thread per cell of its input tile; F in F_c", LEAVES,
+                "tile of P, a thread per cell of its input tile", LEAVES,
                 tile_body("(IN_TILE_DIM - 2 * FILTER_RADIUS)", "(IN_TILE_DIM - 2 * FILTER_RADIUS)", "F_c[fr][fc]"),
-                block=("IN_TILE_DIM", "IN_TILE_DIM"), helpers=CONSTANT_FILTER)
-CACHED = Starter("const float* N, float* P, int width, int height", BOOK_GRID + "; F in F_c", LEAVES,
+                block=("IN_TILE_DIM", "IN_TILE_DIM"), reset=F_C, helpers=CONSTANT_FILTER)
+CACHED = Starter("const float* N, float* P, int width, int height", BOOK_GRID, LEAVES,
                  tile_body("TILE_DIM", "TILE_DIM", "F_c[fr][fc]"), block=("TILE_DIM", "TILE_DIM"),
-                 helpers=CONSTANT_FILTER)
+                 reset=F_C, helpers=CONSTANT_FILTER)
 BEST = Starter("const float* N, float* P, int width, int height",
                "ceil(width / (BEST_THREADS * TX)) x ceil(height / ROWS) blocks: TX columns x ROWS rows of P per "
-               "thread; F in F_c", LEAVES, tile_body("(BEST_THREADS * TX)", "ROWS", "F_c[fr][fc]"),
+               "thread", LEAVES, tile_body("(BEST_THREADS * TX)", "ROWS", "F_c[fr][fc]"),
                block=("BEST_THREADS",),
-               helpers=CONSTANT_FILTER)
+               reset=F_C, helpers=CONSTANT_FILTER)
 
 
 def radius(mask: int) -> int:
