@@ -17,7 +17,7 @@ from typing import Any
 CHECK_STATES = ("PASS", "FAIL", "SUSPECT", "ERROR", "SKIP")
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a large result file holds many rows (resultfile reads 100 MB in bounded memory)
 class Result:
     workload: str
     variant: str

@@ -141,3 +141,16 @@ def test_the_architecture_page_names_every_module_and_only_those():
             named.add("".join(folders) + entry)
     workload_modules = {m for m in modules() if m.startswith("workloads/")}  # the page names the package
     assert named == modules() - workload_modules
+
+
+def test_the_wheel_carries_every_package():
+    """pyproject.toml lists the packages setuptools puts in the wheel: each folder of the
+    package must be there, or an installed pmppbench cannot import it."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {".".join(("pmppbench", *p.parent.relative_to(PACKAGE).parts)) for p in PACKAGE.rglob("__init__.py")}
+    assert folders <= listed, f"missing from pyproject.toml: {sorted(folders - listed)}"

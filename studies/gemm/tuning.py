@@ -14,7 +14,7 @@ templates (gemm_tuning.cu includes gemm_warptile.cuh).
 
 from __future__ import annotations
 
-from pmppbench.workloads.base import Variant, Workload
+from pmppbench.workloads.base import Variant
 from pmppbench.workloads.gemm.ladder import COVERS, CUBLAS, RUNGS
 from pmppbench.workloads.gemm.tiles import Cover, Tiles
 from pmppbench.workloads.gemm.workload import Gemm
@@ -54,17 +54,11 @@ class GemmTuning(Gemm):
     covers = {**{n: c for n, c in COVERS.items() if n in TUNED_FROM},
               **{v.name: Cover.of(t) for v, (_, t) in zip(SWEEP, SWEEP_TILES)}}
 
+    extra_kernels = ()  # the table's own kernels: none of best's or the tensor cores'
+    kernel_labels = {}
+
     def variants_for(self, shape):
         return self.variants
-
-    def kernel_names(self):
-        return Workload.kernel_names(self)
-
-    def kernels_of(self, variant):
-        return Workload.kernels_of(self, variant)
-
-    def kernel_variants(self):
-        return Workload.kernel_variants(self)
 
 
 WORKLOAD = GemmTuning()
