@@ -6,6 +6,7 @@ The Steps and the Plan are the engine's (pmppbench/engine/plan.py).
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -105,6 +106,9 @@ def pick_variants(workload, spec: Optional[str]):
     return chosen
 
 
+KERNEL_NAME = re.compile(r"[A-Za-z_]\w*(<[^<>:]*(<[^<>:]*>[^<>:]*)*>)?")  # a function, or a template's instantiation
+
+
 def learner_variant(workload, spec: Optional[str], like: Optional[str]):
     """--kernel FILE.cu:NAME --like V: NAME from the learner's file, run as V is run."""
     if spec is None and like is None:
@@ -113,7 +117,7 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
         raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
                          f"{(learner.likeable(workload) or workload.variants)[0].name}")
     path, sep, name = spec.rpartition(":")
-    if not sep or not path or not name.isidentifier():
+    if not sep or not path or not KERNEL_NAME.fullmatch(name):
         raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {paths.quoted(spec)}")
     kind = paths.kind(Path(path), "--kernel")
     if kind == paths.FOLDER:

@@ -76,8 +76,8 @@ class Context:
 
     def with_kernels(self, kernels: dict) -> "Context":
         """The same buffers and GPU with other kernels (a study swaps a rung's kernel for another)."""
-        other = Context(kernels, self.device, **self.arrays)
-        other.keep = self.keep
+        other = Context(kernels, self.device)
+        other.arrays, other.keep = dict(self.arrays), self.keep
         return other
 
     def on_close(self, release: Callable[[], None]) -> None:

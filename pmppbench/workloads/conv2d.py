@@ -211,7 +211,8 @@ class FilterLaunch(Launch):
             except Exception:  # noqa: BLE001 (CuPy raises the driver's error for a missing symbol)
                 raise UsageError(f"conv2d: {self.kernel.name} reads the filter from constant memory, but its "
                                  f"file declares no `__constant__ float {FILTER}[2r+1][2r+1]`") from None
-            symbol.copy_from_device(self.filter.data, self.filter.nbytes)
+            rt = cupy().cuda.runtime  # the symbol's address (get_global_var): cudaMemcpyToSymbol's copy
+            rt.memcpy(symbol, self.filter.data.ptr, self.filter.nbytes, rt.memcpyDeviceToDevice)
             cupy().cuda.Device().synchronize()
             _WRITTEN[id(module)] = module
         super().__call__(stream)

@@ -435,9 +435,9 @@ def sharing_outputs(workload: Workload, shape: Shape, ctx: Any, others: list[dic
         now = workload.setup(shape, second, _kernels(ctx))
         arrays = {**old, **{k: v for k, v in _arrays(now).items()
                             if k in old and k not in outputs and _same_array(old[k], v)}}
-        if isinstance(ctx, Context):
-            other = Context(ctx.kernels, ctx.device, **arrays)
-            other.keep = ctx.keep
+        if isinstance(ctx, Context):  # the arrays as they are: a workload may key a buffer by a tuple
+            other = Context(ctx.kernels, ctx.device)
+            other.arrays, other.keep = arrays, ctx.keep
             ctx.on_close(lambda now=now: release(now))
         else:
             other = arrays
