@@ -385,11 +385,33 @@ def compile_cmd(
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XX", help="Target such as sm_90; default: the current GPU's. "
                                        "With --arch no GPU is needed."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore the on-disk compile cache."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="FILE.cu:NAME", help="Compile your own kernel "
+                                         "instead, as it runs --like VARIANT (one workload): its resources, or "
+                                         "NVRTC's errors with file and line."),
+    like: Optional[str] = typer.Option(None, "--like", metavar="VARIANT", help="With --kernel: the variant whose "
+                                       "defines your kernel is compiled with."),
 ):
     """Compile every kernel with NVRTC: one line per kernel with its variants and ptxas's resources."""
     from pmppbench.cli import tools  # noqa: PLC0415
 
+    if kernel is not None or like is not None:
+        from pmppbench.cli import learning  # noqa: PLC0415
+
+        learning.compile_learner(console, names, kernel, like, arch, use_cache=not no_cache)
+        return
     tools.compile_all(console, names, arch, use_cache=not no_cache)
+
+
+@app.command(help=_with_arguments(
+    "Print a .cu to start your own kernel from: the signature, the defines, the launch geometry and what the "
+    "reference computes, in comments, and a simple correct body (it PASSes as given).",
+    ("WORKLOAD", "The workload, e.g. transpose."),
+    ("VARIANT", "The variant your kernel runs --like (default: the workload's first that takes one).")))
+def template(workload: str = _argument(..., "WORKLOAD"), variant: Optional[str] = _argument(None, "[VARIANT]")):
+    """Print a .cu to start your own kernel from (it PASSes as given)."""
+    from pmppbench.cli import learning  # noqa: PLC0415
+
+    sys.stdout.write(learning.template(workload, variant))
 
 
 @app.command(help=_with_arguments(

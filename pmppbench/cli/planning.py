@@ -19,6 +19,7 @@ from pmppbench.errors import UsageError
 from pmppbench.measure.protocol import Protocol
 from pmppbench.engine.plan import Plan, Step
 from pmppbench.results.export import files
+from pmppbench.workloads import learner
 from pmppbench.workloads.base import Shape, Variant, Workload
 
 
@@ -114,7 +115,7 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
         return None
     if spec is None or like is None:
         raise UsageError("--kernel and --like go together: --kernel my.cu:my_kernel --like "
-                         f"{workload.variant_names()[0]}")
+                         f"{(learner.likeable(workload) or workload.variants)[0].name}")
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not KERNEL_NAME.fullmatch(name):
         raise UsageError(f"--kernel takes FILE.cu:NAME (NAME a __global__ function in FILE), got {paths.quoted(spec)}")
@@ -127,10 +128,7 @@ def learner_variant(workload, spec: Optional[str], like: Optional[str]):
     if kind != paths.FILE:
         raise UsageError(f"--kernel {spec}: no such file {path}")
     paths.open_capped(Path(path), "kernel source", f"--kernel {path}").close()  # a file NVRTC can take whole
-    base = workload.variant(like)
-    if base.kernel is None or base.source:
-        raise UsageError(f"--like {like}: it calls a library, not a kernel; choose one of "
-                         f"{', '.join(v.name for v in workload.variants if v.kernel)}")
+    learner.like(workload, like)  # one that declares what a learner's kernel is given (Variant.starter)
     if name in workload.variant_names():
         raise UsageError(f"--kernel {spec}: {name!r} is already a variant's name; rename your kernel")
     return Variant(name, name, f"your kernel from {path}, run as {like}", source=str(Path(path).resolve()), like=like)
@@ -240,9 +238,9 @@ def workload_plan(w, kw: dict) -> tuple[Plan, dict]:
     protocol = protocol_for(w, count("REPS", kw["reps"]), count("--warmup", kw["warmup"], 0),
                             count("--batches", kw["batches"]), kw["flush_l2"], kw["counters"])
     chosen = pick_variants(w, kw["variants"])
-    learner = learner_variant(w, kw["kernel"], kw["like"])
-    if learner:
-        chosen = [*(chosen or w.variants), learner]
+    mine = learner_variant(w, kw["kernel"], kw["like"])
+    if mine:
+        chosen = [*(chosen or w.variants), mine]
     seed = count("--seed", kw["seed"], 0)
     shapes = shapes_for(w, dims, axes, kw["check_only"])
     steps = [Step(w, s, protocol, seed + i, tuple(chosen or ())) for i, s in enumerate(shapes)]

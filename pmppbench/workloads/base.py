@@ -112,6 +112,28 @@ class Variant:
     wide: bool = False  # `kernel` ends in the course's int index and has a 64-bit path (long long)
     computes: str = ""  # variants that compute the same thing share one CPU reference ("" = the workload's one)
     kernels: tuple[str, ...] = ()  # every kernel it may launch, where that is more than `kernel` (one per precision)
+    defines: tuple[tuple[str, Any], ...] = ()  # compile-time constants its kernel is built with, given to a
+    # learner's kernel --like it too (BLOCK_DIM, COARSE_FACTOR, tile sizes), beside the shape's (defines())
+    starter: "Starter | None" = None  # opt-in: what a learner's kernel --like this variant is given and must do
+
+
+@dataclass(frozen=True)
+class Starter:
+    """The contract of a learner's kernel run --like a variant (Variant.starter), from which
+    docs/your-own-kernel.md's table and `pmppbench template` are made: the kernel's parameters,
+    its grid in words (the block is the variant's geometry), what one call must leave in the
+    output, what the harness does before each call, and a simple correct body that PASSes as
+    given, for the learner to replace. A variant without one cannot be a --like: its call is
+    several launches or a library's, or its arguments are nothing a learner's kernel could take
+    (a tensor map, the look-back's epoch-stamped status words)."""
+
+    params: str  # the kernel's parameter list: "const float* a, const float* b, float* c, int n"
+    grid: str  # how the grid covers the output, in words: "one thread per element, rounded up to whole blocks"
+    leaves: str  # what one call must leave in the output: "c[i] = a[i] + b[i] for every i < n"
+    body: str  # the template's kernel body (CUDA, indented by four spaces)
+    reset: str = ""  # what the harness does before each call, inside the timed call ("histo zeroed")
+    block: tuple[str, ...] = ()  # the defines (Variant.defines) that give the block's dimensions, x first
+    helpers: str = ""  # __device__ functions the body uses, written before the kernel
 
 
 def arch_meets(gpu: str, needs: str | None) -> bool:

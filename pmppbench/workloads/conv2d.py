@@ -39,7 +39,8 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Axis, Launch, Sizes, Traffic, Unavailable, Variant, Workload, is_int
+from pmppbench.workloads.base import (Axis, Launch, Sizes, Starter, Traffic, Unavailable, Variant, Workload,
+                                      is_int)
 from pmppbench.workloads.helpers import (
     SAMPLE, UNIT_ROUNDOFF, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type,
     indexed_kernel, launch_job, loaded, on_cores, output_job, random_array, repeated_random, take, uniform32, upload_sample,
@@ -60,6 +61,57 @@ SAMPLES = 48  # sampled rows and columns each way
 BAND = 32  # rows per piece of the CPU reference
 SCALAR_BEST = f"best<{BEST_TX}, {BEST_ROWS}, false>"  # best where W % 4 != 0 (rows not 16-byte aligned)
 FILTER = "F_c"  # the constant-memory filter's symbol in conv2d.cu
+
+
+# A learner's kernel --like a rung (docs/your-own-kernel.md): the course's int sizes (long long past 2^31
+# outputs; best's always int); the rungs after naive read the filter from a `__constant__ float F_c`
+# the learner's file declares, which the harness fills before the module's first launch (FilterLaunch).
+LEAVES = ("P[i][j] = sum over fr, fc < 2 FILTER_RADIUS + 1 of F[fr][fc] * N[i - r + fr][j - r + fc], N read as 0 "
+          "outside the image, not flipped (FP32, within gamma_(m+1) for m filter cells)")
+F_C = ("F_c holds the filter: a __constant__ float F_c[2 FILTER_RADIUS + 1][2 FILTER_RADIUS + 1] your file declares, "
+       "written before its module's first launch")
+CONSTANT_FILTER = ("__constant__ float F_c[2 * FILTER_RADIUS + 1][2 * FILTER_RADIUS + 1];  // the filter: the harness "
+                   "writes it\n")
+
+
+def tile_body(tile_w: str, tile_h: str, filter_at: str) -> str:
+    """Every output of the block's tile_w x tile_h tile of P, shared out over the block's threads."""
+    return (f"    // the block's {tile_w} x {tile_h} tile of P, each thread a strided share of it\n"
+            f"    for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < {tile_w} * {tile_h}; "
+            "e += blockDim.x * blockDim.y) {\n"
+            f"        int col = blockIdx.x * {tile_w} + e % {tile_w}, row = blockIdx.y * {tile_h} + e / {tile_w};\n"
+            "        if (row >= height || col >= width) continue;\n"
+            "        float sum = 0.0f;\n"
+            "        for (int fr = 0; fr < 2 * FILTER_RADIUS + 1; ++fr)\n"
+            "            for (int fc = 0; fc < 2 * FILTER_RADIUS + 1; ++fc) {\n"
+            "                int r = row - FILTER_RADIUS + fr, c = col - FILTER_RADIUS + fc;\n"
+            "                if (r >= 0 && r < height && c >= 0 && c < width)  // ghost cells add nothing\n"
+            f"                    sum = fmaf({filter_at}, N[(size_t)r * width + c], sum);\n"
+            "            }\n"
+            "        P[(size_t)row * width + col] = sum;\n"
+            "    }\n")
+
+
+BOOK_GRID = "ceil(width / 32) x ceil(height / 32) blocks: one per 32 x 32 tile of P"
+NAIVE = Starter("const float* N, const float* F, float* P, int width, int height", BOOK_GRID + "; F in global memory, "
+                "row-major", LEAVES, tile_body("BLOCK_DIM", "BLOCK_DIM", "F[fr * (2 * FILTER_RADIUS + 1) + fc]"),
+                block=("BLOCK_DIM", "BLOCK_DIM"))
+CONSTANT = Starter("const float* N, float* P, int width, int height", BOOK_GRID, LEAVES,
+                   tile_body("BLOCK_DIM", "BLOCK_DIM", "F_c[fr][fc]"), block=("BLOCK_DIM", "BLOCK_DIM"),
+                   reset=F_C, helpers=CONSTANT_FILTER)
+TILED = Starter("const float* N, float* P, int width, int height",
+                "ceil(width / OUT) x ceil(height / OUT) blocks, OUT = IN_TILE_DIM - 2 FILTER_RADIUS: one per OUT x OUT "
+                "tile of P, a thread per cell of its input tile", LEAVES,
+                tile_body("(IN_TILE_DIM - 2 * FILTER_RADIUS)", "(IN_TILE_DIM - 2 * FILTER_RADIUS)", "F_c[fr][fc]"),
+                block=("IN_TILE_DIM", "IN_TILE_DIM"), reset=F_C, helpers=CONSTANT_FILTER)
+CACHED = Starter("const float* N, float* P, int width, int height", BOOK_GRID, LEAVES,
+                 tile_body("TILE_DIM", "TILE_DIM", "F_c[fr][fc]"), block=("TILE_DIM", "TILE_DIM"),
+                 reset=F_C, helpers=CONSTANT_FILTER)
+BEST = Starter("const float* N, float* P, int width, int height",
+               "ceil(width / (BEST_THREADS * TX)) x ceil(height / ROWS) blocks: TX columns x ROWS rows of P per "
+               "thread", LEAVES, tile_body("(BEST_THREADS * TX)", "ROWS", "F_c[fr][fc]"),
+               block=("BEST_THREADS",),
+               reset=F_C, helpers=CONSTANT_FILTER)
 
 
 def radius(mask: int) -> int:
@@ -180,16 +232,17 @@ class Conv2D(Workload):
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
         Variant("naive", "naive<int>", "Fig. 7.7: one thread per output; F and N from global memory",
-                wide=True),
+                wide=True, defines=(("BLOCK_DIM", BLOCK_DIM),), starter=NAIVE),
         Variant("constant_mask", "constant_mask<int>", "§7.3: the filter in constant memory (F_c), broadcast",
-                wide=True),
+                wide=True, defines=(("BLOCK_DIM", BLOCK_DIM),), starter=CONSTANT),
         Variant("tiled", "tiled<int>", "§7.4: 32x32 input tiles with their halo in shared memory",
-                wide=True),
+                wide=True, defines=(("IN_TILE_DIM", IN_TILE_DIM),), starter=TILED),
         Variant("cached_halo", "cached_halo<int>", "§7.5: 32x32 output tiles in shared memory, the halo from L1/L2",
-                wide=True),
+                wide=True, defines=(("TILE_DIM", BLOCK_DIM),), starter=CACHED),
         Variant("best", f"best<{BEST_TX}, {BEST_ROWS}, true>",
                 f"register tiling: {BEST_TX} columns x {BEST_ROWS} rows per thread walked row by row, float4 loads, "
-                "the filter as FFMA constant operands, no shared memory"),
+                "the filter as FFMA constant operands, no shared memory",
+                defines=(("BEST_THREADS", BEST_THREADS), ("TX", BEST_TX), ("ROWS", BEST_ROWS)), starter=BEST),
         Variant("cupyx", None, "cupyx.scipy.ndimage.correlate(mode='constant'): CuPy's generated kernel"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of N into P: the same 8 bytes per output, the roof",
                 computes="copy"),

@@ -28,7 +28,8 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads import cub
-from pmppbench.workloads.base import Axis, Launch, Prebuilds, Sizes, Traffic, Unavailable, Variant, Workload
+from pmppbench.workloads.base import (Axis, Launch, Prebuilds, Sizes, Starter, Traffic, Unavailable, Variant,
+                                      Workload)
 from pmppbench.workloads.helpers import (
     INT_MAX, REPEAT_PERIOD, device_context, index_arg, index_type, indexed_kernel, library_job, staged_job,
     with_wide_paths,
@@ -44,6 +45,40 @@ PRIVATE_BLOCKS_PER_SM = {7: 5, 256: 4}  # 7 bins: PRIVATE_MIN_BLOCKS, the kernel
 BINS = (7, 256)
 INPUTS = ("uniform", "one_letter")
 LETTER = ord("a")
+# A learner's kernel --like the book's rungs, warp_vec or thread_private (docs/your-own-kernel.md):
+# BINS is the shape's (7 or 256); the book's rungs take the course's int length (long long past 2^31 bytes).
+LEAVES = ("histo[b] = how many bytes of data[0 .. length) fall in bin b, for b < BINS: 7 bins the letters a-d, "
+          "e-h, ..., y-z (other bytes in none), 256 bins the byte's value (exact)")
+ZEROED = "histo zeroed (add your counts to it with atomicAdd)"
+BIN_OF = ("__device__ unsigned bin_of(unsigned char c) {  // PMPP 9.1: the byte's bin, or BINS for none\n"
+          "#if BINS == 256\n"
+          "    return c;\n"
+          "#else\n"
+          "    unsigned pos = unsigned(c) - 'a';\n"
+          "    return pos < 26 ? pos / 4 : BINS;  // a-d, e-h, ..., y-z\n"
+          "#endif\n"
+          "}\n")
+COUNT = ("    // every byte, whatever the grid: a grid-stride loop, one global atomicAdd per counted byte\n"
+         "    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;\n"
+         "    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < length; "
+         "i += stride) {\n"
+         "        unsigned b = bin_of(data[i]);\n"
+         "        if (b < BINS) atomicAdd(&histo[b], 1u);\n"
+         "    }\n")
+BOOK = "const unsigned char* data, int length, unsigned* histo"
+ONE_PER_BYTE = Starter(BOOK, "ceil(length / BLOCK) blocks: one thread per byte", LEAVES, COUNT, reset=ZEROED,
+                       block=("BLOCK",), helpers=BIN_OF)
+PRIVATIZED = Starter(BOOK + ", unsigned* copies", "ceil(length / BLOCK) blocks: one thread per byte; copies: BINS "
+                     "counters per block, yours to use (zero them before use: the harness does not)", LEAVES, COUNT,
+                     reset=ZEROED, block=("BLOCK",), helpers=BIN_OF)
+COARSE_BYTES = Starter(BOOK, "ceil(length / (BLOCK * CFACTOR)) blocks: CFACTOR bytes per thread", LEAVES, COUNT,
+                       reset=ZEROED, block=("BLOCK",), helpers=BIN_OF)
+FIXED = "const unsigned char* data, unsigned long long length, unsigned* histo"
+WARP_VEC = Starter(FIXED, "min(ceil(length / 16 / BLOCK), 8 per SM) blocks: a fixed grid, 16 bytes per thread and step",
+                   LEAVES, COUNT, reset=ZEROED, block=("BLOCK",), helpers=BIN_OF)
+THREAD_PRIVATE = Starter(FIXED, "min(ceil(length / 16 / T), K per SM) blocks of T threads: a fixed grid, 7 bins "
+                         "T = 256 and K = 5, 256 bins T = 96 and K = 4",
+                         LEAVES, COUNT, reset=ZEROED, helpers=BIN_OF)
 INDEXED = {"global_atomic<int>", "privatized<int>", "shared_private<int>", "coarsened_contiguous<int>",
            "coarsened_interleaved<int>", "aggregated<int>"}
 COARSE = {"coarsened_contiguous", "coarsened_interleaved", "aggregated"}
@@ -63,19 +98,26 @@ class Histogram(Workload, Prebuilds):
                  choices=INPUTS, default=INPUTS))
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("global_atomic", "global_atomic<int>", "PMPP 9.6: one thread per byte, one global atomicAdd per letter"),
-        Variant("privatized", "privatized<int>", "PMPP 9.9: a copy per block in global memory, merged by atomics"),
-        Variant("shared_private", "shared_private<int>", "PMPP 9.10: the block's copy in shared memory"),
+        Variant("global_atomic", "global_atomic<int>", "PMPP 9.6: one thread per byte, one global atomicAdd per letter",
+                defines=(("BLOCK", BLOCK),), starter=ONE_PER_BYTE),
+        Variant("privatized", "privatized<int>", "PMPP 9.9: a copy per block in global memory, merged by atomics",
+                defines=(("BLOCK", BLOCK),), starter=PRIVATIZED),
+        Variant("shared_private", "shared_private<int>", "PMPP 9.10: the block's copy in shared memory",
+                defines=(("BLOCK", BLOCK),), starter=ONE_PER_BYTE),
         Variant("coarsened_contiguous", "coarsened_contiguous<int>",
-                f"PMPP 9.12: {CFACTOR} consecutive bytes per thread (uncoalesced)"),
+                f"PMPP 9.12: {CFACTOR} consecutive bytes per thread (uncoalesced)",
+                defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)), starter=COARSE_BYTES),
         Variant("coarsened_interleaved", "coarsened_interleaved<int>",
-                f"PMPP 9.14: {CFACTOR} bytes per thread, striding by the grid (coalesced)"),
-        Variant("aggregated", "aggregated<int>", "PMPP 9.15: interleaved, a run of one bin counted in a register"),
+                f"PMPP 9.14: {CFACTOR} bytes per thread, striding by the grid (coalesced)",
+                defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)), starter=COARSE_BYTES),
+        Variant("aggregated", "aggregated<int>", "PMPP 9.15: interleaved, a run of one bin counted in a register",
+                defines=(("BLOCK", BLOCK), ("CFACTOR", CFACTOR)), starter=COARSE_BYTES),
         Variant("warp_vec", "warp_vec", "16-byte loads 4 in flight; 7 bins: counts in a register's byte lanes, no "
-                "atomic per byte; 256 bins: runs aggregated per thread, a sub-histogram per warp"),
+                "atomic per byte; 256 bins: runs aggregated per thread, a sub-histogram per warp",
+                defines=(("BLOCK", BLOCK),), starter=WARP_VEC),
         Variant("thread_private", "thread_private", "a private histogram per thread, no atomic contention: 7 bins "
                 "as one-hot bytes in bit-sliced counters, 256 in a shared column per lane (conflict-free); 16-byte "
-                "loads, 8 in flight"),
+                "loads, 8 in flight", starter=THREAD_PRIVATE),
         Variant("cub", None, "CUB DeviceHistogram::HistogramEven through cuda.compute (zeroes its own histogram)"),
         Variant("read", "read_xor", "the roof: the same N bytes read once in 16-byte loads (XOR of the words)"),
     )

@@ -36,7 +36,7 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
 from pmppbench.workloads import cub
-from pmppbench.workloads.base import Launch, Prebuilds, Sizes, Traffic, Variant, Workload
+from pmppbench.workloads.base import Launch, Prebuilds, Sizes, Starter, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (
     DTYPES, REPEAT_PERIOD, UNIT_ROUNDOFF, device_context, dtype_axis, index_arg, index_type, indexed_kernel,
     library_job, loaded, on_cores, random_array, repeated_random, staged_job, uniform32, with_wide_paths,
@@ -49,6 +49,36 @@ FAST_BLOCKS_PER_SM = 8  # warp_vec's fixed grid: 8 x 256 threads per SM, a full 
 ANY_GPU_SMS = 1  # warp_vec's float bound where the GPU is not given: its grid is longest-strided on one SM
 LOW, HIGH = 0.5, 1.0  # float32 inputs: uniform in [LOW, HIGH)
 INT_LIMIT = 1000  # int32 inputs: +-[1, INT_LIMIT], never 0 (a dropped element always changes the sum)
+# A learner's kernel --like segmented or coarsened (docs/your-own-kernel.md): ELEM is the shape's
+# element type (float or int), n the course's int (long long past 2^31 elements).
+LEAVES = ("*out = the sum of in[0 .. n) (f32: within the bound of the --like's order of additions; i32: exact, "
+          "wrapping)")
+ZEROED = "*out zeroed (add each block's sum into it with one atomicAdd)"
+TREE = ("    // the block's shared tree (PMPP 10.11): halve the active threads at each step\n"
+        "    s[t] = sum;\n"
+        "    for (unsigned stride = blockDim.x / 2; stride >= 1; stride /= 2) {\n"
+        "        __syncthreads();\n"
+        "        if (t < stride) s[t] += s[t + stride];\n"
+        "    }\n"
+        "    if (t == 0) atomicAdd(out, s[0]);  // one atomic per block\n")
+SEGMENTED = Starter(
+    "const ELEM* in, ELEM* out, int n", "ceil(n / (2 * BLOCK_DIM)) blocks: one per segment of 2 * BLOCK_DIM inputs",
+    LEAVES,
+    "    __shared__ ELEM s[BLOCK_DIM];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    long long i = 2LL * BLOCK_DIM * blockIdx.x + t;  // the segment's inputs t and t + BLOCK_DIM\n"
+    "    ELEM sum = (i < n ? in[i] : ELEM(0)) + (i + BLOCK_DIM < n ? in[i + BLOCK_DIM] : ELEM(0));\n" + TREE,
+    reset=ZEROED, block=("BLOCK_DIM",))
+COARSENED = Starter(
+    "const ELEM* in, ELEM* out, int n",
+    "ceil(n / (2 * COARSE_FACTOR * BLOCK_DIM)) blocks: one per segment of 2 * COARSE_FACTOR * BLOCK_DIM inputs", LEAVES,
+    "    __shared__ ELEM s[BLOCK_DIM];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    long long i = 2LL * COARSE_FACTOR * BLOCK_DIM * blockIdx.x + t;\n"
+    "    ELEM sum = ELEM(0);\n"
+    "    for (int tile = 0; tile < 2 * COARSE_FACTOR; ++tile)  // 2 * COARSE_FACTOR inputs added serially\n"
+    "        if (i + (long long)tile * BLOCK_DIM < n) sum += in[i + (long long)tile * BLOCK_DIM];\n" + TREE,
+    reset=ZEROED, block=("BLOCK_DIM",))
 INDEXED = {"simple<int>", "convergent<int>", "shared<int>", "segmented<int>", "coarsened<int>"}
 TWO_PASS = {"simple", "convergent", "shared"}  # + finish: two launches per call
 ATOMIC = {"segmented", "coarsened"}  # one atomicAdd per block into the output: zeroed first
@@ -72,9 +102,10 @@ class Reduce(Workload, Prebuilds):
         Variant("shared", "shared<int>", "PMPP 10.11: one global read per input, the tree in shared memory; "
                 "+ finish launch"),
         Variant("segmented", "segmented<int>", "PMPP 10.13: the shared tree on every block, one atomicAdd per "
-                "block (output zeroed first)"),
+                "block (output zeroed first)", defines=(("BLOCK_DIM", BLOCK),), starter=SEGMENTED),
         Variant("coarsened", "coarsened<int>", f"PMPP 10.15: {2 * COARSE} inputs per thread added serially, "
-                "then the tree; one atomicAdd per block"),
+                "then the tree; one atomicAdd per block",
+                defines=(("BLOCK_DIM", BLOCK), ("COARSE_FACTOR", COARSE)), starter=COARSENED),
         Variant("warp_vec", "warp_vec", "one pass: fixed grid, 16-byte loads 4 in flight, warp shuffles, the last "
                 "block adds the partials (no reset)"),
         Variant("cub", None, "CUB DeviceReduce::Sum through cuda.compute (cuda-cccl), temp storage reused"),

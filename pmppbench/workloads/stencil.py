@@ -50,7 +50,7 @@ from pmppbench.measure.check import Tolerance
 from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Axis, Launch, Sizes, Traffic, Variant, Workload, is_int
+from pmppbench.workloads.base import Axis, Launch, Sizes, Starter, Traffic, Variant, Workload, is_int
 from pmppbench.workloads.helpers import (
     SAMPLE, checked_indices, device_context, grid_1d, index_arg, index_type, indexed_kernel, launch_job, output_job,
     per_thread, random_array, repeated_random, uniform32, upload_sample,
@@ -64,6 +64,28 @@ REGISTER_MAX_R = 4  # coarsened: up to this R the register window (REGISTER_MAX_
 REGISTER_THREADS = 256  # coarsened, R <= 4: threads per block on the register-window path
 REGISTER_OUT = 4 * REGISTER_THREADS  # 1024 outputs per block on the register-window path
 STATIC_SMEM = 48 * 1024  # CUDA's cap on a block's static __shared__ arrays
+LEAVES = ("y[i] = (x[i - RADIUS] + ... + x[i + RADIUS]) / (2 * RADIUS + 1) for every i < n, a neighbour outside "
+          "[0, n) counted as 0 (FP32, within the bound of the sum's order)")
+WINDOW_SUM = ("        float sum = 0.0f;\n"
+              "        for (int d = -RADIUS; d <= RADIUS; ++d) {  // 2R + 1 reads, each bounds-checked\n"
+              "            long long j = (long long)i + d;\n"
+              "            if (j >= 0 && j < n) sum += x[j];  // a missing neighbour adds nothing\n"
+              "        }\n"
+              "        y[i] = sum / float(2 * RADIUS + 1);\n")
+# A learner's kernel --like naive and shared (their int index, long long past 2^31 outputs) and
+# coarsened (docs/your-own-kernel.md); B, the course's 256, is given as BLOCK_DIM, coarsened's C as
+# COARSE_C (a one-letter define would rename every B or C in the learner's file and the headers).
+ONE_PER_THREAD = Starter(
+    "const float* x, float* y, int n", "ceil(n / BLOCK_DIM) blocks: one thread per output", LEAVES,
+    "    int i = blockIdx.x * BLOCK_DIM + threadIdx.x;  // one output per thread\n"
+    "    if (i < n) {\n" + WINDOW_SUM + "    }\n", block=("BLOCK_DIM",))
+COARSENED = Starter(
+    "const float* x, float* y, long long n",
+    f"RADIUS <= {REGISTER_MAX_R}: ceil(n / {REGISTER_OUT}) blocks of REGISTER_THREADS (4 outputs per thread); else "
+    f"ceil(n / (THREADS * COARSE_C)) blocks of THREADS (COARSE_C consecutive outputs per thread)", LEAVES,
+    "    // every output, whatever the grid: a grid-stride loop\n"
+    "    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; "
+    "i += (long long)gridDim.x * blockDim.x) {\n" + WINDOW_SUM + "    }\n")
 RADII = (1, 2, 32, 64)  # the modules `pmppbench compile` builds and --check-only checks
 CHECK_NS = (1, 2, 255, 257, 4194304, 16777216 + 3)
 LARGE_CHECK = {"n": (1 << 31) + 4101, "radius": 64}  # past 2^31 outputs: the 64-bit path
@@ -178,14 +200,17 @@ class Stencil(Workload):
     # The course's stencil protocol: more warmup, and the variants' batches interleaved.
     protocol = Protocol(warmup=20, batches=5, reps=100, alternate=True)
     variants = (
-        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads", wide=True),
+        Variant("naive", "naive<int>", "one thread per output, 2R+1 bounds-checked global reads", wide=True,
+                defines=(("BLOCK_DIM", BLOCK),), starter=ONE_PER_THREAD),
         Variant("shared", "shared<int>", "256 outputs per block; B+2R inputs (halo) loaded once into shared memory",
-                wide=True),
+                wide=True, defines=(("BLOCK_DIM", BLOCK),), starter=ONE_PER_THREAD),
         Variant("coarsened", f"coarsened<{COARSE_THREADS}, {COARSE_C}, {REGISTER_THREADS}>",
                 f"R <= {REGISTER_MAX_R}: 4 outputs per thread from a float4 register window ({REGISTER_THREADS} "
                 f"threads); else {COARSE_C} per thread ({COARSE_THREADS} threads) by running sum over a shared tile "
                 "filled by cp.async; float4 loads, streaming float4 stores",
-                needs="sm_80"),  # cp.async (R > 4); one variant for every R, so declared for all
+                needs="sm_80",  # cp.async (R > 4); one variant for every R, so declared for all
+                defines=(("THREADS", COARSE_THREADS), ("COARSE_C", COARSE_C), ("REGISTER_THREADS", REGISTER_THREADS)),
+                starter=COARSENED),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of x into y: the same 8N bytes, the roof",
                 computes="copy"),
     )

@@ -30,7 +30,7 @@ from pmppbench.errors import UsageError
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.check import Tolerance
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Launch, Sizes, Traffic, Variant, Workload
+from pmppbench.workloads.base import Launch, Sizes, Starter, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (
     SAMPLE, UNIT_ROUNDOFF, checked_indices, device_context, grid_1d, index_arg, index_type, indexed_kernel,
     launch_job, loaded, output_job, random_array, repeated_random, uniform32, upload_sample,
@@ -49,6 +49,48 @@ LARGE_CHECK = {"n": 1291}  # 1291^3 = 2^31 + 4,130,523 cells: the 64-bit path
 SAMPLE_ABOVE = 1 << 24  # more cells: sampled cells are checked
 REPEAT_ABOVE = 1 << 30  # more cells: the grid is a repeated random block
 SAMPLES = 1 << 16
+
+# A learner's kernel --like a rung (docs/your-own-kernel.md): the course's int N (long long past 2^31
+# cells; best's always int), in[i][j][k] at (i * N + j) * N + k, i the plane (z), k the column (x).
+LEAVES = ("out = c0 in + c1 in[k-1] + c2 in[k+1] + c3 in[j-1] + c4 in[j+1] + c5 in[i-1] + c6 in[i+1] at the interior "
+          "cells, in that order (c0..c6 = " + ", ".join(f"{c:.2f}" for c in COEFFICIENTS) + "), out = in at the "
+          "boundary cells (FP32, within gamma_7)")
+COEFFS = ("constexpr float c0 = " + ", ".join(f"c{i} = {c:.2f}f" for i, c in enumerate(COEFFICIENTS))[len("c0 = "):]
+          + ";  // the problem's\n")
+
+
+def tile_body(tx: str, ty: str, tz: str) -> str:
+    """Every cell of the block's tx x ty x tz tile, shared out over the block's threads."""
+    return (f"    // the block's {tx} x {ty} x {tz} tile of cells (x, y, z), each thread a strided share of it\n"
+            f"    const long long cells = (long long)({tx}) * ({ty}) * ({tz});\n"
+            "    const int threads = blockDim.x * blockDim.y * blockDim.z;\n"
+            "    for (long long e = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x; e < cells; "
+            "e += threads) {\n"
+            f"        long long k = blockIdx.x * (long long)({tx}) + e % ({tx});  // x\n"
+            f"        long long j = blockIdx.y * (long long)({ty}) + e / ({tx}) % ({ty});  // y\n"
+            f"        long long i = blockIdx.z * (long long)({tz}) + e / ((long long)({tx}) * ({ty}));  // z\n"
+            "        if (i >= N || j >= N || k >= N) continue;\n"
+            "        long long c = (i * N + j) * N + k;\n"
+            "        if (i == 0 || j == 0 || k == 0 || i == N - 1 || j == N - 1 || k == N - 1) out[c] = in[c];\n"
+            "        else out[c] = c0 * in[c] + c1 * in[c - 1] + c2 * in[c + 1] + c3 * in[c - N] + c4 * in[c + N]\n"
+            "                    + c5 * in[c - (long long)N * N] + c6 * in[c + (long long)N * N];\n"
+            "    }\n")
+
+
+NAIVE = Starter("const float* in, float* out, int N", "ceil(N / NAIVE_X) x ceil(N / NAIVE_Y) x ceil(N / NAIVE_Z) "
+                "blocks: one thread per cell", LEAVES, tile_body("NAIVE_X", "NAIVE_Y", "NAIVE_Z"),
+                block=("NAIVE_X", "NAIVE_Y", "NAIVE_Z"), helpers=COEFFS)
+SHARED = Starter("const float* in, float* out, int N", "ceil(N / (IN_TILE_DIM - 2)) blocks each way: one per "
+                 "(IN_TILE_DIM - 2)^3 outputs, a thread per cell of its input tile", LEAVES,
+                 tile_body("IN_TILE_DIM - 2", "IN_TILE_DIM - 2", "IN_TILE_DIM - 2"),
+                 block=("IN_TILE_DIM", "IN_TILE_DIM", "IN_TILE_DIM"), helpers=COEFFS)
+MARCHING = Starter("const float* in, float* out, int N", "ceil(N / (IN_TILE_DIM_C - 2)) blocks each way: one per "
+                   "(IN_TILE_DIM_C - 2)^3 outputs, its 2D block marching through the planes", LEAVES,
+                   tile_body("IN_TILE_DIM_C - 2", "IN_TILE_DIM_C - 2", "IN_TILE_DIM_C - 2"),
+                   block=("IN_TILE_DIM_C", "IN_TILE_DIM_C"), helpers=COEFFS)
+BEST = Starter("const float* in, float* out, int N", "ceil(N / 128) x ceil(N / BY) x ceil(N / ZCHUNK) blocks of "
+               "32 x BY threads: 4 columns, one row and ZCHUNK planes per thread", LEAVES,
+               tile_body("128", "BY", "ZCHUNK"), helpers=COEFFS)
 
 
 def error_bound() -> float:
@@ -94,15 +136,16 @@ class Stencil3D(Workload):
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
         Variant("naive", "naive<int>", "§8.2: one thread per cell, seven global loads",
-                wide=True),
+                wide=True, defines=tuple(zip(("NAIVE_X", "NAIVE_Y", "NAIVE_Z"), NAIVE_BLOCK)), starter=NAIVE),
         Variant("shared", "shared<int>", "§8.3: 8^3 input tiles with their halo in shared memory, 6^3 outputs",
-                wide=True),
+                wide=True, defines=(("IN_TILE_DIM", IN_TILE_DIM),), starter=SHARED),
         Variant("coarsened", "coarsened<int>", "§8.4: 32x32 threads march through 30 planes, 3 planes in shared",
-                wide=True),
+                wide=True, defines=(("IN_TILE_DIM_C", IN_TILE_DIM_C),), starter=MARCHING),
         Variant("register", "register_tiled<int>", "§8.5: coarsened with prev and next planes in registers",
-                wide=True),
+                wide=True, defines=(("IN_TILE_DIM_C", IN_TILE_DIM_C),), starter=MARCHING),
         Variant("best", f"best<{BEST_Y}, {BEST_ZCHUNK}, true>",
-                "float4 columns marching in z, x neighbours by shuffle, y through L1, no shared memory or barriers"),
+                "float4 columns marching in z, x neighbours by shuffle, y through L1, no shared memory or barriers",
+                defines=(("BY", BEST_Y), ("ZCHUNK", BEST_ZCHUNK)), starter=BEST),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of in into out: the same 8 bytes per cell, the roof",
                 computes="copy"),
     )

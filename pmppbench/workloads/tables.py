@@ -1,7 +1,9 @@
-"""README's workload tables, made from the declarations: the commands with their variants
-and defaults, and each workload's protocol. tests/test_readme_tables.py holds README to
-them; after changing a declaration, `python -m pmppbench.workloads.tables README.md`
-rewrites the marked regions (between `<!-- generated: NAME -->` and `<!-- end: NAME -->`)."""
+"""The tables made from the declarations: README's (the commands with their variants and
+defaults, each workload's protocol) and docs/your-own-kernel.md's (per workload, what a learner's
+kernel --like each variant is given and must do: workloads/learner.py). tests/test_readme_tables.py
+and tests/test_your_own_kernel.py hold the files to them; after changing a declaration,
+`python -m pmppbench.workloads.tables` rewrites the marked regions of both (between
+`<!-- generated: NAME -->` and `<!-- end: NAME -->`; with a path, README's in that file)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 from pathlib import Path
 
 from pmppbench import workloads
+from pmppbench.workloads import learner
 from pmppbench.workloads.base import Workload
 
 
@@ -62,7 +65,25 @@ def protocol_table() -> list[str]:
     return out
 
 
-TABLES = {"workload commands": commands_table, "protocols": protocol_table}
+def likes_table() -> list[str]:
+    """Per workload, the variants a learner's kernel may run --like (docs/your-own-kernel.md has the rest)."""
+    out = ["| workload | `--like` (each has a template: `pmppbench template WORKLOAD VARIANT`) |", "|---|---|"]
+    for w in _shipped():
+        names = ", ".join(f"`{v.name}`" for v in learner.likeable(w)) or "none: every call is several launches or " \
+                                                                         "takes arguments no learner's kernel is given"
+        out.append(f"| {w.name} | {names} |")
+    return out
+
+
+TABLES = {"workload commands": commands_table, "protocols": protocol_table, "your own kernel": likes_table}
+
+
+def like_table(name: str):
+    return lambda: learner.table(workloads.get(name))
+
+
+DOC_TABLES = {f"like {name}": like_table(name) for name in workloads.builtin_names()}
+FILES = {"README.md": TABLES, "docs/your-own-kernel.md": DOC_TABLES}
 
 
 def region(text: str, name: str) -> list[str] | None:
@@ -71,8 +92,8 @@ def region(text: str, name: str) -> list[str] | None:
     return None if m is None else m.group(1).rstrip("\n").split("\n")
 
 
-def rewrite(text: str) -> str:
-    for name, make in TABLES.items():
+def rewrite(text: str, tables: dict | None = None) -> str:
+    for name, make in (TABLES if tables is None else tables).items():
         head, tail = f"<!-- generated: {name} -->\n", f"<!-- end: {name} -->"
         if region(text, name) is None:
             raise SystemExit(f"no region {name!r}: put {head.strip()} and {tail} around it")
@@ -82,5 +103,7 @@ def rewrite(text: str) -> str:
 
 
 if __name__ == "__main__":
-    path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
-    path.write_text(rewrite(path.read_text()))
+    chosen = {sys.argv[1]: TABLES} if len(sys.argv) > 1 else FILES
+    for file, made in chosen.items():
+        path = Path(file)
+        path.write_text(rewrite(path.read_text(), made))

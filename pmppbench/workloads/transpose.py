@@ -41,7 +41,7 @@ from pmppbench.hardware.archs import capability
 from pmppbench.measure.check import Tolerance
 from pmppbench.hardware.gpu import cupy
 from pmppbench.measure.protocol import Protocol
-from pmppbench.workloads.base import Launch, Sizes, Traffic, Unavailable, Variant, Workload
+from pmppbench.workloads.base import Launch, Sizes, Starter, Traffic, Unavailable, Variant, Workload
 from pmppbench.hardware import tma
 from pmppbench.workloads.helpers import (
     SAMPLE, check_row_tiles, checked_indices, device_context, grid_2d, index_arg, index_type, indexed_kernel, loaded,
@@ -59,6 +59,31 @@ TMA_BOX = (32, COARSENED_TILE)  # coarsened_tma's box: 32 columns (128 bytes, th
 WIDE_ROWS = 2 * COARSENED_TILE  # the wide forms' tiles: 64 columns x 128 rows of A, 512-byte row pieces of B
 SKEW = 4  # coarsened_tma_skew: the odd rows of B's tiles start 4 columns early
 SECTOR_SHIFT = 7  # the sector forms: B's row pieces start up to 7 columns early (to a 32-byte sector)
+
+# A learner's kernel --like the course's four (docs/your-own-kernel.md): their int sizes (past 2^31
+# elements the harness passes long long), block (TILE_DIM, TILE_DIM) per 32 x 32 tile of A.
+COURSE_GRID = "ceil(n / 32) x ceil(m / 32) blocks: x over A's columns, y over its rows, one block per 32 x 32 tile"
+COURSE_INDEX = ("    int x = blockIdx.x * TILE_DIM + threadIdx.x;  // A's column\n"
+                "    int y = blockIdx.y * TILE_DIM + threadIdx.y;  // A's row\n")
+COURSE_DEFINES = (("TILE_DIM", TILE_DIM),)
+COPY = Starter("const float* a, float* b, int m, int n", COURSE_GRID,
+               "b = a, bit for bit: b[y * n + x] = a[y * n + x] (both m x n, row-major)",
+               COURSE_INDEX + "    if (x < n && y < m) b[y * n + x] = a[y * n + x];\n", block=("TILE_DIM", "TILE_DIM"))
+TRANSPOSED = "b = A^T, bit for bit: b[x * m + y] = a[y * n + x] (A m x n, B n x m, both row-major)"
+NAIVE = Starter("const float* a, float* b, int m, int n", COURSE_GRID, TRANSPOSED,
+                COURSE_INDEX + "    if (x < n && y < m) b[x * m + y] = a[y * n + x];  // reads coalesced, writes "
+                "strided by m\n", block=("TILE_DIM", "TILE_DIM"))
+COARSENED = Starter(
+    "const float* a, float* b, unsigned long long m, unsigned long long n",
+    f"ceil(n / TILE) x ceil(m / TILE) blocks of 32 x {COARSENED_ROWS} threads: one block per TILE x TILE tile of A",
+    TRANSPOSED,
+    "    // the block's TILE x TILE tile of A, TILE * TILE / (32 * 8) elements per thread\n"
+    "    for (unsigned dy = threadIdx.y; dy < TILE; dy += blockDim.y)\n"
+    "        for (unsigned dx = threadIdx.x; dx < TILE; dx += blockDim.x) {\n"
+    "            unsigned long long x = blockIdx.x * (unsigned long long)TILE + dx;  // A's column\n"
+    "            unsigned long long y = blockIdx.y * (unsigned long long)TILE + dy;  // A's row\n"
+    "            if (x < n && y < m) b[x * m + y] = a[y * n + x];\n"
+    "        }\n")
 
 # The forms beyond coarsened that `best` runs (pick), each also run when named (`--variants`): A's tile by
 # the copy engine (TMA, sm_90), and B's row pieces on 32-byte sectors at any pitch. The forms measured
@@ -263,14 +288,19 @@ class Transpose(Workload):
     dim_help = {"m": "Rows of the FP32 input A.", "n": "Columns of A."}
     protocol = Protocol(warmup=3, batches=5, reps=20)
     variants = (
-        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference"),
-        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats"),
-        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out"),
-        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts"),
+        Variant("copy", "copy<int>", "B = A, same 32x32 block and one element per thread: the bandwidth reference",
+                defines=COURSE_DEFINES, starter=COPY),
+        Variant("naive", "naive<int>", "one element per thread: coalesced reads, writes strided by M floats",
+                defines=COURSE_DEFINES, starter=NAIVE),
+        Variant("shared32", "tiled<32, int>", "32x32 shared tile, both sides coalesced; 32-way bank conflict on read-out",
+                defines=COURSE_DEFINES + (("TILE_STRIDE", 32),), starter=NAIVE),
+        Variant("padded33", "tiled<33, int>", "the same kernel with shared row stride 33: no bank conflicts",
+                defines=COURSE_DEFINES + (("TILE_STRIDE", 33),), starter=NAIVE),
         Variant("coarsened", f"coarsened<{COARSENED_TILE}>",
                 f"32x{COARSENED_ROWS} threads move a padded {COARSENED_TILE}x{COARSENED_TILE} tile, "
                 f"{COARSENED_TILE * COARSENED_TILE // (32 * COARSENED_ROWS)} elements each as float4s, loads issued "
-                "first; streaming loads and stores; tiles column by column"),
+                "first; streaming loads and stores; tiles column by column",
+                defines=(("TILE", COARSENED_TILE),), starter=COARSENED),
         BEST,
         Variant("memcpy", None, "cudaMemcpyAsync device to device of A into B: the same 8*M*N bytes, the roof"),
         *PICKED,

@@ -15,6 +15,7 @@ from pmppbench.workloads.base import Launch, Sizes, Traffic, Variant, Workload
 from pmppbench.workloads.helpers import (SAMPLE, checked_indices, device_context, grid_1d, index_arg, index_type,
                                          indexed_kernel, launch_job, per_thread, random_array, repeated_random,
                                          upload_sample)
+from pmppbench.workloads.vecadd_starters import FLOAT4, SCALAR, STRIDED  # what a learner's kernel --like each gets
 
 BLOCK = 256
 BLOCKS_PER_SM = 8  # grid_stride: enough resident blocks to saturate memory, no more
@@ -30,12 +31,11 @@ class VecAdd(Workload):
     dim_help = {"n": "Elements per vector."}
     protocol = Protocol(warmup=3, batches=5, reps=100)
     variants = (
-        Variant("scalar", "scalar<int>", "one element per thread, 256 threads per block, if (i < n)", wide=True),
-        Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4"),
-        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array"),
+        Variant("scalar", "scalar<int>", "a thread per element, 256 per block, if (i < n)", wide=True, starter=SCALAR),
+        Variant("float4", "float4_add", "16-byte vector loads and stores, scalar tail for n % 4", starter=FLOAT4),
+        Variant("grid_stride", "grid_stride", "fixed grid of 8 blocks per SM striding over the array", starter=STRIDED),
     )
-    sizes = Sizes(default={"n": 1 << 26},
-                  checks=({"n": 1}, {"n": 3}, {"n": 1000003}, {"n": 1 << 26}, LARGE_CHECK))
+    sizes = Sizes(default={"n": 1 << 26}, checks=({"n": 1}, {"n": 3}, {"n": 1000003}, {"n": 1 << 26}, LARGE_CHECK))
     tolerance = Tolerance("exact")  # one FP32 add, correctly rounded on both sides
     baseline = "scalar"
 

@@ -36,6 +36,7 @@ from pmppbench.row import Result, now_iso
 from pmppbench.workloads.base import (
     Context, Job, Shape, Unavailable, Variant, Workload, arch_meets, unique_kernels,
 )
+from pmppbench.workloads import learner
 from pmppbench.workloads.helpers import POISON_INT, SAMPLE
 
 Progress = Callable[[str, str, str], None]  # (workload, variant, shape label)
@@ -629,14 +630,16 @@ def job_for(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job
 
 def learner_job(workload: Workload, variant: Variant, shape: Shape, ctx: Any) -> Job:
     """A learner's kernel (--kernel FILE:NAME --like V) in V's job: the same buffers, arguments,
-    grid and block, only the kernel swapped. Compiled with the shape's defines (e.g. RADIUS)."""
+    grid and block, only the kernel swapped. Compiled with V's defines (BLOCK_DIM, tile sizes) and
+    the shape's (e.g. RADIUS): learner.defines_for."""
     like = workload.variant(variant.like)
     base = workload.job(like, shape, ctx)
     one = base.launch is not None and (base.run is base.launch or base.launches == (base.launch,))
     if not one:
         raise UsageError(f"--like {like.name}: that variant's call is not one kernel launch; "
                          "choose a variant that launches one kernel")
-    kernel = load_kernels(workload.name, [variant.kernel], workload.defines(shape), source=Path(variant.source))
+    kernel = load_kernels(workload.name, [variant.kernel], learner.defines_for(workload, like, shape),
+                          source=Path(variant.source))
     launch = replace(base.launch, kernel=kernel[variant.kernel])
     if launch.dynamic_smem > device.current().smem_per_block:  # the --like's opt-in, for this kernel too
         launch.kernel.allow_dynamic_smem(launch.dynamic_smem)

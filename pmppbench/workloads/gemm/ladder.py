@@ -5,7 +5,7 @@ sweep's candidates are a study (studies/gemm/tuning.py)."""
 from __future__ import annotations
 
 from pmppbench.workloads.base import Variant
-from pmppbench.workloads.gemm import tensor
+from pmppbench.workloads.gemm import starters, tensor
 from pmppbench.workloads.gemm.tiles import Cover, Tiles
 
 COARSE_TILE, COARSE_FACTOR = 32, 4  # coarsened<32, 4>: the course notes' TILE_WIDTH and COARSE_FACTOR
@@ -48,6 +48,8 @@ RUNGS = (
     Variant("tuned", RUNG_TILES["tuned"][1].kernel("double_buffer"),
             "double_buffer with the sweep's best tiles: 128x256 block, 64x64 warps, 8x16 C per thread"),
 )
+# What a learner's kernel --like each rung is given: its defines and its starter (gemm/starters.py).
+RUNGS = tuple(starters.given(v, (COARSE_TILE, COARSE_FACTOR), DYNAMIC_TILE, RUNG_TILES) for v in RUNGS)
 CUBLAS = Variant("cublas", None, "cupy.matmul on the same FP32 data: cuBLAS SGEMM (no TF32 unless CUPY_TF32=1)")
 
 def _covers() -> dict[str, Cover]:
