@@ -127,3 +127,20 @@ def test_cubin_is_a_whole_elf_image():
     shoff = int.from_bytes(cubin[0x28:0x30], "little")
     shentsize, shnum = int.from_bytes(cubin[0x3A:0x3C], "little"), int.from_bytes(cubin[0x3C:0x3E], "little")
     assert len(cubin) >= shoff + shentsize * shnum
+
+
+def test_the_cache_key_names_an_include_folder_by_its_headers_not_its_place(tmp_path):
+    """Two venvs with the same header wheels share their cubins (CI's two venvs do); another
+    version of a header is another key."""
+    from pmppbench.hardware.compile import _cache_key, header_identity
+
+    one, two = tmp_path / "venv1" / "include", tmp_path / "venv2" / "include"
+    for folder in (one, two):
+        (folder / "cuda" / "std").mkdir(parents=True)
+        (folder / "cuda_runtime_api.h").write_text("#define CUDART_VERSION 13050\n")
+        (folder / "cuda" / "std" / "version").write_text("#define CCCL_VERSION 3003005\n")
+    key = _cache_key("k", ["k"], ["-arch=sm_90", f"-I{one}"], (13, 5))
+    assert _cache_key("k", ["k"], ["-arch=sm_90", f"-I{two}"], (13, 5)) == key
+    (two / "cuda" / "std" / "version").write_text("#define CCCL_VERSION 3004000\n")
+    header_identity.cache_clear()
+    assert _cache_key("k", ["k"], ["-arch=sm_90", f"-I{two}"], (13, 5)) != key

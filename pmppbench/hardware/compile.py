@@ -275,10 +275,28 @@ def elf_build_id(path: str) -> str | None:
 
 def _cache_key(text: str, names: list[str], options: list[str], nvrtc_version) -> str:
     h = hashlib.sha256()
-    for part in (text, "\0".join(names), "\0".join(options), repr(nvrtc_version)):
+    keyed = [f"-I{header_identity(o[2:])}" if o.startswith("-I") else o for o in options]
+    for part in (text, "\0".join(names), "\0".join(keyed), repr(nvrtc_version)):
         h.update(part.encode())
         h.update(b"\1")
     return h.hexdigest()[:32]
+
+
+VERSION_HEADERS = ("cuda_runtime_api.h", "crt/host_config.h", "cuda/std/version", "fatbinary_section.h")
+
+
+@functools.lru_cache(maxsize=None)
+def header_identity(folder: str) -> str:
+    """An include folder in a cache key by what it holds, not where it lies: the version headers
+    it has, hashed. Two venvs with the same header wheels share their cubins (CI's do), and a
+    header wheel of another version is another key."""
+    h = hashlib.sha256()
+    for name in VERSION_HEADERS:
+        try:
+            h.update(name.encode() + b"\0" + (Path(folder) / name).read_bytes())
+        except OSError:
+            continue
+    return h.hexdigest()[:16]
 
 
 def compile_unit(
