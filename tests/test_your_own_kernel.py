@@ -227,3 +227,22 @@ def test_every_worked_example_compiles_for_every_target(path):
         for arch in (t for t in TARGETS if target_meets(t, v.needs)):
             unit = compile_unit(w.name, [name], arch, {**dict(v.defines), **defines}, source=path)
             assert list(unit.lowered) == [name], (arch, defines)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("workload, variant", [(w, v.name) for w in workloads.builtin_names()
+                                               for v in learner.likeable(workloads.get(w))])
+def test_every_template_passes_as_given(tmp_path, workload, variant):
+    """The starter `pmppbench template` prints, run as a learner's kernel --like its variant on
+    the workload's two smallest check shapes: it PASSes before the student changes a line."""
+    from pmppbench.cli.planning import learner_variant
+    from pmppbench.engine.worker import pipeline
+
+    w = workloads.get(workload)
+    v = w.variant(variant)
+    source = tmp_path / learner.file_name(w, v)
+    source.write_text(learner.template(w, v))
+    mine = learner_variant(w, f"{source}:{learner.kernel_name(v)}", variant)
+    for shape in sorted(w.check_shapes(), key=w.device_bytes)[:2]:
+        rows = pipeline.run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[mine])
+        assert [r.check for r in rows] == ["PASS"], (w.label(shape), rows[0].error or rows[0].check_detail)
