@@ -19,8 +19,9 @@ RESULTS = ROOT / "results"
 sys.path.insert(0, str(ROOT / "scripts"))
 import results_tables  # noqa: E402
 
-# "session 19", "call 3", "round 2" and their folder forms (session28/call13), "build-7e4c052",
-# "commit 13602fc", "#36" and "issue 21", and the folders single device runs were kept in.
+# Numbered development rounds and device calls (words or folder forms), build and commit
+# hashes, issue references, and the folder names single device runs were kept in; the test
+# below lists an example of each.
 HISTORY = re.compile(r"""
     \bsessions?[ _-]?\d+ | \bcalls?[ _-]?\d+\b | \brounds?[ _-]?\d+\b
   | \b(?:build|commit)s?[- ]`?[0-9a-f]{7,40}\b
