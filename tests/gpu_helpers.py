@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
 from pmppbench import workloads
 from pmppbench.engine.worker.pipeline import run_shape
 
@@ -32,3 +40,16 @@ def mutant_check(workload_name: str, edits, shape, variant: str, folder):
     mutated_copy(folder, w.name, edits)
     with kernels_from(folder):
         return run_shape(w, shape, protocol=w.protocol, check_only=True, variants=[w.variant(variant)])
+
+
+def sanitized(tool: str, *args: str) -> str:
+    """The output of `pmppbench ARGS` run under compute-sanitizer's `tool` (memcheck with the
+    driver lookups of cuda-bindings left out of its API-error report)."""
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer is not on PATH (it comes with the CUDA toolkit)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    extra = ["--report-api-errors", "no"] if tool == "memcheck" else []
+    run = subprocess.run([sanitizer, "--tool", tool, *extra, sys.executable, "-m", "pmppbench", *args],
+                         capture_output=True, text=True, env=env, timeout=600)
+    return run.stdout + run.stderr

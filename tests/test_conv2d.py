@@ -14,6 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from gpu_helpers import sanitized
 from pmppbench.errors import UsageError
 from pmppbench.hardware.compile import compile_unit, kernels_dir
 from pmppbench.measure.check import compare
@@ -530,22 +531,6 @@ def test_timed_run(run_cli, tmp_path):
     assert {(r["variant"], r["shape"]) for r in rows} == {
         (v, f"1024x1024 mask={m}") for v in W.variant_names() for m in (3, 9)}
     assert all(r["check"] == "PASS" and r["median_ms"] > 0 for r in rows)
-
-
-def sanitized(tool: str, *args: str) -> str:
-    """The output of `pmppbench ARGS` run under compute-sanitizer's `tool`."""
-    import os  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-    from pathlib import Path  # noqa: PLC0415
-
-    sanitizer = shutil.which("compute-sanitizer")
-    if sanitizer is None:
-        pytest.skip("compute-sanitizer is not on PATH (it comes with the CUDA toolkit)")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    extra = ["--report-api-errors", "no"] if tool == "memcheck" else []
-    run = subprocess.run([sanitizer, "--tool", tool, *extra, sys.executable, "-m", "pmppbench", *args],
-                         capture_output=True, text=True, env=env, timeout=600)
-    return run.stdout + run.stderr
 
 
 @pytest.mark.gpu
