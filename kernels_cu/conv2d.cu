@@ -41,7 +41,9 @@ static_assert(R >= 0 && R <= 5, "FILTER_RADIUS must be 0..5 (a mask of width 1..
 // first launch (pmppbench/workloads/conv2d.py, FilterLaunch), as cudaMemcpyToSymbol would.
 __constant__ float F_c[MASK_WIDTH][MASK_WIDTH];
 
-constexpr int BLOCK_DIM = 32;  // naive and constant_mask: 32 x 32 threads, one output each
+// The blocks as macros, the book's form: a learner's kernel --like a rung is built with the same -D
+// values, so a copy of this file compiles as it is.
+#define BLOCK_DIM 32  // naive and constant_mask: 32 x 32 threads, one output each
 
 // ---- naive (Fig. 7.7) ----------------------------------------------------------------------
 // Each of the (2r+1)^2 terms reads F from global memory and tests its input cell against the
@@ -91,7 +93,7 @@ __global__ void constant_mask(const float* N, float* P, I width, I height) {
 // as 0), then the inner OUT_TILE_DIM^2 threads compute one output each from shared memory. The
 // halo is loaded by both blocks that need it: IN_TILE_DIM^2 / OUT_TILE_DIM^2 loads per output
 // (1.14 at r = 1, 1.78 at r = 4), and the 2r-wide frame of threads idles during the sums.
-constexpr int IN_TILE_DIM = 32;
+#define IN_TILE_DIM 32
 constexpr int OUT_TILE_DIM = IN_TILE_DIM - 2 * R;
 static_assert(OUT_TILE_DIM > 0, "tiled: the output tile 32 - 2r must not be empty");
 
@@ -127,7 +129,7 @@ __global__ void tiled(const float* N, float* P, I width, I height) {
 // cells only; a term whose cell lies in the halo is read from N in global memory, where the
 // caches hold it (the neighbouring block's own tile). No idle threads, no halo loads into
 // shared memory, but a branch in every term.
-constexpr int TILE_DIM = 32;
+#define TILE_DIM 32
 
 template <class I>
 __global__ void cached_halo(const float* N, float* P, I width, I height) {
@@ -195,7 +197,7 @@ __global__ void cached_halo(const float* N, float* P, I width, I height) {
 // A row of float4s needs width % 4 == 0 (16-byte aligned rows); otherwise the same walk loads
 // scalars (the `vec` template argument, chosen by the host).
 constexpr int HALO = (R + 3) / 4 * 4;
-constexpr int BEST_THREADS = 128;  // threads per block, all along x
+#define BEST_THREADS 128  // threads per block, all along x
 
 template <int TX, bool VEC>
 __device__ __forceinline__ void load_row(float (&v)[TX + 2 * HALO], const float* __restrict__ row, long long x,

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 # kernels_cu's one-letter names, given to a learner under readable ones (a one-letter define would
 # rename every T or C in the learner's file and in the CUDA headers it includes)
-READABLE = {"T": "TILE_WIDTH", "CF": "COARSE_FACTOR", "R": "REG_TILE", "C": "COARSE_C", "B": "BLOCK_DIM"}
+READABLE = {"T": "TILE_WIDTH", "CF": "COARSE_FACTOR", "R": "REG_TILE", "C": "COARSE_C", "B": "BLOCK_DIM",
+            "TX": "BEST_TX", "ROWS": "BEST_ROWS", "BY": "BEST_Y", "ZCHUNK": "BEST_ZCHUNK"}
 
 LIKEABLE = [(name, v.name) for name in workloads.builtin_names() for v in learner.likeable(workloads.get(name))]
 
@@ -75,6 +76,38 @@ def test_the_block_defines_are_the_variants_geometry(workload, variant):
     assert all(n in given for n in v.starter.block), v.starter.block
     if v.starter.block:
         assert tuple(given[n] for n in v.starter.block) == learner.block_of(w, v)
+
+
+# Where a copy of the shipped file is a learner's start: the workloads whose blocks and tiles are
+# macros, as in the book. transpose's, gemm's and stencil's tiles are template parameters that
+# the shipped headers share (TILE, BM, THREADS), which the same names as -D would rename; a
+# learner there starts from `pmppbench template`, whose file takes the defines.
+COPYABLE = ("vecadd", "reduce", "histogram", "scan", "conv2d", "stencil3d")
+
+
+def _copy_groups() -> list[tuple[str, tuple, str, tuple[str, ...]]]:
+    """(workload, a learner's defines, the arch needed, the shipped kernels --like variants given those defines)."""
+    groups: dict[tuple, list[str]] = {}
+    for name, variant in LIKEABLE:
+        if name not in COPYABLE:
+            continue
+        w = workloads.get(name)
+        v = w.variant(variant)
+        defines = tuple(sorted(learner.defines_for(w, v, w.default_shape()).items()))
+        groups.setdefault((name, defines, v.needs or ""), []).append(v.kernel)
+    return [(name, defines, needs, tuple(kernels)) for (name, defines, needs), kernels in groups.items()]
+
+
+@pytest.mark.parametrize("workload, defines, needs, kernels", _copy_groups(),
+                         ids=lambda x: x if isinstance(x, str) else None)
+def test_a_copy_of_the_shipped_file_compiles_as_a_learners(workload, defines, needs, kernels, tmp_path):
+    """A learner who starts from the shipped rung (a copy of kernels_cu's file) gets the rung's
+    own defines with -D: the file's blocks and tiles are macros of the same values, so they
+    agree, and no template parameter or constant shares a define's name."""
+    source = tmp_path / f"my_{workload}.cu"
+    source.write_text((ROOT / "kernels_cu" / f"{workload}.cu").read_text())
+    unit = compile_unit(workload, list(kernels), needs if needs.endswith("a") else "sm_90", dict(defines), source=source)
+    assert set(unit.lowered) == set(kernels)
 
 
 def test_a_learner_gets_the_variants_defines_and_the_shapes():

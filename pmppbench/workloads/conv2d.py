@@ -108,8 +108,8 @@ CACHED = Starter("const float* N, float* P, int width, int height", BOOK_GRID, L
                  tile_body("TILE_DIM", "TILE_DIM", "F_c[fr][fc]"), block=("TILE_DIM", "TILE_DIM"),
                  reset=F_C, helpers=CONSTANT_FILTER)
 BEST = Starter("const float* N, float* P, int width, int height",
-               "ceil(width / (BEST_THREADS * TX)) x ceil(height / ROWS) blocks: TX columns x ROWS rows of P per "
-               "thread", LEAVES, tile_body("(BEST_THREADS * TX)", "ROWS", "F_c[fr][fc]"),
+               "ceil(width / (BEST_THREADS * BEST_TX)) x ceil(height / BEST_ROWS) blocks: BEST_TX columns x BEST_ROWS "
+               "rows of P per thread", LEAVES, tile_body("(BEST_THREADS * BEST_TX)", "BEST_ROWS", "F_c[fr][fc]"),
                block=("BEST_THREADS",),
                reset=F_C, helpers=CONSTANT_FILTER)
 
@@ -242,7 +242,7 @@ class Conv2D(Workload):
         Variant("best", f"best<{BEST_TX}, {BEST_ROWS}, true>",
                 f"register tiling: {BEST_TX} columns x {BEST_ROWS} rows per thread walked row by row, float4 loads, "
                 "the filter as FFMA constant operands, no shared memory",
-                defines=(("BEST_THREADS", BEST_THREADS), ("TX", BEST_TX), ("ROWS", BEST_ROWS)), starter=BEST),
+                defines=(("BEST_THREADS", BEST_THREADS), ("BEST_TX", BEST_TX), ("BEST_ROWS", BEST_ROWS)), starter=BEST),
         Variant("cupyx", None, "cupyx.scipy.ndimage.correlate(mode='constant'): CuPy's generated kernel"),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of N into P: the same 8 bytes per output, the roof",
                 computes="copy"),

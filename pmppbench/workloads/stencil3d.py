@@ -88,9 +88,9 @@ MARCHING = Starter("const float* in, float* out, int N", "ceil(N / (IN_TILE_DIM_
                    "(IN_TILE_DIM_C - 2)^3 outputs, its 2D block marching through the planes", LEAVES,
                    tile_body("IN_TILE_DIM_C - 2", "IN_TILE_DIM_C - 2", "IN_TILE_DIM_C - 2"),
                    block=("IN_TILE_DIM_C", "IN_TILE_DIM_C"), helpers=COEFFS)
-BEST = Starter("const float* in, float* out, int N", "ceil(N / 128) x ceil(N / BY) x ceil(N / ZCHUNK) blocks of "
-               "32 x BY threads: 4 columns, one row and ZCHUNK planes per thread", LEAVES,
-               tile_body("128", "BY", "ZCHUNK"), helpers=COEFFS)
+BEST = Starter("const float* in, float* out, int N", "ceil(N / 128) x ceil(N / BEST_Y) x ceil(N / BEST_ZCHUNK) "
+               "blocks of 32 x BEST_Y threads: 4 columns, one row and BEST_ZCHUNK planes per thread", LEAVES,
+               tile_body("128", "BEST_Y", "BEST_ZCHUNK"), helpers=COEFFS)
 
 
 def error_bound() -> float:
@@ -145,7 +145,7 @@ class Stencil3D(Workload):
                 wide=True, defines=(("IN_TILE_DIM_C", IN_TILE_DIM_C),), starter=MARCHING),
         Variant("best", f"best<{BEST_Y}, {BEST_ZCHUNK}, true>",
                 "float4 columns marching in z, x neighbours by shuffle, y through L1, no shared memory or barriers",
-                defines=(("BY", BEST_Y), ("ZCHUNK", BEST_ZCHUNK)), starter=BEST),
+                defines=(("BEST_Y", BEST_Y), ("BEST_ZCHUNK", BEST_ZCHUNK)), starter=BEST),
         Variant("memcpy", None, "cudaMemcpyAsync device to device of in into out: the same 8 bytes per cell, the roof",
                 computes="copy"),
     )
