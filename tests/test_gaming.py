@@ -147,6 +147,9 @@ class Sampled(Copy2D):
         return Job(run=base.run, output=lambda: take(b, ctx[SAMPLE]), poison=base.poison)
 
 
+WORK = {"copies": 0}  # the calls that did their copy (WorkTimer)
+
+
 def cheat(kind):
     """A learner's 'kernel' (a stand-in for pipeline.learner_job) that games the check."""
     state = {}
@@ -171,12 +174,14 @@ def cheat(kind):
                     state["skipped"] = state.get("skipped", 0) + 1
                 else:
                     b[...] = a
+                    WORK["copies"] += 1
             elif kind == "sampled_only":  # writes only the rows and columns the check read the first time
                 rows, cols = state.setdefault("picks", ctx[SAMPLE])
                 b[rows, :] = a[rows, :]
                 b[:, cols] = a[:, cols]
             else:  # honest
                 b[...] = a
+                WORK["copies"] += 1
 
         return Job(run=run, output=lambda: take(b, ctx[SAMPLE]) if SAMPLE in ctx else b.copy(),
                    poison=lambda: b.fill(np.nan))
@@ -221,22 +226,62 @@ def test_an_honest_kernel_passes_the_recheck_and_it_ran_in_the_same_buffers(monk
         assert all(np.array_equal(p, q) for p, q in zip(ctx[SAMPLE], fresh[SAMPLE]))
 
 
-@pytest.mark.parametrize("workload", [Copy2D, Sampled])
-def test_a_kernel_that_skips_its_work_when_the_output_is_right_works_every_timed_call(monkeypatch, workload):
-    """The timed calls alternate between two input sets sharing one output: the output always
-    holds the other set's answer, so a kernel that checks for its answer and returns early
-    finds none and earns no time it did not work for."""
-    cheat_job = cheat("skips_if_done")
-    monkeypatch.setattr(pipeline, "learner_job", cheat_job)
-    w = workload()
-    rows, _ = evaluate(w, {"m": 64, "n": 32}, [w.variant("whole"), MINE], ms=1.0)
-    assert rows["mine"].check == "PASS" and rows["mine"].median_ms == 1.0
-    p = w.protocol
-    assert cheat_job.state["calls"] == 1 + p.warmup + p.batches * p.reps + 1  # check, warmup, batches, re-check
-    assert cheat_job.state.get("skipped", 0) == 0
+class WorkTimer:
+    """Says a batch took `ms` for each call in it that did the copy (WORK counts them): a
+    call that skipped its work is nearly free, as on a GPU."""
+
+    def __init__(self, ms):
+        self.ms = ms
+
+    def batch_ms(self, fn, reps):
+        before = WORK["copies"]
+        for _ in range(reps):
+            fn()
+        return max(self.ms * (WORK["copies"] - before), 1e-3) / reps
 
 
-def test_the_timed_calls_alternate_between_two_input_sets_sharing_the_output():
+class Working(Copy2D):
+    """Copy2D whose own variants count their copies (WORK), for WorkTimer."""
+
+    def job(self, variant, shape, ctx):
+        base = super().job(variant, shape, ctx)
+
+        def run():
+            WORK["copies"] += 1
+            base.run()
+
+        return Job(run=run, output=base.output, poison=base.poison)
+
+
+@pytest.mark.parametrize("kind, verdict", [("skips_if_done", "FAIL"), ("honest", "PASS")])
+def test_a_kernel_that_skips_its_work_when_the_output_is_right_fails(monkeypatch, kind, verdict):
+    """The table times every call on one input set, as the course does, so a kernel that finds
+    its answer already in its output and returns early is fast there. Timed again with each
+    call on another set than its last (the sets share the output), it must work every call:
+    it slows far more than the variant it is like, and FAILs without times. An honest kernel
+    slows as that variant does and keeps its PASS and its time."""
+    job = cheat(kind)
+    monkeypatch.setattr(pipeline, "learner_job", job)
+    w = Working()
+    shape = {"m": 64, "n": 32}
+    inputs = w.make_inputs(shape, np.random.default_rng(0))
+    ctx = w.setup(shape, inputs, {})
+    rows = {r.variant: r for r in pipeline.evaluate(w, shape, [w.variant("whole"), MINE], inputs, ctx,
+                                                   protocol=w.protocol, timer=WorkTimer(1.0), device=GPU)}
+    assert rows["whole"].check == "PASS" and rows["whole"].median_ms == pytest.approx(1.0)
+    mine = rows["mine"]
+    assert mine.check == verdict
+    if verdict == "FAIL":
+        assert mine.median_ms is None and mine.batch_means_ms == [] and job.state["skipped"] > 0
+        assert mine.check_detail.startswith("its calls took ") and mine.check_detail.endswith(
+            "as when they repeated (whole: 1.00x): it skips work when its output already holds the answer")
+    else:
+        assert mine.median_ms == pytest.approx(1.0) and not job.state.get("skipped")
+
+
+def test_only_a_learners_kernel_and_its_like_run_on_changing_inputs():
+    """The table's rows repeat one input set; a learner's kernel and the variant it is like are
+    timed once more alternating between two sets that share one output."""
     w = Copy2D()
     shape = {"m": 8, "n": 4}
     inputs = w.make_inputs(shape, np.random.default_rng(0))
@@ -257,9 +302,22 @@ def test_the_timed_calls_alternate_between_two_input_sets_sharing_the_output():
     rows = pipeline.evaluate(watched, shape, [watched.variant("whole")], inputs, ctx, protocol=w.protocol,
                              timer=FixedTimer(1.0), seed=0)
     assert rows[0].check == "PASS"
-    timed = seen[1:]  # after the check's call
-    assert {b for _, b in timed} == {id(ctx["b"])}  # one output
-    assert [a for a, _ in timed[:4]] == [id(ctx["a"]), timed[1][0]] * 2 and timed[1][0] != id(ctx["a"])
+    assert set(seen) == {(id(ctx["a"]), id(ctx["b"]))}  # no learner: every call on the one set
+    seen.clear()
+    mine = Variant("mine", "mine", "a learner's kernel", source="mine.cu", like="whole")
+    original = pipeline.learner_job
+    try:
+        pipeline.learner_job = lambda workload, variant, shape_, ctx_: watched.job(watched.variant("whole"), shape_,
+                                                                                  ctx_)
+        ctx = watched.setup(shape, inputs, {})
+        rows = pipeline.evaluate(watched, shape, [watched.variant("whole"), mine], inputs, ctx, protocol=w.protocol,
+                                 timer=FixedTimer(1.0), seed=0)
+    finally:
+        pipeline.learner_job = original
+    assert [r.check for r in rows] == ["PASS", "PASS"]
+    inputs_seen = [a for a, _ in seen]
+    assert {b for _, b in seen} == {id(ctx["b"])}  # one output
+    assert len(set(inputs_seen)) == 2 and id(ctx["a"]) in inputs_seen
     second = w.make_inputs(shape, np.random.default_rng((0, pipeline.CYCLE_STREAM, 1)))
     assert not np.array_equal(second["a"], inputs["a"])
 
@@ -550,7 +608,7 @@ def sampled_only_source(tmp_path, seed=0) -> Path:
 def test_the_cheating_kernels_compile(tmp_path):
     from pmppbench.hardware.compile import compile_unit
 
-    names = ["caches_c", "skips_after_first", "only_when_poisoned", "skips_if_done", "fp16_products"]
+    names = ["caches_c", "skips_after_first", "only_when_poisoned", "skips_if_done", "honest_naive", "fp16_products"]
     unit = compile_unit("gemm", names, "sm_90", source=LEARNER / "gemm_cheats.cu")
     assert set(unit.lowered) == set(names)
     unit = compile_unit("gemm", ["sampled_only"], "sm_90", source=sampled_only_source(tmp_path))
@@ -581,17 +639,36 @@ def test_a_cheating_gemm_kernel_does_not_pass(run_cli, tmp_path, kernel, shape):
 @pytest.mark.gpu
 def test_a_kernel_that_skips_its_work_when_done_earns_no_time(run_cli, tmp_path):
     """skips_if_done is naive's work plus a check of one element per tile: right on every call,
-    so it PASSes, but with the timed calls cycling through input sets it never finds its
-    answer and takes naive's time (before the cycling: 2.3 times naive's rate at 2048^3)."""
+    and 2.3 times naive's rate at 2048^3 when its calls repeat one input set. Timed again with
+    each call on another set than its last it never finds its answer and takes naive's time:
+    it slows far more than naive does, and FAILs (exit 1) without times; naive's row stands."""
     from pmppbench.results.resultfile import load
 
     out = tmp_path / "skips.csv"
     code, _, err = run_cli("gemm", "2048", "2048", "2048", "5", "--variants", "naive", "--kernel",
                            f"{LEARNER / 'gemm_cheats.cu'}:skips_if_done", "--like", "naive", "--out", str(out))
     rows = {r.variant: r for r in load(out)[0]}
-    assert code == 0, err
-    assert rows["naive"].check == rows["skips_if_done"].check == "PASS"
-    assert rows["skips_if_done"].median_ms >= 0.95 * rows["naive"].median_ms
+    assert code == 1, err
+    assert rows["naive"].check == "PASS" and rows["naive"].median_ms > 0
+    mine = rows["skips_if_done"]
+    assert mine.check == "FAIL" and mine.median_ms is None, mine.check_detail
+    assert "it skips work when its output already holds the answer" in mine.check_detail
+
+
+@pytest.mark.gpu
+def test_an_honest_learners_copy_of_naive_keeps_its_pass_and_time(run_cli, tmp_path):
+    """The same timing on changing inputs leaves an honest kernel alone: naive's own source as
+    a learner's, at an L2-resident shape too (where both slow alike when the inputs change)."""
+    from pmppbench.results.resultfile import load
+
+    for size in ("2048", "512"):
+        out = tmp_path / f"honest{size}.csv"
+        code, _, err = run_cli("gemm", size, size, size, "5", "--variants", "naive", "--kernel",
+                               f"{LEARNER / 'gemm_cheats.cu'}:honest_naive", "--like", "naive", "--out", str(out))
+        rows = {r.variant: r for r in load(out)[0]}
+        assert code == 0, err
+        assert rows["honest_naive"].check == "PASS"
+        assert 0.9 < rows["honest_naive"].median_ms / rows["naive"].median_ms < 1.1
 
 
 @pytest.mark.gpu

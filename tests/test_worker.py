@@ -170,14 +170,20 @@ def test_host_work_made_ahead_is_what_the_step_would_make():
     ahead.plan([_spec(w, s, seed) for s, seed in shapes])
     for s, seed in shapes:
         inputs, refs, second = ahead.take(_spec(w, s, seed))
-        want_inputs, want_refs, want_second = host_work(w, s, [w.variant("rows"), w.variant("whole")], seed)
+        want_inputs, want_refs, want_second = host_work(w, s, [w.variant("rows"), w.variant("whole")], seed, 1)
         np.testing.assert_array_equal(inputs["a"], want_inputs["a"])  # the same seed, the same input
-        np.testing.assert_array_equal(second[0]["a"], want_second[0]["a"])  # and the same other set
-        assert not np.array_equal(second[0]["a"], inputs["a"])
+        assert second == want_second == []  # no learner's kernel: no other input set
         assert refs.keys() == want_refs.keys()
         for k in refs:
             np.testing.assert_array_equal(refs[k], want_refs[k])
     assert ahead.take(_spec(w, {"m": 4, "n": 3}, 7)) is None  # taken once; a step never made ahead: None
+    mine = Variant("mine", "mine", "a learner's kernel", source="mine.cu", like="whole")
+    step = Step(w, {"m": 4, "n": 3}, w.protocol, 7, [w.variant("whole"), mine], run_id="r")
+    ahead.plan([step])
+    inputs, _, second = ahead.take(step)
+    want = host_work(w, {"m": 4, "n": 3}, [w.variant("whole"), mine], 7)[2]
+    np.testing.assert_array_equal(second[0]["a"], want[0]["a"])  # a learner's step: the other set too
+    assert len(second) == 1 and not np.array_equal(second[0]["a"], inputs["a"])
 
 
 def test_host_work_ahead_stays_inside_its_memory_budget():

@@ -59,8 +59,8 @@ extern "C" __global__ void only_when_poisoned(const float* A, const float* B, fl
 
 // Skips its work when C already holds the answer for the current inputs: each block
 // recomputes the first element of its tile and, if C has it, returns. After the check, the
-// timed calls on the same inputs would all find their answer in C; with the timed calls
-// alternating between two input sets that share C, C always holds the other set's answer.
+// timed calls on the same inputs all find their answer in C; timed again alternating between
+// two input sets that share C, it finds the other set's answer and works every call.
 extern "C" __global__ void skips_if_done(const float* A, const float* B, float* C, int M, int N, int K) {
     __shared__ int done;
     const int row0 = blockIdx.y * blockDim.y, col0 = blockIdx.x * blockDim.x;
@@ -69,6 +69,13 @@ extern "C" __global__ void skips_if_done(const float* A, const float* B, float* 
     __syncthreads();
     if (done) return;
     const int row = row0 + threadIdx.y, col = col0 + threadIdx.x;
+    if (row < M && col < N) C[size_t(row) * N + col] = dot(A, B, N, K, row, col);
+}
+
+// naive's work with nothing skipped: what the timing on changing inputs must leave alone.
+extern "C" __global__ void honest_naive(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
     if (row < M && col < N) C[size_t(row) * N + col] = dot(A, B, N, K, row, col);
 }
 

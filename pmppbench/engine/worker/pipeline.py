@@ -111,21 +111,26 @@ def kernel_unit(workload: Workload, shape: Shape, variants: list[Variant]) -> tu
 
 
 HostWork = tuple[dict, dict, list]  # (inputs, references by reference_key, the other input sets)
-CYCLE_STREAM = 2  # the timed calls' other input sets: default_rng((seed, 2, i)), apart from the re-check's
+CYCLE_STREAM = 2  # a learner's other input sets: default_rng((seed, 2, i)), apart from the re-check's
 
 
 def input_sets(protocol: Protocol) -> int:
-    """How many input sets the timed calls cycle through (cycle_inputs): two; three where the
-    protocol interleaves the variants' batches, since a variant's next call must then differ
-    both from its own last set and from the set of the call just before it (another variant's,
-    which may have left its answer in a shared output)."""
+    """How many input sets a learner's kernel cycles through (time_learners_on_changing_inputs):
+    two; three where the protocol interleaves the variants' batches, since a variant's next call
+    must then differ both from its own last set and from the set of the call just before it
+    (another variant's, which may have left its answer in a shared output)."""
     return 3 if protocol.alternate else 2
+
+
+def sets_for(variants: list[Variant], protocol: Protocol, check_only: bool) -> int:
+    """The input sets a step's host work makes: more than one only where a learner's kernel is timed."""
+    return input_sets(protocol) if not check_only and any(v.source for v in variants) else 1
 
 
 def host_work(workload: Workload, shape: Shape, variants: list[Variant], seed: int, sets: int = 2) -> HostWork:
     """What a shape needs from the host alone: its seeded inputs, every CPU reference its
-    variants compare with, and the other `sets - 1` input sets its timed calls cycle through
-    (other_inputs; none for a check-only step). No GPU, so a worker can do it for the next steps
+    variants compare with, and the other `sets - 1` input sets a learner's kernel is timed on
+    (other_inputs; sets_for). No GPU, so a worker can do it for the next steps
     while the GPU runs this one (worker.Ahead)."""
     inputs = workload.make_inputs(shape, np.random.default_rng(seed))
     references: dict = {}
@@ -228,8 +233,7 @@ class ShapeRun:
     jobs: dict[str, Job] = field(default_factory=dict)
     tolerances: dict = field(default_factory=dict)
     clocks: ClockObserver | None = None
-    others: list | None = None  # the other input sets the timed calls cycle through (None: made when needed)
-    cycled: dict[str, list[Job]] = field(default_factory=dict)  # each timed variant's job on every input set
+    others: list | None = None  # the other input sets a learner's kernel is timed on (None: made when needed)
 
     @property
     def label(self) -> str:
@@ -264,9 +268,9 @@ def evaluate(
 ) -> list[Result]:
     """One shape's pipeline, on a shape already set up (`prepared`; no GPU needed by this
     function, so the CPU tests drive it with a NumPy workload): check every variant with its
-    output poisoned, model its traffic, time only the variants that PASS (their calls
-    cycling through input sets that share the outputs), re-check a learner's kernel on fresh inputs, derive
-    the rates, and judge each row against the ceilings."""
+    output poisoned, model its traffic, time only the variants that PASS, time a learner's
+    kernel again with its inputs changing every call (beside the variant it is like), re-check it
+    on fresh inputs, derive the rates, and judge each row against the ceilings."""
     run = ShapeRun(workload, shape, list(variants), inputs, ctx, protocol, seed=seed, device=device,
                    synchronize=synchronize, ceilings=ceilings, timer=timer, at=at, progress=progress,
                    references=references if references is not None else {}, others=others)
@@ -276,8 +280,8 @@ def evaluate(
     if check_only or not run.jobs:
         return list(run.rows.values())
     run.clocks = observer()
-    bind_input_sets(run)
     time_variants(run)
+    time_learners_on_changing_inputs(run)
     recheck_learners(run)
     derive_values(run)
     judge(run)
@@ -373,9 +377,7 @@ def model_traffic(run: ShapeRun) -> None:
 def time_variants(run: ShapeRun) -> None:
     """The protocol over the variants that passed (measure alternates them), into their rows."""
     protocol, clocks = run.protocol, run.clocks
-    cycle = InputCycle(len(next(iter(run.cycled.values()), [None])))
-    runs = {n: cycle.runs(n, [job.run for job in run.cycled[n]]) if n in run.cycled else j.run
-            for n, j in run.jobs.items()}
+    runs = {n: j.run for n, j in run.jobs.items()}
     with spent("timed"):
         timings = measure(runs, protocol, timer=run.timer, observer=clocks, at=run.at)
     for name, timing in timings.items():
@@ -393,21 +395,35 @@ def time_variants(run: ShapeRun) -> None:
         derive.fill_rates(row)
 
 
-def bind_input_sets(run: ShapeRun) -> None:
-    """Each timed variant's job once more on each other input set of the shape, every set
-    sharing the first one's outputs, so that the timed calls cycle through them (InputCycle).
-    A kernel that skips its work when its output already holds the answer for the current
-    inputs then finds another set's answer there and must work every call: no time is earned
-    without the work. Every variant is timed this way, so the table stays one comparison. A
-    workload whose buffers are not named arrays (the stream's pinned pipeline) is timed on its
-    one set, as is a shape with no room on the GPU for the others."""
-    if not _arrays(run.ctx):
+SKIP_RATIO = 1.5  # how much more a learner's kernel may slow on changing inputs than the variant it is like
+
+
+def time_learners_on_changing_inputs(run: ShapeRun) -> None:
+    """A learner's kernel that skips its work when its output already holds the answer (it
+    recomputes a few elements and compares) would earn a time for work it did not do: the
+    table's calls repeat one input set, as the course times every kernel, so from its second
+    call on the answer is there. Here it is timed once more with every call on another input
+    set than its last (InputCycle; the sets share the outputs, so the output always holds
+    another set's answer), beside the variant it is like, timed both ways in the same call.
+    An honest kernel slows on changing inputs about as much as that variant does (where one
+    set fits in the L2 and two do not, both read from DRAM); one that slows more than
+    SKIP_RATIO times as much did not do its work when the inputs repeated: FAIL, no times.
+    The table's rows keep the one set, so what the course measures (L2-resident shapes
+    included) is unchanged. A shape with no room for a second set, or a workload whose
+    buffers are not named arrays (the stream's pinned pipeline), is not timed this way."""
+    learners = [v for v in run.variants if v.source and v.like and v.name in run.jobs]
+    if not learners or not _arrays(run.ctx):
         return
-    for job in run.jobs.values():  # the outputs poisoned: what holds the poison alone is an output
+    peers = {v.like: run.workload.variant(v.like) for v in learners}
+    jobs = {v.name: run.jobs[v.name] for v in learners}
+    jobs.update({name: run.jobs.get(name) or job_for(run.workload, p, run.shape, run.ctx) for name, p in peers.items()})
+    run.heartbeat(learners[0].name, "timing on changing inputs")
+    for job in jobs.values():  # the outputs poisoned: what holds the poison alone is an output
         job.poison()
     run.synchronize()
     sets = input_sets(run.protocol)
-    others = run.others if run.others is not None else other_inputs(run.workload, run.shape, run.seed, sets)
+    others = run.others if run.others and len(run.others) >= sets - 1 else \
+        other_inputs(run.workload, run.shape, run.seed, sets)
     try:
         contexts = sharing_outputs(run.workload, run.shape, run.ctx, others[:sets - 1])
     except Exception as exc:  # no room for the other sets (a workload may say so as a UsageError)
@@ -416,9 +432,23 @@ def bind_input_sets(run: ShapeRun) -> None:
         return
     if not contexts:
         return
-    for name, job in run.jobs.items():
-        v = next(v for v in run.variants if v.name == name)
-        run.cycled[name] = [job] + [job_for(run.workload, v, run.shape, ctx) for ctx in contexts]
+    variants = {v.name: v for v in learners} | peers
+    cycle = InputCycle(1 + len(contexts))
+    runs = {f"{name} changing": cycle.runs(name, [job.run] + [job_for(run.workload, variants[name], run.shape, c).run
+                                                              for c in contexts])
+            for name, job in jobs.items()}
+    runs.update({name: jobs[name].run for name in peers if name not in run.jobs})  # a peer the table did not time
+    with spent("timed"):
+        timings = measure(runs, run.protocol, timer=run.timer, at=run.at)
+    for v in learners:
+        row = run.rows[v.name]
+        repeated = timings[v.like].median_ms if v.like not in run.jobs else run.rows[v.like].median_ms
+        mine = timings[f"{v.name} changing"].median_ms / row.median_ms
+        like = timings[f"{v.like} changing"].median_ms / repeated
+        if mine > SKIP_RATIO * like:
+            unchecked(row, "FAIL", f"its calls took {mine:.2f}x as long when each call's inputs differed from the "
+                                   f"last as when they repeated ({v.like}: {like:.2f}x): it skips work when its "
+                                   "output already holds the answer")
 
 
 def sharing_outputs(workload: Workload, shape: Shape, ctx: Any, others: list[dict]) -> list:

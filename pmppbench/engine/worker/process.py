@@ -131,7 +131,8 @@ class Ahead:
                 return
             held += size
             self.jobs[step.key] = (self.pool.submit(pipeline.host_work, step.workload, step.shape, list(step.variants),
-                                                    step.seed, 1 if step.check_only else pipeline.input_sets(step.protocol)),
+                                                    step.seed, pipeline.sets_for(step.variants, step.protocol,
+                                                                                 step.check_only)),
                                    size)
 
     def drain(self) -> None:
