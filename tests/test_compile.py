@@ -61,6 +61,9 @@ def test_prefetch_fills_the_cache_for_the_worker(tmp_path, monkeypatch):
     assert comp.compile_unit("stencil", ["naive<int>"], target, {"RADIUS": 3}).from_cache
     assert comp.STATS["nvrtc_runs"] == before
     assert not list(tmp_path.rglob("*.tmp"))  # every cache file written whole
+    again = comp.Prefetch.for_gpu(units, "sm_90", workers=2)  # a warm run: nothing to build, no pool
+    assert again.futures == [] and again._pool is None
+    assert comp.is_cached(units[0], target) and not comp.is_cached(units[0], "sm_80")
 
 
 def test_prefetch_for_several_targets_compiles_each_once_and_a_step_can_wait_for_its_unit(tmp_path, monkeypatch):

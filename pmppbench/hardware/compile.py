@@ -273,6 +273,24 @@ def elf_build_id(path: str) -> str | None:
     return None
 
 
+def _cubin_path(text: str, headers: dict[str, str], names: list[str], options: list[str]) -> Path:
+    """Where the cache keeps the cubin of `text` (with the shipped `headers`) built with `options`."""
+    key = _cache_key("\0".join([text, *(f"{n}\0{t}" for n, t in headers.items())]), names, options,
+                     (nvrtc().getVersion(), nvrtc_identity()))
+    return cache_dir() / "kernels" / f"{key}.cubin"
+
+
+def is_cached(unit: "Unit", arch: str) -> bool:
+    """Whether the disk cache already holds `unit` built for `arch` (nothing is compiled)."""
+    workload, names, defines = unit
+    try:
+        cubin = _cubin_path(source_path(workload).read_text(), shared_headers(), list(names),
+                            _options(arch, dict(defines)))
+    except Exception:  # noqa: BLE001 -- not known to be cached: the pool tries it and the step says why
+        return False
+    return cubin.is_file() and cubin.with_suffix(".json").is_file()
+
+
 def _cache_key(text: str, names: list[str], options: list[str], nvrtc_version) -> str:
     h = hashlib.sha256()
     keyed = [f"-I{header_identity(o[2:])}" if o.startswith("-I") else o for o in options]
@@ -313,9 +331,7 @@ def compile_unit(
     headers = shared_headers()
     lib = nvrtc()
     options = _options(arch, defines)
-    key = _cache_key("\0".join([text, *(f"{n}\0{t}" for n, t in headers.items())]), names, options,
-                     (lib.getVersion(), nvrtc_identity()))
-    cubin_path = cache_dir() / "kernels" / f"{key}.cubin"
+    cubin_path = _cubin_path(text, headers, names, options)
     meta_path = cubin_path.with_suffix(".json")
     if use_cache and cubin_path.is_file() and meta_path.is_file():
         try:
@@ -428,7 +444,9 @@ class Prefetch:
         """(unit, arch) jobs, each compiled once, in the order given (largest first keeps the
         pool's last unit short): several archs for the every-target build of the tests."""
         self._pool, self._by_job = None, {}
-        todo = list(dict.fromkeys(jobs))
+        # A warm run starts no pool: spawning the processes (each imports CuPy) would cost the
+        # worker's start-up CPU time for nothing.
+        todo = [job for job in dict.fromkeys(jobs) if not is_cached(*job)]
         if not todo:
             return
         count = workers or max(1, min(len(todo), (os.cpu_count() or 2) // 2))
