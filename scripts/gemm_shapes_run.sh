@@ -18,28 +18,6 @@ echo "sweep: exit $?" >>"$out/board.txt"
 python3 -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_gemm.py tests/test_gemm_tc.py \
     -k "best or odd or edge" >"$out/gpu-tests.txt" 2>&1
 echo "gpu tests: exit $?" >>"$out/board.txt"
-python3 - "$out/gemm_shapes.csv" >"$out/gemm_shapes.md" <<'PY'
-# One line a shape and precision: best's kernel and time beside cuBLAS's, the ratio, and the
-# target it is held to (docs/gemm-shapes.md: FP32 95% from 2048 in every dimension, 85% from 1000;
-# tensor cores 90% and 80%); a miss is marked **.
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-by = {}
-for r in rows:
-    by.setdefault(r["shape"], {})[r["variant"]] = r
-print("| shape | precision | best's kernel | best ms | cuBLAS ms | % of cuBLAS | target |")
-print("|---|---|---|---:|---:|---:|---:|")
-for shape, v in by.items():
-    b, c = v.get("best"), v.get("cublas")
-    if not b or not c or b["check"] != "PASS" or c["check"] != "PASS":
-        print(f"| {shape} | | {(b or {}).get('check')} | | {(c or {}).get('check')} | | |")
-        continue
-    dims = [int(x) for x in shape.split()[0].split("x")]
-    p = shape.split("precision=")[1] if "precision=" in shape else "fp32"
-    high = min(dims) >= 2048
-    target = (95 if high else 85) if p == "fp32" else (90 if high else 80)
-    pct = 100 * float(c["median_ms"]) / float(b["median_ms"])
-    mark = "" if pct >= target else "**"
-    print(f"| {shape.split()[0]} | {p} | {b['kernel']} | {float(b['median_ms']):.4f} | {float(c['median_ms']):.4f} "
-          f"| {mark}{pct:.1f}{mark} | {target} |")
-PY
+# The table docs/gemm-shapes.md prints (scripts/results_tables.py, `gemm-shapes`): a miss in bold.
+python3 -c 'import sys; sys.path.insert(0, "scripts"); from pathlib import Path; import results_tables as r
+print("\n".join(r.gemm_shapes(Path(sys.argv[1]))))' "$out/gemm_shapes.csv" >"$out/gemm_shapes.md"

@@ -11,6 +11,7 @@ A table in a Markdown file is a region between two markers:
     <!-- results: h200/scan-sizes.csv pivot scan -->    one row per shape, one column per variant
     <!-- results: h100/default.csv ladder gemm 4096x4096x4096 -->  one shape's rungs, what each changes
     <!-- results: h200/gemm-sizes.csv gemm-sizes -->     best beside cuBLAS per shape (gemm_best_table.py)
+    <!-- results: h100/gemm_shapes.csv gemm-shapes -->   best beside cuBLAS per shape and precision, with its bar
     <!-- end results -->
 
 The path is relative to results/. `table` runs `pmppbench report` (the package's own Markdown
@@ -180,7 +181,37 @@ def gemm_sizes(path: Path) -> list[str]:
     return gemm_best_table.table(path, best_rows=True)
 
 
-KINDS = {"summary": summary, "table": table, "pivot": pivot, "ladder": ladder, "gemm-sizes": gemm_sizes}
+def gemm_shapes(path: Path) -> list[str]:
+    """Per shape and precision, `best`'s kernel and time beside cuBLAS's from the same run, the
+    ratio, and the bar it is held to (docs/gemm-shapes.md: FP32 95% where M, N and K are all
+    >= 2048, else 85%; the tensor cores 90% and 80%); a miss is in bold."""
+    by: dict[tuple, dict] = {}
+    for r in _rows(path):
+        by.setdefault(_shape_key(r), {})[r["variant"]] = r
+    out = ["| shape | precision | best's kernel | best ms | cuBLAS ms | % of cuBLAS | bar |",
+           "|---|---|---|---:|---:|---:|---:|"]
+    for v in by.values():
+        b, c = v.get("best"), v.get("cublas")
+        if not b or not c:
+            continue
+        dims = json.loads(b["dims"]) if isinstance(b["dims"], str) else b["dims"]
+        precision = dims.get("precision", "fp32")
+        high = min(dims["m"], dims["n"], dims["k"]) >= 2048
+        bar = (95 if high else 85) if precision == "fp32" else (90 if high else 80)
+        shape = f"{dims['m']} x {dims['n']} x {dims['k']}"
+        if b["check"] != "PASS" or c["check"] != "PASS":
+            out.append(f"| {shape} | {precision} | {b['check']} | | {c['check']} | | {bar} |")
+            continue
+        pct = 100 * _num(c["median_ms"]) / _num(b["median_ms"])
+        mark = "" if pct >= bar else "**"
+        kernel = b["kernel"].split(" (")[0]
+        out.append(f"| {shape} | {precision} | `{kernel}` | {_num(b['median_ms']):.4f} | {_num(c['median_ms']):.4f} "
+                   f"| {mark}{pct:.1f}{mark} | {bar} |")
+    return out
+
+
+KINDS = {"summary": summary, "table": table, "pivot": pivot, "ladder": ladder, "gemm-sizes": gemm_sizes,
+         "gemm-shapes": gemm_shapes}
 
 
 def make(spec: str) -> list[str]:
