@@ -162,20 +162,8 @@ __device__ __forceinline__ void add_word(unsigned* mine, unsigned& prev, unsigne
     for (int k = 0; k < 4; ++k) add_run(mine, prev, run, bin_of((unsigned char)(w >> (8 * k))));
 }
 
-// 7 bins: the threads' private histograms (warp_vec's, thread_private's) into the block's (s,
-// zeroed before), then one global atomic per bin: the warp adds its 32 copies by shuffles, lane 0
-// adds the warp's into s. (One launch with no zeroing by the host, the last block moving an
-// accumulator into the histogram, measured no faster: docs/histogram.md.)
-__device__ __forceinline__ void merge_private(const unsigned (&cnt)[7], unsigned* s, unsigned* histo) {
-#pragma unroll
-    for (int b = 0; b < 7; ++b) {
-        unsigned v = cnt[b];
-        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-        if (threadIdx.x % 32 == 0 && v > 0) atomicAdd(&s[b], v);
-    }
-    __syncthreads();
-    if (threadIdx.x < BINS && s[threadIdx.x] > 0) atomicAdd(&histo[threadIdx.x], s[threadIdx.x]);
-}
+// merge_private (warp_vec's and thread_private's), and thread_private's loads and counters.
+#include "histogram_private_parts.cuh"
 
 #if BINS == 7
 // warp_vec for the letter histogram: no atomic per byte at all. Byte k of a 64-bit register

@@ -234,5 +234,6 @@ extern "C" __global__ void __launch_bounds__(FAST_THREADS) domino(const T* __res
     tile.store(out, base, n, s_prefix, warps);
 }
 
-// The look-backs beyond the book (lookback, lookback_staged).
+// The look-backs beyond the book (lookback, lookback_staged), and their device code.
+#include "scan_lookback_parts.cuh"
 #include "scan_lookback.cuh"

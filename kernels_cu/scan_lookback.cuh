@@ -1,9 +1,11 @@
 // The decoupled look-backs (beyond the book's chapter 11): `lookback` and `lookback_staged`,
 // included by kernels_cu/scan.cu after the register tile scan and the status words (scan_tile.cuh).
+// Their device code (the asks of L2, the ticket, the walk back) is scan_lookback_parts.cuh's.
 #ifndef SCAN_LOOKBACK_CUH
 #define SCAN_LOOKBACK_CUH
 
 #include "scan_tile.cuh"
+#include "scan_lookback_parts.cuh"
 #include "mbarrier.cuh"
 
 // lookback's tile, LB_THREADS threads x LB_ROWS 16-byte vectors (pmppbench/workloads/scan.py
@@ -14,103 +16,6 @@
 #define LB_ROWS 8
 #define LB_THREADS 256
 #define LB_MIN_BLOCKS 1  // blocks per SM the launch bound asks the register count to allow
-
-
-// An L2 cache policy (createpolicy, sm_80 and newer) for the copy engine's hinted forms: every line
-// it names evict_last (LAST) or evict_first.
-template <bool LAST>
-__device__ __forceinline__ unsigned long long l2_policy() {
-    unsigned long long p = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (LAST)
-        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-    else
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-#endif
-    return p;
-}
-
-// `bytes` at p asked of L2; KEEP: marked evict_last, so that they stay until read (lookback_staged's
-// prefetch; its copy then reads them evict_first, so they are the first to go after).
-template <bool KEEP = false>
-__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (KEEP)
-        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes),
-                     "l"(l2_policy<true>()) : "memory");
-    else
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
-
-// Tile `tile` of the input asked of L2 (its bytes up to n, a multiple of 16: tiles start at
-// multiples of 4 elements, so every tile is 16-byte aligned; a last tile's odd elements are read
-// from DRAM by the load itself); KEEP as prefetch_l2's.
-template <bool KEEP = false>
-__device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long tile, unsigned long long n,
-                                              unsigned long long size) {
-    const unsigned long long at = tile * size;
-    const unsigned bytes = at < n ? unsigned(min(n - at, size) * sizeof(T)) & ~15u : 0u;
-    if (bytes) prefetch_l2<KEEP>(in + at, bytes);
-}
-
-// Thread 0's ticket (the block's tile and the call's epoch to s_tile, s_epoch; the ticket returned),
-// with two asks of L2 around it (sm_90's bulk prefetch; older targets skip them): the tile its block index guesses before the atomic
-// (only the first `ahead` blocks, whose tiles nobody fetched ahead, or all when `ahead` is 0), the
-// tile `ahead` places on after it.
-__device__ __forceinline__ unsigned long long ticket_prefetched(const T* in, unsigned long long* ticket,
-                                                                unsigned long long tiles, unsigned long long n,
-                                                                unsigned long long size, unsigned long long ahead,
-                                                                unsigned long long* s_tile, unsigned* s_epoch) {
-    if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, size);  // the guess: its index
-    const unsigned long long k = atomicAdd(ticket, 1ull);
-    *s_epoch = unsigned(k / tiles);
-    *s_tile = k % tiles;
-    if (ahead) prefetch_tile(in, k % tiles + ahead, n, size);
-    return k;
-}
-
-// The walk of a decoupled look-back by one warp (every lane `lane`): the sum of every tile before
-// tile `id` (> 0). Reads the 32 nearest predecessors' words at once, waits until none is unwritten,
-// adds the aggregates back to the nearest PREFIX (one warp reduction) and, if no PREFIX was among
-// them, moves 32 tiles further back. tests/test_scan.py mutates a copy of the `done` line to stop at the
-// nearest word of either flag (an aggregate taken for a prefix), which must fail.
-__device__ __forceinline__ T walk_back(const unsigned long long* status, unsigned long long id, unsigned epoch,
-                                       unsigned lane) {
-    T prefix = T(0);
-    long long nearest = (long long)id - 1;  // the window's first predecessor
-    while (true) {
-        const long long j = nearest - lane;
-        unsigned long long word;
-        unsigned flag;
-        while (true) {  // tiles before 0 read as a PREFIX of 0
-            word = j >= 0 ? peek(status, j) : 0ull;
-            flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
-            if (!__any_sync(FULL, flag == 0u)) break;
-        }
-        const unsigned done = __ballot_sync(FULL, flag == PREFIX);
-        const unsigned upto = done ? __ffs(done) - 1 : 31;  // lanes 0 .. upto count
-        prefix += warp_sum(lane <= upto && j >= 0 ? value_of(word) : T(0));
-        if (done) break;
-        nearest -= 32;
-    }
-    return prefix;
-}
-
-// The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
-// AGGREGATE (tile 0: its PREFIX), walks back (walk_back), then publishes the tile's PREFIX and
-// returns the sum of every tile before it (in every lane).
-__device__ __forceinline__ T look_back(unsigned long long* status, unsigned long long id, unsigned epoch, T total) {
-    const unsigned lane = threadIdx.x;
-    if (id == 0) {
-        if (lane == 0) publish(status, 0, epoch, PREFIX, total);
-        return T(0);
-    }
-    if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
-    const T prefix = walk_back(status, id, epoch, lane);
-    if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
-    return prefix;
-}
 
 // lookback: decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
 // Decoupled Look-back", NVIDIA 2016), one block per tile. A tile publishes its AGGREGATE as soon
@@ -196,34 +101,9 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 // is faster than DRAM brings a tile and its prefetch, so the ramp costs no bandwidth. A grid of one wave
 // has no next wave to let in early, and there the ramp only delays (measured: docs/scan.md).
 #define LS_RAMP 10
-// The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
-// SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
-// 228 KB on sm_90 holds LS_BLOCKS'. A bound the SM cannot reach would only cost registers (spills).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#define LS_BOUND 1
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 800
-#define LS_BOUND (LS_BLOCKS < 4 ? LS_BLOCKS : 4)
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDA_ARCH__ >= 1200)
-#define LS_BOUND (LS_BLOCKS < 3 ? LS_BLOCKS : 3)
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000  // sm_100: its code spills in 6 blocks' 32 registers
-#define LS_BOUND (LS_BLOCKS < 5 ? LS_BLOCKS : 5)
-#else
-#define LS_BOUND LS_BLOCKS
-#endif
 
-// One warp's part of a staged tile (its lane's first vector at `part`, rows 32 vectors apart)
-// scanned in place: each output within the part, as Tile::scan_row leaves it in registers.
-__device__ __forceinline__ void scan_part(V* part) {
-    T carry = T(0);
-#pragma unroll 1  // a row at a time (the registers: 7 blocks of 256 threads leave 32 a thread)
-    for (int r = 0; r < LS_ROWS; ++r) {
-        V v = part[32 * r];
-        Tile<LS_ROWS, LS_THREADS>::scan_row(v, carry);
-        part[32 * r] = v;
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(LS_BLOCK, LS_BOUND)
+// The launch bound: LS_BLOCKS blocks per SM, fewer where shared memory holds fewer tiles (staged_bound).
+extern "C" __global__ void __launch_bounds__(LS_BLOCK, staged_bound(LS_BLOCKS))
 lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
                 unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,
                 unsigned long long ahead, unsigned long long ramped) {
@@ -311,7 +191,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
             *reinterpret_cast<volatile unsigned long long*>(&handoff) = 1ull;
 #endif
         }
-        scan_part(stage + mine);
+        scan_part<LS_ROWS, LS_THREADS>(stage + mine);
     } else {  // the looker
         const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -25,23 +25,21 @@ MUTATIONS = {
     # shared_private: a plain read-modify-write of a shared bin
     "race": [Edit("histogram.cu", "        const unsigned b = bin_of(data[i]);\n        if (b != NONE) atomicAdd(&s[b], 1u);",
                   "        const unsigned b = bin_of(data[i]);\n        if (b != NONE) s[b] += 1u;")],
-    # thread_private, 256 bins: two lanes sharing a column, counted by plain loads and stores
-    "race_256": [Edit("histogram_private.cuh", "    atomicAdd(reinterpret_cast<unsigned*>(col + row * 128), n << (16 * high));",
-                      "    unsigned short* c = reinterpret_cast<unsigned short*>(col + row * 128 + high * 2);\n"
-                      "    *c = (unsigned short)(*c + n);"),
-                 Edit("histogram_private.cuh", "        atomicAdd(reinterpret_cast<unsigned*>(col + __byte_perm(rows, 0u, 0x4440u + k) * 128),\n"
-                      "                  nibble(byte_down(amounts, k)));",
-                      "        count_at(col, __byte_perm(rows, 0u, 0x4440u + k), (w >> (8 * k + 7)) & 1u, 1u);"),
+    # thread_private, 256 bins: two lanes sharing a column, counted by plain loads and stores (the
+    # counters' template parameter ATOMIC false)
+    "race_256": [Edit("histogram_private_parts.cuh", "bool ATOMIC = true", "bool ATOMIC = false"),
                  Edit("histogram_private.cuh", "reinterpret_cast<unsigned char*>(region + lane);",
                       "reinterpret_cast<unsigned char*>(region + (lane & ~1u));")],
     # thread_private: the length % 16 last bytes left out
-    "drop": [Edit("histogram_private.cuh", "    if (tail < length) {\n        unsigned even = 0, odd = 0;\n        count_letters(",
-                  "    if (false) {\n        unsigned even = 0, odd = 0;\n        count_letters("),
+    "drop": [Edit("histogram_private_parts.cuh",
+                  "    if (tail < length) {\n        unsigned even = 0, odd = 0;\n        count_letters<",
+                  "    if (false) {\n        unsigned even = 0, odd = 0;\n        count_letters<"),
              Edit("histogram_private.cuh", "            if (tail < length) count_byte(col, data[tail]);", "")],
     # the 7-bin letter test letting '{' and '|' into bin 6
-    "range": [Edit("histogram_private.cuh", "    return shift & ~w & ~ge_brace & 0x80808080u;", "    return shift & ~w & 0x80808080u;")],
+    "range": [Edit("histogram_private_parts.cuh", "    return shift & ~w & ~ge_brace & 0x80808080u;",
+                   "    return shift & ~w & 0x80808080u;")],
     # a bit-sliced tree that drops its carry of weight 16
-    "sliced_carry": [Edit("histogram_private.cuh", "    add_sliced(cnt, csa(st.eights, e[0], e[1]), 16);",
+    "sliced_carry": [Edit("histogram_private_parts.cuh", "    add_sliced(cnt, csa(st.eights, e[0], e[1]), 16);",
                           "    csa(st.eights, e[0], e[1]);")],
     # the study's ring counted once more after the last step, slots that were never loaded
     "ring": [Edit("histogram_private.cu", "        p += V * stride;\n    }\n}\n",

@@ -30,7 +30,7 @@ MUTATIONS = {
                                "        const unsigned index = (t + 1) * stride * 2 - 1;")],
     "aggregate_as_prefix": [Edit(f, "const unsigned done = __ballot_sync(FULL, flag == PREFIX);",
                                  "const unsigned done = __ballot_sync(FULL, flag >= AGGREGATE);")
-                            for f in ("scan_lookback.cuh", "scan_lookback.cu")],
+                            for f in ("scan_lookback_parts.cuh", "scan_lookback.cu")],
     "off_by_one": [Edit("scan_tile.cuh", "return t ? XY[t - 1] : T(0);", "return XY[t];"),
                    Edit("scan_tile.cuh", "#if EXCLUSIVE\n        v.w = pre + v.z;", "#if 0\n        v.w = pre + v.z;")],
 }
@@ -257,7 +257,7 @@ def test_each_mutation_changes_the_machine_code(mutation, unit, kernel, tmp_path
     """A mutation that compiled to the same code could never FAIL: each one must change its kernel
     (the copy of the source made and built as the GPU test builds it)."""
     base = {"ELEM": "int", "EXCLUSIVE": 1}
-    edits = [e for e in MUTATIONS[mutation] if e.file != ("scan_lookback.cuh" if unit != "scan" else "scan_lookback.cu")]
+    edits = [e for e in MUTATIONS[mutation] if unit != "scan" or e.file != "scan_lookback.cu"]
     plain = compile_unit(unit, [kernel], "sm_90", base, source=source_of(unit)).cubin
     mutated = compile_unit(unit, [kernel], "sm_90", base, source=mutated_copy(tmp_path, unit, edits)).cubin
     assert plain != mutated

@@ -10,9 +10,15 @@
 // goes, to words after the status words). lookback_staged: LS_ROWS, LS_THREADS, LS_BLOCKS, LS_TICKET,
 // LS_LOOKER, LS_HINT, LS_CONTROL (no walk: the data movement alone, wrong sums), LS_RAMP.
 // lookback_persistent: LP_ROWS, LP_THREADS, LP_BLOCKS.
+//
+// The asks of L2, the ticket, the walk back, the look-back by warp 0, and the staged tile's part scan
+// and launch bound are the shipped ones, from kernels_cu/scan_lookback_parts.cuh (which brings no
+// shipped kernel along): LB_PREFETCH is the ticket's template parameter, and LB_BACKOFF and
+// LB_PROFILE's count of windows are StudyWalk's, the walk back's.
 
 #include "scan_tile.cuh"
 #include "mbarrier.cuh"
+#include "scan_lookback_parts.cuh"
 
 // lookback's tile, LB_THREADS threads x LB_ROWS 16-byte vectors (pmppbench/workloads/scan.py
 // mirrors them as LOOKBACK_ROWS, LOOKBACK_THREADS): 8192 elements, domino's tile. 63 registers,
@@ -61,6 +67,21 @@
 __shared__ unsigned lb_windows;  // walk_back's windows (steps of 32 predecessors) in this block
 #endif
 
+// The walk back's knobs (walk_back's and look_back's template parameter): LB_PROFILE counts the
+// windows read, LB_BACKOFF sleeps before a window is read again.
+struct StudyWalk {
+    static __device__ __forceinline__ void window(unsigned lane) {
+#if LB_PROFILE
+        if (lane == 0) ++lb_windows;
+#endif
+    }
+    static __device__ __forceinline__ void reread() {
+#if LB_BACKOFF
+        __nanosleep(LB_BACKOFF);
+#endif
+    }
+};
+
 // A tile's LB_STAMPS words: the clocks of the ticket, the load and tile scan (or sum), the
 // look-back's wait and the stores' issue, then the global timer at the block's start and end, and
 // the walk's windows.
@@ -95,110 +116,6 @@ __device__ __forceinline__ void write_stamps(unsigned long long* stamp, long lon
 
 #define LS_HINT_PREFETCH (LS_HINT == 1 || LS_HINT == 3)  // the prefetch's evict_last
 #define LS_HINT_COPY (LS_HINT == 1 || LS_HINT == 2)      // the copy's evict_first
-
-// An L2 cache policy (createpolicy, sm_80 and newer) for the copy engine's hinted forms: every line
-// it names evict_last (LAST) or evict_first.
-template <bool LAST>
-__device__ __forceinline__ unsigned long long l2_policy() {
-    unsigned long long p = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (LAST)
-        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-    else
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-#endif
-    return p;
-}
-
-// `bytes` at p asked of L2; KEEP: marked evict_last (LS_HINT), so that they stay until read.
-template <bool KEEP = false>
-__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (KEEP)
-        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes),
-                     "l"(l2_policy<true>()) : "memory");
-    else
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
-
-// Tile `tile` of the input asked of L2 (its bytes up to n, a multiple of 16: tiles start at
-// multiples of 4 elements, so every tile is 16-byte aligned; a last tile's odd elements are read
-// from DRAM by the load itself); KEEP as prefetch_l2's.
-template <bool KEEP = false>
-__device__ __forceinline__ void prefetch_tile(const T* in, unsigned long long tile, unsigned long long n,
-                                              unsigned long long size) {
-    const unsigned long long at = tile * size;
-    const unsigned bytes = at < n ? unsigned(min(n - at, size) * sizeof(T)) & ~15u : 0u;
-    if (bytes) prefetch_l2<KEEP>(in + at, bytes);
-}
-
-// Thread 0's ticket (the block's tile and the call's epoch to s_tile, s_epoch; the ticket returned),
-// with LB_PREFETCH's two asks of L2 around it: the tile its block index guesses before the atomic
-// (only the first `ahead` blocks, whose tiles nobody fetched ahead, or all when `ahead` is 0), the
-// tile `ahead` places on after it.
-__device__ __forceinline__ unsigned long long ticket_prefetched(const T* in, unsigned long long* ticket,
-                                                                unsigned long long tiles, unsigned long long n,
-                                                                unsigned long long size, unsigned long long ahead,
-                                                                unsigned long long* s_tile, unsigned* s_epoch) {
-#if LB_PREFETCH
-    if (blockIdx.x < ahead || ahead == 0) prefetch_tile(in, blockIdx.x, n, size);  // the guess: its index
-#endif
-    const unsigned long long k = atomicAdd(ticket, 1ull);
-    *s_epoch = unsigned(k / tiles);
-    *s_tile = k % tiles;
-#if LB_PREFETCH
-    if (ahead) prefetch_tile(in, k % tiles + ahead, n, size);
-#endif
-    return k;
-}
-
-// The walk of a decoupled look-back by one warp (every lane `lane`): the sum of every tile before
-// tile `id` (> 0). Reads the 32 nearest predecessors' words at once, waits until none is unwritten,
-// adds the aggregates back to the nearest PREFIX (one warp reduction) and, if no PREFIX was among
-// them, moves 32 tiles further back.
-__device__ __forceinline__ T walk_back(const unsigned long long* status, unsigned long long id, unsigned epoch,
-                                       unsigned lane) {
-    T prefix = T(0);
-    long long nearest = (long long)id - 1;  // the window's first predecessor
-    while (true) {
-#if LB_PROFILE
-        if (lane == 0) ++lb_windows;
-#endif
-        const long long j = nearest - lane;
-        unsigned long long word;
-        unsigned flag;
-        while (true) {  // tiles before 0 read as a PREFIX of 0
-            word = j >= 0 ? peek(status, j) : 0ull;
-            flag = j >= 0 ? flag_of(word, epoch) : PREFIX;
-            if (!__any_sync(FULL, flag == 0u)) break;
-#if LB_BACKOFF
-            __nanosleep(LB_BACKOFF);
-#endif
-        }
-        const unsigned done = __ballot_sync(FULL, flag == PREFIX);
-        const unsigned upto = done ? __ffs(done) - 1 : 31;  // lanes 0 .. upto count
-        prefix += warp_sum(lane <= upto && j >= 0 ? value_of(word) : T(0));
-        if (done) break;
-        nearest -= 32;
-    }
-    return prefix;
-}
-
-// The decoupled look-back of tile `id` by warp 0, whose total is `total`: publishes the tile's
-// AGGREGATE (tile 0: its PREFIX), walks back (walk_back), then publishes the tile's PREFIX and
-// returns the sum of every tile before it (in every lane).
-__device__ __forceinline__ T look_back(unsigned long long* status, unsigned long long id, unsigned epoch, T total) {
-    const unsigned lane = threadIdx.x;
-    if (id == 0) {
-        if (lane == 0) publish(status, 0, epoch, PREFIX, total);
-        return T(0);
-    }
-    if (lane == 0) publish(status, id, epoch, AGGREGATE, total);
-    const T prefix = walk_back(status, id, epoch, lane);
-    if (lane == 0) publish(status, id, epoch, PREFIX, prefix + total);
-    return prefix;
-}
 
 // LB_WIDE 1 (a study knob; the default 0 is look_back, warp 0 alone): the look-back by the whole
 // block, LB_THREADS predecessors' words a step instead of 32. Warps 1-7 would otherwise wait at
@@ -293,7 +210,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #endif
 #if LB_TICKET
     if (threadIdx.x == 0) {
-        ticket_prefetched(in, ticket, tiles, n, LTile::SIZE, ahead, &s_tile, &s_epoch);
+        ticket_prefetched<LB_PREFETCH>(in, ticket, tiles, n, LTile::SIZE, ahead, &s_tile, &s_epoch);
 #if LB_PROFILE
         c1 = clock64();
 #endif
@@ -322,7 +239,7 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
     tile.store(out, base, n, prefix, warps);
 #else
     if (threadIdx.x < 32) {
-        const T prefix = look_back(status, id, epoch, LTile::warps_before(warps, LTile::WARPS));
+        const T prefix = look_back<StudyWalk>(status, id, epoch, LTile::warps_before(warps, LTile::WARPS));
         if (threadIdx.x == 0) s_prefix = prefix;
     }
 #if LB_PROFILE
@@ -396,34 +313,9 @@ lookback(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __re
 #ifndef LS_RAMP
 #define LS_RAMP 10
 #endif
-// The launch bound's blocks per SM where shared memory holds fewer tiles than LS_BLOCKS: 100 KB an
-// SM on sm_86, sm_89 and sm_120 (3 tiles of up to 32 KB), 164 KB on sm_80 (4), 64 KB on sm_75 (1);
-// 228 KB on sm_90 holds LS_BLOCKS'. A bound the SM cannot reach would only cost registers (spills).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#define LS_BOUND 1
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 800
-#define LS_BOUND (LS_BLOCKS < 4 ? LS_BLOCKS : 4)
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDA_ARCH__ >= 1200)
-#define LS_BOUND (LS_BLOCKS < 3 ? LS_BLOCKS : 3)
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000  // sm_100: its code spills in 6 blocks' 32 registers
-#define LS_BOUND (LS_BLOCKS < 5 ? LS_BLOCKS : 5)
-#else
-#define LS_BOUND LS_BLOCKS
-#endif
 
-// One warp's part of a staged tile (its lane's first vector at `part`, rows 32 vectors apart)
-// scanned in place: each output within the part, as Tile::scan_row leaves it in registers.
-__device__ __forceinline__ void scan_part(V* part) {
-    T carry = T(0);
-#pragma unroll 1  // a row at a time (the registers: 7 blocks of 256 threads leave 32 a thread)
-    for (int r = 0; r < LS_ROWS; ++r) {
-        V v = part[32 * r];
-        Tile<LS_ROWS, LS_THREADS>::scan_row(v, carry);
-        part[32 * r] = v;
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(LS_BLOCK, LS_BOUND)
+// The launch bound: LS_BLOCKS blocks per SM, fewer where shared memory holds fewer tiles (staged_bound).
+extern "C" __global__ void __launch_bounds__(LS_BLOCK, staged_bound(LS_BLOCKS))
 lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long long* __restrict__ status,
                 unsigned long long* __restrict__ ticket, unsigned long long n, unsigned long long tiles,
                 unsigned long long ahead, unsigned long long ramped) {
@@ -462,7 +354,7 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
         handoff = 0ull;  // a block that ran here before left it set
 #endif
 #if LS_TICKET
-        const unsigned long long k = ticket_prefetched(in, ticket, tiles, n, STile::SIZE, ahead, &s_tile, &s_epoch);
+        const unsigned long long k = ticket_prefetched<LB_PREFETCH>(in, ticket, tiles, n, STile::SIZE, ahead, &s_tile, &s_epoch);
 #if LB_PROFILE
         c1 = clock64();
 #endif
@@ -548,12 +440,12 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
             c2 = clock64();
 #endif
         }
-        scan_part(stage + mine);
+        scan_part<LS_ROWS, LS_THREADS>(stage + mine);
     } else {  // the looker
 #if LS_CONTROL
         const T prefix = T(0);  // the study's control: no walk (wrong sums), the data movement alone
 #else
-        const T prefix = id ? walk_back(status, id, epoch, lane) : T(0);
+        const T prefix = id ? walk_back<StudyWalk>(status, id, epoch, lane) : T(0);
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         mbar_wait(&handoff, 0);  // an acquire
@@ -575,11 +467,11 @@ lookback_staged(const T* __restrict__ in, T* __restrict__ out, unsigned long lon
     if (t == 0) c2 = clock64();
 #endif
     if (warp == 0) {
-        const T prefix = look_back(status, id, epoch, STile::warps_before(warps, STile::WARPS));
+        const T prefix = look_back<StudyWalk>(status, id, epoch, STile::warps_before(warps, STile::WARPS));
         if (t == 0) s_prefix = prefix;
     } else {
-        scan_part(stage + mine);
-        if (warp == 1) scan_part(stage + lane);
+        scan_part<LS_ROWS, LS_THREADS>(stage + mine);
+        if (warp == 1) scan_part<LS_ROWS, LS_THREADS>(stage + lane);
     }
     __syncthreads();
 #endif
@@ -727,7 +619,7 @@ lookback_persistent(const T* __restrict__ in, T* __restrict__ out, unsigned long
         const unsigned long long base = id * PTile::SIZE;
         if (next < tiles) stage_tile(in, next * PTile::SIZE, n, stage, tile);  // DRAM reads it during the wait
         if (threadIdx.x < 32) {
-            const T prefix = look_back(status, id, epoch, PTile::warps_before(w, PTile::WARPS));
+            const T prefix = look_back<StudyWalk>(status, id, epoch, PTile::warps_before(w, PTile::WARPS));
             if (threadIdx.x == 0) s_prefix = prefix;
         }
         __syncthreads();
