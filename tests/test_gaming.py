@@ -334,6 +334,12 @@ def test_each_call_runs_on_a_set_other_than_its_own_last_and_the_call_before():
     x, y = (two.runs(n, [lambda: None, lambda: None]) for n in "xy")
     x(), y(), x()  # x's own last is 0 and y's was 1: x goes to 1, its own output's other set
     assert two.last == {"x": 1, "y": 1}
+    three = pipeline.InputCycle(3)
+    order.clear()
+    x = three.runs("x", [lambda i=i: order.append(i) for i in range(3)])
+    peer = three.first_set(lambda: order.append("peer on 0"))
+    x(), peer(), x()  # after the peer's call on set 0, x takes neither 0 nor its own last
+    assert order == [0, "peer on 0", 1]
     assert pipeline.input_sets(Protocol(3, 5, 20, alternate=True)) == 3 and pipeline.input_sets(Protocol(3, 5, 20)) == 2
 
 
