@@ -14,7 +14,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from gpu_helpers import sanitized
+from gpu_helpers import mutant_check, sanitized
+from mutants import Edit
 from pmppbench.errors import UsageError
 from pmppbench.hardware.compile import compile_unit, kernels_dir
 from pmppbench.measure.check import compare
@@ -494,18 +495,11 @@ def test_rungs_agree_bit_for_bit_with_the_books_order(h, w, mask):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [*MUTATIONS, "tiled_missing_barrier"])
 def test_mutants_fail_on_the_gpu(name, tmp_path):
-    from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
-    from pmppbench.workloads.base import Variant  # noqa: PLC0415
-
     if name == "tiled_missing_barrier":  # warps read their neighbours' rows before those are loaded
         variant, old, new = BARRIER_MUTATION
     else:
         variant, old, new = MUTATIONS[name]
-    src = tmp_path / "conv2d_mutant.cu"
-    src.write_text(mutated(old, new))
-    kernel = W.variant(variant).kernel
-    mutant = Variant("mutant", kernel, name, source=str(src), like=variant)
-    rows = run_shape(W, shape(1024, 1024, 3), protocol=W.protocol, check_only=True, seed=3, variants=[mutant])
+    rows = mutant_check("conv2d", [Edit("conv2d.cu", old, new)], shape(1024, 1024, 3), variant, tmp_path)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail or rows[0].error
 
 

@@ -15,7 +15,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from gpu_helpers import sanitized
+from gpu_helpers import mutant_check, sanitized
+from mutants import Edit
 from pmppbench.errors import UsageError
 from pmppbench.hardware.compile import compile_unit, kernels_dir
 from pmppbench.measure.check import compare
@@ -420,17 +421,11 @@ def test_rungs_agree_bit_for_bit(n):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [*MUTATIONS, "register_missing_barrier"])
 def test_mutants_fail_on_the_gpu(name, tmp_path):
-    from pmppbench.engine.worker.pipeline import run_shape  # noqa: PLC0415
-    from pmppbench.workloads.base import Variant  # noqa: PLC0415
-
     if name == "register_missing_barrier":  # threads read their neighbours' plane before it is stored
         variant, old, new = BARRIER_MUTATION
     else:
         variant, old, new = MUTATIONS[name]
-    src = tmp_path / "stencil3d_mutant.cu"
-    src.write_text(mutated(old, new))
-    mutant = Variant("mutant", W.variant(variant).kernel, name, source=str(src), like=variant)
-    rows = run_shape(W, {"n": 200}, protocol=W.protocol, check_only=True, seed=3, variants=[mutant])
+    rows = mutant_check("stencil3d", [Edit("stencil3d.cu", old, new)], {"n": 200}, variant, tmp_path)
     assert [r.check for r in rows] == ["FAIL"], rows[0].check_detail or rows[0].error
 
 
